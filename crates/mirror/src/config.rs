@@ -1,0 +1,132 @@
+//! `mirror.toml`: the site mirror's URL and optional per-path settings.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The parsed `mirror.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MirrorConfig {
+    /// The site mirror's base URL, seen by recipes as `mirror_server`.
+    pub url: Option<String>,
+    /// Optional settings per URL path prefix (for example `"/nvidia/"`).
+    #[serde(default)]
+    pub paths: BTreeMap<String, PathSettings>,
+}
+
+/// Settings that apply to every artifact below one URL path prefix.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathSettings {
+    /// Download attempts before giving up.
+    pub retries: Option<u32>,
+    /// Per-request timeout in seconds.
+    pub timeout_secs: Option<u64>,
+}
+
+/// Why `mirror.toml` could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum MirrorConfigError {
+    /// The file exists but could not be read.
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or has unknown keys.
+    #[error("{path}:{line}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the problem.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The `url` is not an http(s) URL.
+    #[error("{path}: url '{url}' must start with http:// or https:// (for example url = \"http://mirror.example/\")")]
+    BadUrl {
+        /// The file.
+        path: PathBuf,
+        /// The offending value.
+        url: String,
+    },
+}
+
+impl MirrorConfig {
+    /// Reads `mirror.toml`; a missing file gives an empty config.
+    pub fn load(path: &Path) -> Result<Self, MirrorConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(source) => {
+                return Err(MirrorConfigError::Read {
+                    path: path.to_owned(),
+                    source,
+                })
+            }
+        };
+        Self::parse(&text, path)
+    }
+
+    /// Parses the text of a `mirror.toml`; `path` is used in errors only.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, MirrorConfigError> {
+        let config: MirrorConfig =
+            toml::from_str(text).map_err(|e| MirrorConfigError::Parse {
+                path: path.to_owned(),
+                line: e
+                    .span()
+                    .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1)
+                    .unwrap_or(1),
+                message: e.message().to_owned(),
+            })?;
+        if let Some(url) = &config.url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(MirrorConfigError::BadUrl {
+                    path: path.to_owned(),
+                    url: url.clone(),
+                });
+            }
+        }
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_url_and_paths() {
+        let text = "url = \"http://core014.inband/\"\n[paths.\"/nvidia/\"]\nretries = 5\n";
+        let config = MirrorConfig::parse(text, Path::new("mirror.toml")).expect("valid");
+        assert_eq!(config.url.as_deref(), Some("http://core014.inband/"));
+        assert_eq!(config.paths["/nvidia/"].retries, Some(5));
+    }
+
+    #[test]
+    fn unknown_key_names_line() {
+        let text = "url = \"http://x/\"\n\nurll = \"http://y/\"\n";
+        let err = MirrorConfig::parse(text, Path::new("mirror.toml")).expect_err("unknown key");
+        let shown = err.to_string();
+        assert!(shown.starts_with("mirror.toml:3:"), "{shown}");
+        assert!(shown.contains("urll"), "{shown}");
+    }
+
+    #[test]
+    fn rejects_non_http_url() {
+        let err = MirrorConfig::parse("url = \"ftp://x/\"", Path::new("m.toml")).expect_err("ftp");
+        assert!(matches!(err, MirrorConfigError::BadUrl { .. }));
+    }
+
+    #[test]
+    fn missing_file_is_empty_config() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = MirrorConfig::load(&dir.path().join("mirror.toml")).expect("missing is ok");
+        assert_eq!(config, MirrorConfig::default());
+    }
+}

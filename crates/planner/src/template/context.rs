@@ -1,0 +1,122 @@
+//! The lazy variable context handed to minijinja.
+//!
+//! A variable's raw value is templated only when a template uses it, with the same context, so
+//! variables may reference each other in any order (as in Ansible). A name being resolved while
+//! it is already on the resolution stack is a cycle. A deferred name (known only at build time)
+//! marks the whole render as deferred instead of failing it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use minijinja::value::{Enumerator, Object, ObjectRepr};
+use minijinja::Value;
+
+use super::{TemplateError, Templar};
+use crate::vars::{Scope, VarValue};
+
+#[derive(Debug, Default)]
+pub(super) struct ResolveState {
+    /// Names being resolved, outermost first.
+    stack: Vec<String>,
+    /// Names already resolved in this render; `None` means deferred.
+    cache: HashMap<String, Option<Value>>,
+    /// A deferred name was used.
+    pub(super) deferred: bool,
+    /// Names looked up but not defined, with the chain that needed each.
+    pub(super) missing: Vec<(String, Vec<String>)>,
+    /// An error that must win over whatever minijinja reports (a cycle, an inner undefined).
+    pub(super) fatal: Option<TemplateError>,
+}
+
+/// The variables of one render, resolved on demand.
+#[derive(Debug)]
+pub(super) struct LazyContext {
+    pub(super) scope: Scope,
+    pub(super) templar: Templar,
+    pub(super) state: Mutex<ResolveState>,
+}
+
+impl LazyContext {
+    pub(super) fn lock(&self) -> MutexGuard<'_, ResolveState> {
+        // A poisoned lock only means a panic elsewhere in this render; the state is still usable.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn resolve(self: &Arc<Self>, name: &str) -> Option<Value> {
+        {
+            let mut state = self.lock();
+            if let Some(cached) = state.cache.get(name) {
+                let cached = cached.clone();
+                if cached.is_none() {
+                    state.deferred = true;
+                }
+                return Some(cached.unwrap_or(Value::UNDEFINED));
+            }
+            if state.stack.iter().any(|n| n == name) {
+                let mut chain = state.stack.clone();
+                chain.push(name.to_owned());
+                let chain = chain
+                    .iter()
+                    .skip_while(|n| n.as_str() != name)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(" -> ");
+                state.fatal.get_or_insert(TemplateError::Cycle(chain));
+                return Some(Value::UNDEFINED);
+            }
+        }
+        let raw = match self.scope.get(name) {
+            None => {
+                if name == "vars" {
+                    return Some(Value::from_dyn_object(self.clone()));
+                }
+                let mut state = self.lock();
+                let chain = state.stack.clone();
+                state.missing.push((name.to_owned(), chain));
+                return None;
+            }
+            Some(VarValue::Deferred) => {
+                let mut state = self.lock();
+                state.deferred = true;
+                state.cache.insert(name.to_owned(), None);
+                return Some(Value::UNDEFINED);
+            }
+            Some(VarValue::Raw(raw)) => raw,
+        };
+        self.lock().stack.push(name.to_owned());
+        let result = self.templar.render_json_in(raw, self);
+        let mut state = self.lock();
+        state.stack.pop();
+        match result {
+            Ok(Some(json)) => {
+                let value = Value::from_serialize(&json);
+                state.cache.insert(name.to_owned(), Some(value.clone()));
+                Some(value)
+            }
+            Ok(None) => {
+                state.deferred = true;
+                state.cache.insert(name.to_owned(), None);
+                Some(Value::UNDEFINED)
+            }
+            Err(error) => {
+                state.fatal.get_or_insert(error);
+                Some(Value::UNDEFINED)
+            }
+        }
+    }
+}
+
+impl Object for LazyContext {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        self.resolve(key.as_str()?)
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        let names: Vec<Value> = self.scope.names().into_iter().map(Value::from).collect();
+        Enumerator::Values(names)
+    }
+}

@@ -1,0 +1,504 @@
+//! Ansible's filters that roles rely on, beyond minijinja's built-ins.
+
+use std::sync::{Mutex, OnceLock};
+
+use base64::Engine as _;
+use minijinja::value::{Kwargs, Rest};
+use minijinja::{Error, ErrorKind, State, Value};
+use regex::{Regex, RegexBuilder};
+use sha2::Digest;
+
+/// The placeholder that `omit` renders to; a parameter with this value is dropped.
+pub const OMIT: &str = "__omit_place_holder__imgbuild__";
+
+fn invalid(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::InvalidOperation, message.into())
+}
+
+/// Registers every filter of this module on `env`.
+pub fn register(env: &mut minijinja::Environment<'static>) {
+    env.add_filter("d", minijinja::filters::default);
+    env.add_filter("mandatory", mandatory);
+    env.add_filter("bool", to_bool);
+    env.add_filter("int", to_int);
+    env.add_filter("string", to_string);
+    env.add_filter("regex_replace", regex_replace);
+    env.add_filter("regex_search", regex_search);
+    env.add_filter("regex_findall", regex_findall);
+    env.add_filter("regex_escape", regex_escape);
+    env.add_filter("basename", basename);
+    env.add_filter("dirname", dirname);
+    env.add_filter("split", split);
+    env.add_filter("to_json", to_json);
+    env.add_filter("to_nice_json", to_nice_json);
+    env.add_filter("from_json", from_json);
+    env.add_filter("to_yaml", to_yaml);
+    env.add_filter("to_nice_yaml", to_yaml);
+    env.add_filter("from_yaml", from_yaml);
+    env.add_filter("b64encode", b64encode);
+    env.add_filter("b64decode", b64decode);
+    env.add_filter("hash", hash);
+    env.add_filter("checksum", |v: String| hash(v, Some("sha256".into())));
+    env.add_filter("ternary", ternary);
+    env.add_filter("quote", quote);
+    env.add_filter("flatten", flatten);
+    env.add_filter("combine", combine);
+    env.add_filter("dict2items", dict2items);
+    env.add_filter("items2dict", items2dict);
+}
+
+/// Ansible's truthiness of strings: `yes on 1 true y t` in any case.
+pub fn ansible_bool_str(s: &str) -> bool {
+    matches!(
+        s.trim().to_ascii_lowercase().as_str(),
+        "yes" | "on" | "1" | "true" | "y" | "t" | "1.0"
+    )
+}
+
+fn mandatory(value: Value, msg: Option<String>) -> Result<Value, Error> {
+    if value.is_undefined() {
+        return Err(Error::new(
+            ErrorKind::UndefinedError,
+            msg.unwrap_or_else(|| "mandatory variable not defined".into()),
+        ));
+    }
+    Ok(value)
+}
+
+fn to_bool(value: Value) -> bool {
+    if let Some(s) = value.as_str() {
+        return ansible_bool_str(s);
+    }
+    match value.kind() {
+        minijinja::value::ValueKind::Bool => value.is_true(),
+        minijinja::value::ValueKind::Number => i64::try_from(value).map(|n| n == 1).unwrap_or(false),
+        _ => false,
+    }
+}
+
+fn to_int(value: Value, default: Option<i64>, kwargs: Kwargs) -> Result<i64, Error> {
+    let base: Option<u32> = kwargs.get("base")?;
+    kwargs.assert_all_used()?;
+    let default = default.unwrap_or(0);
+    if let Some(s) = value.as_str() {
+        let s = s.trim();
+        let parsed = match base {
+            Some(radix) => {
+                let digits = s.trim_start_matches("0x").trim_start_matches("0o").trim_start_matches("0b");
+                i64::from_str_radix(digits, radix).ok()
+            }
+            None => s.parse::<i64>().ok().or_else(|| s.parse::<f64>().ok().map(|f| f as i64)),
+        };
+        return Ok(parsed.unwrap_or(default));
+    }
+    if let Ok(n) = i64::try_from(value.clone()) {
+        return Ok(n);
+    }
+    if let Ok(f) = f64::try_from(value.clone()) {
+        return Ok(f as i64);
+    }
+    Ok(default)
+}
+
+fn to_string(value: Value) -> String {
+    if value.is_none() {
+        return "None".into();
+    }
+    value.to_string()
+}
+
+fn cached_regex(pattern: &str, ignorecase: bool, multiline: bool) -> Result<Regex, Error> {
+    static CACHE: OnceLock<Mutex<Vec<(String, bool, bool, Regex)>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(Vec::new()));
+    let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, _, _, re)) = cache
+        .iter()
+        .find(|(p, i, m, _)| p == pattern && *i == ignorecase && *m == multiline)
+    {
+        return Ok(re.clone());
+    }
+    let re = RegexBuilder::new(pattern)
+        .case_insensitive(ignorecase)
+        .multi_line(multiline)
+        .build()
+        .map_err(|e| invalid(format!("bad regular expression {pattern:?}: {e}")))?;
+    if cache.len() > 256 {
+        cache.clear();
+    }
+    cache.push((pattern.to_owned(), ignorecase, multiline, re.clone()));
+    Ok(re)
+}
+
+fn regex_flags(kwargs: &Kwargs) -> Result<(bool, bool), Error> {
+    let ignorecase: Option<bool> = kwargs.get("ignorecase")?;
+    let multiline: Option<bool> = kwargs.get("multiline")?;
+    Ok((ignorecase.unwrap_or(false), multiline.unwrap_or(false)))
+}
+
+/// Python's `\1`, `\g<1>`, `\g<name>` backreferences in the regex crate's `${1}` syntax.
+fn python_replacement(replacement: &str) -> String {
+    let mut out = String::with_capacity(replacement.len());
+    let mut chars = replacement.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '$' => out.push_str("$$"),
+            '\\' => match chars.peek().copied() {
+                Some(d) if d.is_ascii_digit() => {
+                    let mut group = String::new();
+                    while let Some(d) = chars.peek().copied().filter(char::is_ascii_digit) {
+                        group.push(d);
+                        chars.next();
+                    }
+                    out.push_str(&format!("${{{group}}}"));
+                }
+                Some('g') => {
+                    chars.next();
+                    if chars.peek() == Some(&'<') {
+                        chars.next();
+                        let name: String = chars.by_ref().take_while(|c| *c != '>').collect();
+                        out.push_str(&format!("${{{name}}}"));
+                    } else {
+                        out.push_str("\\g");
+                    }
+                }
+                Some('n') => {
+                    chars.next();
+                    out.push('\n');
+                }
+                Some('t') => {
+                    chars.next();
+                    out.push('\t');
+                }
+                Some('\\') => {
+                    chars.next();
+                    out.push('\\');
+                }
+                _ => out.push('\\'),
+            },
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn regex_replace(
+    value: String,
+    pattern: String,
+    replacement: Option<String>,
+    kwargs: Kwargs,
+) -> Result<String, Error> {
+    let (ignorecase, multiline) = regex_flags(&kwargs)?;
+    let count: Option<usize> = kwargs.get("count")?;
+    kwargs.assert_all_used()?;
+    let re = cached_regex(&pattern, ignorecase, multiline)?;
+    let replacement = python_replacement(&replacement.unwrap_or_default());
+    Ok(re
+        .replacen(&value, count.unwrap_or(0), replacement.as_str())
+        .into_owned())
+}
+
+fn regex_search(value: String, pattern: String, groups: Rest<String>, kwargs: Kwargs) -> Result<Value, Error> {
+    let (ignorecase, multiline) = regex_flags(&kwargs)?;
+    kwargs.assert_all_used()?;
+    let re = cached_regex(&pattern, ignorecase, multiline)?;
+    let Some(caps) = re.captures(&value) else {
+        return Ok(Value::from(()));
+    };
+    if groups.is_empty() {
+        return Ok(Value::from(caps.get(0).map(|m| m.as_str()).unwrap_or_default()));
+    }
+    let mut out = Vec::new();
+    for group in groups.iter() {
+        let text = if let Some(n) = group.strip_prefix('\\') {
+            let n: usize = n.parse().map_err(|_| invalid(format!("bad group {group:?}")))?;
+            caps.get(n)
+        } else if let Some(name) = group.strip_prefix("\\g<").and_then(|g| g.strip_suffix('>')) {
+            caps.name(name)
+        } else {
+            return Err(invalid(format!("bad group {group:?}; write '\\\\1' or '\\\\g<name>'")));
+        };
+        out.push(Value::from(text.map(|m| m.as_str()).unwrap_or_default()));
+    }
+    Ok(Value::from(out))
+}
+
+fn regex_findall(value: String, pattern: String, kwargs: Kwargs) -> Result<Value, Error> {
+    let (ignorecase, multiline) = regex_flags(&kwargs)?;
+    kwargs.assert_all_used()?;
+    let re = cached_regex(&pattern, ignorecase, multiline)?;
+    let found: Vec<Value> = re
+        .captures_iter(&value)
+        .map(|caps| match caps.len() {
+            1 => Value::from(caps.get(0).map(|m| m.as_str()).unwrap_or_default()),
+            2 => Value::from(caps.get(1).map(|m| m.as_str()).unwrap_or_default()),
+            _ => Value::from(
+                caps.iter()
+                    .skip(1)
+                    .map(|m| Value::from(m.map(|m| m.as_str()).unwrap_or_default()))
+                    .collect::<Vec<_>>(),
+            ),
+        })
+        .collect();
+    Ok(Value::from(found))
+}
+
+fn regex_escape(value: String) -> String {
+    regex::escape(&value)
+}
+
+/// Python's `os.path.basename`.
+fn basename(path: String) -> String {
+    path.rsplit('/').next().unwrap_or_default().to_owned()
+}
+
+/// Python's `os.path.dirname`.
+fn dirname(path: String) -> String {
+    match path.rfind('/') {
+        None => String::new(),
+        Some(i) => {
+            let head = &path[..=i];
+            let trimmed = head.trim_end_matches('/');
+            if trimmed.is_empty() {
+                head.to_owned()
+            } else {
+                trimmed.to_owned()
+            }
+        }
+    }
+}
+
+/// Python's `str.split(sep=None, maxsplit=-1)`.
+fn split(value: String, sep: Option<String>, maxsplit: Option<i64>) -> Result<Value, Error> {
+    let limit = maxsplit.filter(|n| *n >= 0).map(|n| n as usize + 1);
+    let parts: Vec<Value> = match sep.as_deref() {
+        None => match limit {
+            None => value.split_whitespace().map(Value::from).collect(),
+            Some(limit) => {
+                let mut parts = Vec::new();
+                let mut rest = value.trim_start();
+                while !rest.is_empty() {
+                    if parts.len() + 1 == limit {
+                        parts.push(Value::from(rest));
+                        break;
+                    }
+                    let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+                    parts.push(Value::from(&rest[..end]));
+                    rest = rest[end..].trim_start();
+                }
+                parts
+            }
+        },
+        Some("") => return Err(invalid("split: empty separator")),
+        Some(sep) => match limit {
+            None => value.split(sep).map(Value::from).collect(),
+            Some(limit) => value.splitn(limit, sep).map(Value::from).collect(),
+        },
+    };
+    Ok(Value::from(parts))
+}
+
+fn json_of(value: &Value) -> Result<serde_json::Value, Error> {
+    serde_json::to_value(value).map_err(|e| invalid(format!("cannot convert to JSON: {e}")))
+}
+
+fn to_json(value: Value, kwargs: Kwargs) -> Result<String, Error> {
+    let _: Option<bool> = kwargs.get("sort_keys")?;
+    let _: Option<bool> = kwargs.get("ensure_ascii")?;
+    let indent: Option<usize> = kwargs.get("indent")?;
+    kwargs.assert_all_used()?;
+    let json = json_of(&value)?;
+    let text = match indent {
+        Some(_) => serde_json::to_string_pretty(&json),
+        None => serde_json::to_string(&json),
+    };
+    text.map_err(|e| invalid(e.to_string()))
+}
+
+fn to_nice_json(value: Value, kwargs: Kwargs) -> Result<String, Error> {
+    let _: Option<usize> = kwargs.get("indent")?;
+    let _: Option<bool> = kwargs.get("sort_keys")?;
+    kwargs.assert_all_used()?;
+    serde_json::to_string_pretty(&json_of(&value)?).map_err(|e| invalid(e.to_string()))
+}
+
+fn from_json(value: String) -> Result<Value, Error> {
+    let json: serde_json::Value = serde_json::from_str(&value)
+        .map_err(|e| invalid(format!("from_json: not JSON: {e}")))?;
+    Ok(Value::from_serialize(&json))
+}
+
+fn to_yaml(value: Value, kwargs: Kwargs) -> Result<String, Error> {
+    let _: Option<usize> = kwargs.get("indent")?;
+    let _: Option<usize> = kwargs.get("width")?;
+    kwargs.assert_all_used()?;
+    serde_yaml::to_string(&json_of(&value)?).map_err(|e| invalid(e.to_string()))
+}
+
+fn from_yaml(value: String) -> Result<Value, Error> {
+    let node = crate::yaml::parse(&value).map_err(|e| invalid(format!("from_yaml: {e}")))?;
+    Ok(Value::from_serialize(node.to_json()))
+}
+
+fn b64encode(value: String) -> String {
+    base64::engine::general_purpose::STANDARD.encode(value.as_bytes())
+}
+
+fn b64decode(value: String) -> Result<String, Error> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(value.trim().as_bytes())
+        .map_err(|e| invalid(format!("b64decode: not base64: {e}")))?;
+    String::from_utf8(bytes).map_err(|_| invalid("b64decode: the decoded bytes are not UTF-8 text"))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn hash(value: String, algorithm: Option<String>) -> Result<String, Error> {
+    let algorithm = algorithm.unwrap_or_else(|| "sha1".into());
+    let data = value.as_bytes();
+    Ok(match algorithm.as_str() {
+        "sha224" => hex(&sha2::Sha224::digest(data)),
+        "sha256" => hex(&sha2::Sha256::digest(data)),
+        "sha384" => hex(&sha2::Sha384::digest(data)),
+        "sha512" => hex(&sha2::Sha512::digest(data)),
+        other => {
+            return Err(invalid(format!(
+                "hash('{other}') is not supported; use sha256, sha224, sha384 or sha512"
+            )))
+        }
+    })
+}
+
+fn ternary(value: Value, yes: Value, no: Value, none: Option<Value>) -> Value {
+    match (value.is_none(), none) {
+        (true, Some(none)) => none,
+        _ if value.is_true() => yes,
+        _ => no,
+    }
+}
+
+/// Python's `shlex.quote`.
+fn quote(value: String) -> String {
+    let safe = !value.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c));
+    if safe {
+        value
+    } else {
+        format!("'{}'", value.replace('\'', "'\"'\"'"))
+    }
+}
+
+fn flatten(value: Value, levels: Option<usize>) -> Result<Value, Error> {
+    fn walk(value: &Value, depth: Option<usize>, out: &mut Vec<Value>) -> Result<(), Error> {
+        for item in value.try_iter()? {
+            let nested = matches!(item.kind(), minijinja::value::ValueKind::Seq);
+            if nested && depth.is_none_or(|d| d > 0) {
+                walk(&item, depth.map(|d| d - 1), out)?;
+            } else if !item.is_none() {
+                out.push(item);
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(&value, levels, &mut out)?;
+    Ok(Value::from(out))
+}
+
+fn combine(state: &State, value: Value, others: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    let recursive: Option<bool> = kwargs.get("recursive")?;
+    let list_merge: Option<String> = kwargs.get("list_merge")?;
+    kwargs.assert_all_used()?;
+    let _ = state;
+    fn merge(into: &mut serde_json::Value, from: serde_json::Value, recursive: bool, append: bool) {
+        match (into, from) {
+            (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+                for (k, v) in b {
+                    match a.get_mut(&k) {
+                        Some(existing) if recursive && (existing.is_object() || (append && existing.is_array())) => {
+                            merge(existing, v, recursive, append)
+                        }
+                        _ => {
+                            a.insert(k, v);
+                        }
+                    }
+                }
+            }
+            (serde_json::Value::Array(a), serde_json::Value::Array(b)) if append => a.extend(b),
+            (slot, from) => *slot = from,
+        }
+    }
+    let mut result = json_of(&value)?;
+    let append = list_merge.as_deref() == Some("append");
+    for other in others.iter() {
+        merge(&mut result, json_of(other)?, recursive.unwrap_or(false), append);
+    }
+    Ok(Value::from_serialize(&result))
+}
+
+fn dict2items(value: Value, kwargs: Kwargs) -> Result<Value, Error> {
+    let key_name: Option<String> = kwargs.get("key_name")?;
+    let value_name: Option<String> = kwargs.get("value_name")?;
+    kwargs.assert_all_used()?;
+    let (key_name, value_name) = (key_name.unwrap_or("key".into()), value_name.unwrap_or("value".into()));
+    let mut items = Vec::new();
+    for key in value.try_iter()? {
+        let item = value.get_item(&key)?;
+        let mut entry = serde_json::Map::new();
+        entry.insert(key_name.clone(), json_of(&key)?);
+        entry.insert(value_name.clone(), json_of(&item)?);
+        items.push(serde_json::Value::Object(entry));
+    }
+    Ok(Value::from_serialize(&items))
+}
+
+fn items2dict(value: Value, kwargs: Kwargs) -> Result<Value, Error> {
+    let key_name: Option<String> = kwargs.get("key_name")?;
+    let value_name: Option<String> = kwargs.get("value_name")?;
+    kwargs.assert_all_used()?;
+    let (key_name, value_name) = (key_name.unwrap_or("key".into()), value_name.unwrap_or("value".into()));
+    let mut map = serde_json::Map::new();
+    for item in value.try_iter()? {
+        let key = item.get_attr(&key_name)?;
+        let val = item.get_attr(&value_name)?;
+        map.insert(key.to_string(), json_of(&val)?);
+    }
+    Ok(Value::from_serialize(&map))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_backrefs() {
+        assert_eq!(python_replacement(r"\1-\g<2>-\g<name>$"), "${1}-${2}-${name}$$");
+    }
+
+    #[test]
+    fn path_helpers_match_python() {
+        assert_eq!(basename("/a/b.tgz".into()), "b.tgz");
+        assert_eq!(basename("/a/b/".into()), "");
+        assert_eq!(dirname("/a/b".into()), "/a");
+        assert_eq!(dirname("/a".into()), "/");
+        assert_eq!(dirname("a".into()), "");
+    }
+
+    #[test]
+    fn quote_matches_shlex() {
+        assert_eq!(quote("abc".into()), "abc");
+        assert_eq!(quote("a b".into()), "'a b'");
+        assert_eq!(quote("it's".into()), "'it'\"'\"'s'");
+    }
+
+    #[test]
+    fn bool_strings() {
+        assert!(ansible_bool_str("Yes"));
+        assert!(ansible_bool_str("y"));
+        assert!(!ansible_bool_str("no"));
+        assert!(!ansible_bool_str("banana"));
+    }
+}

@@ -1,0 +1,299 @@
+//! Templating with minijinja and Ansible's behaviour: lazy recursive variables with cycle
+//! detection, strict undefined naming the variable, native types for `"{{ expr }}"`, and
+//! deferred results for what only the build can know.
+
+mod context;
+pub mod filters;
+mod tests;
+
+use std::sync::{Arc, Mutex};
+
+use minijinja::{Environment, UndefinedBehavior, Value};
+use serde_json::Value as Json;
+
+use crate::vars::Scope;
+use context::{LazyContext, ResolveState};
+pub use filters::{ansible_bool_str, OMIT};
+pub use tests::compare_versions;
+
+/// Why a template could not be rendered.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TemplateError {
+    /// A variable that is not defined; `chain` lists the variables whose values needed it.
+    #[error("undefined variable '{name}'")]
+    Undefined {
+        /// The missing name.
+        name: String,
+        /// Outermost first.
+        chain: Vec<String>,
+    },
+    /// Variables referencing each other, as `a -> b -> a`.
+    #[error("variable cycle: {0}")]
+    Cycle(String),
+    /// Syntax errors, unknown filters, bad filter arguments, ...
+    #[error("{message}")]
+    Other {
+        /// The template text.
+        template: String,
+        /// What minijinja said.
+        message: String,
+    },
+}
+
+/// The outcome of evaluating a condition.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Condition {
+    /// Known at plan time.
+    Known(bool),
+    /// Depends on build-time results.
+    Deferred,
+    /// Known, but not a boolean (an error in Ansible 2.19+): the value's text.
+    NotBoolean(String),
+}
+
+/// The shared minijinja environment with Ansible's filters and tests.
+#[derive(Debug, Clone)]
+pub struct Templar {
+    env: Arc<Environment<'static>>,
+}
+
+impl Default for Templar {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Whether `s` holds any Jinja syntax.
+pub fn is_template(s: &str) -> bool {
+    s.contains("{{") || s.contains("{%") || s.contains("{#")
+}
+
+/// The inner expression of a string that is exactly one `{{ ... }}`.
+fn single_expression(s: &str) -> Option<&str> {
+    let inner = s.strip_prefix("{{")?.strip_suffix("}}")?;
+    let inner = inner.strip_prefix('-').unwrap_or(inner);
+    let inner = inner.strip_suffix('-').unwrap_or(inner);
+    if inner.contains("{{") || inner.contains("}}") || inner.contains("{%") || inner.contains("{#") {
+        return None;
+    }
+    Some(inner)
+}
+
+impl Templar {
+    /// The environment: strict undefined, Ansible's filters and tests, Python string methods.
+    pub fn new() -> Self {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_keep_trailing_newline(true);
+        env.set_trim_blocks(true);
+        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.add_global("omit", OMIT);
+        filters::register(&mut env);
+        tests::register(&mut env);
+        Self { env: Arc::new(env) }
+    }
+
+    fn context(&self, scope: &Scope) -> Arc<LazyContext> {
+        Arc::new(LazyContext {
+            scope: scope.clone(),
+            templar: self.clone(),
+            state: Mutex::new(ResolveState::default()),
+        })
+    }
+
+    fn finish<T>(ctx: &LazyContext, result: Result<T, TemplateError>) -> Result<T, TemplateError> {
+        if let Some(fatal) = ctx.lock().fatal.take() {
+            return Err(fatal);
+        }
+        result
+    }
+
+    /// Renders every string inside `raw`. `Ok(None)`: it depends on build-time results.
+    pub fn render(&self, raw: &Json, scope: &Scope) -> Result<Option<Json>, TemplateError> {
+        if !contains_template(raw) {
+            return Ok(Some(raw.clone()));
+        }
+        let ctx = self.context(scope);
+        let result = self.render_json_in(raw, &ctx);
+        Self::finish(&ctx, result)
+    }
+
+    /// Renders a string to a string (templates files, `name:`). `Ok(None)`: deferred.
+    pub fn render_text(&self, text: &str, scope: &Scope) -> Result<Option<String>, TemplateError> {
+        if !is_template(text) {
+            return Ok(Some(text.to_owned()));
+        }
+        let ctx = self.context(scope);
+        let result = self.render_to_string_in(text, &ctx);
+        Self::finish(&ctx, result)
+    }
+
+    /// Evaluates a bare expression (`when:`, `loop:` without braces). `Ok(None)`: deferred.
+    pub fn eval(&self, expr: &str, scope: &Scope) -> Result<Option<Json>, TemplateError> {
+        let ctx = self.context(scope);
+        let result = self.eval_in(expr, &ctx);
+        Self::finish(&ctx, result)
+    }
+
+    /// Evaluates a `when:` condition.
+    pub fn condition(&self, expr: &str, scope: &Scope) -> Result<Condition, TemplateError> {
+        // Ansible accepts a condition wrapped in {{ }} (with a warning); unwrap it.
+        let expr = single_expression(expr.trim()).unwrap_or(expr);
+        Ok(match self.eval(expr, scope)? {
+            None => Condition::Deferred,
+            Some(Json::Bool(b)) => Condition::Known(b),
+            Some(other) => Condition::NotBoolean(other.to_string()),
+        })
+    }
+
+    /// Checks that `expr` compiles (for build-time expressions such as `changed_when`).
+    pub fn check_expression(&self, expr: &str) -> Result<(), TemplateError> {
+        self.env
+            .compile_expression(expr)
+            .map(|_| ())
+            .map_err(|e| TemplateError::Other {
+                template: expr.to_owned(),
+                message: describe(&e),
+            })
+    }
+
+    /// Checks that a template string compiles.
+    pub fn check_template(&self, text: &str) -> Result<(), TemplateError> {
+        self.env
+            .template_from_str(text)
+            .map(|_| ())
+            .map_err(|e| TemplateError::Other {
+                template: text.to_owned(),
+                message: describe(&e),
+            })
+    }
+
+    fn render_json_in(&self, raw: &Json, ctx: &Arc<LazyContext>) -> Result<Option<Json>, TemplateError> {
+        Ok(Some(match raw {
+            Json::String(s) => return self.render_string_in(s, ctx),
+            Json::Array(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    match self.render_json_in(item, ctx)? {
+                        Some(v) => out.push(v),
+                        None => return Ok(None),
+                    }
+                }
+                Json::Array(out)
+            }
+            Json::Object(map) => {
+                let mut out = serde_json::Map::with_capacity(map.len());
+                for (k, v) in map {
+                    match self.render_json_in(v, ctx)? {
+                        Some(v) => {
+                            out.insert(k.clone(), v);
+                        }
+                        None => return Ok(None),
+                    }
+                }
+                Json::Object(out)
+            }
+            other => other.clone(),
+        }))
+    }
+
+    /// Runs `f` with the deferred flag cleared, and reports whether `f` used a deferred name.
+    fn tracking_deferred<T>(ctx: &LazyContext, f: impl FnOnce() -> T) -> (T, bool) {
+        let outer = std::mem::take(&mut ctx.lock().deferred);
+        let out = f();
+        let mut state = ctx.lock();
+        let inner = state.deferred;
+        state.deferred = outer || inner;
+        (out, inner)
+    }
+
+    fn render_string_in(&self, s: &str, ctx: &Arc<LazyContext>) -> Result<Option<Json>, TemplateError> {
+        if !is_template(s) {
+            return Ok(Some(Json::String(s.to_owned())));
+        }
+        if let Some(expr) = single_expression(s) {
+            return self.eval_in(expr, ctx);
+        }
+        Ok(self.render_to_string_in(s, ctx)?.map(Json::String))
+    }
+
+    fn render_to_string_in(&self, s: &str, ctx: &Arc<LazyContext>) -> Result<Option<String>, TemplateError> {
+        let root = Value::from_dyn_object(ctx.clone());
+        let (result, deferred) = Self::tracking_deferred(ctx, || self.env.render_str(s, root));
+        match result {
+            Ok(_) if deferred => Ok(None),
+            Ok(text) => Ok(Some(text)),
+            Err(e) => self.explain(s, &e, ctx, deferred).map(|()| None),
+        }
+    }
+
+    fn eval_in(&self, expr: &str, ctx: &Arc<LazyContext>) -> Result<Option<Json>, TemplateError> {
+        let compiled = self.env.compile_expression(expr).map_err(|e| TemplateError::Other {
+            template: expr.to_owned(),
+            message: describe(&e),
+        })?;
+        let root = Value::from_dyn_object(ctx.clone());
+        let (result, deferred) = Self::tracking_deferred(ctx, || compiled.eval(root));
+        match result {
+            Ok(_) if deferred => Ok(None),
+            Ok(value) if value.is_undefined() => {
+                let err = minijinja::Error::from(minijinja::ErrorKind::UndefinedError);
+                self.explain(expr, &err, ctx, false).map(|()| None)
+            }
+            Ok(value) => serde_json::to_value(&value).map(Some).map_err(|e| TemplateError::Other {
+                template: expr.to_owned(),
+                message: e.to_string(),
+            }),
+            Err(e) => self.explain(expr, &e, ctx, deferred).map(|()| None),
+        }
+    }
+
+    /// Turns a minijinja error into ours: `Ok(())` means "deferred, not an error".
+    fn explain(&self, text: &str, e: &minijinja::Error, ctx: &LazyContext, deferred: bool) -> Result<(), TemplateError> {
+        let mut state = ctx.lock();
+        if let Some(fatal) = state.fatal.take() {
+            return Err(fatal);
+        }
+        if deferred {
+            return Ok(());
+        }
+        if e.kind() == minijinja::ErrorKind::UndefinedError {
+            if let Some((name, chain)) = state.missing.last().cloned() {
+                return Err(TemplateError::Undefined { name, chain });
+            }
+        }
+        Err(TemplateError::Other {
+            template: text.to_owned(),
+            message: describe(e),
+        })
+    }
+}
+
+/// Whether any string inside `raw` is a template.
+pub fn contains_template(raw: &Json) -> bool {
+    match raw {
+        Json::String(s) => is_template(s),
+        Json::Array(items) => items.iter().any(contains_template),
+        Json::Object(map) => map.values().any(contains_template),
+        _ => false,
+    }
+}
+
+fn describe(e: &minijinja::Error) -> String {
+    let mut message = match e.detail() {
+        Some(detail) => format!("{}: {detail}", e.kind()),
+        None => e.kind().to_string(),
+    };
+    if e.kind() == minijinja::ErrorKind::UndefinedError && e.detail().is_none() {
+        message = "undefined value (an attribute or key that does not exist)".into();
+    }
+    let mut source = std::error::Error::source(e);
+    while let Some(inner) = source {
+        message.push_str(&format!(": {inner}"));
+        source = inner.source();
+    }
+    message
+}
+
+#[cfg(test)]
+mod unit_tests;

@@ -1,0 +1,144 @@
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::*;
+use crate::vars::{Layer, VarValue};
+
+fn scope(pairs: &[(&str, Json)]) -> Scope {
+    let layer: Layer = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), VarValue::Raw(v.clone())))
+        .collect();
+    Scope::default().with_layer(Arc::new(layer))
+}
+
+fn render(t: &Templar, s: &str, sc: &Scope) -> Result<Option<Json>, TemplateError> {
+    t.render(&json!(s), sc)
+}
+
+#[test]
+fn lazy_recursive_resolution() {
+    let t = Templar::new();
+    let sc = scope(&[
+        ("url", json!("{{ mirror }}/mellanox/{{ distro }}/")),
+        ("mirror", json!("http://m/")),
+        ("distro", json!("rocky{{ major }}")),
+        ("major", json!("8")),
+    ]);
+    assert_eq!(render(&t, "{{ url }}x", &sc), Ok(Some(json!("http://m//mellanox/rocky8/x"))));
+}
+
+#[test]
+fn native_types_for_single_expressions() {
+    let t = Templar::new();
+    let sc = scope(&[("pkgs", json!(["a", "b"])), ("n", json!(3))]);
+    assert_eq!(render(&t, "{{ pkgs }}", &sc), Ok(Some(json!(["a", "b"]))));
+    assert_eq!(render(&t, "{{ n + 1 }}", &sc), Ok(Some(json!(4))));
+    assert_eq!(render(&t, "n={{ n }}", &sc), Ok(Some(json!("n=3"))));
+}
+
+#[test]
+fn undefined_names_the_variable_and_chain() {
+    let t = Templar::new();
+    let sc = scope(&[("url", json!("{{ mirror_serverr }}/x"))]);
+    match render(&t, "get {{ url }}", &sc) {
+        Err(TemplateError::Undefined { name, chain }) => {
+            assert_eq!(name, "mirror_serverr");
+            assert_eq!(chain, vec!["url".to_string()]);
+        }
+        other => panic!("expected undefined, got {other:?}"),
+    }
+}
+
+#[test]
+fn cycles_are_detected() {
+    let t = Templar::new();
+    let sc = scope(&[("a", json!("{{ b }}")), ("b", json!("x{{ a }}"))]);
+    match render(&t, "{{ a }}", &sc) {
+        Err(TemplateError::Cycle(chain)) => assert_eq!(chain, "a -> b -> a"),
+        other => panic!("expected cycle, got {other:?}"),
+    }
+    // A cycle hidden behind `is defined` is still an error.
+    assert!(matches!(render(&t, "{{ a is defined }}", &sc), Err(TemplateError::Cycle(_))));
+}
+
+#[test]
+fn deferred_names_defer_the_render() {
+    let t = Templar::new();
+    let layer: Layer = [("result".to_string(), VarValue::Deferred)].into_iter().collect();
+    let sc = scope(&[("x", json!(1))]).with_facts_set(Arc::new(layer));
+    assert_eq!(render(&t, "{{ result.stdout }}", &sc), Ok(None));
+    assert_eq!(t.condition("result.rc == 0 and x == 1", &sc), Ok(Condition::Deferred));
+    assert_eq!(t.condition("x == 1", &sc), Ok(Condition::Known(true)));
+}
+
+#[test]
+fn ansible_filters() {
+    let t = Templar::new();
+    let sc = scope(&[("k", json!("4.18.0-553.56.1.el8_10.x86_64"))]);
+    let cases = [
+        ("{{ k | regex_replace('\\.x86_64$', '') }}", json!("4.18.0-553.56.1.el8_10")),
+        ("{{ k | regex_search('el(\\d+)', '\\\\1') }}", json!(["8"])),
+        ("{{ '/a/b.tgz' | basename }}", json!("b.tgz")),
+        ("{{ '/a/b.tgz' | dirname }}", json!("/a")),
+        ("{{ 'a b  c' | split }}", json!(["a", "b", "c"])),
+        ("{{ 'a,b' | split(',') | join('-') }}", json!("a-b")),
+        ("{{ nope | default('d') }}", json!("d")),
+        ("{{ nope | d('d') }}", json!("d")),
+        ("{{ 'yes' | bool }}", json!(true)),
+        ("{{ '42' | int + 1 }}", json!(43)),
+        ("{{ 5 | string }}", json!("5")),
+        ("{{ {'a': 1} | to_json }}", json!("{\"a\":1}")),
+        ("{{ '[1,2]' | from_json }}", json!([1, 2])),
+        ("{{ 'hi' | b64encode }}", json!("aGk=")),
+        ("{{ 'aGk=' | b64decode }}", json!("hi")),
+        ("{{ 'abc' | hash('sha256') }}", json!("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")),
+        ("{{ '9.5' is version('9', '>=') }}", json!(true)),
+        ("{{ '8.10' is version('9', '>=') }}", json!(false)),
+        ("{{ nope is defined }}", json!(false)),
+        ("{{ 'ABC' | lower }}", json!("abc")),
+        ("{{ 'a-b' | replace('-', '_') }}", json!("a_b")),
+        ("{{ 'x' | mandatory }}", json!("x")),
+        ("{{ {'a': 1} | to_yaml }}", json!("a: 1\n")),
+        ("{{ 'abc'.startswith('a') }}", json!(true)),
+    ];
+    for (template, expected) in cases {
+        assert_eq!(render(&t, template, &sc), Ok(Some(expected.clone())), "{template}");
+    }
+}
+
+#[test]
+fn mandatory_fails_on_undefined() {
+    let t = Templar::new();
+    assert!(render(&t, "{{ nope | mandatory }}", &scope(&[])).is_err());
+}
+
+#[test]
+fn omit_is_a_placeholder() {
+    let t = Templar::new();
+    assert_eq!(render(&t, "{{ omit }}", &scope(&[])), Ok(Some(json!(OMIT))));
+}
+
+#[test]
+fn unknown_filter_is_an_error() {
+    let t = Templar::new();
+    match render(&t, "{{ 'x' | nosuchfilter }}", &scope(&[])) {
+        Err(TemplateError::Other { message, .. }) => assert!(message.contains("filter"), "{message}"),
+        other => panic!("expected error, got {other:?}"),
+    }
+}
+
+#[test]
+fn non_boolean_condition_is_reported() {
+    let t = Templar::new();
+    let sc = scope(&[("pkgs", json!(["a"]))]);
+    assert_eq!(t.condition("pkgs", &sc), Ok(Condition::NotBoolean("[\"a\"]".into())));
+}
+
+#[test]
+fn vars_magic_variable() {
+    let t = Templar::new();
+    let sc = scope(&[("a", json!("x"))]);
+    assert_eq!(render(&t, "{{ vars['a'] }}", &sc), Ok(Some(json!("x"))));
+}

@@ -1,0 +1,137 @@
+//! Variables in precedence layers, lowest first (design.md §3):
+//! role `defaults/` < `mirror.toml` < facts < recipe `vars:` < role `vars/` < role params <
+//! block and task `vars` < `set_fact`/`register` < `-e`.
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde_json::Value as Json;
+
+/// A variable's value before templating.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VarValue {
+    /// A value whose strings may still be templates, resolved lazily when used.
+    Raw(Json),
+    /// Known only while building (a `register`ed result, a fact set from one).
+    Deferred,
+}
+
+/// One precedence layer: names to values.
+pub type Layer = IndexMap<String, VarValue>;
+
+/// Builds a layer of raw values from a JSON object's entries.
+pub fn layer_from<'a>(entries: impl IntoIterator<Item = (&'a String, &'a Json)>) -> Arc<Layer> {
+    Arc::new(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.clone(), VarValue::Raw(v.clone())))
+            .collect(),
+    )
+}
+
+/// The variables visible to one task: cheap to clone and extend.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    /// Layers from lowest to highest precedence, below `set_fact`.
+    base: Vec<Arc<Layer>>,
+    /// `set_fact` and `register` results.
+    facts_set: Arc<Layer>,
+    /// `-e` on the command line, the highest.
+    extra: Arc<Layer>,
+}
+
+impl Scope {
+    /// A scope with the given `-e` layer on top.
+    pub fn new(extra: Arc<Layer>) -> Self {
+        Self {
+            extra,
+            ..Self::default()
+        }
+    }
+
+    /// This scope with one more layer above the existing base layers.
+    pub fn with_layer(&self, layer: Arc<Layer>) -> Self {
+        let mut scope = self.clone();
+        if !layer.is_empty() {
+            scope.base.push(layer);
+        }
+        scope
+    }
+
+    /// This scope with a layer inserted below every existing base layer (role defaults).
+    pub fn with_bottom_layer(&self, layer: Arc<Layer>) -> Self {
+        let mut scope = self.clone();
+        if !layer.is_empty() {
+            scope.base.insert(0, layer);
+        }
+        scope
+    }
+
+    /// This scope with the given `set_fact`/`register` layer.
+    pub fn with_facts_set(&self, facts_set: Arc<Layer>) -> Self {
+        let mut scope = self.clone();
+        scope.facts_set = facts_set;
+        scope
+    }
+
+    /// The value of `name` by precedence, if defined anywhere.
+    pub fn get(&self, name: &str) -> Option<&VarValue> {
+        self.extra
+            .get(name)
+            .or_else(|| self.facts_set.get(name))
+            .or_else(|| self.base.iter().rev().find_map(|layer| layer.get(name)))
+    }
+
+    /// Every defined name, each once.
+    pub fn names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        let layers = self
+            .base
+            .iter()
+            .chain([&self.facts_set, &self.extra]);
+        for layer in layers {
+            for name in layer.keys() {
+                if !names.contains(&name.as_str()) {
+                    names.push(name);
+                }
+            }
+        }
+        names
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn layer(pairs: &[(&str, Json)]) -> Arc<Layer> {
+        Arc::new(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), VarValue::Raw(v.clone())))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn precedence_highest_wins() {
+        let scope = Scope::new(layer(&[("x", json!("extra"))]))
+            .with_layer(layer(&[("x", json!("recipe")), ("y", json!("recipe"))]))
+            .with_layer(layer(&[("y", json!("task"))]))
+            .with_bottom_layer(layer(&[("y", json!("default")), ("z", json!("default"))]));
+        assert_eq!(scope.get("x"), Some(&VarValue::Raw(json!("extra"))));
+        assert_eq!(scope.get("y"), Some(&VarValue::Raw(json!("task"))));
+        assert_eq!(scope.get("z"), Some(&VarValue::Raw(json!("default"))));
+        assert_eq!(scope.get("nope"), None);
+    }
+
+    #[test]
+    fn set_fact_is_above_task_vars_below_extra() {
+        let scope = Scope::new(layer(&[("a", json!(1))]))
+            .with_layer(layer(&[("a", json!(2)), ("b", json!(2))]))
+            .with_facts_set(layer(&[("a", json!(3)), ("b", json!(3))]));
+        assert_eq!(scope.get("a"), Some(&VarValue::Raw(json!(1))));
+        assert_eq!(scope.get("b"), Some(&VarValue::Raw(json!(3))));
+    }
+}
