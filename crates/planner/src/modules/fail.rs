@@ -1,0 +1,26 @@
+//! `fail`: stop the build with a message.
+
+use serde::{Deserialize, Serialize};
+
+use super::{FreeForm, ModuleSpec, Params, Runs};
+
+/// Parameters of `fail`.
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailParams {
+    /// The message.
+    pub msg: Option<serde_json::Value>,
+}
+
+impl Params for FailParams {}
+
+/// `fail`.
+pub static SPEC: ModuleSpec = ModuleSpec {
+    name: "fail",
+    aliases: &[],
+    free_form: FreeForm::KeyValue,
+    runs: Runs::Controller,
+    url_params: &[],
+    normalize: super::normalize_with::<FailParams>,
+};

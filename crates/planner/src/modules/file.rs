@@ -1,0 +1,69 @@
+//! `file`: directories, links, permissions and removal in the rootfs.
+
+use serde::{Deserialize, Serialize};
+
+use super::types::{Choice, Flag, Mode, Text};
+use super::{FreeForm, ModuleSpec, Params, Runs};
+
+crate::choices!(
+    /// What `file` makes of the path.
+    FileState { File => "file", Directory => "directory", Link => "link", Hard => "hard", Touch => "touch", Absent => "absent" }
+);
+
+/// Parameters of `file`.
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileParams {
+    /// The path in the rootfs.
+    #[serde(alias = "dest", alias = "name")]
+    pub path: Text,
+    /// What the path should be.
+    pub state: Option<Choice<FileState>>,
+    /// Link target for `link`/`hard`.
+    pub src: Option<Text>,
+    /// Mode.
+    pub mode: Option<Mode>,
+    /// Owner name or uid.
+    pub owner: Option<Text>,
+    /// Group name or gid.
+    pub group: Option<Text>,
+    /// Apply owner/group/mode below a directory.
+    pub recurse: Option<Flag>,
+    /// Replace what is in the way of a link.
+    pub force: Option<Flag>,
+    /// Follow symlinks.
+    pub follow: Option<Flag>,
+    /// mtime for `touch` (`preserve`, `now` or a time).
+    pub modification_time: Option<Text>,
+    /// Format of `modification_time`.
+    pub modification_time_format: Option<Text>,
+    /// atime for `touch`.
+    pub access_time: Option<Text>,
+    /// Format of `access_time`.
+    pub access_time_format: Option<Text>,
+    /// Ansible's unsafe-writes switch (accepted, no effect in a rootfs).
+    pub unsafe_writes: Option<Flag>,
+    /// Extended attributes (`chattr` letters).
+    pub attributes: Option<Text>,
+}
+
+impl Params for FileParams {
+    fn check(&self) -> Result<(), String> {
+        let linking = matches!(self.state, Some(Choice::Known(FileState::Link | FileState::Hard)));
+        if linking && self.src.is_none() {
+            return Err("state=link and state=hard need src (the link target)".into());
+        }
+        Ok(())
+    }
+}
+
+/// `file`.
+pub static SPEC: ModuleSpec = ModuleSpec {
+    name: "file",
+    aliases: &[],
+    free_form: FreeForm::KeyValue,
+    runs: Runs::Target,
+    url_params: &[],
+    normalize: super::normalize_with::<FileParams>,
+};

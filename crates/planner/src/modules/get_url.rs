@@ -1,0 +1,88 @@
+//! `get_url`: download a file through the site mirror into the rootfs.
+
+use serde::{Deserialize, Serialize};
+
+use super::types::{Flag, Int, Mode, Text};
+use super::{FreeForm, ModuleSpec, Params, Runs};
+
+/// Parameters of `get_url`.
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GetUrlParams {
+    /// http(s) URL.
+    pub url: Text,
+    /// Destination file (or directory) in the rootfs.
+    pub dest: Text,
+    /// `sha256:<hex>` (or another algorithm), or `sha256:<url of a checksum file>`.
+    pub checksum: Option<Text>,
+    /// Download even when `dest` exists.
+    pub force: Option<Flag>,
+    /// Mode.
+    pub mode: Option<Mode>,
+    /// Owner name or uid.
+    pub owner: Option<Text>,
+    /// Group name or gid.
+    pub group: Option<Text>,
+    /// Seconds before a request times out.
+    pub timeout: Option<Int>,
+    /// Extra request headers.
+    pub headers: Option<serde_json::Map<String, serde_json::Value>>,
+    /// HTTP basic-auth user.
+    #[serde(alias = "username")]
+    pub url_username: Option<Text>,
+    /// HTTP basic-auth password (never printed).
+    #[serde(alias = "password")]
+    pub url_password: Option<Text>,
+    /// Send basic auth before being asked.
+    pub force_basic_auth: Option<Flag>,
+    /// Verify TLS certificates.
+    pub validate_certs: Option<Flag>,
+    /// Use proxy environment variables.
+    pub use_proxy: Option<Flag>,
+    /// User-Agent.
+    pub http_agent: Option<Text>,
+    /// Keep a timestamped backup of a replaced file.
+    pub backup: Option<Flag>,
+    /// Temporary directory for the download.
+    pub tmp_dest: Option<Text>,
+    /// Decompress a gzip transfer encoding.
+    pub decompress: Option<Flag>,
+    /// Headers not to send on redirect.
+    pub unredirected_headers: Option<Vec<Text>>,
+    /// Use `~/.netrc`.
+    pub use_netrc: Option<Flag>,
+    /// Use GSSAPI.
+    pub use_gssapi: Option<Flag>,
+    /// TLS client certificate.
+    pub client_cert: Option<Text>,
+    /// TLS client key.
+    pub client_key: Option<Text>,
+    /// TLS ciphers.
+    pub ciphers: Option<Vec<Text>>,
+    /// Ansible's unsafe-writes switch (accepted, no effect in a rootfs).
+    pub unsafe_writes: Option<Flag>,
+    /// Extended attributes.
+    pub attributes: Option<Text>,
+}
+
+impl Params for GetUrlParams {
+    fn check(&self) -> Result<(), String> {
+        let url = self.url.as_str();
+        let templated = crate::template::is_template(url);
+        if !templated && !(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("file://")) {
+            return Err(format!("url '{url}' must start with http://, https:// or file://"));
+        }
+        Ok(())
+    }
+}
+
+/// `get_url`.
+pub static SPEC: ModuleSpec = ModuleSpec {
+    name: "get_url",
+    aliases: &[],
+    free_form: FreeForm::KeyValue,
+    runs: Runs::Target,
+    url_params: &["url"],
+    normalize: super::normalize_with::<GetUrlParams>,
+};

@@ -1,0 +1,44 @@
+//! `group`: groups in the rootfs's group file.
+
+use serde::{Deserialize, Serialize};
+
+use super::lineinfile::LineState;
+use super::types::{Choice, Flag, Int, Text};
+use super::{FreeForm, ModuleSpec, Params, Runs};
+
+/// Parameters of `group`.
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupParams {
+    /// Group name.
+    pub name: Text,
+    /// Present or absent.
+    pub state: Option<Choice<LineState>>,
+    /// Group id.
+    pub gid: Option<Int>,
+    /// A system group.
+    pub system: Option<Flag>,
+    /// Allow a non-unique gid.
+    pub non_unique: Option<Flag>,
+    /// Use local files only.
+    pub local: Option<Flag>,
+    /// Remove even when it is a user's primary group.
+    pub force: Option<Flag>,
+    /// Lowest gid to pick from.
+    pub gid_min: Option<Int>,
+    /// Highest gid to pick from.
+    pub gid_max: Option<Int>,
+}
+
+impl Params for GroupParams {}
+
+/// `group`.
+pub static SPEC: ModuleSpec = ModuleSpec {
+    name: "group",
+    aliases: &[],
+    free_form: FreeForm::KeyValue,
+    runs: Runs::Target,
+    url_params: &[],
+    normalize: super::normalize_with::<GroupParams>,
+};

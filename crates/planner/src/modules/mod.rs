@@ -1,0 +1,168 @@
+//! The modules a task may use, one file each, with Ansible's parameter names.
+//!
+//! Each module's `Params` is a typed struct with `deny_unknown_fields`, so a misspelt parameter
+//! is a plan-time error. Planning turns a task's arguments into the canonical JSON of its
+//! `Params` (aliases resolved, `yes` read as `true`, modes as octal text).
+
+pub mod types;
+
+pub mod apt;
+pub mod assert;
+pub mod blockinfile;
+pub mod command;
+pub mod copy;
+pub mod debug;
+pub mod dnf;
+pub mod fail;
+pub mod file;
+pub mod get_url;
+pub mod group;
+pub mod lineinfile;
+pub mod package;
+pub mod script;
+pub mod service;
+pub mod set_fact;
+pub mod shell;
+pub mod stat;
+pub mod systemd;
+pub mod template;
+pub mod unarchive;
+pub mod user;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value as Json;
+
+/// How a module reads a plain string given instead of a mapping (`shell: echo hi`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FreeForm {
+    /// No free form: the string is `key=value` pairs (`file: path=/x state=touch`).
+    KeyValue,
+    /// The string is a command into `cmd`; these `key=value` words are taken out of it.
+    Command(&'static [&'static str]),
+}
+
+/// Where a module runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    /// Inside the build rootfs.
+    Target,
+    /// In imgbuild itself (set_fact, debug, fail, assert).
+    Controller,
+}
+
+/// A module's description for the planner.
+#[derive(Debug)]
+pub struct ModuleSpec {
+    /// Short name (`get_url`).
+    pub name: &'static str,
+    /// Other short names for the same module (`yum` for `dnf`).
+    pub aliases: &'static [&'static str],
+    /// How a plain string argument is read.
+    pub free_form: FreeForm,
+    /// Where it runs.
+    pub runs: Runs,
+    /// Parameters that are URLs of the site mirror (repeated slashes in their path collapse).
+    pub url_params: &'static [&'static str],
+    /// Checks and canonicalises the arguments.
+    pub normalize: fn(Json) -> Result<Json, String>,
+}
+
+/// Typed module parameters.
+pub trait Params: DeserializeOwned + Serialize {
+    /// Cross-parameter rules (one of, mutually exclusive, required together).
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Deserializes, checks and re-serializes `args` as `P`.
+pub fn normalize_with<P: Params>(args: Json) -> Result<Json, String> {
+    let params: P = serde_json::from_value(args).map_err(|e| e.to_string())?;
+    params.check()?;
+    serde_json::to_value(&params).map_err(|e| e.to_string())
+}
+
+/// Every module, in alphabetical order.
+pub static ALL: &[&ModuleSpec] = &[
+    &apt::SPEC,
+    &assert::SPEC,
+    &blockinfile::SPEC,
+    &command::SPEC,
+    &copy::SPEC,
+    &debug::SPEC,
+    &dnf::SPEC,
+    &fail::SPEC,
+    &file::SPEC,
+    &get_url::SPEC,
+    &group::SPEC,
+    &lineinfile::SPEC,
+    &package::SPEC,
+    &script::SPEC,
+    &service::SPEC,
+    &set_fact::SPEC,
+    &shell::SPEC,
+    &stat::SPEC,
+    &systemd::SPEC,
+    &template::SPEC,
+    &unarchive::SPEC,
+    &user::SPEC,
+];
+
+const BUILTIN_PREFIXES: &[&str] = &["ansible.builtin.", "ansible.legacy."];
+
+/// Finds a module by short name, alias or FQCN (`ansible.builtin.get_url`).
+pub fn lookup(name: &str) -> Option<&'static ModuleSpec> {
+    let short = BUILTIN_PREFIXES
+        .iter()
+        .find_map(|p| name.strip_prefix(p))
+        .unwrap_or(name);
+    ALL.iter()
+        .copied()
+        .find(|m| m.name == short || m.aliases.contains(&short))
+}
+
+/// Every accepted short name and alias, for suggestions.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    ALL.iter()
+        .flat_map(|m| std::iter::once(m.name).chain(m.aliases.iter().copied()))
+}
+
+/// Requires exactly one of the named options to be set.
+pub fn exactly_one(module: &str, set: &[(&str, bool)]) -> Result<(), String> {
+    let names: Vec<&str> = set.iter().map(|(n, _)| *n).collect();
+    match set.iter().filter(|(_, s)| *s).count() {
+        1 => Ok(()),
+        0 => Err(format!("{module} needs one of: {}", names.join(", "))),
+        _ => Err(format!("{module} takes only one of: {}", names.join(", "))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn lookup_short_fqcn_and_alias() {
+        assert_eq!(lookup("ansible.builtin.get_url").map(|m| m.name), Some("get_url"));
+        assert_eq!(lookup("ansible.legacy.shell").map(|m| m.name), Some("shell"));
+        assert_eq!(lookup("yum").map(|m| m.name), Some("dnf"));
+        assert!(lookup("community.general.nope").is_none());
+    }
+
+    #[test]
+    fn unknown_parameter_is_rejected_with_the_known_ones() {
+        let err = (get_url::SPEC.normalize)(json!({"url": "http://x/a", "dset": "/tmp/a"}))
+            .expect_err("typo");
+        assert!(err.contains("dset"), "{err}");
+        assert!(err.contains("dest"), "{err}");
+    }
+
+    #[test]
+    fn canonical_form_resolves_aliases_and_booleans() {
+        let out = (file::SPEC.normalize)(json!({"dest": "/x", "state": "directory", "mode": "0755", "recurse": "yes"}))
+            .expect("valid");
+        assert_eq!(out, json!({"path": "/x", "state": "directory", "mode": "0755", "recurse": true}));
+    }
+}

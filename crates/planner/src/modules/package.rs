@@ -1,0 +1,37 @@
+//! `package`: install or remove packages with the rootfs's package manager.
+
+use serde::{Deserialize, Serialize};
+
+use super::types::{Choice, Text, TextList};
+use super::{FreeForm, ModuleSpec, Params, Runs};
+
+crate::choices!(
+    /// What `package` does with the names.
+    PackageState { Present => "present" | "installed", Latest => "latest", Absent => "absent" | "removed" }
+);
+
+/// Parameters of `package`.
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackageParams {
+    /// Package names.
+    pub name: TextList,
+    /// Present, latest or absent.
+    pub state: Option<Choice<PackageState>>,
+    /// Force a package manager (`apt`, `dnf`).
+    #[serde(rename = "use")]
+    pub use_: Option<Text>,
+}
+
+impl Params for PackageParams {}
+
+/// `package`.
+pub static SPEC: ModuleSpec = ModuleSpec {
+    name: "package",
+    aliases: &[],
+    free_form: FreeForm::KeyValue,
+    runs: Runs::Target,
+    url_params: &["name"],
+    normalize: super::normalize_with::<PackageParams>,
+};

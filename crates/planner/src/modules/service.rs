@@ -1,0 +1,51 @@
+//! `service`: the generic service module; in a rootfs it enables or disables systemd units.
+
+use serde::{Deserialize, Serialize};
+
+use super::systemd::ServiceState;
+use super::types::{Choice, Flag, Int, Text};
+use super::{FreeForm, ModuleSpec, Params, Runs};
+
+/// Parameters of `service`.
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceParams {
+    /// Service name.
+    pub name: Text,
+    /// Enable at boot.
+    pub enabled: Option<Flag>,
+    /// Runtime state (refused in an image build).
+    pub state: Option<Choice<ServiceState>>,
+    /// Arguments for the init script.
+    #[serde(alias = "args")]
+    pub arguments: Option<Text>,
+    /// Process pattern for status.
+    pub pattern: Option<Text>,
+    /// Runlevel (sysv).
+    pub runlevel: Option<Text>,
+    /// Seconds between stop and start.
+    pub sleep: Option<Int>,
+    /// Force a service manager.
+    #[serde(rename = "use")]
+    pub use_: Option<Text>,
+}
+
+impl Params for ServiceParams {
+    fn check(&self) -> Result<(), String> {
+        if self.enabled.is_none() && self.state.is_none() {
+            return Err("say what to do with the service: enabled or state".into());
+        }
+        Ok(())
+    }
+}
+
+/// `service`.
+pub static SPEC: ModuleSpec = ModuleSpec {
+    name: "service",
+    aliases: &[],
+    free_form: FreeForm::KeyValue,
+    runs: Runs::Target,
+    url_params: &[],
+    normalize: super::normalize_with::<ServiceParams>,
+};

@@ -1,0 +1,44 @@
+//! `set_fact`: define variables for the rest of the build.
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+
+use super::types::Flag;
+use super::{FreeForm, ModuleSpec, Params, Runs};
+
+/// Parameters of `set_fact`: any variable names, and `cacheable`.
+#[derive(Debug, Deserialize, Serialize)]
+pub struct SetFactParams {
+    /// Accepted for compatibility (facts live for one build).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cacheable: Option<Flag>,
+    /// The variables.
+    #[serde(flatten)]
+    pub facts: IndexMap<String, serde_json::Value>,
+}
+
+impl Params for SetFactParams {
+    fn check(&self) -> Result<(), String> {
+        if self.facts.is_empty() {
+            return Err("set_fact needs at least one variable".into());
+        }
+        for name in self.facts.keys() {
+            let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                return Err(format!("'{name}' is not a valid variable name (letters, digits, _)"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `set_fact`.
+pub static SPEC: ModuleSpec = ModuleSpec {
+    name: "set_fact",
+    aliases: &[],
+    free_form: FreeForm::KeyValue,
+    runs: Runs::Controller,
+    url_params: &[],
+    normalize: super::normalize_with::<SetFactParams>,
+};

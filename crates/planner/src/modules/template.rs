@@ -1,0 +1,55 @@
+//! `template`: render a Jinja template from the role's `templates/` into the rootfs.
+
+use serde::{Deserialize, Serialize};
+
+use super::types::{Flag, Mode, Text};
+use super::{FreeForm, ModuleSpec, Params, Runs};
+
+/// Parameters of `template`.
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TemplateParams {
+    /// Template path, relative to the role's `templates/`.
+    pub src: Text,
+    /// Destination in the rootfs.
+    pub dest: Text,
+    /// Mode of the written file.
+    pub mode: Option<Mode>,
+    /// Owner name or uid.
+    pub owner: Option<Text>,
+    /// Group name or gid.
+    pub group: Option<Text>,
+    /// Replace an existing different file (default yes).
+    pub force: Option<Flag>,
+    /// Keep a timestamped backup of a replaced file.
+    pub backup: Option<Flag>,
+    /// Follow symlinks at the destination.
+    pub follow: Option<Flag>,
+    /// Command to validate the file before it is put in place.
+    pub validate: Option<Text>,
+    /// Line endings: `\n`, `\r`, `\r\n`.
+    pub newline_sequence: Option<Text>,
+    /// Remove the first newline after a block tag (default yes).
+    pub trim_blocks: Option<Flag>,
+    /// Strip whitespace before a block tag.
+    pub lstrip_blocks: Option<Flag>,
+    /// Output encoding (only utf-8 is written).
+    pub output_encoding: Option<Text>,
+    /// Ansible's unsafe-writes switch (accepted, no effect in a rootfs).
+    pub unsafe_writes: Option<Flag>,
+    /// Extended attributes (`chattr` letters).
+    pub attributes: Option<Text>,
+}
+
+impl Params for TemplateParams {}
+
+/// `template`.
+pub static SPEC: ModuleSpec = ModuleSpec {
+    name: "template",
+    aliases: &[],
+    free_form: FreeForm::KeyValue,
+    runs: Runs::Target,
+    url_params: &[],
+    normalize: super::normalize_with::<TemplateParams>,
+};
