@@ -1,1 +1,39 @@
-fn main() {}
+//! imgbuild: builds Warewulf-ready OCI images from Ansible-style recipes and roles.
+
+mod cli;
+mod commands;
+mod render;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// How a command failed, for the exit code.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad input (usage, recipe, role, template): exit 2.
+    Input(anyhow::Error),
+    /// A build or a check failed: exit 1.
+    Run(anyhow::Error),
+}
+
+impl From<planner::PlanError> for Failure {
+    fn from(e: planner::PlanError) -> Self {
+        Failure::Input(e.into())
+    }
+}
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    match commands::run(args) {
+        Ok(code) => code,
+        Err(Failure::Input(e)) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Run(e)) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

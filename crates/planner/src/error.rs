@@ -112,6 +112,14 @@ pub enum ErrorKind {
         /// minijinja's message.
         message: String,
     },
+    /// An error inside a named task.
+    #[error("in task '{task}': {inner}")]
+    InTask {
+        /// The task's name.
+        task: String,
+        /// The error.
+        inner: Box<ErrorKind>,
+    },
     /// A conditional that is not a boolean.
     #[error("'when: {expr}' gave {value}, not a boolean; compare explicitly (for example '| length > 0' or '| bool')")]
     NotBoolean {

@@ -1,0 +1,84 @@
+//! The command line.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Builds Warewulf-ready OCI images from Ansible-style recipes and roles.
+#[derive(Debug, Parser)]
+#[command(name = "imgbuild", version, about, long_about = None)]
+pub struct Cli {
+    /// Run as if started in DIR (the project root or below it).
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Print machine-readable JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the images of the project, one line each.
+    List,
+    /// Show the resolved tasks of an image, without running anything.
+    Plan(PlanArgs),
+    /// Show the version matrix (image, OS, kernel, MOFED, NVIDIA).
+    Matrix(MatrixArgs),
+    /// Print a shell completion script.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// Variables and tag selection shared by commands that plan.
+#[derive(Debug, Args, Clone, Default)]
+pub struct VarArgs {
+    /// Set a variable, highest precedence: KEY=VALUE, a JSON/YAML mapping, or @FILE.
+    #[arg(short = 'e', long = "extra-vars", value_name = "K=V")]
+    pub extra_vars: Vec<String>,
+    /// Only tasks with these tags (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub tags: Vec<String>,
+    /// Leave out tasks with these tags (comma-separated).
+    #[arg(long = "skip-tags", value_delimiter = ',')]
+    pub skip_tags: Vec<String>,
+    /// The site mirror URL, over mirror.toml and the recipe.
+    #[arg(long, value_name = "URL")]
+    pub mirror: Option<String>,
+}
+
+/// `imgbuild plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The image (a file name below images/, without .yml).
+    pub image: String,
+    /// Variables and tags.
+    #[command(flatten)]
+    pub vars: VarArgs,
+}
+
+/// Output formats of `matrix`.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum MatrixFormat {
+    /// Aligned columns.
+    Table,
+    /// A Markdown table.
+    Markdown,
+    /// A JSON array.
+    Json,
+    /// Comma-separated values.
+    Csv,
+}
+
+/// `imgbuild matrix`.
+#[derive(Debug, Args)]
+pub struct MatrixArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = MatrixFormat::Table)]
+    pub format: MatrixFormat,
+}

@@ -1,0 +1,78 @@
+//! One module per command.
+
+mod list;
+mod matrix;
+mod plan;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::anyhow;
+use clap::CommandFactory;
+use indexmap::IndexMap;
+use planner::{PlanOptions, Project, TagFilter};
+
+use crate::cli::{Cli, Command, VarArgs};
+use crate::Failure;
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    let json = cli.json;
+    match cli.command {
+        Command::Completions { shell } => {
+            let mut command = Cli::command();
+            clap_complete::generate(shell, &mut command, "imgbuild", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::List => list::run(&project(cli.dir.as_deref())?, json),
+        Command::Plan(args) => {
+            let project = project(cli.dir.as_deref())?;
+            let opts = plan_options(&args.vars)?;
+            plan::run(&project, &args.image, &opts, json)
+        }
+        Command::Matrix(args) => {
+            let format = if json { crate::cli::MatrixFormat::Json } else { args.format };
+            matrix::run(&project(cli.dir.as_deref())?, format)
+        }
+    }
+}
+
+fn project(dir: Option<&Path>) -> Result<Project, Failure> {
+    match dir {
+        Some(dir) => Ok(Project::at(dir)?),
+        None => {
+            let cwd: PathBuf = std::env::current_dir().map_err(|e| Failure::Run(anyhow!("cannot read the current directory: {e}")))?;
+            Project::discover(&cwd).ok_or_else(|| {
+                Failure::Input(anyhow!(
+                    "no images/ folder in {} or above; run imgbuild inside a project or pass -C DIR",
+                    cwd.display()
+                ))
+            })
+        }
+    }
+}
+
+fn plan_options(vars: &VarArgs) -> Result<PlanOptions, Failure> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let mut extra_vars = IndexMap::new();
+    for arg in &vars.extra_vars {
+        extra_vars.extend(planner::parse_extra_vars(arg, &cwd)?);
+    }
+    if let Some(url) = &vars.mirror {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(Failure::Input(anyhow!("--mirror '{url}' must start with http:// or https://")));
+        }
+    }
+    Ok(PlanOptions {
+        extra_vars,
+        tags: TagFilter { only: vars.tags.clone(), skip: vars.skip_tags.clone() },
+        mirror: vars.mirror.clone(),
+    })
+}
+
+/// Prints warnings to standard error.
+pub fn print_warnings(warnings: &[planner::plan::Warning]) {
+    for w in warnings {
+        eprintln!("warning: {}: {}", w.source, w.message);
+    }
+}

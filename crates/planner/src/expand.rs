@@ -1,0 +1,680 @@
+//! Walks task lists into plan steps: loops, conditions, blocks, includes and modules.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value as Json};
+
+use crate::error::{ErrorKind, Location, PlanError, Result};
+use crate::modules::types::{parse_bool, Flag};
+use crate::modules::ModuleSpec;
+use crate::plan::{LoopItem, PlannedBlock, PlannedTask, Retry, Step, Warning};
+use crate::planner::Planner;
+use crate::roles::{find_role, var_layer, yaml_file};
+use crate::task::{parse_task, Action, TaskDef};
+use crate::template::{Condition, TemplateError, OMIT};
+use crate::vars::{Layer, Scope, VarValue};
+use crate::yaml::{Node, Value};
+
+/// Includes nested deeper than this are taken for an include loop.
+const MAX_INCLUDE_DEPTH: usize = 48;
+
+/// What a task inherits from the role, blocks and includes around it.
+#[derive(Debug, Clone)]
+pub(crate) struct Ctx {
+    /// The recipe role (layer) being planned.
+    pub layer: Arc<str>,
+    /// The folder of the role whose files are used (changes with include_role).
+    pub role_dir: Option<PathBuf>,
+    /// The task file being read.
+    pub file: PathBuf,
+    /// Variables below `set_fact`.
+    pub scope: Scope,
+    /// Conditions of enclosing blocks that only the build can decide.
+    pub when: Vec<String>,
+    /// Inherited tags.
+    pub tags: Vec<String>,
+    /// Inherited environment.
+    pub environment: IndexMap<String, Json>,
+    /// Inherited `ignore_errors`.
+    pub ignore_errors: Option<Json>,
+    /// Planning handlers (no tag selection).
+    pub handlers: bool,
+    /// Include nesting depth.
+    pub depth: usize,
+}
+
+/// One pass of a task: a loop iteration, or the task itself.
+struct Pass {
+    scope: Scope,
+    whens: Vec<String>,
+    item: Option<LoopItem>,
+    loop_over: Option<Json>,
+}
+
+fn and_all(conditions: &[String]) -> Option<String> {
+    match conditions {
+        [] => None,
+        [one] => Some(one.clone()),
+        many => Some(many.iter().map(|c| format!("({c})")).collect::<Vec<_>>().join(" and ")),
+    }
+}
+
+fn union(a: &[String], b: &[String]) -> Vec<String> {
+    let mut out = a.to_vec();
+    for t in b {
+        if !out.contains(t) {
+            out.push(t.clone());
+        }
+    }
+    out
+}
+
+impl Planner<'_> {
+    /// Turns a template error into a located plan error naming the task.
+    pub(crate) fn template_error(&self, at: &Location, task: Option<&str>, e: TemplateError) -> PlanError {
+        let kind = match e {
+            TemplateError::Undefined { name, chain } => ErrorKind::Undefined {
+                name,
+                chain: if chain.is_empty() { String::new() } else { format!(" (needed by {})", chain.join(" -> ")) },
+            },
+            TemplateError::Cycle(chain) => ErrorKind::Cycle(chain),
+            TemplateError::Other { template, message } => ErrorKind::Template { template, message },
+        };
+        let kind = match task {
+            Some(task) => ErrorKind::InTask { task: task.to_owned(), inner: Box::new(kind) },
+            None => kind,
+        };
+        PlanError::new(at.clone(), kind)
+    }
+
+    pub(crate) fn full(&self, scope: &Scope) -> Scope {
+        scope.with_facts_set(self.facts_set.clone())
+    }
+
+    pub(crate) fn render(&self, value: &Json, scope: &Scope, at: &Location, task: Option<&str>) -> Result<Option<Json>> {
+        self.templar
+            .render(value, &self.full(scope))
+            .map_err(|e| self.template_error(at, task, e))
+    }
+
+    /// Evaluates one `when:` entry; `Ok(None)` when only the build can tell.
+    pub(crate) fn condition(&self, cond: &Json, scope: &Scope, at: &Location, task: Option<&str>) -> Result<Option<bool>> {
+        let expr = match cond {
+            Json::Bool(b) => return Ok(Some(*b)),
+            Json::String(s) => s,
+            other => return Ok(Some(!other.is_null())),
+        };
+        match self.templar.condition(expr, &self.full(scope)).map_err(|e| self.template_error(at, task, e))? {
+            Condition::Known(b) => Ok(Some(b)),
+            Condition::Deferred => Ok(None),
+            Condition::NotBoolean(value) => Err(PlanError::new(at.clone(), ErrorKind::NotBoolean { expr: expr.clone(), value })),
+        }
+    }
+
+    /// Build-time expressions (`changed_when`, `failed_when`, `until`) joined into one.
+    fn runtime_expression(&self, conds: &[Json], at: &Location) -> Result<Option<String>> {
+        let mut parts = Vec::new();
+        for cond in conds {
+            let text = match cond {
+                Json::Bool(b) => b.to_string(),
+                Json::String(s) => {
+                    self.templar.check_expression(s).map_err(|e| self.template_error(at, None, e))?;
+                    s.clone()
+                }
+                other => other.to_string(),
+            };
+            parts.push(text);
+        }
+        Ok(and_all(&parts))
+    }
+
+    pub(crate) fn warn(&mut self, at: &Location, message: impl Into<String>) {
+        let warning = Warning { source: at.to_string(), message: message.into() };
+        if !self.warnings.contains(&warning) {
+            self.warnings.push(warning);
+        }
+    }
+
+    /// Plans a task file.
+    pub(crate) fn plan_file(&mut self, file: &Path, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
+        let node = self.sources.yaml(file)?;
+        let ctx = Ctx { file: file.to_owned(), ..ctx.clone() };
+        if matches!(node.value, Value::Null) {
+            self.warn(&Location::file(file), "task file is empty");
+            return Ok(());
+        }
+        self.plan_list(&node, &ctx, out)
+    }
+
+    /// Plans a list of tasks.
+    pub(crate) fn plan_list(&mut self, node: &Node, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
+        match &node.value {
+            Value::Null => Ok(()),
+            Value::Seq(items) => items.iter().try_for_each(|item| self.plan_task(item, ctx, out)),
+            _ => Err(PlanError::new(
+                Location::new(&ctx.file, node.line),
+                ErrorKind::WrongType { what: "a task list".into(), expected: "a list of tasks", found: node.type_name() },
+            )),
+        }
+    }
+
+    fn plan_task(&mut self, node: &Node, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
+        let def = parse_task(node, &ctx.file)?;
+        let at = Location::new(&ctx.file, def.line);
+        let task_name = def.name.clone();
+        let label = task_name.as_deref();
+        let scope = ctx.scope.with_layer(crate::vars::layer_from(&def.vars));
+        let tags = union(&ctx.tags, &def.tags);
+        let is_module = matches!(def.action, Action::Module { .. });
+        if is_module && !ctx.handlers && !self.opts.tags.selects(&tags) {
+            self.register_deferred(&def);
+            return Ok(());
+        }
+        let passes = self.passes(&def, &scope, ctx, &at)?;
+        let mut ran_any = false;
+        for pass in passes {
+            let Some(pass) = pass else { continue };
+            ran_any = true;
+            match &def.action {
+                Action::Module { spec, args, node } => {
+                    self.emit_module(&def, spec, args, node, &pass, ctx, &tags, &at, out)?;
+                }
+                Action::Block { block, rescue, always } => {
+                    if def.looping.is_some() {
+                        return Err(PlanError::new(at, ErrorKind::Recipe("a block cannot loop; put the loop on the tasks inside, or loop over include_tasks".into())));
+                    }
+                    let child = self.child_ctx(ctx, &def, &pass, tags.clone(), label, &at)?;
+                    match (rescue, always) {
+                        (None, None) => self.plan_list(block, &child, out)?,
+                        _ => {
+                            let mut planned = PlannedBlock {
+                                role: ctx.layer.to_string(),
+                                name: task_name.clone().unwrap_or_else(|| "block".into()),
+                                when: None,
+                                source: at.to_string(),
+                                block: Vec::new(),
+                                rescue: Vec::new(),
+                                always: Vec::new(),
+                            };
+                            self.plan_list(block, &child, &mut planned.block)?;
+                            if let Some(rescue) = rescue {
+                                self.plan_list(rescue, &child, &mut planned.rescue)?;
+                            }
+                            if let Some(always) = always {
+                                self.plan_list(always, &child, &mut planned.always)?;
+                            }
+                            out.push(Step::Block(Box::new(planned)));
+                        }
+                    }
+                }
+                Action::Include { file, is_static, apply_tags } => {
+                    if !*is_static && !ctx.handlers && !self.opts.tags.selects(&tags) {
+                        continue;
+                    }
+                    if *is_static && def.looping.is_some() {
+                        return Err(PlanError::new(at, ErrorKind::Recipe("import_tasks cannot loop; use include_tasks".into())));
+                    }
+                    let child_tags = if *is_static { tags.clone() } else { union(&ctx.tags, apply_tags) };
+                    let name = match self.render(file, &pass.scope, &at, label)? {
+                        Some(Json::String(name)) => name,
+                        Some(other) => {
+                            return Err(PlanError::new(at, ErrorKind::WrongType { what: "the include file".into(), expected: "a file name", found: crate::modules::types::json_type(&other) }))
+                        }
+                        None => {
+                            return Err(PlanError::new(at, ErrorKind::Recipe("the include file name uses build-time results; it must be known when planning".into())))
+                        }
+                    };
+                    let path = self.include_path(&name, ctx, &at)?;
+                    let child = Ctx { tags: child_tags, ..self.child_ctx(ctx, &def, &pass, tags.clone(), label, &at)? };
+                    self.plan_file(&path, &child, out)?;
+                }
+                Action::IncludeRole { name, tasks_from, defaults_from, vars_from, is_static, apply_tags } => {
+                    if !*is_static && !ctx.handlers && !self.opts.tags.selects(&tags) {
+                        continue;
+                    }
+                    let child_tags = if *is_static { tags.clone() } else { union(&ctx.tags, apply_tags) };
+                    let child = Ctx { tags: child_tags, ..self.child_ctx(ctx, &def, &pass, tags.clone(), label, &at)? };
+                    let froms = [tasks_from.as_deref(), defaults_from.as_deref(), vars_from.as_deref()];
+                    self.plan_included_role(name, froms, &child, &at, out)?;
+                }
+            }
+        }
+        if !ran_any && def.looping.is_none() {
+            if let Some(register) = &def.register {
+                // A task skipped at plan time still registers, as Ansible does.
+                let skipped = serde_json::json!({"changed": false, "skipped": true, "skip_reason": "Conditional result was False"});
+                Arc::make_mut(&mut self.facts_set).insert(register.clone(), VarValue::Raw(skipped));
+            }
+            return Ok(());
+        }
+        self.register_deferred(&def);
+        Ok(())
+    }
+
+    fn register_deferred(&mut self, def: &TaskDef) {
+        if let Some(register) = &def.register {
+            Arc::make_mut(&mut self.facts_set).insert(register.clone(), VarValue::Deferred);
+        }
+    }
+
+    /// The passes of a task: one per loop item (None where `when` folds to false).
+    fn passes(&mut self, def: &TaskDef, scope: &Scope, ctx: &Ctx, at: &Location) -> Result<Vec<Option<Pass>>> {
+        let label = def.name.as_deref();
+        let Some(looping) = &def.looping else {
+            return Ok(vec![self.pass(def, scope.clone(), ctx, None, None, at)?]);
+        };
+        let items = match self.render(&looping.value, scope, at, label)? {
+            None => {
+                let mut deferred = Layer::new();
+                deferred.insert(def.loop_var.clone(), VarValue::Deferred);
+                if let Some(index_var) = &def.index_var {
+                    deferred.insert(index_var.clone(), VarValue::Deferred);
+                }
+                let loop_scope = scope.with_layer(Arc::new(deferred));
+                return Ok(vec![self.pass(def, loop_scope, ctx, None, Some(looping.value.clone()), at)?]);
+            }
+            Some(Json::Array(items)) if looping.keyword == "with_items" => items
+                .into_iter()
+                .flat_map(|item| match item {
+                    Json::Array(inner) => inner,
+                    other => vec![other],
+                })
+                .collect(),
+            Some(Json::Array(items)) => items,
+            Some(Json::Null) if looping.keyword == "with_items" => Vec::new(),
+            Some(scalar @ Json::String(_)) if looping.keyword == "with_items" => vec![scalar],
+            Some(other) => {
+                return Err(PlanError::new(at.clone(), ErrorKind::WrongType {
+                    what: looping.keyword.into(),
+                    expected: "a list",
+                    found: crate::modules::types::json_type(&other),
+                }))
+            }
+        };
+        let length = items.len();
+        let mut passes = Vec::with_capacity(length);
+        for (index, value) in items.into_iter().enumerate() {
+            let mut layer = Layer::new();
+            layer.insert(def.loop_var.clone(), VarValue::Raw(value.clone()));
+            if let Some(index_var) = &def.index_var {
+                layer.insert(index_var.clone(), VarValue::Raw(Json::from(index)));
+            }
+            let item = LoopItem { var: def.loop_var.clone(), value, index, length, index_var: def.index_var.clone() };
+            passes.push(self.pass(def, scope.with_layer(Arc::new(layer)), ctx, Some(item), None, at)?);
+        }
+        Ok(passes)
+    }
+
+    fn pass(&mut self, def: &TaskDef, scope: Scope, ctx: &Ctx, item: Option<LoopItem>, loop_over: Option<Json>, at: &Location) -> Result<Option<Pass>> {
+        let mut whens = ctx.when.clone();
+        for cond in &def.when {
+            match self.condition(cond, &scope, at, def.name.as_deref())? {
+                Some(true) => {}
+                Some(false) => return Ok(None),
+                None => whens.push(match cond {
+                    Json::String(s) => s.clone(),
+                    other => other.to_string(),
+                }),
+            }
+        }
+        Ok(Some(Pass { scope, whens, item, loop_over }))
+    }
+
+    fn child_ctx(&self, ctx: &Ctx, def: &TaskDef, pass: &Pass, tags: Vec<String>, label: Option<&str>, at: &Location) -> Result<Ctx> {
+        Ok(Ctx {
+            scope: pass.scope.clone(),
+            when: pass.whens.clone(),
+            tags,
+            environment: self.environment(ctx, def.environment.as_ref(), &pass.scope, at, label)?,
+            ignore_errors: self.ignore_errors(ctx, def.ignore_errors.as_ref(), &pass.scope, at, label)?,
+            depth: ctx.depth + 1,
+            ..ctx.clone()
+        })
+    }
+
+    fn environment(&self, ctx: &Ctx, env: Option<&Json>, scope: &Scope, at: &Location, label: Option<&str>) -> Result<IndexMap<String, Json>> {
+        let mut merged = ctx.environment.clone();
+        let Some(env) = env else { return Ok(merged) };
+        let rendered = self.render(env, scope, at, label)?.unwrap_or_else(|| env.clone());
+        match rendered {
+            Json::Object(map) => {
+                for (k, v) in map {
+                    merged.insert(k, v);
+                }
+                Ok(merged)
+            }
+            Json::Null => Ok(merged),
+            other => Err(PlanError::new(at.clone(), ErrorKind::WrongType {
+                what: "environment".into(),
+                expected: "a mapping of variable names to values",
+                found: crate::modules::types::json_type(&other),
+            })),
+        }
+    }
+
+    fn ignore_errors(&self, ctx: &Ctx, value: Option<&Json>, scope: &Scope, at: &Location, label: Option<&str>) -> Result<Option<Json>> {
+        let Some(value) = value else { return Ok(ctx.ignore_errors.clone()) };
+        match self.render(value, scope, at, label)? {
+            None => Ok(Some(value.clone())),
+            Some(Json::Bool(b)) => Ok(b.then_some(Json::Bool(true))),
+            Some(Json::String(s)) => match parse_bool(&s) {
+                Some(b) => Ok(b.then_some(Json::Bool(true))),
+                None => Err(PlanError::new(at.clone(), ErrorKind::WrongType { what: "ignore_errors".into(), expected: "a boolean", found: "a string" })),
+            },
+            Some(other) => Err(PlanError::new(at.clone(), ErrorKind::WrongType {
+                what: "ignore_errors".into(),
+                expected: "a boolean",
+                found: crate::modules::types::json_type(&other),
+            })),
+        }
+    }
+
+    fn include_path(&self, name: &str, ctx: &Ctx, at: &Location) -> Result<PathBuf> {
+        if ctx.depth >= MAX_INCLUDE_DEPTH {
+            return Err(PlanError::new(at.clone(), ErrorKind::Recipe(format!(
+                "includes nested {MAX_INCLUDE_DEPTH} deep: a file includes itself; break the include loop"
+            ))));
+        }
+        if Path::new(name).is_absolute() || name.split('/').any(|part| part == "..") && ctx.role_dir.is_none() {
+            return Err(PlanError::new(at.clone(), ErrorKind::Recipe(format!("include file '{name}' must be a path inside the project"))));
+        }
+        let here = ctx.file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut candidates = vec![here.join(name)];
+        if let Some(role_dir) = &ctx.role_dir {
+            candidates.push(role_dir.join("tasks").join(name));
+        }
+        candidates.dedup();
+        candidates.iter().find(|c| self.sources.is_file(c)).cloned().ok_or_else(|| {
+            PlanError::new(at.clone(), ErrorKind::MissingFile {
+                what: "include file",
+                name: name.to_owned(),
+                searched: candidates.iter().map(|c| c.display().to_string()).collect::<Vec<_>>().join(", "),
+            })
+        })
+    }
+
+    fn plan_included_role(&mut self, name: &str, froms: [Option<&str>; 3], ctx: &Ctx, at: &Location, out: &mut Vec<Step>) -> Result<()> {
+        let [tasks_from, defaults_from, vars_from] = froms;
+        let role_dir = find_role(&self.sources, &self.project.root, name, at.clone())?;
+        let defaults = var_layer(&mut self.sources, &role_dir, "defaults", defaults_from.unwrap_or("main"))?;
+        let vars = var_layer(&mut self.sources, &role_dir, "vars", vars_from.unwrap_or("main"))?;
+        let scope = ctx.scope.with_bottom_layer(defaults).with_layer(vars).with_layer(role_magic(name, &role_dir));
+        let tasks_from = tasks_from.unwrap_or("main");
+        let file = yaml_file(&self.sources, &role_dir.join("tasks"), tasks_from).ok_or_else(|| {
+            PlanError::new(at.clone(), ErrorKind::MissingFile {
+                what: "role task file",
+                name: tasks_from.to_owned(),
+                searched: role_dir.join("tasks").join(format!("{tasks_from}.yml")).display().to_string(),
+            })
+        })?;
+        let child = Ctx { scope, role_dir: Some(role_dir.clone()), ..ctx.clone() };
+        self.plan_role_handlers(&role_dir, &child)?;
+        self.plan_file(&file, &child, out)
+    }
+
+    /// Plans a role's `handlers/main.yml` once.
+    pub(crate) fn plan_role_handlers(&mut self, role_dir: &Path, ctx: &Ctx) -> Result<()> {
+        if self.handler_roles.iter().any(|r| r == role_dir) {
+            return Ok(());
+        }
+        self.handler_roles.push(role_dir.to_owned());
+        let Some(file) = yaml_file(&self.sources, &role_dir.join("handlers"), "main") else {
+            return Ok(());
+        };
+        let handler_ctx = Ctx { handlers: true, when: Vec::new(), ..ctx.clone() };
+        let mut handlers = Vec::new();
+        self.plan_file(&file, &handler_ctx, &mut handlers)?;
+        for step in &handlers {
+            for task in step.tasks() {
+                self.handler_names.push(task.name.clone());
+                self.handler_names.extend(task.listen.iter().cloned());
+            }
+        }
+        self.handlers.extend(handlers);
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn emit_module(
+        &mut self,
+        def: &TaskDef,
+        spec: &'static ModuleSpec,
+        raw_args: &Map<String, Json>,
+        node: &Node,
+        pass: &Pass,
+        ctx: &Ctx,
+        tags: &[String],
+        at: &Location,
+        out: &mut Vec<Step>,
+    ) -> Result<()> {
+        let label = def.name.as_deref();
+        self.warn_decimal_mode(node, &ctx.file);
+        let mut args = Map::new();
+        let mut deferred = Vec::new();
+        for (key, value) in raw_args {
+            match self.render(value, &pass.scope, at, label)? {
+                Some(Json::String(s)) if s == OMIT => {}
+                Some(Json::String(s)) if spec.url_params.contains(&key.as_str()) => {
+                    args.insert(key.clone(), Json::String(mirror::collapse_path_slashes(&s)));
+                }
+                Some(Json::Array(items)) if spec.url_params.contains(&key.as_str()) => {
+                    let items = items
+                        .into_iter()
+                        .map(|i| match i {
+                            Json::String(s) => Json::String(mirror::collapse_path_slashes(&s)),
+                            other => other,
+                        })
+                        .collect();
+                    args.insert(key.clone(), Json::Array(items));
+                }
+                Some(rendered) => {
+                    args.insert(key.clone(), rendered);
+                }
+                None => {
+                    deferred.push(key.clone());
+                    args.insert(key.clone(), value.clone());
+                }
+            }
+        }
+        let args = (spec.normalize)(Json::Object(args)).map_err(|message| {
+            let hint = unknown_field(&message)
+                .map(|field| crate::error::suggest(field, known_fields(&message)))
+                .unwrap_or_default();
+            PlanError::new(at.clone(), ErrorKind::Module { module: spec.name.into(), message: format!("{message}{hint}") })
+        })?;
+        let name = match &def.name {
+            Some(raw) => self.templar.render_text(raw, &self.full(&pass.scope)).ok().flatten().unwrap_or_else(|| raw.clone()),
+            None => spec.name.to_owned(),
+        };
+        let mut task = PlannedTask {
+            role: ctx.layer.to_string(),
+            name,
+            module: spec.name.to_owned(),
+            args,
+            tags: tags.to_vec(),
+            when: and_all(&pass.whens),
+            source: at.to_string(),
+            deferred,
+            item: pass.item.clone(),
+            loop_over: pass.loop_over.clone(),
+            register: def.register.clone(),
+            notify: def.notify.clone(),
+            listen: def.listen.clone(),
+            ignore_errors: self.ignore_errors(ctx, def.ignore_errors.as_ref(), &pass.scope, at, label)?,
+            changed_when: self.runtime_expression(&def.changed_when, at)?,
+            failed_when: self.runtime_expression(&def.failed_when, at)?,
+            until: None,
+            environment: self.environment(ctx, def.environment.as_ref(), &pass.scope, at, label)?,
+            no_log: false,
+            local_file: None,
+            rendered: None,
+        };
+        if let Some(until) = &def.until {
+            let until = self.runtime_expression(std::slice::from_ref(until), at)?.unwrap_or_default();
+            let retries = match &def.retries {
+                Some(r) => self.render(r, &pass.scope, at, label)?.unwrap_or_else(|| r.clone()),
+                None => Json::from(3),
+            };
+            let delay = match &def.delay {
+                Some(d) => self.render(d, &pass.scope, at, label)?.unwrap_or_else(|| d.clone()),
+                None => Json::from(5),
+            };
+            task.until = Some(Retry { until, retries, delay });
+        }
+        if let Some(no_log) = &def.no_log {
+            task.no_log = match self.render(no_log, &pass.scope, at, label)? {
+                Some(Json::Bool(b)) => b,
+                Some(Json::String(s)) => parse_bool(&s).unwrap_or(true),
+                _ => true,
+            };
+        }
+        for handler in &def.notify {
+            self.notified.push((handler.clone(), at.clone()));
+        }
+        self.module_specifics(&mut task, pass, ctx, at, label)?;
+        out.push(Step::Task(Box::new(task)));
+        Ok(())
+    }
+
+    /// What some modules need at plan time: local files, rendered templates, facts, lint.
+    fn module_specifics(&mut self, task: &mut PlannedTask, pass: &Pass, ctx: &Ctx, at: &Location, label: Option<&str>) -> Result<()> {
+        let arg = |name: &str| task.args.get(name).and_then(Json::as_str).map(str::to_owned);
+        let flag = |name: &str| {
+            task.args
+                .get(name)
+                .and_then(|v| serde_json::from_value::<Flag>(v.clone()).ok())
+                .map(|f| f.or(false))
+                .unwrap_or(false)
+        };
+        match task.module.as_str() {
+            "template" => {
+                if let Some(src) = arg("src").filter(|_| !task.deferred.contains(&"src".to_string())) {
+                    let path = self.local_file(&src, "templates", ctx, at, "template")?;
+                    let text = self.sources.read_text(&path)?;
+                    let file_at = Location::file(&path);
+                    let scope = self.full(&pass.scope);
+                    task.rendered = self
+                        .templar
+                        .render_text(&text, &scope)
+                        .map_err(|e| self.template_error(&file_at, label, e))?;
+                    task.local_file = Some(path.display().to_string());
+                }
+            }
+            "copy" | "unarchive" => {
+                let remote = flag("remote_src") || (task.module == "unarchive" && task.args.get("copy") == Some(&Json::Bool(false)));
+                if let Some(src) = arg("src") {
+                    let local = !remote && !src.starts_with('/') && !src.contains("://") && !task.deferred.contains(&"src".to_string());
+                    if local {
+                        let path = self.local_file(&src, "files", ctx, at, "file")?;
+                        self.sources.record(&path);
+                        task.local_file = Some(path.display().to_string());
+                    }
+                }
+            }
+            "script" => {
+                if let Some(cmd) = arg("cmd").filter(|_| !task.deferred.contains(&"cmd".to_string())) {
+                    let script = cmd.split_whitespace().next().unwrap_or_default().to_owned();
+                    let path = self.local_file(&script, "files", ctx, at, "script")?;
+                    self.sources.record(&path);
+                    task.local_file = Some(path.display().to_string());
+                }
+            }
+            "set_fact" => {
+                let deferred_task = task.when.is_some() || task.loop_over.is_some();
+                if let Json::Object(facts) = &task.args {
+                    for (name, value) in facts {
+                        if name == "cacheable" {
+                            continue;
+                        }
+                        let var = if deferred_task || task.deferred.contains(name) { VarValue::Deferred } else { VarValue::Raw(value.clone()) };
+                        Arc::make_mut(&mut self.facts_set).insert(name.clone(), var);
+                    }
+                }
+            }
+            "shell" | "command" => {
+                let text = match (arg("cmd"), task.args.get("argv")) {
+                    (Some(cmd), _) => cmd,
+                    (None, Some(argv)) => argv.to_string(),
+                    _ => String::new(),
+                };
+                if text.contains("uname") {
+                    self.warn(at, "uname reports the build host's kernel, not the image's; use {{ kernel_version }}");
+                }
+            }
+            "systemd" | "service" => {
+                if task.args.get("state").is_some() {
+                    self.warn(at, "state: started/stopped/restarted has no meaning in an image build (no daemon runs); the build refuses it, use enabled:");
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Finds a file a task reads from the project: the role's `files/` or `templates/` first.
+    fn local_file(&self, name: &str, sub: &str, ctx: &Ctx, at: &Location, what: &'static str) -> Result<PathBuf> {
+        let here = ctx.file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut candidates = Vec::new();
+        if let Some(role_dir) = &ctx.role_dir {
+            candidates.push(role_dir.join(sub).join(name));
+            candidates.push(role_dir.join(name));
+        }
+        candidates.push(here.join(sub).join(name));
+        candidates.push(here.join(name));
+        candidates.dedup();
+        if name.split('/').any(|p| p == "..") {
+            return Err(PlanError::new(at.clone(), ErrorKind::Recipe(format!("{what} '{name}' must be inside the role folder"))));
+        }
+        candidates
+            .iter()
+            .find(|c| self.sources.is_file(c) || self.sources.is_dir(c))
+            .cloned()
+            .ok_or_else(|| {
+                PlanError::new(at.clone(), ErrorKind::MissingFile {
+                    what,
+                    name: name.to_owned(),
+                    searched: candidates.iter().map(|c| c.display().to_string()).collect::<Vec<_>>().join(", "),
+                })
+            })
+    }
+
+    /// Warns about `mode: 644` written without a leading 0 (YAML reads it as decimal).
+    fn warn_decimal_mode(&mut self, node: &Node, file: &Path) {
+        for key in ["mode", "directory_mode"] {
+            let Some(mode) = node.get(key) else { continue };
+            if let (Value::Int(n), Some(raw)) = (&mode.value, &mode.raw) {
+                if !raw.starts_with('0') && *n >= 8 {
+                    let bits = u32::try_from(*n).unwrap_or(0);
+                    self.warn(
+                        &Location::new(file, mode.line),
+                        format!("{key}: {raw} is the decimal number {n}, which Ansible applies as mode {bits:04o}; write '0{raw}' (quoted) if you meant octal"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `role_name` and `role_path` (relative to the project root) for a role's tasks.
+pub(crate) fn role_magic(name: &str, role_dir: &Path) -> Arc<Layer> {
+    let mut layer = Layer::new();
+    layer.insert("role_name".into(), VarValue::Raw(Json::String(name.to_owned())));
+    layer.insert("role_path".into(), VarValue::Raw(Json::String(role_dir.display().to_string())));
+    Arc::new(layer)
+}
+
+/// The field named by serde's "unknown field `x`" message.
+fn unknown_field(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("unknown field `")?;
+    rest.split('`').next()
+}
+
+/// The fields listed by serde's "expected one of `a`, `b`" message.
+fn known_fields(message: &str) -> Vec<&str> {
+    message
+        .split_once("expected one of ")
+        .map(|(_, list)| list.split(", ").map(|f| f.trim_matches('`')).collect())
+        .unwrap_or_default()
+}

@@ -1,0 +1,55 @@
+//! The version matrix: one row per image with its OS, kernel, MOFED and NVIDIA versions.
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use crate::error::Result;
+use crate::planner::{recipe_facts, PlanOptions};
+use crate::recipe::Project;
+use crate::source::Sources;
+use crate::template::Templar;
+
+/// One image's row.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct MatrixRow {
+    /// Image name.
+    pub image: String,
+    /// Distribution.
+    pub os: String,
+    /// Distribution version.
+    pub os_version: String,
+    /// `kernel_version`.
+    pub kernel: Option<String>,
+    /// `mofed_version`.
+    pub mofed: Option<String>,
+    /// `nvidia_version`.
+    pub nvidia: Option<String>,
+}
+
+/// The matrix of every image in the project, sorted by image name.
+pub fn matrix(project: &Project, opts: &PlanOptions) -> Result<Vec<MatrixRow>> {
+    let templar = Templar::new();
+    let mut rows = Vec::new();
+    for image in project.images()? {
+        let mut sources = Sources::new(&project.root);
+        let facts = recipe_facts(project, &mut sources, &templar, &image, opts)?;
+        let var = |name: &str| -> Option<String> {
+            facts.scope.get(name)?;
+            match templar.render(&Json::String(format!("{{{{ {name} }}}}")), &facts.scope) {
+                Ok(Some(Json::String(s))) => Some(s),
+                Ok(Some(Json::Null)) | Ok(None) | Err(_) => None,
+                Ok(Some(other)) => Some(other.to_string()),
+            }
+        };
+        let fact = |name: &str| facts.facts.get(name).and_then(Json::as_str).unwrap_or_default().to_owned();
+        rows.push(MatrixRow {
+            image: image.clone(),
+            os: fact("ansible_distribution"),
+            os_version: fact("ansible_distribution_version"),
+            kernel: var("kernel_version"),
+            mofed: var("mofed_version"),
+            nvidia: var("nvidia_version"),
+        });
+    }
+    Ok(rows)
+}

@@ -1,0 +1,177 @@
+//! The plan: every task of an image in order, with its variables and URLs resolved.
+
+use indexmap::IndexMap;
+use serde::Serialize;
+use serde_json::Value as Json;
+
+/// A planned image.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    /// The image name.
+    pub image: String,
+    /// The recipe file, relative to the project root.
+    pub recipe: String,
+    /// Facts known at plan time (`ansible_*`).
+    pub facts: IndexMap<String, Json>,
+    /// The recipe's variables (with `mirror_server` and `-e`), resolved.
+    pub vars: IndexMap<String, Json>,
+    /// The recipe's roles in order; each becomes one layer.
+    pub roles: Vec<String>,
+    /// The tasks in order.
+    pub tasks: Vec<Step>,
+    /// Handlers, run when notified (at the end of the notifying role).
+    pub handlers: Vec<Step>,
+    /// Things that work but that a person should look at.
+    pub warnings: Vec<Warning>,
+    /// Every project file the plan read, relative to the root.
+    pub inputs: Vec<String>,
+}
+
+/// A task, or a block with `rescue`/`always` (blocks without them are flattened).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Step {
+    /// One task.
+    Task(Box<PlannedTask>),
+    /// A block whose `rescue` or `always` must stay together with it.
+    Block(Box<PlannedBlock>),
+}
+
+/// One task, resolved.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedTask {
+    /// The recipe role (layer) it belongs to.
+    pub role: String,
+    /// Its name (rendered).
+    pub name: String,
+    /// The module's short name.
+    pub module: String,
+    /// The module's arguments, canonical and resolved; see `deferred`.
+    pub args: Json,
+    /// Its tags, inherited ones included.
+    pub tags: Vec<String>,
+    /// Null, or the condition that only the build can decide.
+    pub when: Option<String>,
+    /// `path:line` of the task.
+    pub source: String,
+    /// Argument names whose values are still templates (they use build-time results).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deferred: Vec<String>,
+    /// The loop variable's value, for one iteration of a loop known at plan time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub item: Option<LoopItem>,
+    /// A loop the build resolves (its expression).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loop_over: Option<Json>,
+    /// `register:`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub register: Option<String>,
+    /// `notify:`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notify: Vec<String>,
+    /// `listen:` (handlers).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub listen: Vec<String>,
+    /// `ignore_errors:` (true, or a deferred expression).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ignore_errors: Option<Json>,
+    /// `changed_when:` as one expression.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changed_when: Option<String>,
+    /// `failed_when:` as one expression.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed_when: Option<String>,
+    /// `until:` with `retries` and `delay`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until: Option<Retry>,
+    /// `environment:`, resolved.
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub environment: IndexMap<String, Json>,
+    /// `no_log:`: hide arguments and output.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_log: bool,
+    /// The project file the task reads (template, copy or script source).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local_file: Option<String>,
+    /// A template's rendered text, when it could be rendered at plan time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rendered: Option<String>,
+}
+
+/// One iteration of a loop.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoopItem {
+    /// `item`, or `loop_control.loop_var`.
+    pub var: String,
+    /// The value.
+    pub value: Json,
+    /// 0-based index.
+    pub index: usize,
+    /// Iterations in the loop.
+    pub length: usize,
+    /// `loop_control.index_var`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_var: Option<String>,
+}
+
+/// `until` with its retry settings.
+#[derive(Debug, Clone, Serialize)]
+pub struct Retry {
+    /// The condition.
+    pub until: String,
+    /// Attempts after the first (default 3).
+    pub retries: Json,
+    /// Seconds between attempts (default 5).
+    pub delay: Json,
+}
+
+/// A block with `rescue` or `always`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedBlock {
+    /// The recipe role (layer) it belongs to.
+    pub role: String,
+    /// Its name.
+    pub name: String,
+    /// Null, or the condition that only the build can decide.
+    pub when: Option<String>,
+    /// `path:line` of the block.
+    pub source: String,
+    /// The tasks.
+    pub block: Vec<Step>,
+    /// Run when a block task fails.
+    pub rescue: Vec<Step>,
+    /// Run in any case.
+    pub always: Vec<Step>,
+}
+
+/// Something planned that works but deserves a look.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Warning {
+    /// `path:line`.
+    pub source: String,
+    /// What and why.
+    pub message: String,
+}
+
+impl Step {
+    /// Every task of this step in order, blocks included.
+    pub fn tasks(&self) -> Vec<&PlannedTask> {
+        match self {
+            Step::Task(task) => vec![task],
+            Step::Block(block) => block
+                .block
+                .iter()
+                .chain(&block.rescue)
+                .chain(&block.always)
+                .flat_map(Step::tasks)
+                .collect(),
+        }
+    }
+}
+
+impl Plan {
+    /// Every task of the plan in order, flattening blocks.
+    pub fn all_tasks(&self) -> Vec<&PlannedTask> {
+        self.tasks.iter().flat_map(Step::tasks).collect()
+    }
+}

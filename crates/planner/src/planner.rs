@@ -1,0 +1,299 @@
+//! The entry point: a recipe, its roles and the project's `mirror.toml` in, a [`Plan`] out.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde_json::{json, Value as Json};
+
+use crate::error::{ErrorKind, Location, PlanError, Result};
+use crate::expand::{role_magic, Ctx};
+use crate::facts::{self, Distro};
+use crate::plan::{Plan, Step};
+use crate::recipe::{Project, Recipe, RoleRef};
+use crate::roles::{check_meta, find_role, var_layer, yaml_file};
+use crate::source::Sources;
+use crate::tags::TagFilter;
+use crate::template::Templar;
+use crate::vars::{layer_from, Layer, Scope, VarValue};
+
+/// What the command line adds to a plan.
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    /// `-e KEY=VALUE`, the highest precedence.
+    pub extra_vars: IndexMap<String, Json>,
+    /// `--tags` and `--skip-tags`.
+    pub tags: TagFilter,
+    /// `--mirror URL`: overrides `mirror.toml` and the recipe.
+    pub mirror: Option<String>,
+}
+
+/// The state of one plan being made.
+pub(crate) struct Planner<'a> {
+    pub project: &'a Project,
+    pub opts: &'a PlanOptions,
+    pub templar: Templar,
+    pub sources: Sources,
+    /// `set_fact` and `register` results so far.
+    pub facts_set: Arc<Layer>,
+    pub warnings: Vec<crate::plan::Warning>,
+    pub notified: Vec<(String, Location)>,
+    pub handlers: Vec<Step>,
+    pub handler_names: Vec<String>,
+    pub handler_roles: Vec<PathBuf>,
+}
+
+/// The distribution, version and base of a recipe, without planning its roles.
+#[derive(Debug, Clone)]
+pub struct RecipeFacts {
+    /// The loaded recipe.
+    pub recipe: Recipe,
+    /// `ansible_*` facts.
+    pub facts: IndexMap<String, Json>,
+    /// The scope of recipe-level variables (mirror, facts, recipe vars, `-e`).
+    pub scope: Scope,
+}
+
+/// Plans `image` of `project`.
+pub fn plan(project: &Project, image: &str, opts: &PlanOptions) -> Result<Plan> {
+    let mut planner = Planner {
+        project,
+        opts,
+        templar: Templar::new(),
+        sources: Sources::new(&project.root),
+        facts_set: Arc::new(Layer::new()),
+        warnings: Vec::new(),
+        notified: Vec::new(),
+        handlers: Vec::new(),
+        handler_names: Vec::new(),
+        handler_roles: Vec::new(),
+    };
+    let base = recipe_facts(project, &mut planner.sources, &planner.templar, image, opts)?;
+    planner.run(base)
+}
+
+/// Loads a recipe and works out its facts and recipe-level scope (used by `matrix` and `list`).
+pub fn recipe_facts(project: &Project, sources: &mut Sources, templar: &Templar, image: &str, opts: &PlanOptions) -> Result<RecipeFacts> {
+    let recipe = Recipe::load(project, sources, image)?;
+    let mirror_path = Path::new("mirror.toml");
+    let mirror = mirror::MirrorConfig::load(&project.root.join(mirror_path))
+        .map_err(|e| PlanError::new(Location::file(mirror_path), ErrorKind::Mirror(e)))?;
+    if sources.is_file(mirror_path) {
+        sources.record(mirror_path);
+    }
+    let mut mirror_layer = Layer::new();
+    if let Some(url) = &mirror.url {
+        mirror_layer.insert("mirror_server".into(), VarValue::Raw(Json::String(url.clone())));
+    }
+    let mut extra = opts.extra_vars.clone();
+    if let Some(url) = &opts.mirror {
+        extra.insert("mirror_server".into(), Json::String(url.clone()));
+    }
+    let recipe_layer = layer_from(&recipe.vars);
+    let pre = Scope::new(layer_from(&extra)).with_layer(Arc::new(mirror_layer.clone())).with_layer(recipe_layer.clone());
+    let at = Location::file(&recipe.path);
+    let text = |name: &str| -> Result<Option<String>> {
+        match pre.get(name) {
+            None => Ok(None),
+            Some(_) => match templar.render(&json!(format!("{{{{ {name} }}}}")), &pre) {
+                Ok(Some(Json::String(s))) => Ok(Some(s)),
+                Ok(Some(other)) => Ok(Some(other.to_string())),
+                Ok(None) => Ok(None),
+                Err(e) => Err(PlanError::new(at.clone(), ErrorKind::Template { template: name.to_owned(), message: e.to_string() })),
+            },
+        }
+    };
+    let bootstrap = text("bootstrap")?.unwrap_or_else(|| "docker".into());
+    let build_from = text("build_from")?;
+    let distro = distro_of(&recipe, &bootstrap, build_from.as_deref(), &at)?;
+    if !facts::is_known_distribution(&distro.name) {
+        return Err(PlanError::new(at, ErrorKind::Recipe(format!(
+            "distribution '{}' is not known; imgbuild knows Rocky, AlmaLinux, RedHat, CentOS, Ubuntu and Debian",
+            distro.name
+        ))));
+    }
+    let overrides: IndexMap<String, Json> = recipe
+        .facts
+        .iter()
+        .filter(|(k, _)| !matches!(k.trim_start_matches("ansible_"), "distribution" | "distribution_version"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let facts = facts::facts_for(&distro, json!("{{ kernel_version }}"), &overrides);
+    let mut fact_layer: Layer = facts.iter().map(|(k, v)| (k.clone(), VarValue::Raw(v.clone()))).collect();
+    for (k, v) in magic_vars(&recipe) {
+        fact_layer.insert(k, VarValue::Raw(v));
+    }
+    let scope = Scope::new(layer_from(&extra))
+        .with_layer(Arc::new(mirror_layer))
+        .with_layer(Arc::new(fact_layer))
+        .with_layer(recipe_layer);
+    Ok(RecipeFacts { recipe, facts, scope })
+}
+
+fn distro_of(recipe: &Recipe, bootstrap: &str, build_from: Option<&str>, at: &Location) -> Result<Distro> {
+    let explicit = |key: &str| {
+        recipe
+            .facts
+            .get(key)
+            .or_else(|| recipe.facts.get(&format!("ansible_{key}")))
+            .map(|v| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()))
+    };
+    if let (Some(name), Some(version)) = (explicit("distribution"), explicit("distribution_version")) {
+        return Ok(Distro { name, version });
+    }
+    let Some(build_from) = build_from else {
+        return Err(PlanError::new(at.clone(), ErrorKind::Recipe(
+            "the recipe has no build_from; set vars.build_from (an image reference, or a suite with bootstrap: debootstrap)".into(),
+        )));
+    };
+    let found = match bootstrap {
+        "docker" | "oci" | "archive" => facts::distro_from_reference(build_from),
+        "debootstrap" => facts::distro_from_suite(build_from),
+        other => {
+            return Err(PlanError::new(at.clone(), ErrorKind::Recipe(format!(
+                "bootstrap '{other}' is not one of: docker, oci, archive, debootstrap"
+            ))))
+        }
+    };
+    found.ok_or_else(|| {
+        PlanError::new(at.clone(), ErrorKind::Recipe(format!(
+            "cannot tell the distribution from build_from '{build_from}' (bootstrap: {bootstrap}); add to the play: facts: {{distribution: Rocky, distribution_version: '9.5'}}"
+        )))
+    })
+}
+
+/// Ansible's magic variables, with image-build meanings.
+fn magic_vars(recipe: &Recipe) -> Vec<(String, Json)> {
+    vec![
+        ("inventory_hostname".into(), json!(recipe.image)),
+        ("inventory_hostname_short".into(), json!(recipe.image)),
+        ("playbook_dir".into(), json!(recipe.path.parent().map(|p| p.display().to_string()).unwrap_or_default())),
+        ("ansible_play_name".into(), json!(recipe.image)),
+        ("ansible_check_mode".into(), json!(false)),
+        ("ansible_connection".into(), json!("chroot")),
+        ("ansible_managed".into(), json!("Managed by imgbuild: do not edit in the image")),
+        ("group_names".into(), json!([])),
+        ("groups".into(), json!({"all": [recipe.image], "ungrouped": [recipe.image]})),
+        ("play_hosts".into(), json!([recipe.image])),
+    ]
+}
+
+impl Planner<'_> {
+    fn run(mut self, base: RecipeFacts) -> Result<Plan> {
+        let RecipeFacts { recipe, facts, scope } = base;
+        let recipe_at = Location::file(&recipe.path);
+        let environment = match &recipe.environment {
+            Some(env) => match self.render(env, &scope, &recipe_at, None)? {
+                Some(Json::Object(map)) => map.into_iter().collect(),
+                _ => IndexMap::new(),
+            },
+            None => IndexMap::new(),
+        };
+        let mut tasks = Vec::new();
+        let mut roles = Vec::new();
+        let play_ctx = |layer: &str, file: &Path| Ctx {
+            layer: Arc::from(layer),
+            role_dir: None,
+            file: file.to_owned(),
+            scope: scope.clone(),
+            when: Vec::new(),
+            tags: recipe.tags.clone(),
+            environment: environment.clone(),
+            ignore_errors: None,
+            handlers: false,
+            depth: 0,
+        };
+        let list = |label: &str| recipe.task_lists.iter().find(|(l, _)| *l == label).map(|(_, n)| n.clone());
+        if let Some(pre) = list("pre_tasks") {
+            roles.push("pre_tasks".to_owned());
+            self.plan_list(&pre, &play_ctx("pre_tasks", &recipe.path), &mut tasks)?;
+        }
+        for role in &recipe.roles {
+            roles.push(role.name.clone());
+            self.plan_role(role, &play_ctx(&role.name, &recipe.path), &mut tasks)?;
+        }
+        for label in ["tasks", "post_tasks"] {
+            if let Some(node) = list(label) {
+                roles.push(label.to_owned());
+                self.plan_list(&node, &play_ctx(label, &recipe.path), &mut tasks)?;
+            }
+        }
+        for (name, at) in &self.notified {
+            if !self.handler_names.iter().any(|h| h == name) {
+                return Err(PlanError::new(at.clone(), ErrorKind::UnknownHandler(name.clone())));
+            }
+        }
+        let vars = self.recipe_vars(&recipe, &scope);
+        Ok(Plan {
+            image: recipe.image.clone(),
+            recipe: recipe.path.display().to_string(),
+            facts: facts.into_iter().filter(|(k, _)| k != "ansible_facts").collect(),
+            vars,
+            roles,
+            tasks,
+            handlers: self.handlers,
+            warnings: self.warnings,
+            inputs: self.sources.inputs().iter().map(|p| p.display().to_string()).collect(),
+        })
+    }
+
+    fn plan_role(&mut self, role: &RoleRef, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
+        let at = Location::new(&ctx.file, role.line);
+        let role_dir = find_role(&self.sources, &self.project.root, &role.name, at.clone())?;
+        check_meta(&mut self.sources, &role_dir)?;
+        let defaults = var_layer(&mut self.sources, &role_dir, "defaults", "main")?;
+        let vars = var_layer(&mut self.sources, &role_dir, "vars", "main")?;
+        let scope = ctx
+            .scope
+            .with_bottom_layer(defaults)
+            .with_layer(vars)
+            .with_layer(layer_from(&role.vars))
+            .with_layer(role_magic(&role.name, &role_dir));
+        let mut when = ctx.when.clone();
+        for cond in &role.when {
+            match self.condition(cond, &scope, &at, None)? {
+                Some(true) => {}
+                Some(false) => return Ok(()),
+                None => when.push(cond.as_str().map(str::to_owned).unwrap_or_else(|| cond.to_string())),
+            }
+        }
+        let role_ctx = Ctx {
+            role_dir: Some(role_dir.clone()),
+            scope,
+            when,
+            tags: [ctx.tags.clone(), role.tags.clone()].concat(),
+            ..ctx.clone()
+        };
+        self.plan_role_handlers(&role_dir, &role_ctx)?;
+        match yaml_file(&self.sources, &role_dir.join("tasks"), "main") {
+            Some(file) => self.plan_file(&file, &role_ctx, out),
+            None => {
+                self.warn(&at, format!("role '{}' has no tasks/main.yml", role.name));
+                Ok(())
+            }
+        }
+    }
+
+    /// The recipe-level variables, resolved where they can be (raw where they cannot).
+    fn recipe_vars(&self, recipe: &Recipe, scope: &Scope) -> IndexMap<String, Json> {
+        let mut names: Vec<String> = Vec::new();
+        if scope.get("mirror_server").is_some() {
+            names.push("mirror_server".into());
+        }
+        names.extend(recipe.vars.keys().cloned());
+        names.extend(self.opts.extra_vars.keys().cloned());
+        let mut out = IndexMap::new();
+        for name in names {
+            if out.contains_key(&name) {
+                continue;
+            }
+            let raw = match scope.get(&name) {
+                Some(VarValue::Raw(raw)) => raw.clone(),
+                _ => continue,
+            };
+            let value = self.templar.render(&raw, scope).ok().flatten().unwrap_or(raw);
+            out.insert(name, value);
+        }
+        out
+    }
+}

@@ -1,0 +1,72 @@
+//! Reading the project's files: parsed once per plan, each recorded as an input of the image.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use crate::error::{ErrorKind, Location, PlanError, Result};
+use crate::yaml::{self, Node};
+
+/// The project's files as one plan sees them.
+#[derive(Debug)]
+pub struct Sources {
+    root: PathBuf,
+    parsed: HashMap<PathBuf, Rc<Node>>,
+    inputs: BTreeSet<PathBuf>,
+}
+
+impl Sources {
+    /// Files below `root`; every path given to the methods is relative to it.
+    pub fn new(root: &Path) -> Self {
+        Self {
+            root: root.to_owned(),
+            parsed: HashMap::new(),
+            inputs: BTreeSet::new(),
+        }
+    }
+
+    /// Whether a regular file exists at `rel`.
+    pub fn is_file(&self, rel: &Path) -> bool {
+        self.root.join(rel).is_file()
+    }
+
+    /// Whether a directory exists at `rel`.
+    pub fn is_dir(&self, rel: &Path) -> bool {
+        self.root.join(rel).is_dir()
+    }
+
+    /// The text of `rel`, recorded as an input.
+    pub fn read_text(&mut self, rel: &Path) -> Result<String> {
+        let text = std::fs::read_to_string(self.root.join(rel))
+            .map_err(|e| PlanError::new(Location::file(rel), ErrorKind::Io(e)))?;
+        self.inputs.insert(rel.to_owned());
+        Ok(text)
+    }
+
+    /// Records a file or folder that the build will read (a `copy` source).
+    pub fn record(&mut self, rel: &Path) {
+        self.inputs.insert(rel.to_owned());
+    }
+
+    /// The YAML document in `rel`, parsed once and recorded as an input.
+    pub fn yaml(&mut self, rel: &Path) -> Result<Rc<Node>> {
+        if let Some(node) = self.parsed.get(rel) {
+            return Ok(node.clone());
+        }
+        let text = self.read_text(rel)?;
+        let node = yaml::parse(&text).map_err(|e| {
+            PlanError::new(
+                Location::new(rel, e.line),
+                ErrorKind::Yaml(format!("{} (column {})", e.message, e.col)),
+            )
+        })?;
+        let node = Rc::new(node);
+        self.parsed.insert(rel.to_owned(), node.clone());
+        Ok(node)
+    }
+
+    /// Every file read so far, relative to the root, sorted.
+    pub fn inputs(&self) -> Vec<PathBuf> {
+        self.inputs.iter().cloned().collect()
+    }
+}

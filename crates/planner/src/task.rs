@@ -1,0 +1,520 @@
+//! One task as written: its keywords, its module or block or include, and its arguments.
+
+use std::path::Path;
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value as Json};
+
+use crate::error::{suggest, ErrorKind, Location, PlanError, Result};
+use crate::modules::{self, FreeForm, ModuleSpec};
+use crate::recipe::{condition_list, string_list, var_map};
+use crate::yaml::{Node, Value};
+
+/// What a task does.
+#[derive(Debug)]
+pub enum Action<'n> {
+    /// Runs a module.
+    Module {
+        /// The module.
+        spec: &'static ModuleSpec,
+        /// Its arguments as written (`args:` merged below the module's own).
+        args: Map<String, Json>,
+        /// The module key's line (for the `mode: 644` warning).
+        node: &'n Node,
+    },
+    /// A block with optional `rescue` and `always`.
+    Block {
+        /// The tasks.
+        block: &'n Node,
+        /// Run when a block task fails.
+        rescue: Option<&'n Node>,
+        /// Run in any case.
+        always: Option<&'n Node>,
+    },
+    /// `include_tasks` (dynamic) or `import_tasks` (static).
+    Include {
+        /// The file name (may be a template).
+        file: Json,
+        /// True for `import_tasks`.
+        is_static: bool,
+        /// `apply: {tags: ...}` of `include_tasks`.
+        apply_tags: Vec<String>,
+    },
+    /// `include_role` (dynamic) or `import_role` (static).
+    IncludeRole {
+        /// The role name.
+        name: String,
+        /// `tasks_from:` (default `main`).
+        tasks_from: Option<String>,
+        /// `defaults_from:`.
+        defaults_from: Option<String>,
+        /// `vars_from:`.
+        vars_from: Option<String>,
+        /// True for `import_role`.
+        is_static: bool,
+        /// `apply: {tags: ...}` of `include_role`.
+        apply_tags: Vec<String>,
+    },
+}
+
+/// How a task loops.
+#[derive(Debug)]
+pub struct LoopDef {
+    /// `loop`, `with_items` or `with_list`.
+    pub keyword: &'static str,
+    /// The list or the expression giving it.
+    pub value: Json,
+}
+
+/// A parsed task.
+#[derive(Debug)]
+pub struct TaskDef<'n> {
+    /// The task's first line.
+    pub line: usize,
+    /// `name:`.
+    pub name: Option<String>,
+    /// What it does.
+    pub action: Action<'n>,
+    /// `when:` conditions (all must hold).
+    pub when: Vec<Json>,
+    /// `loop:` or `with_*:`.
+    pub looping: Option<LoopDef>,
+    /// `loop_control.loop_var` (default `item`).
+    pub loop_var: String,
+    /// `loop_control.index_var`.
+    pub index_var: Option<String>,
+    /// `loop_control.label`.
+    pub loop_label: Option<Json>,
+    /// `register:`.
+    pub register: Option<String>,
+    /// `vars:`.
+    pub vars: IndexMap<String, Json>,
+    /// `tags:`.
+    pub tags: Vec<String>,
+    /// `notify:`.
+    pub notify: Vec<String>,
+    /// `listen:` (handlers).
+    pub listen: Vec<String>,
+    /// `ignore_errors:`.
+    pub ignore_errors: Option<Json>,
+    /// `changed_when:` conditions.
+    pub changed_when: Vec<Json>,
+    /// `failed_when:` conditions.
+    pub failed_when: Vec<Json>,
+    /// `until:` condition.
+    pub until: Option<Json>,
+    /// `retries:`.
+    pub retries: Option<Json>,
+    /// `delay:`.
+    pub delay: Option<Json>,
+    /// `environment:`.
+    pub environment: Option<Json>,
+    /// `no_log:`.
+    pub no_log: Option<Json>,
+}
+
+/// Keywords accepted on tasks and blocks (`become` and friends mean nothing in a chroot).
+const KEYWORDS: &[&str] = &[
+    "name", "when", "loop", "with_items", "with_list", "loop_control", "register", "vars", "tags",
+    "block", "rescue", "always", "include_tasks", "import_tasks", "include_role", "import_role",
+    "ignore_errors", "changed_when", "failed_when", "environment", "become", "become_user",
+    "become_method", "become_flags", "notify", "args", "until", "retries", "delay", "no_log",
+    "listen", "check_mode", "diff", "collections", "module_defaults", "throttle", "timeout",
+    "debugger", "ignore_unreachable",
+];
+
+/// Ansible keywords that image builds do not run, and why.
+const UNSUPPORTED: &[(&str, &str)] = &[
+    ("delegate_to", "an image build has no other hosts; run the step in the rootfs or outside imgbuild"),
+    ("local_action", "an image build has no controller host to run on; use a task in the rootfs"),
+    ("action", "write the module as the task key (for example 'shell: ...')"),
+    ("run_once", "an image build runs every task once already; remove it"),
+    ("async", "image builds run tasks synchronously; remove async/poll"),
+    ("poll", "image builds run tasks synchronously; remove async/poll"),
+    ("connection", "tasks always run in the build rootfs; remove it"),
+    ("delegate_facts", "an image build has no other hosts"),
+    ("any_errors_fatal", "every error already stops an image build"),
+    ("remote_user", "tasks run as root in the build rootfs"),
+    ("port", "tasks run in the build rootfs, not over a connection"),
+];
+
+fn located(file: &Path, line: usize, kind: ErrorKind) -> PlanError {
+    PlanError::new(Location::new(file, line), kind)
+}
+
+fn wrong(file: &Path, node: &Node, what: &str, expected: &'static str) -> PlanError {
+    located(file, node.line, ErrorKind::WrongType { what: what.into(), expected, found: node.type_name() })
+}
+
+fn text(node: &Node, what: &str, file: &Path) -> Result<String> {
+    match &node.value {
+        Value::Str(s) => Ok(s.clone()),
+        Value::Int(i) => Ok(i.to_string()),
+        Value::Float(f) => Ok(f.to_string()),
+        _ => Err(wrong(file, node, what, "a string")),
+    }
+}
+
+/// Splits `text` on whitespace outside quotes, returning each word's byte range.
+fn word_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut start = None;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match (quote, c) {
+            (_, '\\') => {
+                escaped = true;
+                start.get_or_insert(i);
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                start.get_or_insert(i);
+            }
+            (None, c) if c.is_whitespace() => {
+                if let Some(s) = start.take() {
+                    spans.push((s, i));
+                }
+            }
+            (None, _) => {
+                start.get_or_insert(i);
+            }
+        }
+    }
+    if let Some(s) = start {
+        spans.push((s, text.len()));
+    }
+    spans
+}
+
+fn unquote(value: &str) -> String {
+    let v = value.trim();
+    for q in ['"', '\''] {
+        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
+            return v[1..v.len() - 1].to_owned();
+        }
+    }
+    v.to_owned()
+}
+
+/// Reads `key=value` words (`file: path=/x state=touch`); `Err` names the word that is not one.
+pub fn parse_key_values(text: &str) -> std::result::Result<Map<String, Json>, String> {
+    let mut out = Map::new();
+    for (s, e) in word_spans(text) {
+        let word = &text[s..e];
+        match word.split_once('=') {
+            Some((k, v)) if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+                out.insert(k.to_owned(), Json::String(unquote(v)));
+            }
+            _ => return Err(word.to_owned()),
+        }
+    }
+    Ok(out)
+}
+
+/// Splits a free-form command into `cmd` and the `key=value` words the module takes out of it
+/// (`chdir=/tmp ./install` → chdir + cmd), as Ansible does.
+pub fn parse_command(text: &str, keys: &[&str]) -> Map<String, Json> {
+    let mut out = Map::new();
+    let mut keep: Vec<(usize, usize)> = Vec::new();
+    for (s, e) in word_spans(text) {
+        let word = &text[s..e];
+        match word.split_once('=') {
+            Some((k, v)) if keys.contains(&k) => {
+                out.insert(k.to_owned(), Json::String(unquote(v)));
+            }
+            _ => keep.push((s, e)),
+        }
+    }
+    let cmd = if out.is_empty() {
+        text.trim().to_owned()
+    } else {
+        keep.iter().map(|&(s, e)| &text[s..e]).collect::<Vec<_>>().join(" ")
+    };
+    out.insert("cmd".into(), Json::String(cmd));
+    out
+}
+
+fn module_args(spec: &ModuleSpec, node: &Node, file: &Path) -> Result<Map<String, Json>> {
+    match &node.value {
+        Value::Null => Ok(Map::new()),
+        Value::Map(_) => match node.to_json() {
+            Json::Object(map) => Ok(map),
+            _ => Ok(Map::new()),
+        },
+        Value::Str(s) => match spec.free_form {
+            FreeForm::Command(keys) => Ok(parse_command(s, keys)),
+            FreeForm::KeyValue => parse_key_values(s).map_err(|word| {
+                located(file, node.line, ErrorKind::Module {
+                    module: spec.name.into(),
+                    message: format!("'{word}' is not a key=value word; write the arguments as a mapping"),
+                })
+            }),
+        },
+        _ => Err(wrong(file, node, &format!("the arguments of '{}'", spec.name), "a mapping or a string")),
+    }
+}
+
+fn include_file(node: &Node, file: &Path) -> Result<(Json, Vec<String>)> {
+    match &node.value {
+        Value::Str(_) => Ok((node.to_json(), Vec::new())),
+        Value::Map(entries) => {
+            let mut name = None;
+            let mut tags = Vec::new();
+            for (key, value) in entries {
+                match key.name.as_str() {
+                    "file" | "_raw_params" => name = Some(value.to_json()),
+                    "apply" => {
+                        if let Some(t) = value.get("tags") {
+                            tags = string_list(t, "tags", file)?;
+                        }
+                    }
+                    other => {
+                        return Err(located(file, key.line, ErrorKind::UnknownKey {
+                            context: "include_tasks parameter",
+                            key: other.into(),
+                            suggestion: suggest(other, ["file", "apply"]),
+                        }))
+                    }
+                }
+            }
+            name.map(|n| (n, tags)).ok_or_else(|| {
+                located(file, node.line, ErrorKind::Recipe("include_tasks needs 'file:'".into()))
+            })
+        }
+        _ => Err(wrong(file, node, "include_tasks", "a file name or a mapping with 'file:'")),
+    }
+}
+
+fn include_role(node: &Node, is_static: bool, file: &Path) -> Result<Action<'static>> {
+    let keys = ["name", "tasks_from", "vars_from", "defaults_from", "handlers_from", "apply", "public", "allow_duplicates", "rolespec_validate"];
+    let entries = node.as_map().ok_or_else(|| wrong(file, node, "include_role", "a mapping with 'name:'"))?;
+    let mut name = None;
+    let (mut tasks_from, mut vars_from, mut defaults_from) = (None, None, None);
+    let mut apply_tags = Vec::new();
+    for (key, value) in entries {
+        match key.name.as_str() {
+            "name" => name = Some(text(value, "include_role name", file)?),
+            "tasks_from" => tasks_from = Some(text(value, "tasks_from", file)?),
+            "vars_from" => vars_from = Some(text(value, "vars_from", file)?),
+            "defaults_from" => defaults_from = Some(text(value, "defaults_from", file)?),
+            "apply" => {
+                if let Some(t) = value.get("tags") {
+                    apply_tags = string_list(t, "tags", file)?;
+                }
+            }
+            k if keys.contains(&k) => {}
+            other => {
+                return Err(located(file, key.line, ErrorKind::UnknownKey {
+                    context: "include_role parameter",
+                    key: other.into(),
+                    suggestion: suggest(other, keys),
+                }))
+            }
+        }
+    }
+    let name = name.ok_or_else(|| located(file, node.line, ErrorKind::Recipe("include_role needs 'name:'".into())))?;
+    Ok(Action::IncludeRole { name, tasks_from, defaults_from, vars_from, is_static, apply_tags })
+}
+
+/// Parses one task mapping.
+pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
+    let entries = node.as_map().ok_or_else(|| wrong(file, node, "a task", "a mapping"))?;
+    let mut def = TaskDef {
+        line: node.line,
+        name: None,
+        action: Action::Block { block: node, rescue: None, always: None },
+        when: Vec::new(),
+        looping: None,
+        loop_var: "item".into(),
+        index_var: None,
+        loop_label: None,
+        register: None,
+        vars: IndexMap::new(),
+        tags: Vec::new(),
+        notify: Vec::new(),
+        listen: Vec::new(),
+        ignore_errors: None,
+        changed_when: Vec::new(),
+        failed_when: Vec::new(),
+        until: None,
+        retries: None,
+        delay: None,
+        environment: None,
+        no_log: None,
+    };
+    let mut action: Option<(String, Action<'n>)> = None;
+    let mut args_kw: Option<&Node> = None;
+    let (mut block, mut rescue, mut always) = (None, None, None);
+    let set_action = |key: &str, line: usize, a: Action<'n>, slot: &mut Option<(String, Action<'n>)>| -> Result<()> {
+        if let Some((first, _)) = slot {
+            return Err(located(file, line, ErrorKind::TwoModules(first.clone(), key.into())));
+        }
+        *slot = Some((key.to_owned(), a));
+        Ok(())
+    };
+    for (key, value) in entries {
+        let k = key.name.as_str();
+        match k {
+            "name" => def.name = Some(text(value, "name", file)?),
+            "when" => def.when = condition_list(value, file)?,
+            "loop" | "with_items" | "with_list" => {
+                if let Some(previous) = &def.looping {
+                    return Err(located(file, key.line, ErrorKind::Recipe(format!("a task loops once: '{}' and '{k}' both given", previous.keyword))));
+                }
+                let keyword = match k { "loop" => "loop", "with_items" => "with_items", _ => "with_list" };
+                def.looping = Some(LoopDef { keyword, value: value.to_json() });
+            }
+            "loop_control" => {
+                let controls = value.as_map().ok_or_else(|| wrong(file, value, "loop_control", "a mapping"))?;
+                for (ck, cv) in controls {
+                    match ck.name.as_str() {
+                        "loop_var" => def.loop_var = text(cv, "loop_var", file)?,
+                        "index_var" => def.index_var = Some(text(cv, "index_var", file)?),
+                        "label" => def.loop_label = Some(cv.to_json()),
+                        "pause" | "extended" | "extended_allitems" => {}
+                        other => {
+                            return Err(located(file, ck.line, ErrorKind::UnknownKey {
+                                context: "loop_control key",
+                                key: other.into(),
+                                suggestion: suggest(other, ["loop_var", "index_var", "label", "pause", "extended"]),
+                            }))
+                        }
+                    }
+                }
+            }
+            "register" => def.register = Some(text(value, "register", file)?),
+            "vars" => def.vars = var_map(value, "vars", file)?,
+            "tags" => def.tags = string_list(value, "tags", file)?,
+            "notify" => def.notify = string_list(value, "notify", file)?,
+            "listen" => def.listen = string_list(value, "listen", file)?,
+            "ignore_errors" => def.ignore_errors = Some(value.to_json()),
+            "changed_when" => def.changed_when = condition_list(value, file)?,
+            "failed_when" => def.failed_when = condition_list(value, file)?,
+            "until" => def.until = Some(value.to_json()),
+            "retries" => def.retries = Some(value.to_json()),
+            "delay" => def.delay = Some(value.to_json()),
+            "environment" => def.environment = Some(value.to_json()),
+            "no_log" => def.no_log = Some(value.to_json()),
+            "args" => args_kw = Some(value),
+            "block" => block = Some(value),
+            "rescue" => rescue = Some(value),
+            "always" => always = Some(value),
+            "include_tasks" | "import_tasks" | "ansible.builtin.include_tasks" | "ansible.builtin.import_tasks" => {
+                let (file_name, apply_tags) = include_file(value, file)?;
+                let is_static = k.ends_with("import_tasks");
+                set_action(k, key.line, Action::Include { file: file_name, is_static, apply_tags }, &mut action)?;
+            }
+            "include_role" | "import_role" | "ansible.builtin.include_role" | "ansible.builtin.import_role" => {
+                let is_static = k.ends_with("import_role");
+                set_action(k, key.line, include_role(value, is_static, file)?, &mut action)?;
+            }
+            "include" | "ansible.builtin.include" => {
+                return Err(located(file, key.line, ErrorKind::Unsupported {
+                    key: k.into(),
+                    why: "'include' was removed from Ansible; use include_tasks or import_tasks".into(),
+                }))
+            }
+            other if KEYWORDS.contains(&other) => {}
+            other => {
+                if let Some((_, why)) = UNSUPPORTED.iter().find(|(u, _)| *u == other) {
+                    return Err(located(file, key.line, ErrorKind::Unsupported { key: other.into(), why: (*why).into() }));
+                }
+                if other.starts_with("with_") {
+                    return Err(located(file, key.line, ErrorKind::Unsupported {
+                        key: other.into(),
+                        why: "this lookup loop is not supported yet; write 'loop:' with a list".into(),
+                    }));
+                }
+                match modules::lookup(other) {
+                    Some(spec) => {
+                        let args = module_args(spec, value, file)?;
+                        set_action(other, key.line, Action::Module { spec, args, node: value }, &mut action)?;
+                    }
+                    None => {
+                        let candidates = KEYWORDS.iter().copied().chain(modules::names());
+                        let short = other.rsplit('.').next().unwrap_or(other);
+                        return Err(located(file, key.line, ErrorKind::UnknownKey {
+                            context: "module or task keyword",
+                            key: other.into(),
+                            suggestion: suggest(short, candidates),
+                        }));
+                    }
+                }
+            }
+        }
+    }
+    if let Some(block) = block {
+        if let Some((first, _)) = &action {
+            return Err(located(file, node.line, ErrorKind::TwoModules("block".into(), first.clone())));
+        }
+        def.action = Action::Block { block, rescue, always };
+        return Ok(def);
+    }
+    if rescue.is_some() || always.is_some() {
+        return Err(located(file, node.line, ErrorKind::Recipe("rescue and always belong to a block; add 'block:'".into())));
+    }
+    let Some((_, mut found)) = action else {
+        return Err(located(file, node.line, ErrorKind::NoModule));
+    };
+    if let (Some(extra), Action::Module { args, .. }) = (args_kw, &mut found) {
+        let Json::Object(extra) = extra.to_json() else {
+            return Err(wrong(file, extra, "args", "a mapping"));
+        };
+        for (k, v) in extra {
+            args.entry(k).or_insert(v);
+        }
+    }
+    def.action = found;
+    Ok(def)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::parse;
+    use serde_json::json;
+
+    fn parse_one(text: &str) -> Result<()> {
+        let node = parse(text).expect("yaml");
+        parse_task(&node, Path::new("t.yml")).map(|_| ())
+    }
+
+    #[test]
+    fn free_form_command_takes_out_its_words() {
+        let args = parse_command("chdir=/tmp ./mlnxofedinstall --kernel 5.14 creates=/x", crate::modules::shell::FREE_FORM_KEYS);
+        assert_eq!(args["chdir"], json!("/tmp"));
+        assert_eq!(args["creates"], json!("/x"));
+        assert_eq!(args["cmd"], json!("./mlnxofedinstall --kernel 5.14"));
+        let args = parse_command("echo 'a  b' | tr a b", &[]);
+        assert_eq!(args["cmd"], json!("echo 'a  b' | tr a b"));
+    }
+
+    #[test]
+    fn key_value_words() {
+        let args = parse_key_values("path=/etc/x state=directory mode='0755'").expect("kv");
+        assert_eq!(args["mode"], json!("0755"));
+        assert_eq!(parse_key_values("path=/x oops").expect_err("bad"), "oops");
+    }
+
+    #[test]
+    fn task_shapes() {
+        assert!(parse_one("name: x\nshell: echo\n").is_ok());
+        assert!(parse_one("name: x\nansible.builtin.copy: {src: a, dest: /b}\n").is_ok());
+        assert!(parse_one("block:\n  - shell: x\nrescue:\n  - shell: y\n").is_ok());
+        let err = parse_one("name: x\nshel: echo\n").expect_err("typo").to_string();
+        assert!(err.contains("t.yml:2") && err.contains("did you mean 'shell'"), "{err}");
+        let err = parse_one("shell: a\ncommand: b\n").expect_err("two").to_string();
+        assert!(err.contains("two modules"), "{err}");
+        let err = parse_one("name: only a name\n").expect_err("none").to_string();
+        assert!(err.contains("no module"), "{err}");
+        let err = parse_one("shell: a\ndelegate_to: localhost\n").expect_err("unsupported").to_string();
+        assert!(err.contains("not supported"), "{err}");
+    }
+}
