@@ -10,7 +10,11 @@ fn text(value: Option<&Json>) -> String {
     match value {
         None | Some(Json::Null) => String::new(),
         Some(Json::String(s)) => s.clone(),
-        Some(Json::Array(items)) => items.iter().map(|i| text(Some(i))).collect::<Vec<_>>().join(", "),
+        Some(Json::Array(items)) => items
+            .iter()
+            .map(|i| text(Some(i)))
+            .collect::<Vec<_>>()
+            .join(", "),
         Some(other) => other.to_string(),
     }
 }
@@ -24,33 +28,87 @@ pub fn summary(task: &PlannedTask) -> String {
         Some(other) => Some(format!("{name}={}", text(Some(other)))),
         None => None,
     };
-    let joined = |parts: Vec<Option<String>>| parts.into_iter().flatten().collect::<Vec<_>>().join(" ");
+    let joined =
+        |parts: Vec<Option<String>>| parts.into_iter().flatten().collect::<Vec<_>>().join(" ");
     let line = match task.module.as_str() {
         "shell" | "command" | "script" => {
-            let cmd = if task.args.get("argv").is_some() { arg("argv").replace(", ", " ") } else { arg("cmd") };
-            let cmd = cmd.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ");
+            let cmd = if task.args.get("argv").is_some() {
+                arg("argv").replace(", ", " ")
+            } else {
+                arg("cmd")
+            };
+            let cmd = cmd
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join("; ");
             match task.args.get("chdir") {
                 Some(dir) => format!("$ {cmd}   (in {})", text(Some(dir))),
                 None => format!("$ {cmd}"),
             }
         }
         "get_url" | "unarchive" | "copy" | "template" => {
-            let src = if task.module == "get_url" { arg("url") } else if task.args.get("content").is_some() { "(content)".into() } else { arg("src") };
+            let src = if task.module == "get_url" {
+                arg("url")
+            } else if task.args.get("content").is_some() {
+                "(content)".into()
+            } else {
+                arg("src")
+            };
             format!("{src} -> {}", arg("dest"))
         }
         "package" | "apt" | "dnf" => {
-            let state = task.args.get("state").map(|s| text(Some(s))).unwrap_or_else(|| "present".into());
-            let names = if task.args.get("name").is_some() { arg("name") } else { arg("deb") };
-            let extra = on_off("update_cache").map(|u| format!(" {u}")).unwrap_or_default();
+            let state = task
+                .args
+                .get("state")
+                .map(|s| text(Some(s)))
+                .unwrap_or_else(|| "present".into());
+            let names = if task.args.get("name").is_some() {
+                arg("name")
+            } else {
+                arg("deb")
+            };
+            let extra = on_off("update_cache")
+                .map(|u| format!(" {u}"))
+                .unwrap_or_default();
             format!("{state}: {names}{extra}")
         }
-        "systemd" | "service" => joined(vec![Some(arg("name")), on_off("enabled"), on_off("masked"), task.args.get("state").map(|s| format!("state={}", text(Some(s))))]),
-        "file" => joined(vec![Some(arg("path")), task.args.get("state").map(|s| text(Some(s))), task.args.get("mode").map(|m| format!("mode={}", text(Some(m)))), task.args.get("src").map(|s| format!("-> {}", text(Some(s))))]),
+        "systemd" | "service" => joined(vec![
+            Some(arg("name")),
+            on_off("enabled"),
+            on_off("masked"),
+            task.args
+                .get("state")
+                .map(|s| format!("state={}", text(Some(s)))),
+        ]),
+        "file" => joined(vec![
+            Some(arg("path")),
+            task.args.get("state").map(|s| text(Some(s))),
+            task.args
+                .get("mode")
+                .map(|m| format!("mode={}", text(Some(m)))),
+            task.args
+                .get("src")
+                .map(|s| format!("-> {}", text(Some(s)))),
+        ]),
         "lineinfile" => format!("{}: {}", arg("path"), arg("line")),
         "blockinfile" => format!("{} (block)", arg("path")),
-        "user" | "group" => joined(vec![Some(arg("name")), task.args.get("uid").or(task.args.get("gid")).map(|id| format!("id={}", text(Some(id)))), task.args.get("state").map(|s| text(Some(s)))]),
+        "user" | "group" => joined(vec![
+            Some(arg("name")),
+            task.args
+                .get("uid")
+                .or(task.args.get("gid"))
+                .map(|id| format!("id={}", text(Some(id)))),
+            task.args.get("state").map(|s| text(Some(s))),
+        ]),
         "set_fact" => match &task.args {
-            Json::Object(map) => map.iter().filter(|(k, _)| *k != "cacheable").map(|(k, v)| format!("{k}={}", text(Some(v)))).collect::<Vec<_>>().join(" "),
+            Json::Object(map) => map
+                .iter()
+                .filter(|(k, _)| *k != "cacheable")
+                .map(|(k, v)| format!("{k}={}", text(Some(v))))
+                .collect::<Vec<_>>()
+                .join(" "),
             _ => String::new(),
         },
         "debug" | "fail" => arg("msg"),
@@ -60,7 +118,11 @@ pub fn summary(task: &PlannedTask) -> String {
     };
     let mut line = line;
     if let Some(item) = &task.item {
-        let _ = write!(line, "   [{}={}]", item.var, text(Some(&item.value)));
+        let shown = item
+            .label
+            .clone()
+            .unwrap_or_else(|| text(Some(&item.value)));
+        let _ = write!(line, "   [{}={shown}]", item.var);
     }
     if let Some(when) = &task.when {
         let _ = write!(line, "   when: {when}");
@@ -72,12 +134,26 @@ fn push_steps(out: &mut String, steps: &[Step], indent: &str) {
     for step in steps {
         match step {
             Step::Task(task) => {
-                let _ = writeln!(out, "{indent}- {}  [{}]  {}", task.name, task.module, summary(task));
+                let _ = writeln!(
+                    out,
+                    "{indent}- {}  [{}]  {}",
+                    task.name,
+                    task.module,
+                    summary(task)
+                );
                 let _ = writeln!(out, "{indent}    {}", task.source);
             }
             Step::Block(block) => {
-                let when = block.when.as_deref().map(|w| format!("   when: {w}")).unwrap_or_default();
-                let _ = writeln!(out, "{indent}- block: {}{when}   {}", block.name, block.source);
+                let when = block
+                    .when
+                    .as_deref()
+                    .map(|w| format!("   when: {w}"))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "{indent}- block: {}{when}   {}",
+                    block.name, block.source
+                );
                 let deeper = format!("{indent}    ");
                 push_steps(out, &block.block, &deeper);
                 if !block.rescue.is_empty() {
@@ -119,8 +195,17 @@ pub fn plan_tree(plan: &Plan) -> String {
         let _ = writeln!(out, "mirror: {}", text(Some(mirror)));
     }
     for role in &plan.roles {
-        let steps: Vec<Step> = plan.tasks.iter().filter(|s| role_of(s) == role).cloned().collect();
-        let _ = writeln!(out, "\n{role}{}", if steps.is_empty() { "  (no tasks)" } else { "" });
+        let steps: Vec<Step> = plan
+            .tasks
+            .iter()
+            .filter(|s| role_of(s) == role)
+            .cloned()
+            .collect();
+        let _ = writeln!(
+            out,
+            "\n{role}{}",
+            if steps.is_empty() { "  (no tasks)" } else { "" }
+        );
         push_steps(&mut out, &steps, "  ");
     }
     if !plan.handlers.is_empty() {

@@ -75,15 +75,14 @@ impl MirrorConfig {
 
     /// Parses the text of a `mirror.toml`; `path` is used in errors only.
     pub fn parse(text: &str, path: &Path) -> Result<Self, MirrorConfigError> {
-        let config: MirrorConfig =
-            toml::from_str(text).map_err(|e| MirrorConfigError::Parse {
-                path: path.to_owned(),
-                line: e
-                    .span()
-                    .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1)
-                    .unwrap_or(1),
-                message: e.message().to_owned(),
-            })?;
+        let config: MirrorConfig = toml::from_str(text).map_err(|e| MirrorConfigError::Parse {
+            path: path.to_owned(),
+            line: e
+                .span()
+                .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1)
+                .unwrap_or(1),
+            message: e.message().to_owned(),
+        })?;
         if let Some(url) = &config.url {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(MirrorConfigError::BadUrl {

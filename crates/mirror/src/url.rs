@@ -49,14 +49,20 @@ mod tests {
 
     #[test]
     fn keeps_query_and_non_urls() {
-        assert_eq!(collapse_path_slashes("http://h//a?x=//y"), "http://h/a?x=//y");
+        assert_eq!(
+            collapse_path_slashes("http://h//a?x=//y"),
+            "http://h/a?x=//y"
+        );
         assert_eq!(collapse_path_slashes("/tmp//x"), "/tmp//x");
         assert_eq!(collapse_path_slashes("http://h"), "http://h");
     }
 
     #[test]
     fn join_has_one_slash() {
-        assert_eq!(join_url("http://m/", "/nvidia/a.run"), "http://m/nvidia/a.run");
+        assert_eq!(
+            join_url("http://m/", "/nvidia/a.run"),
+            "http://m/nvidia/a.run"
+        );
         assert_eq!(join_url("http://m", "nvidia"), "http://m/nvidia");
     }
 }

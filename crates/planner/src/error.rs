@@ -149,7 +149,9 @@ pub enum ErrorKind {
         searched: String,
     },
     /// A `notify` naming no handler.
-    #[error("notify '{0}' names no handler; add it to the role's handlers/main.yml (name: or listen:)")]
+    #[error(
+        "notify '{0}' names no handler; add it to the role's handlers/main.yml (name: or listen:)"
+    )]
     UnknownHandler(String),
     /// A recipe-level problem.
     #[error("{0}")]
@@ -248,7 +250,12 @@ mod tests {
 
     #[test]
     fn display_has_path_and_line() {
-        let err = PlanError::new(Location::new("roles/a/tasks/main.yml", 3), ErrorKind::NoModule);
-        assert!(err.to_string().starts_with("roles/a/tasks/main.yml:3: task has no module"));
+        let err = PlanError::new(
+            Location::new("roles/a/tasks/main.yml", 3),
+            ErrorKind::NoModule,
+        );
+        assert!(err
+            .to_string()
+            .starts_with("roles/a/tasks/main.yml:3: task has no module"));
     }
 }

@@ -57,7 +57,12 @@ fn and_all(conditions: &[String]) -> Option<String> {
     match conditions {
         [] => None,
         [one] => Some(one.clone()),
-        many => Some(many.iter().map(|c| format!("({c})")).collect::<Vec<_>>().join(" and ")),
+        many => Some(
+            many.iter()
+                .map(|c| format!("({c})"))
+                .collect::<Vec<_>>()
+                .join(" and "),
+        ),
     }
 }
 
@@ -73,17 +78,29 @@ fn union(a: &[String], b: &[String]) -> Vec<String> {
 
 impl Planner<'_> {
     /// Turns a template error into a located plan error naming the task.
-    pub(crate) fn template_error(&self, at: &Location, task: Option<&str>, e: TemplateError) -> PlanError {
+    pub(crate) fn template_error(
+        &self,
+        at: &Location,
+        task: Option<&str>,
+        e: TemplateError,
+    ) -> PlanError {
         let kind = match e {
             TemplateError::Undefined { name, chain } => ErrorKind::Undefined {
                 name,
-                chain: if chain.is_empty() { String::new() } else { format!(" (needed by {})", chain.join(" -> ")) },
+                chain: if chain.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (needed by {})", chain.join(" -> "))
+                },
             },
             TemplateError::Cycle(chain) => ErrorKind::Cycle(chain),
             TemplateError::Other { template, message } => ErrorKind::Template { template, message },
         };
         let kind = match task {
-            Some(task) => ErrorKind::InTask { task: task.to_owned(), inner: Box::new(kind) },
+            Some(task) => ErrorKind::InTask {
+                task: task.to_owned(),
+                inner: Box::new(kind),
+            },
             None => kind,
         };
         PlanError::new(at.clone(), kind)
@@ -93,23 +110,45 @@ impl Planner<'_> {
         scope.with_facts_set(self.facts_set.clone())
     }
 
-    pub(crate) fn render(&self, value: &Json, scope: &Scope, at: &Location, task: Option<&str>) -> Result<Option<Json>> {
+    pub(crate) fn render(
+        &self,
+        value: &Json,
+        scope: &Scope,
+        at: &Location,
+        task: Option<&str>,
+    ) -> Result<Option<Json>> {
         self.templar
             .render(value, &self.full(scope))
             .map_err(|e| self.template_error(at, task, e))
     }
 
     /// Evaluates one `when:` entry; `Ok(None)` when only the build can tell.
-    pub(crate) fn condition(&self, cond: &Json, scope: &Scope, at: &Location, task: Option<&str>) -> Result<Option<bool>> {
+    pub(crate) fn condition(
+        &self,
+        cond: &Json,
+        scope: &Scope,
+        at: &Location,
+        task: Option<&str>,
+    ) -> Result<Option<bool>> {
         let expr = match cond {
             Json::Bool(b) => return Ok(Some(*b)),
             Json::String(s) => s,
             other => return Ok(Some(!other.is_null())),
         };
-        match self.templar.condition(expr, &self.full(scope)).map_err(|e| self.template_error(at, task, e))? {
+        match self
+            .templar
+            .condition(expr, &self.full(scope))
+            .map_err(|e| self.template_error(at, task, e))?
+        {
             Condition::Known(b) => Ok(Some(b)),
             Condition::Deferred => Ok(None),
-            Condition::NotBoolean(value) => Err(PlanError::new(at.clone(), ErrorKind::NotBoolean { expr: expr.clone(), value })),
+            Condition::NotBoolean(value) => Err(PlanError::new(
+                at.clone(),
+                ErrorKind::NotBoolean {
+                    expr: expr.clone(),
+                    value,
+                },
+            )),
         }
     }
 
@@ -120,7 +159,9 @@ impl Planner<'_> {
             let text = match cond {
                 Json::Bool(b) => b.to_string(),
                 Json::String(s) => {
-                    self.templar.check_expression(s).map_err(|e| self.template_error(at, None, e))?;
+                    self.templar
+                        .check_expression(s)
+                        .map_err(|e| self.template_error(at, None, e))?;
                     s.clone()
                 }
                 other => other.to_string(),
@@ -131,7 +172,10 @@ impl Planner<'_> {
     }
 
     pub(crate) fn warn(&mut self, at: &Location, message: impl Into<String>) {
-        let warning = Warning { source: at.to_string(), message: message.into() };
+        let warning = Warning {
+            source: at.to_string(),
+            message: message.into(),
+        };
         if !self.warnings.contains(&warning) {
             self.warnings.push(warning);
         }
@@ -140,7 +184,10 @@ impl Planner<'_> {
     /// Plans a task file.
     pub(crate) fn plan_file(&mut self, file: &Path, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
         let node = self.sources.yaml(file)?;
-        let ctx = Ctx { file: file.to_owned(), ..ctx.clone() };
+        let ctx = Ctx {
+            file: file.to_owned(),
+            ..ctx.clone()
+        };
         if matches!(node.value, Value::Null) {
             self.warn(&Location::file(file), "task file is empty");
             return Ok(());
@@ -152,10 +199,16 @@ impl Planner<'_> {
     pub(crate) fn plan_list(&mut self, node: &Node, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
         match &node.value {
             Value::Null => Ok(()),
-            Value::Seq(items) => items.iter().try_for_each(|item| self.plan_task(item, ctx, out)),
+            Value::Seq(items) => items
+                .iter()
+                .try_for_each(|item| self.plan_task(item, ctx, out)),
             _ => Err(PlanError::new(
                 Location::new(&ctx.file, node.line),
-                ErrorKind::WrongType { what: "a task list".into(), expected: "a list of tasks", found: node.type_name() },
+                ErrorKind::WrongType {
+                    what: "a task list".into(),
+                    expected: "a list of tasks",
+                    found: node.type_name(),
+                },
             )),
         }
     }
@@ -181,7 +234,11 @@ impl Planner<'_> {
                 Action::Module { spec, args, node } => {
                     self.emit_module(&def, spec, args, node, &pass, ctx, &tags, &at, out)?;
                 }
-                Action::Block { block, rescue, always } => {
+                Action::Block {
+                    block,
+                    rescue,
+                    always,
+                } => {
                     if def.looping.is_some() {
                         return Err(PlanError::new(at, ErrorKind::Recipe("a block cannot loop; put the loop on the tasks inside, or loop over include_tasks".into())));
                     }
@@ -209,14 +266,25 @@ impl Planner<'_> {
                         }
                     }
                 }
-                Action::Include { file, is_static, apply_tags } => {
+                Action::Include {
+                    file,
+                    is_static,
+                    apply_tags,
+                } => {
                     if !*is_static && !ctx.handlers && !self.opts.tags.selects(&tags) {
                         continue;
                     }
                     if *is_static && def.looping.is_some() {
-                        return Err(PlanError::new(at, ErrorKind::Recipe("import_tasks cannot loop; use include_tasks".into())));
+                        return Err(PlanError::new(
+                            at,
+                            ErrorKind::Recipe("import_tasks cannot loop; use include_tasks".into()),
+                        ));
                     }
-                    let child_tags = if *is_static { tags.clone() } else { union(&ctx.tags, apply_tags) };
+                    let child_tags = if *is_static {
+                        tags.clone()
+                    } else {
+                        union(&ctx.tags, apply_tags)
+                    };
                     let name = match self.render(file, &pass.scope, &at, label)? {
                         Some(Json::String(name)) => name,
                         Some(other) => {
@@ -227,16 +295,37 @@ impl Planner<'_> {
                         }
                     };
                     let path = self.include_path(&name, ctx, &at)?;
-                    let child = Ctx { tags: child_tags, ..self.child_ctx(ctx, &def, &pass, tags.clone(), label, &at)? };
+                    let child = Ctx {
+                        tags: child_tags,
+                        ..self.child_ctx(ctx, &def, &pass, tags.clone(), label, &at)?
+                    };
                     self.plan_file(&path, &child, out)?;
                 }
-                Action::IncludeRole { name, tasks_from, defaults_from, vars_from, is_static, apply_tags } => {
+                Action::IncludeRole {
+                    name,
+                    tasks_from,
+                    defaults_from,
+                    vars_from,
+                    is_static,
+                    apply_tags,
+                } => {
                     if !*is_static && !ctx.handlers && !self.opts.tags.selects(&tags) {
                         continue;
                     }
-                    let child_tags = if *is_static { tags.clone() } else { union(&ctx.tags, apply_tags) };
-                    let child = Ctx { tags: child_tags, ..self.child_ctx(ctx, &def, &pass, tags.clone(), label, &at)? };
-                    let froms = [tasks_from.as_deref(), defaults_from.as_deref(), vars_from.as_deref()];
+                    let child_tags = if *is_static {
+                        tags.clone()
+                    } else {
+                        union(&ctx.tags, apply_tags)
+                    };
+                    let child = Ctx {
+                        tags: child_tags,
+                        ..self.child_ctx(ctx, &def, &pass, tags.clone(), label, &at)?
+                    };
+                    let froms = [
+                        tasks_from.as_deref(),
+                        defaults_from.as_deref(),
+                        vars_from.as_deref(),
+                    ];
                     self.plan_included_role(name, froms, &child, &at, out)?;
                 }
             }
@@ -260,7 +349,13 @@ impl Planner<'_> {
     }
 
     /// The passes of a task: one per loop item (None where `when` folds to false).
-    fn passes(&mut self, def: &TaskDef, scope: &Scope, ctx: &Ctx, at: &Location) -> Result<Vec<Option<Pass>>> {
+    fn passes(
+        &mut self,
+        def: &TaskDef,
+        scope: &Scope,
+        ctx: &Ctx,
+        at: &Location,
+    ) -> Result<Vec<Option<Pass>>> {
         let label = def.name.as_deref();
         let Some(looping) = &def.looping else {
             return Ok(vec![self.pass(def, scope.clone(), ctx, None, None, at)?]);
@@ -273,7 +368,14 @@ impl Planner<'_> {
                     deferred.insert(index_var.clone(), VarValue::Deferred);
                 }
                 let loop_scope = scope.with_layer(Arc::new(deferred));
-                return Ok(vec![self.pass(def, loop_scope, ctx, None, Some(looping.value.clone()), at)?]);
+                return Ok(vec![self.pass(
+                    def,
+                    loop_scope,
+                    ctx,
+                    None,
+                    Some(looping.value.clone()),
+                    at,
+                )?]);
             }
             Some(Json::Array(items)) if looping.keyword == "with_items" => items
                 .into_iter()
@@ -286,11 +388,14 @@ impl Planner<'_> {
             Some(Json::Null) if looping.keyword == "with_items" => Vec::new(),
             Some(scalar @ Json::String(_)) if looping.keyword == "with_items" => vec![scalar],
             Some(other) => {
-                return Err(PlanError::new(at.clone(), ErrorKind::WrongType {
-                    what: looping.keyword.into(),
-                    expected: "a list",
-                    found: crate::modules::types::json_type(&other),
-                }))
+                return Err(PlanError::new(
+                    at.clone(),
+                    ErrorKind::WrongType {
+                        what: looping.keyword.into(),
+                        expected: "a list",
+                        found: crate::modules::types::json_type(&other),
+                    },
+                ))
             }
         };
         let length = items.len();
@@ -301,13 +406,37 @@ impl Planner<'_> {
             if let Some(index_var) = &def.index_var {
                 layer.insert(index_var.clone(), VarValue::Raw(Json::from(index)));
             }
-            let item = LoopItem { var: def.loop_var.clone(), value, index, length, index_var: def.index_var.clone() };
-            passes.push(self.pass(def, scope.with_layer(Arc::new(layer)), ctx, Some(item), None, at)?);
+            let item_scope = scope.with_layer(Arc::new(layer));
+            let label = match &def.loop_label {
+                Some(raw) => match self.render(raw, &item_scope, at, label)? {
+                    Some(Json::String(s)) => Some(s),
+                    Some(other) => Some(other.to_string()),
+                    None => None,
+                },
+                None => None,
+            };
+            let item = LoopItem {
+                var: def.loop_var.clone(),
+                value,
+                index,
+                length,
+                index_var: def.index_var.clone(),
+                label,
+            };
+            passes.push(self.pass(def, item_scope, ctx, Some(item), None, at)?);
         }
         Ok(passes)
     }
 
-    fn pass(&mut self, def: &TaskDef, scope: Scope, ctx: &Ctx, item: Option<LoopItem>, loop_over: Option<Json>, at: &Location) -> Result<Option<Pass>> {
+    fn pass(
+        &mut self,
+        def: &TaskDef,
+        scope: Scope,
+        ctx: &Ctx,
+        item: Option<LoopItem>,
+        loop_over: Option<Json>,
+        at: &Location,
+    ) -> Result<Option<Pass>> {
         let mut whens = ctx.when.clone();
         for cond in &def.when {
             match self.condition(cond, &scope, at, def.name.as_deref())? {
@@ -319,25 +448,53 @@ impl Planner<'_> {
                 }),
             }
         }
-        Ok(Some(Pass { scope, whens, item, loop_over }))
+        Ok(Some(Pass {
+            scope,
+            whens,
+            item,
+            loop_over,
+        }))
     }
 
-    fn child_ctx(&self, ctx: &Ctx, def: &TaskDef, pass: &Pass, tags: Vec<String>, label: Option<&str>, at: &Location) -> Result<Ctx> {
+    fn child_ctx(
+        &self,
+        ctx: &Ctx,
+        def: &TaskDef,
+        pass: &Pass,
+        tags: Vec<String>,
+        label: Option<&str>,
+        at: &Location,
+    ) -> Result<Ctx> {
         Ok(Ctx {
             scope: pass.scope.clone(),
             when: pass.whens.clone(),
             tags,
             environment: self.environment(ctx, def.environment.as_ref(), &pass.scope, at, label)?,
-            ignore_errors: self.ignore_errors(ctx, def.ignore_errors.as_ref(), &pass.scope, at, label)?,
+            ignore_errors: self.ignore_errors(
+                ctx,
+                def.ignore_errors.as_ref(),
+                &pass.scope,
+                at,
+                label,
+            )?,
             depth: ctx.depth + 1,
             ..ctx.clone()
         })
     }
 
-    fn environment(&self, ctx: &Ctx, env: Option<&Json>, scope: &Scope, at: &Location, label: Option<&str>) -> Result<IndexMap<String, Json>> {
+    fn environment(
+        &self,
+        ctx: &Ctx,
+        env: Option<&Json>,
+        scope: &Scope,
+        at: &Location,
+        label: Option<&str>,
+    ) -> Result<IndexMap<String, Json>> {
         let mut merged = ctx.environment.clone();
         let Some(env) = env else { return Ok(merged) };
-        let rendered = self.render(env, scope, at, label)?.unwrap_or_else(|| env.clone());
+        let rendered = self
+            .render(env, scope, at, label)?
+            .unwrap_or_else(|| env.clone());
         match rendered {
             Json::Object(map) => {
                 for (k, v) in map {
@@ -346,28 +503,50 @@ impl Planner<'_> {
                 Ok(merged)
             }
             Json::Null => Ok(merged),
-            other => Err(PlanError::new(at.clone(), ErrorKind::WrongType {
-                what: "environment".into(),
-                expected: "a mapping of variable names to values",
-                found: crate::modules::types::json_type(&other),
-            })),
+            other => Err(PlanError::new(
+                at.clone(),
+                ErrorKind::WrongType {
+                    what: "environment".into(),
+                    expected: "a mapping of variable names to values",
+                    found: crate::modules::types::json_type(&other),
+                },
+            )),
         }
     }
 
-    fn ignore_errors(&self, ctx: &Ctx, value: Option<&Json>, scope: &Scope, at: &Location, label: Option<&str>) -> Result<Option<Json>> {
-        let Some(value) = value else { return Ok(ctx.ignore_errors.clone()) };
+    fn ignore_errors(
+        &self,
+        ctx: &Ctx,
+        value: Option<&Json>,
+        scope: &Scope,
+        at: &Location,
+        label: Option<&str>,
+    ) -> Result<Option<Json>> {
+        let Some(value) = value else {
+            return Ok(ctx.ignore_errors.clone());
+        };
         match self.render(value, scope, at, label)? {
             None => Ok(Some(value.clone())),
             Some(Json::Bool(b)) => Ok(b.then_some(Json::Bool(true))),
             Some(Json::String(s)) => match parse_bool(&s) {
                 Some(b) => Ok(b.then_some(Json::Bool(true))),
-                None => Err(PlanError::new(at.clone(), ErrorKind::WrongType { what: "ignore_errors".into(), expected: "a boolean", found: "a string" })),
+                None => Err(PlanError::new(
+                    at.clone(),
+                    ErrorKind::WrongType {
+                        what: "ignore_errors".into(),
+                        expected: "a boolean",
+                        found: "a string",
+                    },
+                )),
             },
-            Some(other) => Err(PlanError::new(at.clone(), ErrorKind::WrongType {
-                what: "ignore_errors".into(),
-                expected: "a boolean",
-                found: crate::modules::types::json_type(&other),
-            })),
+            Some(other) => Err(PlanError::new(
+                at.clone(),
+                ErrorKind::WrongType {
+                    what: "ignore_errors".into(),
+                    expected: "a boolean",
+                    found: crate::modules::types::json_type(&other),
+                },
+            )),
         }
     }
 
@@ -377,8 +556,15 @@ impl Planner<'_> {
                 "includes nested {MAX_INCLUDE_DEPTH} deep: a file includes itself; break the include loop"
             ))));
         }
-        if Path::new(name).is_absolute() || name.split('/').any(|part| part == "..") && ctx.role_dir.is_none() {
-            return Err(PlanError::new(at.clone(), ErrorKind::Recipe(format!("include file '{name}' must be a path inside the project"))));
+        if Path::new(name).is_absolute()
+            || name.split('/').any(|part| part == "..") && ctx.role_dir.is_none()
+        {
+            return Err(PlanError::new(
+                at.clone(),
+                ErrorKind::Recipe(format!(
+                    "include file '{name}' must be a path inside the project"
+                )),
+            ));
         }
         let here = ctx.file.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut candidates = vec![here.join(name)];
@@ -386,30 +572,74 @@ impl Planner<'_> {
             candidates.push(role_dir.join("tasks").join(name));
         }
         candidates.dedup();
-        candidates.iter().find(|c| self.sources.is_file(c)).cloned().ok_or_else(|| {
-            PlanError::new(at.clone(), ErrorKind::MissingFile {
-                what: "include file",
-                name: name.to_owned(),
-                searched: candidates.iter().map(|c| c.display().to_string()).collect::<Vec<_>>().join(", "),
+        candidates
+            .iter()
+            .find(|c| self.sources.is_file(c))
+            .cloned()
+            .ok_or_else(|| {
+                PlanError::new(
+                    at.clone(),
+                    ErrorKind::MissingFile {
+                        what: "include file",
+                        name: name.to_owned(),
+                        searched: candidates
+                            .iter()
+                            .map(|c| c.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    },
+                )
             })
-        })
     }
 
-    fn plan_included_role(&mut self, name: &str, froms: [Option<&str>; 3], ctx: &Ctx, at: &Location, out: &mut Vec<Step>) -> Result<()> {
+    fn plan_included_role(
+        &mut self,
+        name: &str,
+        froms: [Option<&str>; 3],
+        ctx: &Ctx,
+        at: &Location,
+        out: &mut Vec<Step>,
+    ) -> Result<()> {
         let [tasks_from, defaults_from, vars_from] = froms;
         let role_dir = find_role(&self.sources, &self.project.root, name, at.clone())?;
-        let defaults = var_layer(&mut self.sources, &role_dir, "defaults", defaults_from.unwrap_or("main"))?;
-        let vars = var_layer(&mut self.sources, &role_dir, "vars", vars_from.unwrap_or("main"))?;
-        let scope = ctx.scope.with_bottom_layer(defaults).with_layer(vars).with_layer(role_magic(name, &role_dir));
+        let defaults = var_layer(
+            &mut self.sources,
+            &role_dir,
+            "defaults",
+            defaults_from.unwrap_or("main"),
+        )?;
+        let vars = var_layer(
+            &mut self.sources,
+            &role_dir,
+            "vars",
+            vars_from.unwrap_or("main"),
+        )?;
+        let scope = ctx
+            .scope
+            .with_bottom_layer(defaults)
+            .with_layer(vars)
+            .with_layer(role_magic(name, &role_dir));
         let tasks_from = tasks_from.unwrap_or("main");
-        let file = yaml_file(&self.sources, &role_dir.join("tasks"), tasks_from).ok_or_else(|| {
-            PlanError::new(at.clone(), ErrorKind::MissingFile {
-                what: "role task file",
-                name: tasks_from.to_owned(),
-                searched: role_dir.join("tasks").join(format!("{tasks_from}.yml")).display().to_string(),
-            })
-        })?;
-        let child = Ctx { scope, role_dir: Some(role_dir.clone()), ..ctx.clone() };
+        let file =
+            yaml_file(&self.sources, &role_dir.join("tasks"), tasks_from).ok_or_else(|| {
+                PlanError::new(
+                    at.clone(),
+                    ErrorKind::MissingFile {
+                        what: "role task file",
+                        name: tasks_from.to_owned(),
+                        searched: role_dir
+                            .join("tasks")
+                            .join(format!("{tasks_from}.yml"))
+                            .display()
+                            .to_string(),
+                    },
+                )
+            })?;
+        let child = Ctx {
+            scope,
+            role_dir: Some(role_dir.clone()),
+            ..ctx.clone()
+        };
         self.plan_role_handlers(&role_dir, &child)?;
         self.plan_file(&file, &child, out)
     }
@@ -423,7 +653,11 @@ impl Planner<'_> {
         let Some(file) = yaml_file(&self.sources, &role_dir.join("handlers"), "main") else {
             return Ok(());
         };
-        let handler_ctx = Ctx { handlers: true, when: Vec::new(), ..ctx.clone() };
+        let handler_ctx = Ctx {
+            handlers: true,
+            when: Vec::new(),
+            ..ctx.clone()
+        };
         let mut handlers = Vec::new();
         self.plan_file(&file, &handler_ctx, &mut handlers)?;
         for step in &handlers {
@@ -482,10 +716,21 @@ impl Planner<'_> {
             let hint = unknown_field(&message)
                 .map(|field| crate::error::suggest(field, known_fields(&message)))
                 .unwrap_or_default();
-            PlanError::new(at.clone(), ErrorKind::Module { module: spec.name.into(), message: format!("{message}{hint}") })
+            PlanError::new(
+                at.clone(),
+                ErrorKind::Module {
+                    module: spec.name.into(),
+                    message: format!("{message}{hint}"),
+                },
+            )
         })?;
         let name = match &def.name {
-            Some(raw) => self.templar.render_text(raw, &self.full(&pass.scope)).ok().flatten().unwrap_or_else(|| raw.clone()),
+            Some(raw) => self
+                .templar
+                .render_text(raw, &self.full(&pass.scope))
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| raw.clone()),
             None => spec.name.to_owned(),
         };
         let mut task = PlannedTask {
@@ -502,7 +747,13 @@ impl Planner<'_> {
             register: def.register.clone(),
             notify: def.notify.clone(),
             listen: def.listen.clone(),
-            ignore_errors: self.ignore_errors(ctx, def.ignore_errors.as_ref(), &pass.scope, at, label)?,
+            ignore_errors: self.ignore_errors(
+                ctx,
+                def.ignore_errors.as_ref(),
+                &pass.scope,
+                at,
+                label,
+            )?,
             changed_when: self.runtime_expression(&def.changed_when, at)?,
             failed_when: self.runtime_expression(&def.failed_when, at)?,
             until: None,
@@ -512,16 +763,26 @@ impl Planner<'_> {
             rendered: None,
         };
         if let Some(until) = &def.until {
-            let until = self.runtime_expression(std::slice::from_ref(until), at)?.unwrap_or_default();
+            let until = self
+                .runtime_expression(std::slice::from_ref(until), at)?
+                .unwrap_or_default();
             let retries = match &def.retries {
-                Some(r) => self.render(r, &pass.scope, at, label)?.unwrap_or_else(|| r.clone()),
+                Some(r) => self
+                    .render(r, &pass.scope, at, label)?
+                    .unwrap_or_else(|| r.clone()),
                 None => Json::from(3),
             };
             let delay = match &def.delay {
-                Some(d) => self.render(d, &pass.scope, at, label)?.unwrap_or_else(|| d.clone()),
+                Some(d) => self
+                    .render(d, &pass.scope, at, label)?
+                    .unwrap_or_else(|| d.clone()),
                 None => Json::from(5),
             };
-            task.until = Some(Retry { until, retries, delay });
+            task.until = Some(Retry {
+                until,
+                retries,
+                delay,
+            });
         }
         if let Some(no_log) = &def.no_log {
             task.no_log = match self.render(no_log, &pass.scope, at, label)? {
@@ -539,8 +800,20 @@ impl Planner<'_> {
     }
 
     /// What some modules need at plan time: local files, rendered templates, facts, lint.
-    fn module_specifics(&mut self, task: &mut PlannedTask, pass: &Pass, ctx: &Ctx, at: &Location, label: Option<&str>) -> Result<()> {
-        let arg = |name: &str| task.args.get(name).and_then(Json::as_str).map(str::to_owned);
+    fn module_specifics(
+        &mut self,
+        task: &mut PlannedTask,
+        pass: &Pass,
+        ctx: &Ctx,
+        at: &Location,
+        label: Option<&str>,
+    ) -> Result<()> {
+        let arg = |name: &str| {
+            task.args
+                .get(name)
+                .and_then(Json::as_str)
+                .map(str::to_owned)
+        };
         let flag = |name: &str| {
             task.args
                 .get(name)
@@ -550,7 +823,9 @@ impl Planner<'_> {
         };
         match task.module.as_str() {
             "template" => {
-                if let Some(src) = arg("src").filter(|_| !task.deferred.contains(&"src".to_string())) {
+                if let Some(src) =
+                    arg("src").filter(|_| !task.deferred.contains(&"src".to_string()))
+                {
                     let path = self.local_file(&src, "templates", ctx, at, "template")?;
                     let text = self.sources.read_text(&path)?;
                     let file_at = Location::file(&path);
@@ -563,9 +838,14 @@ impl Planner<'_> {
                 }
             }
             "copy" | "unarchive" => {
-                let remote = flag("remote_src") || (task.module == "unarchive" && task.args.get("copy") == Some(&Json::Bool(false)));
+                let remote = flag("remote_src")
+                    || (task.module == "unarchive"
+                        && task.args.get("copy") == Some(&Json::Bool(false)));
                 if let Some(src) = arg("src") {
-                    let local = !remote && !src.starts_with('/') && !src.contains("://") && !task.deferred.contains(&"src".to_string());
+                    let local = !remote
+                        && !src.starts_with('/')
+                        && !src.contains("://")
+                        && !task.deferred.contains(&"src".to_string());
                     if local {
                         let path = self.local_file(&src, "files", ctx, at, "file")?;
                         self.sources.record(&path);
@@ -574,7 +854,9 @@ impl Planner<'_> {
                 }
             }
             "script" => {
-                if let Some(cmd) = arg("cmd").filter(|_| !task.deferred.contains(&"cmd".to_string())) {
+                if let Some(cmd) =
+                    arg("cmd").filter(|_| !task.deferred.contains(&"cmd".to_string()))
+                {
                     let script = cmd.split_whitespace().next().unwrap_or_default().to_owned();
                     let path = self.local_file(&script, "files", ctx, at, "script")?;
                     self.sources.record(&path);
@@ -588,7 +870,11 @@ impl Planner<'_> {
                         if name == "cacheable" {
                             continue;
                         }
-                        let var = if deferred_task || task.deferred.contains(name) { VarValue::Deferred } else { VarValue::Raw(value.clone()) };
+                        let var = if deferred_task || task.deferred.contains(name) {
+                            VarValue::Deferred
+                        } else {
+                            VarValue::Raw(value.clone())
+                        };
                         Arc::make_mut(&mut self.facts_set).insert(name.clone(), var);
                     }
                 }
@@ -603,10 +889,8 @@ impl Planner<'_> {
                     self.warn(at, "uname reports the build host's kernel, not the image's; use {{ kernel_version }}");
                 }
             }
-            "systemd" | "service" => {
-                if task.args.get("state").is_some() {
-                    self.warn(at, "state: started/stopped/restarted has no meaning in an image build (no daemon runs); the build refuses it, use enabled:");
-                }
+            "systemd" | "service" if task.args.get("state").is_some() => {
+                self.warn(at, "state: started/stopped/restarted has no meaning in an image build (no daemon runs); the build refuses it, use enabled:");
             }
             _ => {}
         }
@@ -614,7 +898,14 @@ impl Planner<'_> {
     }
 
     /// Finds a file a task reads from the project: the role's `files/` or `templates/` first.
-    fn local_file(&self, name: &str, sub: &str, ctx: &Ctx, at: &Location, what: &'static str) -> Result<PathBuf> {
+    fn local_file(
+        &self,
+        name: &str,
+        sub: &str,
+        ctx: &Ctx,
+        at: &Location,
+        what: &'static str,
+    ) -> Result<PathBuf> {
         let here = ctx.file.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut candidates = Vec::new();
         if let Some(role_dir) = &ctx.role_dir {
@@ -625,18 +916,28 @@ impl Planner<'_> {
         candidates.push(here.join(name));
         candidates.dedup();
         if name.split('/').any(|p| p == "..") {
-            return Err(PlanError::new(at.clone(), ErrorKind::Recipe(format!("{what} '{name}' must be inside the role folder"))));
+            return Err(PlanError::new(
+                at.clone(),
+                ErrorKind::Recipe(format!("{what} '{name}' must be inside the role folder")),
+            ));
         }
         candidates
             .iter()
             .find(|c| self.sources.is_file(c) || self.sources.is_dir(c))
             .cloned()
             .ok_or_else(|| {
-                PlanError::new(at.clone(), ErrorKind::MissingFile {
-                    what,
-                    name: name.to_owned(),
-                    searched: candidates.iter().map(|c| c.display().to_string()).collect::<Vec<_>>().join(", "),
-                })
+                PlanError::new(
+                    at.clone(),
+                    ErrorKind::MissingFile {
+                        what,
+                        name: name.to_owned(),
+                        searched: candidates
+                            .iter()
+                            .map(|c| c.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    },
+                )
             })
     }
 
@@ -660,8 +961,14 @@ impl Planner<'_> {
 /// `role_name` and `role_path` (relative to the project root) for a role's tasks.
 pub(crate) fn role_magic(name: &str, role_dir: &Path) -> Arc<Layer> {
     let mut layer = Layer::new();
-    layer.insert("role_name".into(), VarValue::Raw(Json::String(name.to_owned())));
-    layer.insert("role_path".into(), VarValue::Raw(Json::String(role_dir.display().to_string())));
+    layer.insert(
+        "role_name".into(),
+        VarValue::Raw(Json::String(name.to_owned())),
+    );
+    layer.insert(
+        "role_path".into(),
+        VarValue::Raw(Json::String(role_dir.display().to_string())),
+    );
     Arc::new(layer)
 }
 

@@ -22,7 +22,9 @@ pub fn parse_extra_vars(arg: &str, cwd: &Path) -> Result<IndexMap<String, Json>>
     let trimmed = arg.trim();
     if let Some(file) = trimmed.strip_prefix('@') {
         let text = std::fs::read_to_string(cwd.join(file)).map_err(|e| {
-            PlanError::unlocated(ErrorKind::ExtraVar(format!("{arg}: cannot read {file}: {e}")))
+            PlanError::unlocated(ErrorKind::ExtraVar(format!(
+                "{arg}: cannot read {file}: {e}"
+            )))
         })?;
         return mapping(&text);
     }
@@ -44,8 +46,14 @@ mod tests {
     #[test]
     fn forms() {
         let cwd = Path::new(".");
-        assert_eq!(parse_extra_vars("a=1 b=x", cwd).expect("kv")["a"], json!("1"));
-        assert_eq!(parse_extra_vars("{\"a\": [1]}", cwd).expect("json")["a"], json!([1]));
+        assert_eq!(
+            parse_extra_vars("a=1 b=x", cwd).expect("kv")["a"],
+            json!("1")
+        );
+        assert_eq!(
+            parse_extra_vars("{\"a\": [1]}", cwd).expect("json")["a"],
+            json!([1])
+        );
         assert!(parse_extra_vars("novalue", cwd).is_err());
         assert!(parse_extra_vars("@/nonexistent/file.yml", cwd).is_err());
     }

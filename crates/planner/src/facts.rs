@@ -25,12 +25,42 @@ struct Known {
 }
 
 const KNOWN: &[Known] = &[
-    Known { name: "Rocky", family: "RedHat", pkg_mgr: "dnf", repos: &["rockylinux", "rocky", "rockylinux-minimal"] },
-    Known { name: "AlmaLinux", family: "RedHat", pkg_mgr: "dnf", repos: &["almalinux"] },
-    Known { name: "RedHat", family: "RedHat", pkg_mgr: "dnf", repos: &["ubi8", "ubi9", "ubi"] },
-    Known { name: "CentOS", family: "RedHat", pkg_mgr: "dnf", repos: &["centos", "stream9", "stream8"] },
-    Known { name: "Ubuntu", family: "Debian", pkg_mgr: "apt", repos: &["ubuntu"] },
-    Known { name: "Debian", family: "Debian", pkg_mgr: "apt", repos: &["debian"] },
+    Known {
+        name: "Rocky",
+        family: "RedHat",
+        pkg_mgr: "dnf",
+        repos: &["rockylinux", "rocky", "rockylinux-minimal"],
+    },
+    Known {
+        name: "AlmaLinux",
+        family: "RedHat",
+        pkg_mgr: "dnf",
+        repos: &["almalinux"],
+    },
+    Known {
+        name: "RedHat",
+        family: "RedHat",
+        pkg_mgr: "dnf",
+        repos: &["ubi8", "ubi9", "ubi"],
+    },
+    Known {
+        name: "CentOS",
+        family: "RedHat",
+        pkg_mgr: "dnf",
+        repos: &["centos", "stream9", "stream8"],
+    },
+    Known {
+        name: "Ubuntu",
+        family: "Debian",
+        pkg_mgr: "apt",
+        repos: &["ubuntu"],
+    },
+    Known {
+        name: "Debian",
+        family: "Debian",
+        pkg_mgr: "apt",
+        repos: &["debian"],
+    },
 ];
 
 /// Debian and Ubuntu suites debootstrap knows, with their distribution and version.
@@ -55,7 +85,10 @@ pub fn distro_from_reference(reference: &str) -> Option<Distro> {
     let (repo, tag) = last.split_once(':')?;
     let distro = KNOWN.iter().find(|k| k.repos.contains(&repo))?;
     if let Some((_, name, version)) = SUITES.iter().find(|(suite, _, _)| *suite == tag) {
-        return (*name == distro.name).then(|| Distro { name: (*name).into(), version: (*version).into() });
+        return (*name == distro.name).then(|| Distro {
+            name: (*name).into(),
+            version: (*version).into(),
+        });
     }
     // Rocky's dated tags (9.5.20241118) and patch tags keep major.minor; Debian keeps major.
     let numeric: Vec<&str> = tag
@@ -63,8 +96,16 @@ pub fn distro_from_reference(reference: &str) -> Option<Distro> {
         .take_while(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
         .collect();
     let keep = if distro.name == "Debian" { 1 } else { 2 };
-    let version = numeric.iter().take(keep).copied().collect::<Vec<_>>().join(".");
-    (!version.is_empty()).then(|| Distro { name: distro.name.into(), version })
+    let version = numeric
+        .iter()
+        .take(keep)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(".");
+    (!version.is_empty()).then(|| Distro {
+        name: distro.name.into(),
+        version,
+    })
 }
 
 /// The distribution of a debootstrap suite (`bookworm`).
@@ -72,26 +113,47 @@ pub fn distro_from_suite(suite: &str) -> Option<Distro> {
     SUITES
         .iter()
         .find(|(s, _, _)| *s == suite)
-        .map(|(_, name, version)| Distro { name: (*name).into(), version: (*version).into() })
+        .map(|(_, name, version)| Distro {
+            name: (*name).into(),
+            version: (*version).into(),
+        })
 }
 
 /// The `ansible_*` facts for `distro`, with `ansible_kernel` taken from `kernel` (which may be
 /// a template such as `{{ kernel_version }}`), each also under `ansible_facts`.
-pub fn facts_for(distro: &Distro, kernel: Json, overrides: &IndexMap<String, Json>) -> IndexMap<String, Json> {
+pub fn facts_for(
+    distro: &Distro,
+    kernel: Json,
+    overrides: &IndexMap<String, Json>,
+) -> IndexMap<String, Json> {
     let info = known(&distro.name);
-    let major = distro.version.split('.').next().unwrap_or(&distro.version).to_owned();
+    let major = distro
+        .version
+        .split('.')
+        .next()
+        .unwrap_or(&distro.version)
+        .to_owned();
     let release = SUITES
         .iter()
         .find(|(_, name, version)| *name == distro.name && *version == distro.version)
         .map(|(suite, _, _)| *suite)
         .unwrap_or("");
     let mut facts: IndexMap<String, Json> = IndexMap::new();
-    facts.insert("distribution".into(), json!(info.map(|k| k.name).unwrap_or(&distro.name)));
+    facts.insert(
+        "distribution".into(),
+        json!(info.map(|k| k.name).unwrap_or(&distro.name)),
+    );
     facts.insert("distribution_version".into(), json!(distro.version));
     facts.insert("distribution_major_version".into(), json!(major));
     facts.insert("distribution_release".into(), json!(release));
-    facts.insert("os_family".into(), json!(info.map(|k| k.family).unwrap_or(&distro.name)));
-    facts.insert("pkg_mgr".into(), json!(info.map(|k| k.pkg_mgr).unwrap_or("unknown")));
+    facts.insert(
+        "os_family".into(),
+        json!(info.map(|k| k.family).unwrap_or(&distro.name)),
+    );
+    facts.insert(
+        "pkg_mgr".into(),
+        json!(info.map(|k| k.pkg_mgr).unwrap_or("unknown")),
+    );
     facts.insert("architecture".into(), json!("x86_64"));
     facts.insert("machine".into(), json!("x86_64"));
     facts.insert("system".into(), json!("Linux"));
@@ -105,7 +167,10 @@ pub fn facts_for(distro: &Distro, kernel: Json, overrides: &IndexMap<String, Jso
         .iter()
         .map(|(k, v)| (format!("ansible_{k}"), v.clone()))
         .collect();
-    out.insert("ansible_facts".into(), Json::Object(facts.into_iter().collect()));
+    out.insert(
+        "ansible_facts".into(),
+        Json::Object(facts.into_iter().collect()),
+    );
     out
 }
 
@@ -119,17 +184,32 @@ mod tests {
     use super::*;
 
     fn d(name: &str, version: &str) -> Option<Distro> {
-        Some(Distro { name: name.into(), version: version.into() })
+        Some(Distro {
+            name: name.into(),
+            version: version.into(),
+        })
     }
 
     #[test]
     fn references() {
-        assert_eq!(distro_from_reference("docker.io/rockylinux/rockylinux:8.10"), d("Rocky", "8.10"));
-        assert_eq!(distro_from_reference("quay.io/rockylinux/rockylinux:9.5.20241118"), d("Rocky", "9.5"));
+        assert_eq!(
+            distro_from_reference("docker.io/rockylinux/rockylinux:8.10"),
+            d("Rocky", "8.10")
+        );
+        assert_eq!(
+            distro_from_reference("quay.io/rockylinux/rockylinux:9.5.20241118"),
+            d("Rocky", "9.5")
+        );
         assert_eq!(distro_from_reference("ubuntu:22.04"), d("Ubuntu", "22.04"));
-        assert_eq!(distro_from_reference("docker.io/library/debian:12.8"), d("Debian", "12"));
+        assert_eq!(
+            distro_from_reference("docker.io/library/debian:12.8"),
+            d("Debian", "12")
+        );
         assert_eq!(distro_from_reference("debian:bookworm"), d("Debian", "12"));
-        assert_eq!(distro_from_reference("ubuntu:22.04@sha256:abc"), d("Ubuntu", "22.04"));
+        assert_eq!(
+            distro_from_reference("ubuntu:22.04@sha256:abc"),
+            d("Ubuntu", "22.04")
+        );
         assert_eq!(distro_from_reference("example/custom:1"), None);
         assert_eq!(distro_from_reference("ubuntu:latest"), None);
     }
@@ -143,7 +223,14 @@ mod tests {
 
     #[test]
     fn facts_mirror_ansible_names() {
-        let facts = facts_for(&Distro { name: "Rocky".into(), version: "9.5".into() }, json!("5.14.0"), &IndexMap::new());
+        let facts = facts_for(
+            &Distro {
+                name: "Rocky".into(),
+                version: "9.5".into(),
+            },
+            json!("5.14.0"),
+            &IndexMap::new(),
+        );
         assert_eq!(facts["ansible_distribution"], json!("Rocky"));
         assert_eq!(facts["ansible_distribution_major_version"], json!("9"));
         assert_eq!(facts["ansible_os_family"], json!("RedHat"));

@@ -41,7 +41,14 @@ pub fn matrix(project: &Project, opts: &PlanOptions) -> Result<Vec<MatrixRow>> {
                 Ok(Some(other)) => Some(other.to_string()),
             }
         };
-        let fact = |name: &str| facts.facts.get(name).and_then(Json::as_str).unwrap_or_default().to_owned();
+        let fact = |name: &str| {
+            facts
+                .facts
+                .get(name)
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
         rows.push(MatrixRow {
             image: image.clone(),
             os: fact("ansible_distribution"),

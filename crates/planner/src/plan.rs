@@ -112,6 +112,9 @@ pub struct LoopItem {
     /// `loop_control.index_var`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index_var: Option<String>,
+    /// `loop_control.label`, rendered for this item.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// `until` with its retry settings.

@@ -73,7 +73,13 @@ pub fn plan(project: &Project, image: &str, opts: &PlanOptions) -> Result<Plan> 
 }
 
 /// Loads a recipe and works out its facts and recipe-level scope (used by `matrix` and `list`).
-pub fn recipe_facts(project: &Project, sources: &mut Sources, templar: &Templar, image: &str, opts: &PlanOptions) -> Result<RecipeFacts> {
+pub fn recipe_facts(
+    project: &Project,
+    sources: &mut Sources,
+    templar: &Templar,
+    image: &str,
+    opts: &PlanOptions,
+) -> Result<RecipeFacts> {
     let recipe = Recipe::load(project, sources, image)?;
     let mirror_path = Path::new("mirror.toml");
     let mirror = mirror::MirrorConfig::load(&project.root.join(mirror_path))
@@ -83,14 +89,19 @@ pub fn recipe_facts(project: &Project, sources: &mut Sources, templar: &Templar,
     }
     let mut mirror_layer = Layer::new();
     if let Some(url) = &mirror.url {
-        mirror_layer.insert("mirror_server".into(), VarValue::Raw(Json::String(url.clone())));
+        mirror_layer.insert(
+            "mirror_server".into(),
+            VarValue::Raw(Json::String(url.clone())),
+        );
     }
     let mut extra = opts.extra_vars.clone();
     if let Some(url) = &opts.mirror {
         extra.insert("mirror_server".into(), Json::String(url.clone()));
     }
     let recipe_layer = layer_from(&recipe.vars);
-    let pre = Scope::new(layer_from(&extra)).with_layer(Arc::new(mirror_layer.clone())).with_layer(recipe_layer.clone());
+    let pre = Scope::new(layer_from(&extra))
+        .with_layer(Arc::new(mirror_layer.clone()))
+        .with_layer(recipe_layer.clone());
     let at = Location::file(&recipe.path);
     let text = |name: &str| -> Result<Option<String>> {
         match pre.get(name) {
@@ -99,7 +110,13 @@ pub fn recipe_facts(project: &Project, sources: &mut Sources, templar: &Templar,
                 Ok(Some(Json::String(s))) => Ok(Some(s)),
                 Ok(Some(other)) => Ok(Some(other.to_string())),
                 Ok(None) => Ok(None),
-                Err(e) => Err(PlanError::new(at.clone(), ErrorKind::Template { template: name.to_owned(), message: e.to_string() })),
+                Err(e) => Err(PlanError::new(
+                    at.clone(),
+                    ErrorKind::Template {
+                        template: name.to_owned(),
+                        message: e.to_string(),
+                    },
+                )),
             },
         }
     };
@@ -115,11 +132,19 @@ pub fn recipe_facts(project: &Project, sources: &mut Sources, templar: &Templar,
     let overrides: IndexMap<String, Json> = recipe
         .facts
         .iter()
-        .filter(|(k, _)| !matches!(k.trim_start_matches("ansible_"), "distribution" | "distribution_version"))
+        .filter(|(k, _)| {
+            !matches!(
+                k.trim_start_matches("ansible_"),
+                "distribution" | "distribution_version"
+            )
+        })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     let facts = facts::facts_for(&distro, json!("{{ kernel_version }}"), &overrides);
-    let mut fact_layer: Layer = facts.iter().map(|(k, v)| (k.clone(), VarValue::Raw(v.clone()))).collect();
+    let mut fact_layer: Layer = facts
+        .iter()
+        .map(|(k, v)| (k.clone(), VarValue::Raw(v.clone())))
+        .collect();
     for (k, v) in magic_vars(&recipe) {
         fact_layer.insert(k, VarValue::Raw(v));
     }
@@ -127,18 +152,33 @@ pub fn recipe_facts(project: &Project, sources: &mut Sources, templar: &Templar,
         .with_layer(Arc::new(mirror_layer))
         .with_layer(Arc::new(fact_layer))
         .with_layer(recipe_layer);
-    Ok(RecipeFacts { recipe, facts, scope })
+    Ok(RecipeFacts {
+        recipe,
+        facts,
+        scope,
+    })
 }
 
-fn distro_of(recipe: &Recipe, bootstrap: &str, build_from: Option<&str>, at: &Location) -> Result<Distro> {
+fn distro_of(
+    recipe: &Recipe,
+    bootstrap: &str,
+    build_from: Option<&str>,
+    at: &Location,
+) -> Result<Distro> {
     let explicit = |key: &str| {
         recipe
             .facts
             .get(key)
             .or_else(|| recipe.facts.get(&format!("ansible_{key}")))
-            .map(|v| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()))
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| v.to_string())
+            })
     };
-    if let (Some(name), Some(version)) = (explicit("distribution"), explicit("distribution_version")) {
+    if let (Some(name), Some(version)) =
+        (explicit("distribution"), explicit("distribution_version"))
+    {
         return Ok(Distro { name, version });
     }
     let Some(build_from) = build_from else {
@@ -150,9 +190,12 @@ fn distro_of(recipe: &Recipe, bootstrap: &str, build_from: Option<&str>, at: &Lo
         "docker" | "oci" | "archive" => facts::distro_from_reference(build_from),
         "debootstrap" => facts::distro_from_suite(build_from),
         other => {
-            return Err(PlanError::new(at.clone(), ErrorKind::Recipe(format!(
-                "bootstrap '{other}' is not one of: docker, oci, archive, debootstrap"
-            ))))
+            return Err(PlanError::new(
+                at.clone(),
+                ErrorKind::Recipe(format!(
+                    "bootstrap '{other}' is not one of: docker, oci, archive, debootstrap"
+                )),
+            ))
         }
     };
     found.ok_or_else(|| {
@@ -167,20 +210,37 @@ fn magic_vars(recipe: &Recipe) -> Vec<(String, Json)> {
     vec![
         ("inventory_hostname".into(), json!(recipe.image)),
         ("inventory_hostname_short".into(), json!(recipe.image)),
-        ("playbook_dir".into(), json!(recipe.path.parent().map(|p| p.display().to_string()).unwrap_or_default())),
+        (
+            "playbook_dir".into(),
+            json!(recipe
+                .path
+                .parent()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()),
+        ),
         ("ansible_play_name".into(), json!(recipe.image)),
         ("ansible_check_mode".into(), json!(false)),
         ("ansible_connection".into(), json!("chroot")),
-        ("ansible_managed".into(), json!("Managed by imgbuild: do not edit in the image")),
+        (
+            "ansible_managed".into(),
+            json!("Managed by imgbuild: do not edit in the image"),
+        ),
         ("group_names".into(), json!([])),
-        ("groups".into(), json!({"all": [recipe.image], "ungrouped": [recipe.image]})),
+        (
+            "groups".into(),
+            json!({"all": [recipe.image], "ungrouped": [recipe.image]}),
+        ),
         ("play_hosts".into(), json!([recipe.image])),
     ]
 }
 
 impl Planner<'_> {
     fn run(mut self, base: RecipeFacts) -> Result<Plan> {
-        let RecipeFacts { recipe, facts, scope } = base;
+        let RecipeFacts {
+            recipe,
+            facts,
+            scope,
+        } = base;
         let recipe_at = Location::file(&recipe.path);
         let environment = match &recipe.environment {
             Some(env) => match self.render(env, &scope, &recipe_at, None)? {
@@ -203,7 +263,13 @@ impl Planner<'_> {
             handlers: false,
             depth: 0,
         };
-        let list = |label: &str| recipe.task_lists.iter().find(|(l, _)| *l == label).map(|(_, n)| n.clone());
+        let list = |label: &str| {
+            recipe
+                .task_lists
+                .iter()
+                .find(|(l, _)| *l == label)
+                .map(|(_, n)| n.clone())
+        };
         if let Some(pre) = list("pre_tasks") {
             roles.push("pre_tasks".to_owned());
             self.plan_list(&pre, &play_ctx("pre_tasks", &recipe.path), &mut tasks)?;
@@ -220,20 +286,35 @@ impl Planner<'_> {
         }
         for (name, at) in &self.notified {
             if !self.handler_names.iter().any(|h| h == name) {
-                return Err(PlanError::new(at.clone(), ErrorKind::UnknownHandler(name.clone())));
+                return Err(PlanError::new(
+                    at.clone(),
+                    ErrorKind::UnknownHandler(name.clone()),
+                ));
             }
         }
         let vars = self.recipe_vars(&recipe, &scope);
         Ok(Plan {
             image: recipe.image.clone(),
             recipe: recipe.path.display().to_string(),
-            facts: facts.into_iter().filter(|(k, _)| k != "ansible_facts").collect(),
+            facts: facts
+                .into_iter()
+                .filter(|(k, _)| k != "ansible_facts")
+                .map(|(k, v)| {
+                    let rendered = self.templar.render(&v, &scope).ok().flatten().unwrap_or(v);
+                    (k, rendered)
+                })
+                .collect(),
             vars,
             roles,
             tasks,
             handlers: self.handlers,
             warnings: self.warnings,
-            inputs: self.sources.inputs().iter().map(|p| p.display().to_string()).collect(),
+            inputs: self
+                .sources
+                .inputs()
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
         })
     }
 
@@ -254,7 +335,11 @@ impl Planner<'_> {
             match self.condition(cond, &scope, &at, None)? {
                 Some(true) => {}
                 Some(false) => return Ok(()),
-                None => when.push(cond.as_str().map(str::to_owned).unwrap_or_else(|| cond.to_string())),
+                None => when.push(
+                    cond.as_str()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| cond.to_string()),
+                ),
             }
         }
         let role_ctx = Ctx {
@@ -291,7 +376,12 @@ impl Planner<'_> {
                 Some(VarValue::Raw(raw)) => raw.clone(),
                 _ => continue,
             };
-            let value = self.templar.render(&raw, scope).ok().flatten().unwrap_or(raw);
+            let value = self
+                .templar
+                .render(&raw, scope)
+                .ok()
+                .flatten()
+                .unwrap_or(raw);
             out.insert(name, value);
         }
         out

@@ -23,13 +23,17 @@ impl Project {
         start
             .ancestors()
             .find(|dir| dir.join("images").is_dir())
-            .map(|dir| Self { root: dir.to_owned() })
+            .map(|dir| Self {
+                root: dir.to_owned(),
+            })
     }
 
     /// The project at `root`, which must hold `images/`.
     pub fn at(root: &Path) -> Result<Self> {
         if root.join("images").is_dir() {
-            Ok(Self { root: root.to_owned() })
+            Ok(Self {
+                root: root.to_owned(),
+            })
         } else {
             Err(PlanError::unlocated(ErrorKind::Recipe(format!(
                 "{} holds no images/ folder; run imgbuild inside a project or pass -C DIR",
@@ -47,7 +51,12 @@ impl Project {
             .filter_map(|entry| entry.ok())
             .map(|entry| entry.path())
             .filter(|path| path.is_file())
-            .filter(|path| matches!(path.extension().and_then(|e| e.to_str()), Some("yml" | "yaml")))
+            .filter(|path| {
+                matches!(
+                    path.extension().and_then(|e| e.to_str()),
+                    Some("yml" | "yaml")
+                )
+            })
             .filter_map(|path| path.file_stem().and_then(|s| s.to_str()).map(str::to_owned))
             .collect();
         names.sort();
@@ -108,18 +117,44 @@ pub struct Recipe {
 }
 
 const PLAY_KEYS: &[&str] = &[
-    "name", "hosts", "become", "become_user", "become_method", "gather_facts", "vars", "vars_files",
-    "roles", "tasks", "pre_tasks", "post_tasks", "facts", "environment", "tags", "connection",
+    "name",
+    "hosts",
+    "become",
+    "become_user",
+    "become_method",
+    "gather_facts",
+    "vars",
+    "vars_files",
+    "roles",
+    "tasks",
+    "pre_tasks",
+    "post_tasks",
+    "facts",
+    "environment",
+    "tags",
+    "connection",
 ];
 
-const ROLE_ENTRY_KEYS: &[&str] = &["role", "name", "vars", "tags", "when", "become", "become_user"];
+const ROLE_ENTRY_KEYS: &[&str] = &[
+    "role",
+    "name",
+    "vars",
+    "tags",
+    "when",
+    "become",
+    "become_user",
+];
 
 /// Reads a value that Ansible accepts as one string or a list of strings (tags, notify).
 pub fn string_list(node: &Node, what: &str, file: &Path) -> Result<Vec<String>> {
     let wrong = |found| {
         PlanError::new(
             Location::new(file, node.line),
-            ErrorKind::WrongType { what: what.into(), expected: "a string or a list of strings", found },
+            ErrorKind::WrongType {
+                what: what.into(),
+                expected: "a string or a list of strings",
+                found,
+            },
         )
     };
     let scalar = |n: &Node| -> Option<String> {
@@ -133,9 +168,18 @@ pub fn string_list(node: &Node, what: &str, file: &Path) -> Result<Vec<String>> 
     };
     match &node.value {
         Value::Null => Ok(Vec::new()),
-        Value::Seq(items) => items.iter().map(|n| scalar(n).ok_or_else(|| wrong(n.type_name()))).collect(),
-        Value::Str(s) if what == "tags" => Ok(s.split(',').map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()).collect()),
-        _ => scalar(node).map(|s| vec![s]).ok_or_else(|| wrong(node.type_name())),
+        Value::Seq(items) => items
+            .iter()
+            .map(|n| scalar(n).ok_or_else(|| wrong(n.type_name())))
+            .collect(),
+        Value::Str(s) if what == "tags" => Ok(s
+            .split(',')
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty())
+            .collect()),
+        _ => scalar(node)
+            .map(|s| vec![s])
+            .ok_or_else(|| wrong(node.type_name())),
     }
 }
 
@@ -152,7 +196,11 @@ fn condition(node: &Node, file: &Path) -> Result<Json> {
         Value::Str(_) | Value::Bool(_) => Ok(node.to_json()),
         _ => Err(PlanError::new(
             Location::new(file, node.line),
-            ErrorKind::WrongType { what: "a condition".into(), expected: "an expression or a boolean", found: node.type_name() },
+            ErrorKind::WrongType {
+                what: "a condition".into(),
+                expected: "an expression or a boolean",
+                found: node.type_name(),
+            },
         )),
     }
 }
@@ -163,8 +211,15 @@ pub fn var_map(node: &Node, what: &str, file: &Path) -> Result<IndexMap<String, 
         Value::Null => Ok(IndexMap::new()),
         Value::Map(entries) => {
             for (key, _) in entries {
-                let valid = key.name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                    && key.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                let valid = key
+                    .name
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                    && key
+                        .name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_');
                 if !valid {
                     return Err(PlanError::new(
                         Location::new(file, key.line),
@@ -172,11 +227,18 @@ pub fn var_map(node: &Node, what: &str, file: &Path) -> Result<IndexMap<String, 
                     ));
                 }
             }
-            Ok(entries.iter().map(|(k, v)| (k.name.clone(), v.to_json())).collect())
+            Ok(entries
+                .iter()
+                .map(|(k, v)| (k.name.clone(), v.to_json()))
+                .collect())
         }
         _ => Err(PlanError::new(
             Location::new(file, node.line),
-            ErrorKind::WrongType { what: what.into(), expected: "a mapping", found: node.type_name() },
+            ErrorKind::WrongType {
+                what: what.into(),
+                expected: "a mapping",
+                found: node.type_name(),
+            },
         )),
     }
 }
@@ -188,21 +250,52 @@ impl Recipe {
         let doc = sources.yaml(&path)?;
         let at = |line| Location::new(&path, line);
         let play = match &doc.value {
-            Value::Null => return Err(PlanError::new(Location::file(&path), ErrorKind::Empty("a playbook: a list with one play"))),
+            Value::Null => {
+                return Err(PlanError::new(
+                    Location::file(&path),
+                    ErrorKind::Empty("a playbook: a list with one play"),
+                ))
+            }
             Value::Seq(plays) if plays.len() == 1 => &plays[0],
             Value::Seq(plays) if plays.is_empty() => {
-                return Err(PlanError::new(at(doc.line), ErrorKind::Recipe("the playbook has no play; write one play with hosts, vars and roles".into())))
+                return Err(PlanError::new(
+                    at(doc.line),
+                    ErrorKind::Recipe(
+                        "the playbook has no play; write one play with hosts, vars and roles"
+                            .into(),
+                    ),
+                ))
             }
             Value::Seq(plays) => {
-                return Err(PlanError::new(at(plays[1].line), ErrorKind::Recipe("a recipe holds one play; move the second play into its own image file".into())))
+                return Err(PlanError::new(
+                    at(plays[1].line),
+                    ErrorKind::Recipe(
+                        "a recipe holds one play; move the second play into its own image file"
+                            .into(),
+                    ),
+                ))
             }
             Value::Map(_) => &doc,
             _ => {
-                return Err(PlanError::new(at(doc.line), ErrorKind::WrongType { what: "a recipe".into(), expected: "a list with one play", found: doc.type_name() }))
+                return Err(PlanError::new(
+                    at(doc.line),
+                    ErrorKind::WrongType {
+                        what: "a recipe".into(),
+                        expected: "a list with one play",
+                        found: doc.type_name(),
+                    },
+                ))
             }
         };
         let entries = play.as_map().ok_or_else(|| {
-            PlanError::new(at(play.line), ErrorKind::WrongType { what: "a play".into(), expected: "a mapping", found: play.type_name() })
+            PlanError::new(
+                at(play.line),
+                ErrorKind::WrongType {
+                    what: "a play".into(),
+                    expected: "a mapping",
+                    found: play.type_name(),
+                },
+            )
         })?;
         let mut recipe = Recipe {
             image: image.to_owned(),
@@ -251,11 +344,14 @@ impl Recipe {
         for file in vars_files {
             let rel = recipe_dir.join(&file);
             if !sources.is_file(&rel) {
-                return Err(PlanError::new(Location::file(&path), ErrorKind::MissingFile {
-                    what: "vars file",
-                    name: file.clone(),
-                    searched: rel.display().to_string(),
-                }));
+                return Err(PlanError::new(
+                    Location::file(&path),
+                    ErrorKind::MissingFile {
+                        what: "vars file",
+                        name: file.clone(),
+                        searched: rel.display().to_string(),
+                    },
+                ));
             }
             let node = sources.yaml(&rel)?;
             for (k, v) in var_map(&node, "a vars file", &rel)? {
@@ -277,14 +373,20 @@ impl Recipe {
             Value::Null => return Ok(Vec::new()),
             Value::Seq(items) => items,
             _ => {
-                return Err(PlanError::new(Location::new(path, node.line), ErrorKind::WrongType {
-                    what: "roles".into(),
-                    expected: "a list of role names",
-                    found: node.type_name(),
-                }))
+                return Err(PlanError::new(
+                    Location::new(path, node.line),
+                    ErrorKind::WrongType {
+                        what: "roles".into(),
+                        expected: "a list of role names",
+                        found: node.type_name(),
+                    },
+                ))
             }
         };
-        items.iter().map(|item| Self::role_ref(item, path)).collect()
+        items
+            .iter()
+            .map(|item| Self::role_ref(item, path))
+            .collect()
     }
 
     fn role_ref(item: &Node, path: &Path) -> Result<RoleRef> {
@@ -302,8 +404,19 @@ impl Recipe {
                     .get("role")
                     .or_else(|| item.get("name"))
                     .and_then(Node::as_str)
-                    .ok_or_else(|| PlanError::new(at.clone(), ErrorKind::Recipe("a role entry needs 'role: NAME'".into())))?;
-                let mut role = RoleRef { name: name.to_owned(), line: item.line, vars: IndexMap::new(), tags: Vec::new(), when: Vec::new() };
+                    .ok_or_else(|| {
+                        PlanError::new(
+                            at.clone(),
+                            ErrorKind::Recipe("a role entry needs 'role: NAME'".into()),
+                        )
+                    })?;
+                let mut role = RoleRef {
+                    name: name.to_owned(),
+                    line: item.line,
+                    vars: IndexMap::new(),
+                    tags: Vec::new(),
+                    when: Vec::new(),
+                };
                 for (key, value) in entries {
                     match key.name.as_str() {
                         "role" | "name" | "become" | "become_user" => {}
@@ -320,11 +433,14 @@ impl Recipe {
                 }
                 Ok(role)
             }
-            _ => Err(PlanError::new(at, ErrorKind::WrongType {
-                what: "a role entry".into(),
-                expected: "a role name or a mapping with 'role:'",
-                found: item.type_name(),
-            })),
+            _ => Err(PlanError::new(
+                at,
+                ErrorKind::WrongType {
+                    what: "a role entry".into(),
+                    expected: "a role name or a mapping with 'role:'",
+                    found: item.type_name(),
+                },
+            )),
         }
     }
 }

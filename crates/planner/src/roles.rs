@@ -14,7 +14,10 @@ pub const ROLE_PATHS: &[&str] = &["roles", "images/roles"];
 /// The role folder of `name` (relative to the root), or an error listing what was searched.
 pub fn find_role(sources: &Sources, root: &Path, name: &str, at: Location) -> Result<PathBuf> {
     if name.contains("..") || name.starts_with('/') {
-        return Err(PlanError::new(at, ErrorKind::Recipe(format!("role name '{name}' must be a folder below roles/"))));
+        return Err(PlanError::new(
+            at,
+            ErrorKind::Recipe(format!("role name '{name}' must be a folder below roles/")),
+        ));
     }
     for base in ROLE_PATHS {
         let rel = Path::new(base).join(name);
@@ -23,11 +26,18 @@ pub fn find_role(sources: &Sources, root: &Path, name: &str, at: Location) -> Re
         }
     }
     let known = known_roles(root);
-    Err(PlanError::new(at, ErrorKind::MissingRole {
-        name: name.to_owned(),
-        searched: ROLE_PATHS.iter().map(|b| format!("{b}/{name}")).collect::<Vec<_>>().join(", "),
-        suggestion: suggest(name, known.iter().map(String::as_str)),
-    }))
+    Err(PlanError::new(
+        at,
+        ErrorKind::MissingRole {
+            name: name.to_owned(),
+            searched: ROLE_PATHS
+                .iter()
+                .map(|b| format!("{b}/{name}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            suggestion: suggest(name, known.iter().map(String::as_str)),
+        },
+    ))
 }
 
 /// Role names below `roles/` (two levels, for nested names such as `common/bootstrap`).
@@ -35,12 +45,20 @@ pub fn known_roles(root: &Path) -> Vec<String> {
     let mut names = Vec::new();
     let list = |dir: &Path| -> Vec<PathBuf> {
         std::fs::read_dir(dir)
-            .map(|entries| entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_dir()).collect())
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok())
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir())
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let roles = root.join("roles");
     for dir in list(&roles) {
-        let Ok(rel) = dir.strip_prefix(&roles) else { continue };
+        let Ok(rel) = dir.strip_prefix(&roles) else {
+            continue;
+        };
         if dir.join("tasks").is_dir() {
             names.push(rel.to_string_lossy().into_owned());
         }
@@ -62,20 +80,36 @@ pub fn yaml_file(sources: &Sources, dir: &Path, stem: &str) -> Option<PathBuf> {
     let candidates: Vec<PathBuf> = if has_ext {
         vec![dir.join(stem)]
     } else {
-        vec![dir.join(format!("{stem}.yml")), dir.join(format!("{stem}.yaml")), dir.join(stem)]
+        vec![
+            dir.join(format!("{stem}.yml")),
+            dir.join(format!("{stem}.yaml")),
+            dir.join(stem),
+        ]
     };
     candidates.into_iter().find(|p| sources.is_file(p))
 }
 
 /// A role's `defaults/<from>` or `vars/<from>` as a variable layer (empty when absent).
-pub fn var_layer(sources: &mut Sources, role_dir: &Path, sub: &str, from: &str) -> Result<Arc<Layer>> {
+pub fn var_layer(
+    sources: &mut Sources,
+    role_dir: &Path,
+    sub: &str,
+    from: &str,
+) -> Result<Arc<Layer>> {
     let Some(path) = yaml_file(sources, &role_dir.join(sub), from) else {
         if from != "main" {
-            return Err(PlanError::new(Location::file(role_dir), ErrorKind::MissingFile {
-                what: "vars file",
-                name: from.to_owned(),
-                searched: role_dir.join(sub).join(format!("{from}.yml")).display().to_string(),
-            }));
+            return Err(PlanError::new(
+                Location::file(role_dir),
+                ErrorKind::MissingFile {
+                    what: "vars file",
+                    name: from.to_owned(),
+                    searched: role_dir
+                        .join(sub)
+                        .join(format!("{from}.yml"))
+                        .display()
+                        .to_string(),
+                },
+            ));
         }
         return Ok(Arc::new(Layer::new()));
     };
@@ -94,10 +128,15 @@ pub fn check_meta(sources: &mut Sources, role_dir: &Path) -> Result<()> {
         let empty = matches!(&deps.value, crate::yaml::Value::Null)
             || matches!(&deps.value, crate::yaml::Value::Seq(items) if items.is_empty());
         if !empty {
-            return Err(PlanError::new(Location::new(&path, deps.line), ErrorKind::Unsupported {
-                key: "dependencies".into(),
-                why: "role dependencies are not expanded; list the roles in the recipe in order".into(),
-            }));
+            return Err(PlanError::new(
+                Location::new(&path, deps.line),
+                ErrorKind::Unsupported {
+                    key: "dependencies".into(),
+                    why:
+                        "role dependencies are not expanded; list the roles in the recipe in order"
+                            .into(),
+                },
+            ));
         }
     }
     Ok(())

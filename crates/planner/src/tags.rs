@@ -46,7 +46,10 @@ mod tests {
     }
 
     fn filter(only: &[&str], skip: &[&str]) -> TagFilter {
-        TagFilter { only: tags(only), skip: tags(skip) }
+        TagFilter {
+            only: tags(only),
+            skip: tags(skip),
+        }
     }
 
     #[test]

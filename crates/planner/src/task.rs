@@ -115,27 +115,87 @@ pub struct TaskDef<'n> {
 
 /// Keywords accepted on tasks and blocks (`become` and friends mean nothing in a chroot).
 const KEYWORDS: &[&str] = &[
-    "name", "when", "loop", "with_items", "with_list", "loop_control", "register", "vars", "tags",
-    "block", "rescue", "always", "include_tasks", "import_tasks", "include_role", "import_role",
-    "ignore_errors", "changed_when", "failed_when", "environment", "become", "become_user",
-    "become_method", "become_flags", "notify", "args", "until", "retries", "delay", "no_log",
-    "listen", "check_mode", "diff", "collections", "module_defaults", "throttle", "timeout",
-    "debugger", "ignore_unreachable",
+    "name",
+    "when",
+    "loop",
+    "with_items",
+    "with_list",
+    "loop_control",
+    "register",
+    "vars",
+    "tags",
+    "block",
+    "rescue",
+    "always",
+    "include_tasks",
+    "import_tasks",
+    "include_role",
+    "import_role",
+    "ignore_errors",
+    "changed_when",
+    "failed_when",
+    "environment",
+    "become",
+    "become_user",
+    "become_method",
+    "become_flags",
+    "notify",
+    "args",
+    "until",
+    "retries",
+    "delay",
+    "no_log",
+    "listen",
+    "check_mode",
+    "diff",
+    "collections",
+    "module_defaults",
+    "throttle",
+    "timeout",
+    "debugger",
+    "ignore_unreachable",
 ];
 
 /// Ansible keywords that image builds do not run, and why.
 const UNSUPPORTED: &[(&str, &str)] = &[
-    ("delegate_to", "an image build has no other hosts; run the step in the rootfs or outside imgbuild"),
-    ("local_action", "an image build has no controller host to run on; use a task in the rootfs"),
-    ("action", "write the module as the task key (for example 'shell: ...')"),
-    ("run_once", "an image build runs every task once already; remove it"),
-    ("async", "image builds run tasks synchronously; remove async/poll"),
-    ("poll", "image builds run tasks synchronously; remove async/poll"),
-    ("connection", "tasks always run in the build rootfs; remove it"),
+    (
+        "delegate_to",
+        "an image build has no other hosts; run the step in the rootfs or outside imgbuild",
+    ),
+    (
+        "local_action",
+        "an image build has no controller host to run on; use a task in the rootfs",
+    ),
+    (
+        "action",
+        "write the module as the task key (for example 'shell: ...')",
+    ),
+    (
+        "run_once",
+        "an image build runs every task once already; remove it",
+    ),
+    (
+        "async",
+        "image builds run tasks synchronously; remove async/poll",
+    ),
+    (
+        "poll",
+        "image builds run tasks synchronously; remove async/poll",
+    ),
+    (
+        "connection",
+        "tasks always run in the build rootfs; remove it",
+    ),
     ("delegate_facts", "an image build has no other hosts"),
-    ("any_errors_fatal", "every error already stops an image build"),
+    (
+        "any_errors_fatal",
+        "every error already stops an image build",
+    ),
     ("remote_user", "tasks run as root in the build rootfs"),
-    ("port", "tasks run in the build rootfs, not over a connection"),
+    (
+        "port",
+        "tasks run in the build rootfs, not over a connection",
+    ),
 ];
 
 fn located(file: &Path, line: usize, kind: ErrorKind) -> PlanError {
@@ -143,7 +203,15 @@ fn located(file: &Path, line: usize, kind: ErrorKind) -> PlanError {
 }
 
 fn wrong(file: &Path, node: &Node, what: &str, expected: &'static str) -> PlanError {
-    located(file, node.line, ErrorKind::WrongType { what: what.into(), expected, found: node.type_name() })
+    located(
+        file,
+        node.line,
+        ErrorKind::WrongType {
+            what: what.into(),
+            expected,
+            found: node.type_name(),
+        },
+    )
 }
 
 fn text(node: &Node, what: &str, file: &Path) -> Result<String> {
@@ -209,7 +277,9 @@ pub fn parse_key_values(text: &str) -> std::result::Result<Map<String, Json>, St
     for (s, e) in word_spans(text) {
         let word = &text[s..e];
         match word.split_once('=') {
-            Some((k, v)) if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+            Some((k, v))
+                if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+            {
                 out.insert(k.to_owned(), Json::String(unquote(v)));
             }
             _ => return Err(word.to_owned()),
@@ -235,7 +305,10 @@ pub fn parse_command(text: &str, keys: &[&str]) -> Map<String, Json> {
     let cmd = if out.is_empty() {
         text.trim().to_owned()
     } else {
-        keep.iter().map(|&(s, e)| &text[s..e]).collect::<Vec<_>>().join(" ")
+        keep.iter()
+            .map(|&(s, e)| &text[s..e])
+            .collect::<Vec<_>>()
+            .join(" ")
     };
     out.insert("cmd".into(), Json::String(cmd));
     out
@@ -251,13 +324,24 @@ fn module_args(spec: &ModuleSpec, node: &Node, file: &Path) -> Result<Map<String
         Value::Str(s) => match spec.free_form {
             FreeForm::Command(keys) => Ok(parse_command(s, keys)),
             FreeForm::KeyValue => parse_key_values(s).map_err(|word| {
-                located(file, node.line, ErrorKind::Module {
-                    module: spec.name.into(),
-                    message: format!("'{word}' is not a key=value word; write the arguments as a mapping"),
-                })
+                located(
+                    file,
+                    node.line,
+                    ErrorKind::Module {
+                        module: spec.name.into(),
+                        message: format!(
+                            "'{word}' is not a key=value word; write the arguments as a mapping"
+                        ),
+                    },
+                )
             }),
         },
-        _ => Err(wrong(file, node, &format!("the arguments of '{}'", spec.name), "a mapping or a string")),
+        _ => Err(wrong(
+            file,
+            node,
+            &format!("the arguments of '{}'", spec.name),
+            "a mapping or a string",
+        )),
     }
 }
 
@@ -276,25 +360,50 @@ fn include_file(node: &Node, file: &Path) -> Result<(Json, Vec<String>)> {
                         }
                     }
                     other => {
-                        return Err(located(file, key.line, ErrorKind::UnknownKey {
-                            context: "include_tasks parameter",
-                            key: other.into(),
-                            suggestion: suggest(other, ["file", "apply"]),
-                        }))
+                        return Err(located(
+                            file,
+                            key.line,
+                            ErrorKind::UnknownKey {
+                                context: "include_tasks parameter",
+                                key: other.into(),
+                                suggestion: suggest(other, ["file", "apply"]),
+                            },
+                        ))
                     }
                 }
             }
             name.map(|n| (n, tags)).ok_or_else(|| {
-                located(file, node.line, ErrorKind::Recipe("include_tasks needs 'file:'".into()))
+                located(
+                    file,
+                    node.line,
+                    ErrorKind::Recipe("include_tasks needs 'file:'".into()),
+                )
             })
         }
-        _ => Err(wrong(file, node, "include_tasks", "a file name or a mapping with 'file:'")),
+        _ => Err(wrong(
+            file,
+            node,
+            "include_tasks",
+            "a file name or a mapping with 'file:'",
+        )),
     }
 }
 
 fn include_role(node: &Node, is_static: bool, file: &Path) -> Result<Action<'static>> {
-    let keys = ["name", "tasks_from", "vars_from", "defaults_from", "handlers_from", "apply", "public", "allow_duplicates", "rolespec_validate"];
-    let entries = node.as_map().ok_or_else(|| wrong(file, node, "include_role", "a mapping with 'name:'"))?;
+    let keys = [
+        "name",
+        "tasks_from",
+        "vars_from",
+        "defaults_from",
+        "handlers_from",
+        "apply",
+        "public",
+        "allow_duplicates",
+        "rolespec_validate",
+    ];
+    let entries = node
+        .as_map()
+        .ok_or_else(|| wrong(file, node, "include_role", "a mapping with 'name:'"))?;
     let mut name = None;
     let (mut tasks_from, mut vars_from, mut defaults_from) = (None, None, None);
     let mut apply_tags = Vec::new();
@@ -311,25 +420,48 @@ fn include_role(node: &Node, is_static: bool, file: &Path) -> Result<Action<'sta
             }
             k if keys.contains(&k) => {}
             other => {
-                return Err(located(file, key.line, ErrorKind::UnknownKey {
-                    context: "include_role parameter",
-                    key: other.into(),
-                    suggestion: suggest(other, keys),
-                }))
+                return Err(located(
+                    file,
+                    key.line,
+                    ErrorKind::UnknownKey {
+                        context: "include_role parameter",
+                        key: other.into(),
+                        suggestion: suggest(other, keys),
+                    },
+                ))
             }
         }
     }
-    let name = name.ok_or_else(|| located(file, node.line, ErrorKind::Recipe("include_role needs 'name:'".into())))?;
-    Ok(Action::IncludeRole { name, tasks_from, defaults_from, vars_from, is_static, apply_tags })
+    let name = name.ok_or_else(|| {
+        located(
+            file,
+            node.line,
+            ErrorKind::Recipe("include_role needs 'name:'".into()),
+        )
+    })?;
+    Ok(Action::IncludeRole {
+        name,
+        tasks_from,
+        defaults_from,
+        vars_from,
+        is_static,
+        apply_tags,
+    })
 }
 
 /// Parses one task mapping.
 pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
-    let entries = node.as_map().ok_or_else(|| wrong(file, node, "a task", "a mapping"))?;
+    let entries = node
+        .as_map()
+        .ok_or_else(|| wrong(file, node, "a task", "a mapping"))?;
     let mut def = TaskDef {
         line: node.line,
         name: None,
-        action: Action::Block { block: node, rescue: None, always: None },
+        action: Action::Block {
+            block: node,
+            rescue: None,
+            always: None,
+        },
         when: Vec::new(),
         looping: None,
         loop_var: "item".into(),
@@ -352,9 +484,17 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
     let mut action: Option<(String, Action<'n>)> = None;
     let mut args_kw: Option<&Node> = None;
     let (mut block, mut rescue, mut always) = (None, None, None);
-    let set_action = |key: &str, line: usize, a: Action<'n>, slot: &mut Option<(String, Action<'n>)>| -> Result<()> {
+    let set_action = |key: &str,
+                      line: usize,
+                      a: Action<'n>,
+                      slot: &mut Option<(String, Action<'n>)>|
+     -> Result<()> {
         if let Some((first, _)) = slot {
-            return Err(located(file, line, ErrorKind::TwoModules(first.clone(), key.into())));
+            return Err(located(
+                file,
+                line,
+                ErrorKind::TwoModules(first.clone(), key.into()),
+            ));
         }
         *slot = Some((key.to_owned(), a));
         Ok(())
@@ -366,13 +506,29 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
             "when" => def.when = condition_list(value, file)?,
             "loop" | "with_items" | "with_list" => {
                 if let Some(previous) = &def.looping {
-                    return Err(located(file, key.line, ErrorKind::Recipe(format!("a task loops once: '{}' and '{k}' both given", previous.keyword))));
+                    return Err(located(
+                        file,
+                        key.line,
+                        ErrorKind::Recipe(format!(
+                            "a task loops once: '{}' and '{k}' both given",
+                            previous.keyword
+                        )),
+                    ));
                 }
-                let keyword = match k { "loop" => "loop", "with_items" => "with_items", _ => "with_list" };
-                def.looping = Some(LoopDef { keyword, value: value.to_json() });
+                let keyword = match k {
+                    "loop" => "loop",
+                    "with_items" => "with_items",
+                    _ => "with_list",
+                };
+                def.looping = Some(LoopDef {
+                    keyword,
+                    value: value.to_json(),
+                });
             }
             "loop_control" => {
-                let controls = value.as_map().ok_or_else(|| wrong(file, value, "loop_control", "a mapping"))?;
+                let controls = value
+                    .as_map()
+                    .ok_or_else(|| wrong(file, value, "loop_control", "a mapping"))?;
                 for (ck, cv) in controls {
                     match ck.name.as_str() {
                         "loop_var" => def.loop_var = text(cv, "loop_var", file)?,
@@ -380,11 +536,18 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
                         "label" => def.loop_label = Some(cv.to_json()),
                         "pause" | "extended" | "extended_allitems" => {}
                         other => {
-                            return Err(located(file, ck.line, ErrorKind::UnknownKey {
-                                context: "loop_control key",
-                                key: other.into(),
-                                suggestion: suggest(other, ["loop_var", "index_var", "label", "pause", "extended"]),
-                            }))
+                            return Err(located(
+                                file,
+                                ck.line,
+                                ErrorKind::UnknownKey {
+                                    context: "loop_control key",
+                                    key: other.into(),
+                                    suggestion: suggest(
+                                        other,
+                                        ["loop_var", "index_var", "label", "pause", "extended"],
+                                    ),
+                                },
+                            ))
                         }
                     }
                 }
@@ -406,45 +569,96 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
             "block" => block = Some(value),
             "rescue" => rescue = Some(value),
             "always" => always = Some(value),
-            "include_tasks" | "import_tasks" | "ansible.builtin.include_tasks" | "ansible.builtin.import_tasks" => {
+            "include_tasks"
+            | "import_tasks"
+            | "ansible.builtin.include_tasks"
+            | "ansible.builtin.import_tasks" => {
                 let (file_name, apply_tags) = include_file(value, file)?;
                 let is_static = k.ends_with("import_tasks");
-                set_action(k, key.line, Action::Include { file: file_name, is_static, apply_tags }, &mut action)?;
+                set_action(
+                    k,
+                    key.line,
+                    Action::Include {
+                        file: file_name,
+                        is_static,
+                        apply_tags,
+                    },
+                    &mut action,
+                )?;
             }
-            "include_role" | "import_role" | "ansible.builtin.include_role" | "ansible.builtin.import_role" => {
+            "include_role"
+            | "import_role"
+            | "ansible.builtin.include_role"
+            | "ansible.builtin.import_role" => {
                 let is_static = k.ends_with("import_role");
-                set_action(k, key.line, include_role(value, is_static, file)?, &mut action)?;
+                set_action(
+                    k,
+                    key.line,
+                    include_role(value, is_static, file)?,
+                    &mut action,
+                )?;
             }
             "include" | "ansible.builtin.include" => {
-                return Err(located(file, key.line, ErrorKind::Unsupported {
-                    key: k.into(),
-                    why: "'include' was removed from Ansible; use include_tasks or import_tasks".into(),
-                }))
+                return Err(located(
+                    file,
+                    key.line,
+                    ErrorKind::Unsupported {
+                        key: k.into(),
+                        why:
+                            "'include' was removed from Ansible; use include_tasks or import_tasks"
+                                .into(),
+                    },
+                ))
             }
             other if KEYWORDS.contains(&other) => {}
             other => {
                 if let Some((_, why)) = UNSUPPORTED.iter().find(|(u, _)| *u == other) {
-                    return Err(located(file, key.line, ErrorKind::Unsupported { key: other.into(), why: (*why).into() }));
+                    return Err(located(
+                        file,
+                        key.line,
+                        ErrorKind::Unsupported {
+                            key: other.into(),
+                            why: (*why).into(),
+                        },
+                    ));
                 }
                 if other.starts_with("with_") {
-                    return Err(located(file, key.line, ErrorKind::Unsupported {
-                        key: other.into(),
-                        why: "this lookup loop is not supported yet; write 'loop:' with a list".into(),
-                    }));
+                    return Err(located(
+                        file,
+                        key.line,
+                        ErrorKind::Unsupported {
+                            key: other.into(),
+                            why: "this lookup loop is not supported yet; write 'loop:' with a list"
+                                .into(),
+                        },
+                    ));
                 }
                 match modules::lookup(other) {
                     Some(spec) => {
                         let args = module_args(spec, value, file)?;
-                        set_action(other, key.line, Action::Module { spec, args, node: value }, &mut action)?;
+                        set_action(
+                            other,
+                            key.line,
+                            Action::Module {
+                                spec,
+                                args,
+                                node: value,
+                            },
+                            &mut action,
+                        )?;
                     }
                     None => {
                         let candidates = KEYWORDS.iter().copied().chain(modules::names());
                         let short = other.rsplit('.').next().unwrap_or(other);
-                        return Err(located(file, key.line, ErrorKind::UnknownKey {
-                            context: "module or task keyword",
-                            key: other.into(),
-                            suggestion: suggest(short, candidates),
-                        }));
+                        return Err(located(
+                            file,
+                            key.line,
+                            ErrorKind::UnknownKey {
+                                context: "module or task keyword",
+                                key: other.into(),
+                                suggestion: suggest(short, candidates),
+                            },
+                        ));
                     }
                 }
             }
@@ -452,13 +666,25 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
     }
     if let Some(block) = block {
         if let Some((first, _)) = &action {
-            return Err(located(file, node.line, ErrorKind::TwoModules("block".into(), first.clone())));
+            return Err(located(
+                file,
+                node.line,
+                ErrorKind::TwoModules("block".into(), first.clone()),
+            ));
         }
-        def.action = Action::Block { block, rescue, always };
+        def.action = Action::Block {
+            block,
+            rescue,
+            always,
+        };
         return Ok(def);
     }
     if rescue.is_some() || always.is_some() {
-        return Err(located(file, node.line, ErrorKind::Recipe("rescue and always belong to a block; add 'block:'".into())));
+        return Err(located(
+            file,
+            node.line,
+            ErrorKind::Recipe("rescue and always belong to a block; add 'block:'".into()),
+        ));
     }
     let Some((_, mut found)) = action else {
         return Err(located(file, node.line, ErrorKind::NoModule));
@@ -488,7 +714,10 @@ mod tests {
 
     #[test]
     fn free_form_command_takes_out_its_words() {
-        let args = parse_command("chdir=/tmp ./mlnxofedinstall --kernel 5.14 creates=/x", crate::modules::shell::FREE_FORM_KEYS);
+        let args = parse_command(
+            "chdir=/tmp ./mlnxofedinstall --kernel 5.14 creates=/x",
+            crate::modules::shell::FREE_FORM_KEYS,
+        );
         assert_eq!(args["chdir"], json!("/tmp"));
         assert_eq!(args["creates"], json!("/x"));
         assert_eq!(args["cmd"], json!("./mlnxofedinstall --kernel 5.14"));
@@ -508,13 +737,24 @@ mod tests {
         assert!(parse_one("name: x\nshell: echo\n").is_ok());
         assert!(parse_one("name: x\nansible.builtin.copy: {src: a, dest: /b}\n").is_ok());
         assert!(parse_one("block:\n  - shell: x\nrescue:\n  - shell: y\n").is_ok());
-        let err = parse_one("name: x\nshel: echo\n").expect_err("typo").to_string();
-        assert!(err.contains("t.yml:2") && err.contains("did you mean 'shell'"), "{err}");
-        let err = parse_one("shell: a\ncommand: b\n").expect_err("two").to_string();
+        let err = parse_one("name: x\nshel: echo\n")
+            .expect_err("typo")
+            .to_string();
+        assert!(
+            err.contains("t.yml:2") && err.contains("did you mean 'shell'"),
+            "{err}"
+        );
+        let err = parse_one("shell: a\ncommand: b\n")
+            .expect_err("two")
+            .to_string();
         assert!(err.contains("two modules"), "{err}");
-        let err = parse_one("name: only a name\n").expect_err("none").to_string();
+        let err = parse_one("name: only a name\n")
+            .expect_err("none")
+            .to_string();
         assert!(err.contains("no module"), "{err}");
-        let err = parse_one("shell: a\ndelegate_to: localhost\n").expect_err("unsupported").to_string();
+        let err = parse_one("shell: a\ndelegate_to: localhost\n")
+            .expect_err("unsupported")
+            .to_string();
         assert!(err.contains("not supported"), "{err}");
     }
 }

@@ -85,10 +85,7 @@ impl Scope {
     /// Every defined name, each once.
     pub fn names(&self) -> Vec<&str> {
         let mut names: Vec<&str> = Vec::new();
-        let layers = self
-            .base
-            .iter()
-            .chain([&self.facts_set, &self.extra]);
+        let layers = self.base.iter().chain([&self.facts_set, &self.extra]);
         for layer in layers {
             for name in layer.keys() {
                 if !names.contains(&name.as_str()) {

@@ -65,13 +65,11 @@ pub struct YamlError {
 pub fn parse(text: &str) -> Result<Node, YamlError> {
     let mut builder = Builder::default();
     let mut parser = Parser::new_from_str(text);
-    parser
-        .load(&mut builder, false)
-        .map_err(|e| YamlError {
-            line: e.marker().line(),
-            col: e.marker().col() + 1,
-            message: e.info().to_owned(),
-        })?;
+    parser.load(&mut builder, false).map_err(|e| YamlError {
+        line: e.marker().line(),
+        col: e.marker().col() + 1,
+        message: e.info().to_owned(),
+    })?;
     if let Some(error) = builder.error {
         return Err(error);
     }
@@ -232,10 +230,10 @@ fn resolve_float(raw: &str) -> Option<f64> {
     };
     let dot = mantissa.find('.')?;
     let (int_part, frac_part) = (&mantissa[..dot], &mantissa[dot + 1..]);
-    if !int_part.is_empty()
-        && !(int_part.starts_with(|c: char| c.is_ascii_digit())
-            && int_part.chars().all(|c| c.is_ascii_digit() || c == '_'))
-    {
+    let int_ok = int_part.is_empty()
+        || (int_part.starts_with(|c: char| c.is_ascii_digit())
+            && int_part.chars().all(|c| c.is_ascii_digit() || c == '_'));
+    if !int_ok {
         return None;
     }
     if !frac_part.chars().all(|c| c.is_ascii_digit() || c == '.') {
@@ -287,7 +285,13 @@ impl Builder {
         }
     }
 
-    fn scalar(&mut self, text: String, style: TScalarStyle, tag: Option<Tag>, mark: Marker) -> Node {
+    fn scalar(
+        &mut self,
+        text: String,
+        style: TScalarStyle,
+        tag: Option<Tag>,
+        mark: Marker,
+    ) -> Node {
         let line = mark.line();
         let tag_suffix = tag.as_ref().map(|t| t.suffix.as_str());
         match tag_suffix {
@@ -296,10 +300,18 @@ impl Builder {
                     mark,
                     "ansible-vault values are not supported; pass secrets with -e or a file outside the recipe".into(),
                 );
-                return Node { value: Value::Null, line, raw: None };
+                return Node {
+                    value: Value::Null,
+                    line,
+                    raw: None,
+                };
             }
             Some("str") | Some("unsafe") | Some("binary") => {
-                return Node { value: Value::Str(text), line, raw: None };
+                return Node {
+                    value: Value::Str(text),
+                    line,
+                    raw: None,
+                };
             }
             _ => {}
         }
@@ -316,14 +328,26 @@ impl Builder {
                 _ => Some(resolve_plain(&text)),
             };
             match value {
-                Some(value) => Node { value, line, raw: Some(text) },
+                Some(value) => Node {
+                    value,
+                    line,
+                    raw: Some(text),
+                },
                 None => {
                     self.fail(mark, format!("'{text}' does not match its tag"));
-                    Node { value: Value::Null, line, raw: None }
+                    Node {
+                        value: Value::Null,
+                        line,
+                        raw: None,
+                    }
                 }
             }
         } else {
-            Node { value: Value::Str(text), line, raw: None }
+            Node {
+                value: Value::Str(text),
+                line,
+                raw: None,
+            }
         }
     }
 
@@ -352,14 +376,20 @@ impl Builder {
                             return;
                         }
                     };
-                    *pending_key = Some(Key { name, line: node.line });
+                    *pending_key = Some(Key {
+                        name,
+                        line: node.line,
+                    });
                 }
                 Some(key) if key.name == "<<" => {
                     let merged: Vec<Node> = match node.value {
                         Value::Map(_) => vec![node],
                         Value::Seq(items) => items,
                         _ => {
-                            self.fail(mark, "merge key '<<' needs a mapping or a list of mappings".into());
+                            self.fail(
+                                mark,
+                                "merge key '<<' needs a mapping or a list of mappings".into(),
+                            );
                             return;
                         }
                     };
@@ -414,9 +444,18 @@ impl MarkedEventReceiver for Builder {
             }),
             Event::SequenceEnd | Event::MappingEnd => {
                 let (node, anchor) = match self.stack.pop() {
-                    Some(Frame::Seq { items, line, anchor }) => {
-                        (Node { value: Value::Seq(items), line, raw: None }, anchor)
-                    }
+                    Some(Frame::Seq {
+                        items,
+                        line,
+                        anchor,
+                    }) => (
+                        Node {
+                            value: Value::Seq(items),
+                            line,
+                            raw: None,
+                        },
+                        anchor,
+                    ),
                     Some(Frame::Map {
                         mut entries,
                         merged,
@@ -429,7 +468,14 @@ impl MarkedEventReceiver for Builder {
                                 entries.push((k, v));
                             }
                         }
-                        (Node { value: Value::Map(entries), line, raw: None }, anchor)
+                        (
+                            Node {
+                                value: Value::Map(entries),
+                                line,
+                                raw: None,
+                            },
+                            anchor,
+                        )
                     }
                     None => return,
                 };
@@ -488,7 +534,9 @@ mod tests {
     #[test]
     fn lines_are_kept() {
         let node = parse("# c\n- name: a\n  shell: x\n\n- name: b\n").expect("valid");
-        let Value::Seq(items) = &node.value else { panic!("seq") };
+        let Value::Seq(items) = &node.value else {
+            panic!("seq")
+        };
         assert_eq!(items[0].line, 2);
         assert_eq!(items[1].line, 5);
         let entries = items[0].as_map().expect("map");

@@ -21,7 +21,12 @@ pub fn run(project: &Project, json: bool) -> Result<ExitCode, Failure> {
     let width = rows.iter().map(|r| r.image.len()).max().unwrap_or(0);
     for row in rows {
         let os = format!("{} {}", row.os, row.os_version);
-        println!("{:<width$}  {:<13} {}", row.image, os, row.kernel.as_deref().unwrap_or("(no kernel pinned)"));
+        println!(
+            "{:<width$}  {:<13} {}",
+            row.image,
+            os,
+            row.kernel.as_deref().unwrap_or("(no kernel pinned)")
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

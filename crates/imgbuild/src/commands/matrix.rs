@@ -13,7 +13,14 @@ const HEADERS: [&str; 6] = ["image", "os", "os_version", "kernel", "mofed", "nvi
 
 fn cells(row: &MatrixRow) -> [String; 6] {
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
-    [row.image.clone(), row.os.clone(), row.os_version.clone(), opt(&row.kernel), opt(&row.mofed), opt(&row.nvidia)]
+    [
+        row.image.clone(),
+        row.os.clone(),
+        row.os_version.clone(),
+        opt(&row.kernel),
+        opt(&row.mofed),
+        opt(&row.nvidia),
+    ]
 }
 
 fn csv_field(value: &str) -> String {
@@ -35,13 +42,18 @@ pub fn render(rows: &[MatrixRow], format: MatrixFormat) -> Result<String, serde_
                 let opt = |v: &Option<String>| v.as_deref().map(csv_field).unwrap_or_default();
                 out += &format!(
                     "{},{},{},{},{},{}\n",
-                    csv_field(&row.image), csv_field(&row.os), csv_field(&row.os_version), opt(&row.kernel), opt(&row.mofed), opt(&row.nvidia)
+                    csv_field(&row.image),
+                    csv_field(&row.os),
+                    csv_field(&row.os_version),
+                    opt(&row.kernel),
+                    opt(&row.mofed),
+                    opt(&row.nvidia)
                 );
             }
             out
         }
         MatrixFormat::Markdown => {
-            let mut out = format!("| {} |\n|{}|\n", HEADERS.join(" | "), vec!["---"; 6].join("|"));
+            let mut out = format!("| {} |\n|{}|\n", HEADERS.join(" | "), ["---"; 6].join("|"));
             for row in &table {
                 out += &format!("| {} |\n", row.join(" | "));
             }
@@ -55,7 +67,15 @@ pub fn render(rows: &[MatrixRow], format: MatrixFormat) -> Result<String, serde_
                 }
             }
             let line = |cells: &[String]| {
-                cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect::<Vec<_>>().join("  ").trim_end().to_owned() + "\n"
+                cells
+                    .iter()
+                    .zip(widths)
+                    .map(|(c, w)| format!("{c:<w$}"))
+                    .collect::<Vec<_>>()
+                    .join("  ")
+                    .trim_end()
+                    .to_owned()
+                    + "\n"
             };
             let mut out = line(&HEADERS.map(String::from));
             for row in &table {
@@ -69,7 +89,8 @@ pub fn render(rows: &[MatrixRow], format: MatrixFormat) -> Result<String, serde_
 /// Prints the matrix.
 pub fn run(project: &Project, format: MatrixFormat) -> Result<ExitCode, Failure> {
     let rows = planner::matrix::matrix(project, &PlanOptions::default())?;
-    let text = render(&rows, format).map_err(|e| Failure::Run(anyhow!("cannot write JSON: {e}")))?;
+    let text =
+        render(&rows, format).map_err(|e| Failure::Run(anyhow!("cannot write JSON: {e}")))?;
     print!("{text}");
     Ok(ExitCode::SUCCESS)
 }
@@ -92,12 +113,20 @@ mod tests {
     #[test]
     fn formats() {
         let md = render(&rows(), MatrixFormat::Markdown).expect("md");
-        assert!(md.contains("| a | Rocky | 9.5 | 5.14 | - | 580,1 |"), "{md}");
+        assert!(
+            md.contains("| a | Rocky | 9.5 | 5.14 | - | 580,1 |"),
+            "{md}"
+        );
         let csv = render(&rows(), MatrixFormat::Csv).expect("csv");
         assert!(csv.ends_with("a,Rocky,9.5,5.14,,\"580,1\"\n"), "{csv}");
-        let json: serde_json::Value = serde_json::from_str(&render(&rows(), MatrixFormat::Json).expect("json")).expect("valid");
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&rows(), MatrixFormat::Json).expect("json"))
+                .expect("valid");
         assert_eq!(json[0]["mofed"], serde_json::Value::Null);
         let table = render(&rows(), MatrixFormat::Table).expect("table");
-        assert!(table.starts_with("image  os     os_version  kernel"), "{table}");
+        assert!(
+            table.starts_with("image  os     os_version  kernel"),
+            "{table}"
+        );
     }
 }

@@ -31,7 +31,11 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
             plan::run(&project, &args.image, &opts, json)
         }
         Command::Matrix(args) => {
-            let format = if json { crate::cli::MatrixFormat::Json } else { args.format };
+            let format = if json {
+                crate::cli::MatrixFormat::Json
+            } else {
+                args.format
+            };
             matrix::run(&project(cli.dir.as_deref())?, format)
         }
     }
@@ -41,7 +45,8 @@ fn project(dir: Option<&Path>) -> Result<Project, Failure> {
     match dir {
         Some(dir) => Ok(Project::at(dir)?),
         None => {
-            let cwd: PathBuf = std::env::current_dir().map_err(|e| Failure::Run(anyhow!("cannot read the current directory: {e}")))?;
+            let cwd: PathBuf = std::env::current_dir()
+                .map_err(|e| Failure::Run(anyhow!("cannot read the current directory: {e}")))?;
             Project::discover(&cwd).ok_or_else(|| {
                 Failure::Input(anyhow!(
                     "no images/ folder in {} or above; run imgbuild inside a project or pass -C DIR",
@@ -60,12 +65,17 @@ fn plan_options(vars: &VarArgs) -> Result<PlanOptions, Failure> {
     }
     if let Some(url) = &vars.mirror {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(Failure::Input(anyhow!("--mirror '{url}' must start with http:// or https://")));
+            return Err(Failure::Input(anyhow!(
+                "--mirror '{url}' must start with http:// or https://"
+            )));
         }
     }
     Ok(PlanOptions {
         extra_vars,
-        tags: TagFilter { only: vars.tags.clone(), skip: vars.skip_tags.clone() },
+        tags: TagFilter {
+            only: vars.tags.clone(),
+            skip: vars.skip_tags.clone(),
+        },
         mirror: vars.mirror.clone(),
     })
 }

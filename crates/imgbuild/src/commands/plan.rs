@@ -8,11 +8,17 @@ use planner::{PlanOptions, Project};
 use crate::Failure;
 
 /// Plans `image` and prints the plan as a tree or as JSON.
-pub fn run(project: &Project, image: &str, opts: &PlanOptions, json: bool) -> Result<ExitCode, Failure> {
+pub fn run(
+    project: &Project,
+    image: &str,
+    opts: &PlanOptions,
+    json: bool,
+) -> Result<ExitCode, Failure> {
     let plan = planner::plan(project, image, opts)?;
     super::print_warnings(&plan.warnings);
     if json {
-        let text = serde_json::to_string_pretty(&plan).map_err(|e| Failure::Run(anyhow!("cannot write JSON: {e}")))?;
+        let text = serde_json::to_string_pretty(&plan)
+            .map_err(|e| Failure::Run(anyhow!("cannot write JSON: {e}")))?;
         println!("{text}");
     } else {
         print!("{}", crate::render::plan_tree(&plan));

@@ -58,7 +58,11 @@ pub struct AptParams {
     #[serde(alias = "allow-unauthenticated")]
     pub allow_unauthenticated: Option<Flag>,
     /// Allow downgrades.
-    #[serde(alias = "allow-downgrade", alias = "allow_downgrades", alias = "allow-downgrades")]
+    #[serde(
+        alias = "allow-downgrade",
+        alias = "allow_downgrades",
+        alias = "allow-downgrades"
+    )]
     pub allow_downgrade: Option<Flag>,
     /// Allow changing held packages.
     pub allow_change_held_packages: Option<Flag>,

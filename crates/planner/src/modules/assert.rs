@@ -43,7 +43,6 @@ pub enum ConditionText {
 
 impl Params for AssertParams {}
 
-
 /// `assert`.
 pub static SPEC: ModuleSpec = ModuleSpec {
     name: "assert",

@@ -33,7 +33,10 @@ pub struct CommandParams {
 
 impl Params for CommandParams {
     fn check(&self) -> Result<(), String> {
-        exactly_one("command", &[("cmd", self.cmd.is_some()), ("argv", self.argv.is_some())])
+        exactly_one(
+            "command",
+            &[("cmd", self.cmd.is_some()), ("argv", self.argv.is_some())],
+        )
     }
 }
 

@@ -46,7 +46,13 @@ pub struct CopyParams {
 
 impl Params for CopyParams {
     fn check(&self) -> Result<(), String> {
-        exactly_one("copy", &[("src", self.src.is_some()), ("content", self.content.is_some())])
+        exactly_one(
+            "copy",
+            &[
+                ("src", self.src.is_some()),
+                ("content", self.content.is_some()),
+            ],
+        )
     }
 }
 

@@ -50,7 +50,10 @@ pub struct FileParams {
 
 impl Params for FileParams {
     fn check(&self) -> Result<(), String> {
-        let linking = matches!(self.state, Some(Choice::Known(FileState::Link | FileState::Hard)));
+        let linking = matches!(
+            self.state,
+            Some(Choice::Known(FileState::Link | FileState::Hard))
+        );
         if linking && self.src.is_none() {
             return Err("state=link and state=hard need src (the link target)".into());
         }

@@ -70,8 +70,14 @@ impl Params for GetUrlParams {
     fn check(&self) -> Result<(), String> {
         let url = self.url.as_str();
         let templated = crate::template::is_template(url);
-        if !templated && !(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("file://")) {
-            return Err(format!("url '{url}' must start with http://, https:// or file://"));
+        let allowed = templated
+            || url.starts_with("http://")
+            || url.starts_with("https://")
+            || url.starts_with("file://");
+        if !allowed {
+            return Err(format!(
+                "url '{url}' must start with http://, https:// or file://"
+            ));
         }
         Ok(())
     }

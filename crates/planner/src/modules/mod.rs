@@ -145,8 +145,14 @@ mod tests {
 
     #[test]
     fn lookup_short_fqcn_and_alias() {
-        assert_eq!(lookup("ansible.builtin.get_url").map(|m| m.name), Some("get_url"));
-        assert_eq!(lookup("ansible.legacy.shell").map(|m| m.name), Some("shell"));
+        assert_eq!(
+            lookup("ansible.builtin.get_url").map(|m| m.name),
+            Some("get_url")
+        );
+        assert_eq!(
+            lookup("ansible.legacy.shell").map(|m| m.name),
+            Some("shell")
+        );
         assert_eq!(lookup("yum").map(|m| m.name), Some("dnf"));
         assert!(lookup("community.general.nope").is_none());
     }
@@ -161,8 +167,13 @@ mod tests {
 
     #[test]
     fn canonical_form_resolves_aliases_and_booleans() {
-        let out = (file::SPEC.normalize)(json!({"dest": "/x", "state": "directory", "mode": "0755", "recurse": "yes"}))
-            .expect("valid");
-        assert_eq!(out, json!({"path": "/x", "state": "directory", "mode": "0755", "recurse": true}));
+        let out = (file::SPEC.normalize)(
+            json!({"dest": "/x", "state": "directory", "mode": "0755", "recurse": "yes"}),
+        )
+        .expect("valid");
+        assert_eq!(
+            out,
+            json!({"path": "/x", "state": "directory", "mode": "0755", "recurse": true})
+        );
     }
 }

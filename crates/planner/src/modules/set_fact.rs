@@ -23,10 +23,15 @@ impl Params for SetFactParams {
             return Err("set_fact needs at least one variable".into());
         }
         for name in self.facts.keys() {
-            let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            let valid = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             if !valid {
-                return Err(format!("'{name}' is not a valid variable name (letters, digits, _)"));
+                return Err(format!(
+                    "'{name}' is not a valid variable name (letters, digits, _)"
+                ));
             }
         }
         Ok(())

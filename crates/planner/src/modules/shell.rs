@@ -32,7 +32,15 @@ pub struct ShellParams {
 impl Params for ShellParams {}
 
 /// The words taken out of a free-form command.
-pub const FREE_FORM_KEYS: &[&str] = &["chdir", "creates", "removes", "executable", "stdin", "stdin_add_newline", "strip_empty_ends"];
+pub const FREE_FORM_KEYS: &[&str] = &[
+    "chdir",
+    "creates",
+    "removes",
+    "executable",
+    "stdin",
+    "stdin_add_newline",
+    "strip_empty_ends",
+];
 
 /// `shell`.
 pub static SPEC: ModuleSpec = ModuleSpec {

@@ -46,7 +46,9 @@ impl<'de> Deserialize<'de> for Flag {
             }
             serde_json::Value::String(s) if is_template(&s) => Ok(Flag::Deferred(s)),
             serde_json::Value::String(s) => parse_bool(&s).map(Flag::Known).ok_or_else(|| {
-                de::Error::custom(format!("'{s}' is not a boolean; write yes/no or true/false"))
+                de::Error::custom(format!(
+                    "'{s}' is not a boolean; write yes/no or true/false"
+                ))
             }),
             other => Err(de::Error::custom(format!(
                 "{other} is not a boolean; write yes/no or true/false"
@@ -139,7 +141,10 @@ impl<'de> Deserialize<'de> for Int {
                 .parse()
                 .map(Int::Known)
                 .map_err(|_| de::Error::custom(format!("'{s}' is not a whole number"))),
-            other => Err(de::Error::custom(format!("expected a whole number, found {}", json_type(&other)))),
+            other => Err(de::Error::custom(format!(
+                "expected a whole number, found {}",
+                json_type(&other)
+            ))),
         }
     }
 }
@@ -169,7 +174,11 @@ pub enum Mode {
 
 impl<'de> Deserialize<'de> for Mode {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let bad = |s: &str| de::Error::custom(format!("'{s}' is not a file mode; write it quoted in octal, such as '0644'"));
+        let bad = |s: &str| {
+            de::Error::custom(format!(
+                "'{s}' is not a file mode; write it quoted in octal, such as '0644'"
+            ))
+        };
         match serde_json::Value::deserialize(d)? {
             serde_json::Value::Number(n) => match n.as_u64() {
                 Some(bits) if bits <= 0o7777 => Ok(Mode::Octal(bits as u32)),
@@ -185,12 +194,16 @@ impl<'de> Deserialize<'de> for Mode {
             }
             serde_json::Value::String(s)
                 if s == "preserve"
-                    || (!s.is_empty() && s.chars().all(|c| "ugoa+-=rwxXst,0123456789".contains(c))) =>
+                    || (!s.is_empty()
+                        && s.chars().all(|c| "ugoa+-=rwxXst,0123456789".contains(c))) =>
             {
                 Ok(Mode::Symbolic(s))
             }
             serde_json::Value::String(s) => Err(bad(&s)),
-            other => Err(de::Error::custom(format!("expected a file mode, found {}", json_type(&other)))),
+            other => Err(de::Error::custom(format!(
+                "expected a file mode, found {}",
+                json_type(&other)
+            ))),
         }
     }
 }
@@ -321,8 +334,17 @@ mod tests {
 
     #[test]
     fn flags_accept_ansible_words() {
-        for (input, expected) in [(json!("yes"), true), (json!("Y"), true), (json!("off"), false), (json!(1), true), (json!(false), false)] {
-            assert_eq!(serde_json::from_value::<Flag>(input).expect("bool"), Flag::Known(expected));
+        for (input, expected) in [
+            (json!("yes"), true),
+            (json!("Y"), true),
+            (json!("off"), false),
+            (json!(1), true),
+            (json!(false), false),
+        ] {
+            assert_eq!(
+                serde_json::from_value::<Flag>(input).expect("bool"),
+                Flag::Known(expected)
+            );
         }
         assert!(serde_json::from_value::<Flag>(json!("maybe")).is_err());
         assert_eq!(
@@ -333,24 +355,53 @@ mod tests {
 
     #[test]
     fn modes_match_ansible() {
-        assert_eq!(serde_json::from_value::<Mode>(json!(0o644)).expect("int"), Mode::Octal(0o644));
-        assert_eq!(serde_json::from_value::<Mode>(json!("0644")).expect("str"), Mode::Octal(0o644));
-        assert_eq!(serde_json::from_value::<Mode>(json!("644")).expect("str"), Mode::Octal(0o644));
+        assert_eq!(
+            serde_json::from_value::<Mode>(json!(0o644)).expect("int"),
+            Mode::Octal(0o644)
+        );
+        assert_eq!(
+            serde_json::from_value::<Mode>(json!("0644")).expect("str"),
+            Mode::Octal(0o644)
+        );
+        assert_eq!(
+            serde_json::from_value::<Mode>(json!("644")).expect("str"),
+            Mode::Octal(0o644)
+        );
         // Decimal 640 (unquoted `640`) is applied as 0o1200, as Ansible does.
-        assert_eq!(serde_json::to_value(serde_json::from_value::<Mode>(json!(640)).expect("int")).expect("ser"), json!("1200"));
-        assert_eq!(serde_json::from_value::<Mode>(json!("u+x")).expect("sym"), Mode::Symbolic("u+x".into()));
+        assert_eq!(
+            serde_json::to_value(serde_json::from_value::<Mode>(json!(640)).expect("int"))
+                .expect("ser"),
+            json!("1200")
+        );
+        assert_eq!(
+            serde_json::from_value::<Mode>(json!("u+x")).expect("sym"),
+            Mode::Symbolic("u+x".into())
+        );
         assert!(serde_json::from_value::<Mode>(json!("rwx-bad!")).is_err());
     }
 
     #[test]
     fn text_lists_split_commas() {
-        assert_eq!(serde_json::from_value::<TextList>(json!("a, b")).expect("list").0, vec!["a", "b"]);
-        assert_eq!(serde_json::from_value::<TextList>(json!(["a", 1])).expect("list").0, vec!["a", "1"]);
+        assert_eq!(
+            serde_json::from_value::<TextList>(json!("a, b"))
+                .expect("list")
+                .0,
+            vec!["a", "b"]
+        );
+        assert_eq!(
+            serde_json::from_value::<TextList>(json!(["a", 1]))
+                .expect("list")
+                .0,
+            vec!["a", "1"]
+        );
     }
 
     #[test]
     fn choices_list_allowed_words() {
-        assert_eq!(serde_json::from_value::<Choice<Color>>(json!("navy")).expect("alias"), Choice::Known(Color::Blue));
+        assert_eq!(
+            serde_json::from_value::<Choice<Color>>(json!("navy")).expect("alias"),
+            Choice::Known(Color::Blue)
+        );
         let err = serde_json::from_value::<Choice<Color>>(json!("green")).expect_err("bad");
         assert!(err.to_string().contains("red, blue, navy"), "{err}");
     }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use minijinja::value::{Enumerator, Object, ObjectRepr};
 use minijinja::Value;
 
-use super::{TemplateError, Templar};
+use super::{Templar, TemplateError};
 use crate::vars::{Scope, VarValue};
 
 #[derive(Debug, Default)]

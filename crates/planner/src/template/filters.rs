@@ -71,7 +71,9 @@ fn to_bool(value: Value) -> bool {
     }
     match value.kind() {
         minijinja::value::ValueKind::Bool => value.is_true(),
-        minijinja::value::ValueKind::Number => i64::try_from(value).map(|n| n == 1).unwrap_or(false),
+        minijinja::value::ValueKind::Number => {
+            i64::try_from(value).map(|n| n == 1).unwrap_or(false)
+        }
         _ => false,
     }
 }
@@ -84,10 +86,16 @@ fn to_int(value: Value, default: Option<i64>, kwargs: Kwargs) -> Result<i64, Err
         let s = s.trim();
         let parsed = match base {
             Some(radix) => {
-                let digits = s.trim_start_matches("0x").trim_start_matches("0o").trim_start_matches("0b");
+                let digits = s
+                    .trim_start_matches("0x")
+                    .trim_start_matches("0o")
+                    .trim_start_matches("0b");
                 i64::from_str_radix(digits, radix).ok()
             }
-            None => s.parse::<i64>().ok().or_else(|| s.parse::<f64>().ok().map(|f| f as i64)),
+            None => s
+                .parse::<i64>()
+                .ok()
+                .or_else(|| s.parse::<f64>().ok().map(|f| f as i64)),
         };
         return Ok(parsed.unwrap_or(default));
     }
@@ -108,7 +116,8 @@ fn to_string(value: Value) -> String {
 }
 
 fn cached_regex(pattern: &str, ignorecase: bool, multiline: bool) -> Result<Regex, Error> {
-    static CACHE: OnceLock<Mutex<Vec<(String, bool, bool, Regex)>>> = OnceLock::new();
+    type RegexCache = Vec<(String, bool, bool, Regex)>;
+    static CACHE: OnceLock<Mutex<RegexCache>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(Vec::new()));
     let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, _, _, re)) = cache
@@ -197,7 +206,12 @@ fn regex_replace(
         .into_owned())
 }
 
-fn regex_search(value: String, pattern: String, groups: Rest<String>, kwargs: Kwargs) -> Result<Value, Error> {
+fn regex_search(
+    value: String,
+    pattern: String,
+    groups: Rest<String>,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
     let (ignorecase, multiline) = regex_flags(&kwargs)?;
     kwargs.assert_all_used()?;
     let re = cached_regex(&pattern, ignorecase, multiline)?;
@@ -205,17 +219,23 @@ fn regex_search(value: String, pattern: String, groups: Rest<String>, kwargs: Kw
         return Ok(Value::from(()));
     };
     if groups.is_empty() {
-        return Ok(Value::from(caps.get(0).map(|m| m.as_str()).unwrap_or_default()));
+        return Ok(Value::from(
+            caps.get(0).map(|m| m.as_str()).unwrap_or_default(),
+        ));
     }
     let mut out = Vec::new();
     for group in groups.iter() {
         let text = if let Some(n) = group.strip_prefix('\\') {
-            let n: usize = n.parse().map_err(|_| invalid(format!("bad group {group:?}")))?;
+            let n: usize = n
+                .parse()
+                .map_err(|_| invalid(format!("bad group {group:?}")))?;
             caps.get(n)
         } else if let Some(name) = group.strip_prefix("\\g<").and_then(|g| g.strip_suffix('>')) {
             caps.name(name)
         } else {
-            return Err(invalid(format!("bad group {group:?}; write '\\\\1' or '\\\\g<name>'")));
+            return Err(invalid(format!(
+                "bad group {group:?}; write '\\\\1' or '\\\\g<name>'"
+            )));
         };
         out.push(Value::from(text.map(|m| m.as_str()).unwrap_or_default()));
     }
@@ -322,8 +342,8 @@ fn to_nice_json(value: Value, kwargs: Kwargs) -> Result<String, Error> {
 }
 
 fn from_json(value: String) -> Result<Value, Error> {
-    let json: serde_json::Value = serde_json::from_str(&value)
-        .map_err(|e| invalid(format!("from_json: not JSON: {e}")))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&value).map_err(|e| invalid(format!("from_json: not JSON: {e}")))?;
     Ok(Value::from_serialize(&json))
 }
 
@@ -408,7 +428,12 @@ fn flatten(value: Value, levels: Option<usize>) -> Result<Value, Error> {
     Ok(Value::from(out))
 }
 
-fn combine(state: &State, value: Value, others: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+fn combine(
+    state: &State,
+    value: Value,
+    others: Rest<Value>,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
     let recursive: Option<bool> = kwargs.get("recursive")?;
     let list_merge: Option<String> = kwargs.get("list_merge")?;
     kwargs.assert_all_used()?;
@@ -418,7 +443,10 @@ fn combine(state: &State, value: Value, others: Rest<Value>, kwargs: Kwargs) -> 
             (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
                 for (k, v) in b {
                     match a.get_mut(&k) {
-                        Some(existing) if recursive && (existing.is_object() || (append && existing.is_array())) => {
+                        Some(existing)
+                            if recursive
+                                && (existing.is_object() || (append && existing.is_array())) =>
+                        {
                             merge(existing, v, recursive, append)
                         }
                         _ => {
@@ -434,7 +462,12 @@ fn combine(state: &State, value: Value, others: Rest<Value>, kwargs: Kwargs) -> 
     let mut result = json_of(&value)?;
     let append = list_merge.as_deref() == Some("append");
     for other in others.iter() {
-        merge(&mut result, json_of(other)?, recursive.unwrap_or(false), append);
+        merge(
+            &mut result,
+            json_of(other)?,
+            recursive.unwrap_or(false),
+            append,
+        );
     }
     Ok(Value::from_serialize(&result))
 }
@@ -443,7 +476,10 @@ fn dict2items(value: Value, kwargs: Kwargs) -> Result<Value, Error> {
     let key_name: Option<String> = kwargs.get("key_name")?;
     let value_name: Option<String> = kwargs.get("value_name")?;
     kwargs.assert_all_used()?;
-    let (key_name, value_name) = (key_name.unwrap_or("key".into()), value_name.unwrap_or("value".into()));
+    let (key_name, value_name) = (
+        key_name.unwrap_or("key".into()),
+        value_name.unwrap_or("value".into()),
+    );
     let mut items = Vec::new();
     for key in value.try_iter()? {
         let item = value.get_item(&key)?;
@@ -459,7 +495,10 @@ fn items2dict(value: Value, kwargs: Kwargs) -> Result<Value, Error> {
     let key_name: Option<String> = kwargs.get("key_name")?;
     let value_name: Option<String> = kwargs.get("value_name")?;
     kwargs.assert_all_used()?;
-    let (key_name, value_name) = (key_name.unwrap_or("key".into()), value_name.unwrap_or("value".into()));
+    let (key_name, value_name) = (
+        key_name.unwrap_or("key".into()),
+        value_name.unwrap_or("value".into()),
+    );
     let mut map = serde_json::Map::new();
     for item in value.try_iter()? {
         let key = item.get_attr(&key_name)?;
@@ -475,7 +514,10 @@ mod tests {
 
     #[test]
     fn python_backrefs() {
-        assert_eq!(python_replacement(r"\1-\g<2>-\g<name>$"), "${1}-${2}-${name}$$");
+        assert_eq!(
+            python_replacement(r"\1-\g<2>-\g<name>$"),
+            "${1}-${2}-${name}$$"
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 mod context;
 pub mod filters;
-mod tests;
+mod jinja_tests;
 
 use std::sync::{Arc, Mutex};
 
@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 use crate::vars::Scope;
 use context::{LazyContext, ResolveState};
 pub use filters::{ansible_bool_str, OMIT};
-pub use tests::compare_versions;
+pub use jinja_tests::compare_versions;
 
 /// Why a template could not be rendered.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -73,7 +73,8 @@ fn single_expression(s: &str) -> Option<&str> {
     let inner = s.strip_prefix("{{")?.strip_suffix("}}")?;
     let inner = inner.strip_prefix('-').unwrap_or(inner);
     let inner = inner.strip_suffix('-').unwrap_or(inner);
-    if inner.contains("{{") || inner.contains("}}") || inner.contains("{%") || inner.contains("{#") {
+    if inner.contains("{{") || inner.contains("}}") || inner.contains("{%") || inner.contains("{#")
+    {
         return None;
     }
     Some(inner)
@@ -89,7 +90,7 @@ impl Templar {
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
         env.add_global("omit", OMIT);
         filters::register(&mut env);
-        tests::register(&mut env);
+        jinja_tests::register(&mut env);
         Self { env: Arc::new(env) }
     }
 
@@ -168,7 +169,11 @@ impl Templar {
             })
     }
 
-    fn render_json_in(&self, raw: &Json, ctx: &Arc<LazyContext>) -> Result<Option<Json>, TemplateError> {
+    fn render_json_in(
+        &self,
+        raw: &Json,
+        ctx: &Arc<LazyContext>,
+    ) -> Result<Option<Json>, TemplateError> {
         Ok(Some(match raw {
             Json::String(s) => return self.render_string_in(s, ctx),
             Json::Array(items) => {
@@ -207,7 +212,11 @@ impl Templar {
         (out, inner)
     }
 
-    fn render_string_in(&self, s: &str, ctx: &Arc<LazyContext>) -> Result<Option<Json>, TemplateError> {
+    fn render_string_in(
+        &self,
+        s: &str,
+        ctx: &Arc<LazyContext>,
+    ) -> Result<Option<Json>, TemplateError> {
         if !is_template(s) {
             return Ok(Some(Json::String(s.to_owned())));
         }
@@ -217,7 +226,11 @@ impl Templar {
         Ok(self.render_to_string_in(s, ctx)?.map(Json::String))
     }
 
-    fn render_to_string_in(&self, s: &str, ctx: &Arc<LazyContext>) -> Result<Option<String>, TemplateError> {
+    fn render_to_string_in(
+        &self,
+        s: &str,
+        ctx: &Arc<LazyContext>,
+    ) -> Result<Option<String>, TemplateError> {
         let root = Value::from_dyn_object(ctx.clone());
         let (result, deferred) = Self::tracking_deferred(ctx, || self.env.render_str(s, root));
         match result {
@@ -228,10 +241,13 @@ impl Templar {
     }
 
     fn eval_in(&self, expr: &str, ctx: &Arc<LazyContext>) -> Result<Option<Json>, TemplateError> {
-        let compiled = self.env.compile_expression(expr).map_err(|e| TemplateError::Other {
-            template: expr.to_owned(),
-            message: describe(&e),
-        })?;
+        let compiled = self
+            .env
+            .compile_expression(expr)
+            .map_err(|e| TemplateError::Other {
+                template: expr.to_owned(),
+                message: describe(&e),
+            })?;
         let root = Value::from_dyn_object(ctx.clone());
         let (result, deferred) = Self::tracking_deferred(ctx, || compiled.eval(root));
         match result {
@@ -240,16 +256,24 @@ impl Templar {
                 let err = minijinja::Error::from(minijinja::ErrorKind::UndefinedError);
                 self.explain(expr, &err, ctx, false).map(|()| None)
             }
-            Ok(value) => serde_json::to_value(&value).map(Some).map_err(|e| TemplateError::Other {
-                template: expr.to_owned(),
-                message: e.to_string(),
-            }),
+            Ok(value) => serde_json::to_value(&value)
+                .map(Some)
+                .map_err(|e| TemplateError::Other {
+                    template: expr.to_owned(),
+                    message: e.to_string(),
+                }),
             Err(e) => self.explain(expr, &e, ctx, deferred).map(|()| None),
         }
     }
 
     /// Turns a minijinja error into ours: `Ok(())` means "deferred, not an error".
-    fn explain(&self, text: &str, e: &minijinja::Error, ctx: &LazyContext, deferred: bool) -> Result<(), TemplateError> {
+    fn explain(
+        &self,
+        text: &str,
+        e: &minijinja::Error,
+        ctx: &LazyContext,
+        deferred: bool,
+    ) -> Result<(), TemplateError> {
         let mut state = ctx.lock();
         if let Some(fatal) = state.fatal.take() {
             return Err(fatal);

@@ -26,7 +26,10 @@ fn lazy_recursive_resolution() {
         ("distro", json!("rocky{{ major }}")),
         ("major", json!("8")),
     ]);
-    assert_eq!(render(&t, "{{ url }}x", &sc), Ok(Some(json!("http://m//mellanox/rocky8/x"))));
+    assert_eq!(
+        render(&t, "{{ url }}x", &sc),
+        Ok(Some(json!("http://m//mellanox/rocky8/x")))
+    );
 }
 
 #[test]
@@ -60,16 +63,24 @@ fn cycles_are_detected() {
         other => panic!("expected cycle, got {other:?}"),
     }
     // A cycle hidden behind `is defined` is still an error.
-    assert!(matches!(render(&t, "{{ a is defined }}", &sc), Err(TemplateError::Cycle(_))));
+    assert!(matches!(
+        render(&t, "{{ a is defined }}", &sc),
+        Err(TemplateError::Cycle(_))
+    ));
 }
 
 #[test]
 fn deferred_names_defer_the_render() {
     let t = Templar::new();
-    let layer: Layer = [("result".to_string(), VarValue::Deferred)].into_iter().collect();
+    let layer: Layer = [("result".to_string(), VarValue::Deferred)]
+        .into_iter()
+        .collect();
     let sc = scope(&[("x", json!(1))]).with_facts_set(Arc::new(layer));
     assert_eq!(render(&t, "{{ result.stdout }}", &sc), Ok(None));
-    assert_eq!(t.condition("result.rc == 0 and x == 1", &sc), Ok(Condition::Deferred));
+    assert_eq!(
+        t.condition("result.rc == 0 and x == 1", &sc),
+        Ok(Condition::Deferred)
+    );
     assert_eq!(t.condition("x == 1", &sc), Ok(Condition::Known(true)));
 }
 
@@ -78,7 +89,10 @@ fn ansible_filters() {
     let t = Templar::new();
     let sc = scope(&[("k", json!("4.18.0-553.56.1.el8_10.x86_64"))]);
     let cases = [
-        ("{{ k | regex_replace('\\.x86_64$', '') }}", json!("4.18.0-553.56.1.el8_10")),
+        (
+            "{{ k | regex_replace('\\.x86_64$', '') }}",
+            json!("4.18.0-553.56.1.el8_10"),
+        ),
         ("{{ k | regex_search('el(\\d+)', '\\\\1') }}", json!(["8"])),
         ("{{ '/a/b.tgz' | basename }}", json!("b.tgz")),
         ("{{ '/a/b.tgz' | dirname }}", json!("/a")),
@@ -93,7 +107,10 @@ fn ansible_filters() {
         ("{{ '[1,2]' | from_json }}", json!([1, 2])),
         ("{{ 'hi' | b64encode }}", json!("aGk=")),
         ("{{ 'aGk=' | b64decode }}", json!("hi")),
-        ("{{ 'abc' | hash('sha256') }}", json!("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")),
+        (
+            "{{ 'abc' | hash('sha256') }}",
+            json!("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        ),
         ("{{ '9.5' is version('9', '>=') }}", json!(true)),
         ("{{ '8.10' is version('9', '>=') }}", json!(false)),
         ("{{ nope is defined }}", json!(false)),
@@ -104,7 +121,11 @@ fn ansible_filters() {
         ("{{ 'abc'.startswith('a') }}", json!(true)),
     ];
     for (template, expected) in cases {
-        assert_eq!(render(&t, template, &sc), Ok(Some(expected.clone())), "{template}");
+        assert_eq!(
+            render(&t, template, &sc),
+            Ok(Some(expected.clone())),
+            "{template}"
+        );
     }
 }
 
@@ -124,7 +145,9 @@ fn omit_is_a_placeholder() {
 fn unknown_filter_is_an_error() {
     let t = Templar::new();
     match render(&t, "{{ 'x' | nosuchfilter }}", &scope(&[])) {
-        Err(TemplateError::Other { message, .. }) => assert!(message.contains("filter"), "{message}"),
+        Err(TemplateError::Other { message, .. }) => {
+            assert!(message.contains("filter"), "{message}")
+        }
         other => panic!("expected error, got {other:?}"),
     }
 }
@@ -133,7 +156,10 @@ fn unknown_filter_is_an_error() {
 fn non_boolean_condition_is_reported() {
     let t = Templar::new();
     let sc = scope(&[("pkgs", json!(["a"]))]);
-    assert_eq!(t.condition("pkgs", &sc), Ok(Condition::NotBoolean("[\"a\"]".into())));
+    assert_eq!(
+        t.condition("pkgs", &sc),
+        Ok(Condition::NotBoolean("[\"a\"]".into()))
+    );
 }
 
 #[test]

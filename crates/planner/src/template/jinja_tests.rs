@@ -25,9 +25,17 @@ fn result_flag(result: &Value, flag: &str) -> Result<bool, Error> {
 }
 
 fn regex_test(value: &str, pattern: &str, anchored: bool) -> Result<bool, Error> {
-    let pattern = if anchored { format!("^(?:{pattern})") } else { pattern.to_owned() };
-    let re = regex::Regex::new(&pattern)
-        .map_err(|e| Error::new(ErrorKind::InvalidOperation, format!("bad regular expression: {e}")))?;
+    let pattern = if anchored {
+        format!("^(?:{pattern})")
+    } else {
+        pattern.to_owned()
+    };
+    let re = regex::Regex::new(&pattern).map_err(|e| {
+        Error::new(
+            ErrorKind::InvalidOperation,
+            format!("bad regular expression: {e}"),
+        )
+    })?;
     Ok(re.is_match(value))
 }
 
@@ -68,7 +76,12 @@ pub fn compare_versions(a: &str, b: &str) -> Ordering {
     loose_parts(a).cmp(&loose_parts(b))
 }
 
-fn version(value: Value, other: Value, operator: Option<String>, kwargs: Kwargs) -> Result<bool, Error> {
+fn version(
+    value: Value,
+    other: Value,
+    operator: Option<String>,
+    kwargs: Kwargs,
+) -> Result<bool, Error> {
     let _: Option<bool> = kwargs.get("strict")?;
     let _: Option<String> = kwargs.get("version_type")?;
     let op_kw: Option<String> = kwargs.get("operator")?;
@@ -99,7 +112,10 @@ mod tests {
     fn loose_version_order() {
         assert_eq!(compare_versions("9.5", "9"), Ordering::Greater);
         assert_eq!(compare_versions("8.10", "8.9"), Ordering::Greater);
-        assert_eq!(compare_versions("24.10-2.1.8.0", "23.10-5.1.4.0"), Ordering::Greater);
+        assert_eq!(
+            compare_versions("24.10-2.1.8.0", "23.10-5.1.4.0"),
+            Ordering::Greater
+        );
         assert_eq!(compare_versions("1.0", "1.0"), Ordering::Equal);
     }
 }
