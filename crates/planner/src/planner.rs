@@ -82,11 +82,13 @@ pub fn recipe_facts(
 ) -> Result<RecipeFacts> {
     let recipe = Recipe::load(project, sources, image)?;
     let mirror_path = Path::new("mirror.toml");
-    let mirror = mirror::MirrorConfig::load(&project.root.join(mirror_path))
-        .map_err(|e| PlanError::new(Location::file(mirror_path), ErrorKind::Mirror(e)))?;
-    if sources.is_file(mirror_path) {
-        sources.record(mirror_path);
-    }
+    let mirror = if sources.is_file(mirror_path) {
+        let text = sources.read_text(mirror_path)?;
+        mirror::MirrorConfig::parse(&text, mirror_path)
+            .map_err(|e| PlanError::new(Location::file(mirror_path), ErrorKind::Mirror(e)))?
+    } else {
+        mirror::MirrorConfig::default()
+    };
     let mut mirror_layer = Layer::new();
     if let Some(url) = &mirror.url {
         mirror_layer.insert(

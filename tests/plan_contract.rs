@@ -1,0 +1,365 @@
+//! The planner's contract on the project's own recipes and roles (issue: planner), and on the
+//! site's playbook as the site runs it today.
+
+mod common;
+
+use std::path::Path;
+
+use common::{imgbuild, repo_root, stderr, stdout};
+use serde_json::{json, Value};
+
+fn plan_json(dir: &Path, image: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["plan", image, "--json"];
+    args.extend_from_slice(extra);
+    let out = imgbuild(dir, &args);
+    assert!(
+        out.status.success(),
+        "plan {image} failed: {}",
+        stderr(&out)
+    );
+    serde_json::from_slice(&out.stdout).expect("plan JSON")
+}
+
+fn tasks(plan: &Value) -> Vec<Value> {
+    fn walk(steps: &[Value], out: &mut Vec<Value>) {
+        for step in steps {
+            if step.get("block").is_some() {
+                for key in ["block", "rescue", "always"] {
+                    walk(
+                        step[key].as_array().map(Vec::as_slice).unwrap_or_default(),
+                        out,
+                    );
+                }
+            } else {
+                out.push(step.clone());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(plan["tasks"].as_array().expect("tasks"), &mut out);
+    out
+}
+
+fn find<'a>(tasks: &'a [Value], role: &str, name: &str) -> &'a Value {
+    tasks
+        .iter()
+        .find(|t| t["role"] == role && t["name"] == name)
+        .unwrap_or_else(|| panic!("no task '{name}' in role {role}"))
+}
+
+fn images() -> Vec<String> {
+    let out = imgbuild(&repo_root(), &["list", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let list: Value = serde_json::from_slice(&out.stdout).expect("list JSON");
+    list.as_array()
+        .expect("array")
+        .iter()
+        .map(|r| r["image"].as_str().expect("image").to_owned())
+        .collect()
+}
+
+#[test]
+fn rocky_8_10_mofed_download_and_install_are_resolved() {
+    let plan = plan_json(&repo_root(), "rocky-8.10-compute", &[]);
+    let tasks = tasks(&plan);
+    let download = find(&tasks, "mofed", "download mofed package");
+    assert_eq!(download["module"], "get_url");
+    assert_eq!(
+        download["args"]["url"],
+        "http://core014.inband/mellanox/rocky8/MLNX_OFED_LINUX-23.10-5.1.4.0-rhel8.10-x86_64.tgz"
+    );
+    assert_eq!(
+        download["args"]["dest"],
+        "/tmp/MLNX_OFED_LINUX-23.10-5.1.4.0-rhel8.10-x86_64.tgz"
+    );
+    assert_eq!(download["args"]["force"], false);
+    assert_eq!(download["tags"], json!(["build"]));
+    assert_eq!(download["when"], Value::Null);
+    assert_eq!(download["source"], "roles/mofed/tasks/Rocky.yml:7");
+    let install = find(&tasks, "mofed", "install mofed");
+    assert_eq!(install["module"], "shell");
+    assert_eq!(
+        install["args"]["chdir"],
+        "/tmp/MLNX_OFED_LINUX-23.10-5.1.4.0-rhel8.10-x86_64"
+    );
+    let cmd = install["args"]["cmd"].as_str().expect("cmd");
+    assert!(cmd.contains("--distro rhel8.10 "), "{cmd}");
+    assert!(
+        cmd.contains("--kernel 4.18.0-553.56.1.el8_10.x86_64 "),
+        "{cmd}"
+    );
+    assert!(
+        cmd.contains("--kernel-sources /lib/modules/4.18.0-553.56.1.el8_10.x86_64/build"),
+        "{cmd}"
+    );
+    assert_eq!(
+        plan["facts"]["ansible_kernel"],
+        "4.18.0-553.56.1.el8_10.x86_64"
+    );
+    assert_eq!(plan["vars"]["mirror_server"], "http://core014.inband/");
+}
+
+#[test]
+fn ubuntu_22_04_mofed_removes_conflicts_and_services_are_set() {
+    let plan = plan_json(&repo_root(), "ubuntu-22.04-compute", &[]);
+    let tasks = tasks(&plan);
+    let download = find(&tasks, "mofed", "download mofed package");
+    assert_eq!(download["args"]["url"], "http://core014.inband/mellanox/ubuntu22/MLNX_OFED_LINUX-24.10-2.1.8.0-ubuntu22.04-x86_64.tgz");
+    let remove = find(&tasks, "mofed", "remove conflicting packages");
+    assert_eq!(remove["module"], "package");
+    assert_eq!(remove["args"]["state"], "absent");
+    assert_eq!(
+        remove["args"]["name"],
+        json!(["librbd1", "librados2", "fio", "librdmacm1t64"])
+    );
+    let install = find(&tasks, "mofed", "install mofed");
+    assert!(install["args"]["cmd"]
+        .as_str()
+        .expect("cmd")
+        .contains("--distro ubuntu22.04 --skip-repo --kernel 6.8.0-1019-nvidia"));
+    let openibd = find(&tasks, "openibd", "enable openibd");
+    assert_eq!(
+        (openibd["module"].clone(), openibd["args"].clone()),
+        (
+            json!("systemd"),
+            json!({"name": "openibd", "enabled": true})
+        )
+    );
+    let opensmd = find(&tasks, "openibd", "disable opensmd");
+    assert_eq!(
+        opensmd["args"],
+        json!({"name": "opensmd", "enabled": false})
+    );
+}
+
+#[test]
+fn matrix_json_is_the_sites_matrix() {
+    let out = imgbuild(&repo_root(), &["matrix", "--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: Value = serde_json::from_slice(&out.stdout).expect("matrix JSON");
+    let row = |image: &str, os: &str, version: &str, kernel: &str, mofed: &str| json!({"image": image, "os": os, "os_version": version, "kernel": kernel, "mofed": mofed, "nvidia": "580.65.06"});
+    assert_eq!(
+        rows,
+        json!([
+            row(
+                "debian-12-compute",
+                "Debian",
+                "12",
+                "6.1.0-50-amd64",
+                "24.10-2.1.8.0"
+            ),
+            row(
+                "rocky-8.10-compute",
+                "Rocky",
+                "8.10",
+                "4.18.0-553.56.1.el8_10.x86_64",
+                "23.10-5.1.4.0"
+            ),
+            row(
+                "rocky-8.10-debug",
+                "Rocky",
+                "8.10",
+                "4.18.0-553.56.1.el8_10.x86_64",
+                "24.10-2.1.8.0"
+            ),
+            row(
+                "rocky-8.10-login",
+                "Rocky",
+                "8.10",
+                "4.18.0-553.56.1.el8_10.x86_64",
+                "24.10-2.1.8.0"
+            ),
+            row(
+                "rocky-9.5-compute",
+                "Rocky",
+                "9.5",
+                "5.14.0-503.40.1.el9_5.x86_64",
+                "24.10-2.1.8.0"
+            ),
+            row(
+                "ubuntu-22.04-compute",
+                "Ubuntu",
+                "22.04",
+                "6.8.0-1019-nvidia",
+                "24.10-2.1.8.0"
+            ),
+            row(
+                "ubuntu-24.04-compute",
+                "Ubuntu",
+                "24.04",
+                "6.8.0-31-generic",
+                "24.10-2.1.8.0"
+            ),
+        ])
+    );
+}
+
+#[test]
+fn no_plan_mentions_uname_and_every_task_has_a_real_source_line() {
+    let root = repo_root();
+    let names = images();
+    assert_eq!(names.len(), 7);
+    for image in names {
+        let plan = plan_json(&root, &image, &[]);
+        let text = plan.to_string();
+        assert!(!text.contains("uname"), "{image}: the plan mentions uname");
+        assert_eq!(plan["warnings"], json!([]), "{image}: unexpected warnings");
+        for task in tasks(&plan) {
+            let source = task["source"].as_str().expect("source");
+            let (path, line) = source
+                .rsplit_once(':')
+                .unwrap_or_else(|| panic!("{image}: source without line: {source}"));
+            let line: usize = line
+                .parse()
+                .unwrap_or_else(|_| panic!("{image}: bad line in {source}"));
+            let file = std::fs::read_to_string(root.join(path))
+                .unwrap_or_else(|_| panic!("{image}: {path} unreadable"));
+            let lines = file.lines().count();
+            assert!(
+                line >= 1 && line <= lines,
+                "{image}: {source} is past the end ({lines} lines)"
+            );
+            let name = task["name"].as_str().expect("name");
+            let text_at = file.lines().nth(line - 1).unwrap_or_default();
+            let named_here =
+                file.lines().skip(line - 1).take(3).any(|l| {
+                    l.contains("name:") || l.contains(task["module"].as_str().unwrap_or("?"))
+                });
+            assert!(
+                named_here,
+                "{image}: {source} ('{text_at}') is not the start of task '{name}'"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_sites_own_playbook_plans_unchanged() {
+    let site = repo_root().join("tests/fixtures/site-playbook");
+    let rocky = plan_json(&site, "rocky-8.10-compute", &[]);
+    let t = tasks(&rocky);
+    assert_eq!(
+        find(&t, "mofed", "download mofed package")["args"]["url"],
+        "http://core014.inband/mellanox/rocky8/MLNX_OFED_LINUX-23.10-5.1.4.0-rhel8.10-x86_64.tgz"
+    );
+    assert_eq!(
+        find(&t, "mofed", "download mofed package")["source"],
+        "roles/mofed/tasks/Rocky.yml:7"
+    );
+    let ubuntu = plan_json(&site, "ubuntu-22.04-compute", &[]);
+    let t = tasks(&ubuntu);
+    assert_eq!(t.len(), 6);
+    assert_eq!(
+        find(&t, "mofed", "enable openibd service")["args"]["cmd"],
+        "systemctl enable openibd"
+    );
+    assert_eq!(
+        find(&t, "mofed", "disable opensmd service")["args"]["cmd"],
+        "systemctl disable opensmd"
+    );
+}
+
+#[test]
+fn extra_vars_win_over_the_recipe() {
+    let plan = plan_json(
+        &repo_root(),
+        "rocky-9.5-compute",
+        &[
+            "-e",
+            "mofed_version=25.01-0.6.0.0",
+            "-e",
+            "{\"nvidia_version\": \"575.57.08\"}",
+        ],
+    );
+    let t = tasks(&plan);
+    assert_eq!(
+        find(&t, "mofed", "download mofed package")["args"]["url"],
+        "http://core014.inband/mellanox/rocky9/MLNX_OFED_LINUX-25.01-0.6.0.0-rhel9.5-x86_64.tgz"
+    );
+    assert_eq!(
+        find(&t, "nvidia", "download the driver installer")["args"]["url"],
+        "http://core014.inband/nvidia/NVIDIA-Linux-x86_64-575.57.08.run"
+    );
+    let mirrored = plan_json(
+        &repo_root(),
+        "rocky-9.5-compute",
+        &["--mirror", "http://127.0.0.1:8080/"],
+    );
+    let t = tasks(&mirrored);
+    assert_eq!(
+        find(&t, "nvidia", "download the driver installer")["args"]["url"],
+        "http://127.0.0.1:8080/nvidia/NVIDIA-Linux-x86_64-580.65.06.run"
+    );
+}
+
+#[test]
+fn tags_select_tasks() {
+    let root = repo_root();
+    let all = tasks(&plan_json(&root, "rocky-9.5-compute", &[])).len();
+    assert!(all > 40, "{all}");
+    assert_eq!(
+        tasks(&plan_json(&root, "rocky-9.5-compute", &["--tags", "build"])).len(),
+        all
+    );
+    assert_eq!(
+        tasks(&plan_json(
+            &root,
+            "rocky-9.5-compute",
+            &["--skip-tags", "build"]
+        ))
+        .len(),
+        0
+    );
+    assert_eq!(
+        tasks(&plan_json(
+            &root,
+            "rocky-9.5-compute",
+            &["--tags", "nosuchtag"]
+        ))
+        .len(),
+        0
+    );
+}
+
+#[test]
+fn human_plan_is_a_tree_with_resolved_commands() {
+    let out = imgbuild(&repo_root(), &["plan", "rocky-8.10-compute"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("rocky-8.10-compute: Rocky 8.10, kernel 4.18.0-553.56.1.el8_10.x86_64,"),
+        "{text}"
+    );
+    assert!(text.contains("\nmofed\n"));
+    assert!(
+        text.contains("$ ./mlnxofedinstall --distro rhel8.10"),
+        "{text}"
+    );
+    assert!(text.contains("http://core014.inband/mellanox/rocky8/MLNX_OFED_LINUX-23.10-5.1.4.0-rhel8.10-x86_64.tgz -> /tmp/"));
+}
+
+#[test]
+fn usage_errors_exit_2_and_completions_print() {
+    let root = repo_root();
+    let out = imgbuild(&root, &["plan"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = imgbuild(&root, &["matrix", "--format", "xml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = imgbuild(&root, &["completions", "bash"]);
+    assert!(out.status.success());
+    assert!(stdout(&out).contains("imgbuild"));
+    let out = imgbuild(&root, &["plan", "--help"]);
+    assert!(stdout(&out).contains("--skip-tags"));
+}
+
+#[test]
+fn matrix_markdown_and_csv_have_every_image() {
+    for format in ["markdown", "csv", "table"] {
+        let out = imgbuild(&repo_root(), &["matrix", "--format", format]);
+        assert!(out.status.success());
+        let text = stdout(&out);
+        for image in images() {
+            assert!(text.contains(&image), "{format} lacks {image}");
+        }
+    }
+}
