@@ -24,6 +24,12 @@ impl From<planner::PlanError> for Failure {
 }
 
 fn main() -> ExitCode {
+    // The build sandbox re-runs this binary with a hidden first argument (see engine::sandbox).
+    match std::env::args().nth(1).as_deref() {
+        Some(engine::sandbox::HELPER_ARG) => return exit_code(engine::sandbox::helper_main()),
+        Some(engine::sandbox::INIT_ARG) => return exit_code(engine::sandbox::init_main()),
+        _ => {}
+    }
     let args = cli::Cli::parse();
     match commands::run(args) {
         Ok(code) => code,
@@ -36,4 +42,8 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+fn exit_code(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }

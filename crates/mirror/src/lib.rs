@@ -1,9 +1,12 @@
-//! The site package mirror: `mirror.toml` (written by hand) and URL joining.
-//!
-//! Downloads, `mirror.lock` and the content-addressed cache build on this crate.
+//! The site package mirror: `mirror.toml` (written by hand), `mirror.lock` (written by
+//! imgbuild), URL joining, and downloads that are cached, pinned and verified.
 
 mod config;
+mod fetch;
+mod lock;
 mod url;
 
 pub use config::{MirrorConfig, MirrorConfigError, PathSettings};
+pub use fetch::{FetchError, FetchOptions, Fetcher};
+pub use lock::{url_path, Lock, LockError, Pin};
 pub use url::{collapse_path_slashes, join_url};

@@ -63,6 +63,9 @@ pub struct PlannedTask {
     /// A loop the build resolves (its expression).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loop_over: Option<Json>,
+    /// The loop variable of a loop the build resolves (`item` unless `loop_control.loop_var`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loop_var: Option<String>,
     /// `register:`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub register: Option<String>,
@@ -96,6 +99,10 @@ pub struct PlannedTask {
     /// A template's rendered text, when it could be rendered at plan time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rendered: Option<String>,
+    /// Plan-time values of the variables that the task's build-time expressions use
+    /// (`when`, `changed_when`, deferred arguments, ...), so the build can evaluate them.
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub context: IndexMap<String, Json>,
 }
 
 /// One iteration of a loop.

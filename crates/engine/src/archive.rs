@@ -1,0 +1,321 @@
+//! Extracting tar archives into a rootfs folder, refusing anything that would land outside it:
+//! `..` and absolute names, symlinks that point out, writes through symlinks, hard links to
+//! outside, device nodes, and archives past the entry and size limits.
+
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+use crate::rootfs::{Kind, RootFs};
+
+/// Why an archive was refused or could not be extracted.
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    /// An entry would land outside the destination.
+    #[error("refused: entry '{entry}' {why}")]
+    Unsafe {
+        /// The entry's name in the archive.
+        entry: String,
+        /// What it would do.
+        why: String,
+    },
+    /// Past a limit.
+    #[error("refused: {0}")]
+    Limit(String),
+    /// The archive is not a valid tar (or is cut short).
+    #[error("not a valid archive: {0}")]
+    Corrupt(String),
+    /// Writing into the rootfs failed.
+    #[error(transparent)]
+    Fs(#[from] crate::rootfs::FsError),
+}
+
+/// Limits that stop tar bombs.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Entries at most.
+    pub max_entries: u64,
+    /// Bytes of file content at most.
+    pub max_bytes: u64,
+    /// Allow device nodes and fifos (base layers need them; `unarchive` does not).
+    pub allow_devices: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self { max_entries: 2_000_000, max_bytes: 64 << 30, allow_devices: false }
+    }
+}
+
+/// What an extraction did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Extracted {
+    /// Entries in the archive.
+    pub entries: u64,
+    /// Entries written (the rest were already there, same size and time).
+    pub written: u64,
+    /// Names of the entries, in archive order.
+    pub files: Vec<String>,
+}
+
+/// The normal components of an archive name; `Err` for absolute names and `..`.
+fn safe_relative(name: &str) -> Result<PathBuf, String> {
+    let path = Path::new(name);
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::Normal(n) => out.push(n),
+            Component::CurDir => {}
+            Component::RootDir | Component::Prefix(_) => return Err("has an absolute path".into()),
+            Component::ParentDir => return Err("climbs out with '..'".into()),
+        }
+    }
+    Ok(out)
+}
+
+/// Lexically resolves `target` of a symlink at `link` (both rootfs paths); `None` if it climbs above `/`.
+fn resolve_link(link: &Path, target: &str) -> Option<PathBuf> {
+    let start = if target.starts_with('/') { PathBuf::from("/") } else { link.parent()?.to_path_buf() };
+    let mut out = start;
+    for c in Path::new(target).components() {
+        match c {
+            Component::Normal(n) => out.push(n),
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(out)
+}
+
+/// Refuses writing through a symlink between `dest` and `path`.
+fn check_no_symlink_between(fs: &RootFs, dest: &Path, path: &Path, entry: &str) -> Result<(), ArchiveError> {
+    let Ok(rel) = path.strip_prefix(dest) else { return Ok(()) };
+    let mut current = dest.to_path_buf();
+    let parts: Vec<_> = rel.components().collect();
+    for part in parts.iter().take(parts.len().saturating_sub(1)) {
+        current.push(part);
+        if fs.meta(&current)?.is_some_and(|m| m.kind == Kind::Symlink) {
+            return Err(ArchiveError::Unsafe { entry: entry.to_owned(), why: format!("would be written through the symlink {}", current.display()) });
+        }
+    }
+    Ok(())
+}
+
+/// Extracts a tar stream into `dest` (a rootfs path) with owners, modes and times of the archive.
+pub fn extract_tar(reader: impl Read, fs: &RootFs, dest: &Path, limits: Limits) -> Result<Extracted, ArchiveError> {
+    let mut archive = tar::Archive::new(reader);
+    let mut stats = Extracted::default();
+    let mut bytes = 0u64;
+    let entries = archive.entries().map_err(|e| ArchiveError::Corrupt(e.to_string()))?;
+    for entry in entries {
+        let mut entry = entry.map_err(|e| ArchiveError::Corrupt(e.to_string()))?;
+        stats.entries += 1;
+        if stats.entries > limits.max_entries {
+            return Err(ArchiveError::Limit(format!("more than {} entries (a tar bomb?)", limits.max_entries)));
+        }
+        let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        let rel = safe_relative(&name).map_err(|why| ArchiveError::Unsafe { entry: name.clone(), why })?;
+        if rel.as_os_str().is_empty() {
+            continue;
+        }
+        let path = dest.join(&rel);
+        check_no_symlink_between(fs, dest, &path, &name)?;
+        let header = entry.header();
+        let mode = header.mode().unwrap_or(0o644) & 0o7777;
+        let uid = header.uid().ok().and_then(|u| u32::try_from(u).ok());
+        let gid = header.gid().ok().and_then(|g| u32::try_from(g).ok());
+        let mtime = header.mtime().ok().and_then(|m| i64::try_from(m).ok()).unwrap_or(0);
+        let kind = header.entry_type();
+        stats.files.push(name.clone());
+        match kind {
+            tar::EntryType::Directory => {
+                if !fs.meta(&path)?.is_some_and(|m| m.kind == Kind::Dir) {
+                    fs.mkdir_all(&path, mode)?;
+                    stats.written += 1;
+                }
+                fs.chmod(&path, mode)?;
+                fs.chown(&path, uid, gid)?;
+            }
+            tar::EntryType::Regular | tar::EntryType::Continuous | tar::EntryType::GNUSparse => {
+                let size = entry.size();
+                bytes = bytes.saturating_add(size);
+                if bytes > limits.max_bytes {
+                    return Err(ArchiveError::Limit(format!("more than {} bytes of content", limits.max_bytes)));
+                }
+                let same = fs.meta(&path)?.is_some_and(|m| m.kind == Kind::File && m.size == size && m.mtime == mtime && m.mode == mode);
+                if same {
+                    continue;
+                }
+                if let Some(parent) = path.parent() {
+                    fs.mkdir_all(parent, 0o755)?;
+                }
+                if fs.meta(&path)?.is_some_and(|m| m.kind == Kind::Dir) {
+                    fs.remove_all(&path)?;
+                }
+                fs.write_from(&path, &mut entry, Some(mode)).map_err(|e| {
+                    if e.source.kind() == std::io::ErrorKind::UnexpectedEof {
+                        ArchiveError::Corrupt(format!("entry '{name}' is cut short"))
+                    } else {
+                        ArchiveError::Fs(e)
+                    }
+                })?;
+                fs.chown(&path, uid, gid)?;
+                fs.set_times(&path, mtime)?;
+                stats.written += 1;
+            }
+            tar::EntryType::Symlink => {
+                let target = entry
+                    .link_name_bytes()
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .ok_or_else(|| ArchiveError::Corrupt(format!("symlink '{name}' has no target")))?;
+                let resolved = resolve_link(&path, &target);
+                if !resolved.as_deref().is_some_and(|r| r.starts_with(dest)) {
+                    return Err(ArchiveError::Unsafe { entry: name, why: format!("is a symlink to '{target}', outside {}", dest.display()) });
+                }
+                if fs.meta(&path)?.is_some_and(|m| m.kind == Kind::Symlink) && fs.read_link(&path)? == target {
+                    continue;
+                }
+                if let Some(parent) = path.parent() {
+                    fs.mkdir_all(parent, 0o755)?;
+                }
+                fs.symlink(&target, &path)?;
+                fs.chown(&path, uid, gid)?;
+                stats.written += 1;
+            }
+            tar::EntryType::Link => {
+                let target = entry
+                    .link_name_bytes()
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .ok_or_else(|| ArchiveError::Corrupt(format!("hard link '{name}' has no target")))?;
+                let target_rel = safe_relative(&target)
+                    .map_err(|why| ArchiveError::Unsafe { entry: name.clone(), why: format!("is a hard link to '{target}', which {why}") })?;
+                let target_path = dest.join(target_rel);
+                check_no_symlink_between(fs, dest, &target_path, &name)?;
+                if fs.meta(&target_path)?.is_none() {
+                    return Err(ArchiveError::Unsafe { entry: name, why: format!("is a hard link to '{target}', which the archive has not created") });
+                }
+                fs.hardlink(&target_path, &path)?;
+                stats.written += 1;
+            }
+            tar::EntryType::Char | tar::EntryType::Block | tar::EntryType::Fifo => {
+                if !limits.allow_devices {
+                    return Err(ArchiveError::Unsafe { entry: name, why: "is a device node or fifo, which an archive in a role may not create".into() });
+                }
+                // Base layers may carry device nodes; the sandbox binds the host's /dev anyway.
+                continue;
+            }
+            tar::EntryType::XGlobalHeader | tar::EntryType::XHeader | tar::EntryType::GNULongName | tar::EntryType::GNULongLink => {}
+            other => {
+                return Err(ArchiveError::Unsafe { entry: name, why: format!("has an entry type ({other:?}) imgbuild does not extract") });
+            }
+        }
+    }
+    Ok(stats)
+}
+
+/// The decompressing reader for an archive file name (`.tar`, `.tar.gz`, `.tgz`, `.tar.xz`, `.txz`).
+pub fn tar_reader(name: &str, file: std::fs::File) -> Result<Box<dyn Read>, ArchiveError> {
+    let lower = name.to_ascii_lowercase();
+    let buffered = std::io::BufReader::with_capacity(1 << 20, file);
+    if lower.ends_with(".tar.gz") || lower.ends_with(".tgz") {
+        Ok(Box::new(flate2::read::MultiGzDecoder::new(buffered)))
+    } else if lower.ends_with(".tar.xz") || lower.ends_with(".txz") {
+        Ok(Box::new(xz2::read::XzDecoder::new_multi_decoder(buffered)))
+    } else if lower.ends_with(".tar") {
+        Ok(Box::new(buffered))
+    } else {
+        Err(ArchiveError::Corrupt(format!("{name}: imgbuild extracts .tar, .tar.gz, .tgz, .tar.xz and .txz")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fs() -> (tempfile::TempDir, RootFs) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("root/dest")).expect("mkdir");
+        std::fs::create_dir_all(dir.path().join("scratch")).expect("mkdir");
+        let fs = RootFs::new(&dir.path().join("root"), &dir.path().join("scratch")).expect("rootfs");
+        (dir, fs)
+    }
+
+    fn tar_of(entries: &[(&str, tar::EntryType, &str, &[u8])]) -> Vec<u8> {
+        let mut builder = tar::Builder::new(Vec::new());
+        for (name, kind, link, data) in entries {
+            let mut header = tar::Header::new_gnu();
+            header.set_entry_type(*kind);
+            header.set_mode(0o644);
+            header.set_size(data.len() as u64);
+            header.set_mtime(1_700_000_000);
+            // Write names raw so that hostile names reach the reader as they are.
+            let bytes = name.as_bytes();
+            header.as_old_mut().name[..bytes.len()].copy_from_slice(bytes);
+            if !link.is_empty() {
+                header.as_old_mut().linkname[..link.len()].copy_from_slice(link.as_bytes());
+            }
+            header.set_cksum();
+            builder.append(&header, *data).expect("append");
+        }
+        builder.into_inner().expect("tar")
+    }
+
+    #[test]
+    fn extracts_files_dirs_and_links() {
+        let (dir, fs) = fs();
+        let data = tar_of(&[
+            ("pkg/", tar::EntryType::Directory, "", b""),
+            ("pkg/install", tar::EntryType::Regular, "", b"#!/bin/sh\n"),
+            ("pkg/link", tar::EntryType::Symlink, "install", b""),
+            ("pkg/hard", tar::EntryType::Link, "pkg/install", b""),
+        ]);
+        let stats = extract_tar(&data[..], &fs, Path::new("/dest"), Limits::default()).expect("extract");
+        assert_eq!(stats.entries, 4);
+        assert_eq!(std::fs::read(dir.path().join("root/dest/pkg/hard")).expect("read"), b"#!/bin/sh\n");
+        let again = extract_tar(&data[..], &fs, Path::new("/dest"), Limits::default()).expect("extract again");
+        assert_eq!(again.written, 1, "only the hard link is re-made on a second run");
+    }
+
+    #[test]
+    fn refuses_escapes() {
+        let cases: Vec<Vec<u8>> = vec![
+            tar_of(&[("../evil", tar::EntryType::Regular, "", b"x")]),
+            tar_of(&[("/etc/evil", tar::EntryType::Regular, "", b"x")]),
+            tar_of(&[("out", tar::EntryType::Symlink, "../../etc", b"")]),
+            tar_of(&[("out", tar::EntryType::Symlink, "/etc", b"")]),
+            tar_of(&[("hl", tar::EntryType::Link, "../etc/passwd", b"")]),
+            tar_of(&[("dev", tar::EntryType::Char, "", b"")]),
+        ];
+        for data in cases {
+            let (dir, fs) = fs();
+            let err = extract_tar(&data[..], &fs, Path::new("/dest"), Limits::default()).expect_err("must refuse");
+            assert!(matches!(err, ArchiveError::Unsafe { .. }), "{err}");
+            assert!(!dir.path().join("root/evil").exists() && !dir.path().join("root/etc").exists());
+        }
+    }
+
+    #[test]
+    fn refuses_writing_through_an_existing_symlink() {
+        let (dir, fs) = fs();
+        std::fs::create_dir_all(dir.path().join("root/elsewhere")).expect("mkdir");
+        std::os::unix::fs::symlink("/elsewhere", dir.path().join("root/dest/sub")).expect("link");
+        let data = tar_of(&[("sub/file", tar::EntryType::Regular, "", b"x")]);
+        let err = extract_tar(&data[..], &fs, Path::new("/dest"), Limits::default()).expect_err("through symlink");
+        assert!(err.to_string().contains("through the symlink"), "{err}");
+        assert!(!dir.path().join("root/elsewhere/file").exists());
+    }
+
+    #[test]
+    fn limits_stop_bombs() {
+        let (_dir, fs) = fs();
+        let entries: Vec<(String, tar::EntryType, &str, &[u8])> =
+            (0..20).map(|i| (format!("f{i}"), tar::EntryType::Regular, "", &b"x"[..])).collect();
+        let refs: Vec<(&str, tar::EntryType, &str, &[u8])> = entries.iter().map(|(n, k, l, d)| (n.as_str(), *k, *l, *d)).collect();
+        let data = tar_of(&refs);
+        let limits = Limits { max_entries: 10, ..Limits::default() };
+        assert!(matches!(extract_tar(&data[..], &fs, Path::new("/dest"), limits), Err(ArchiveError::Limit(_))));
+    }
+}

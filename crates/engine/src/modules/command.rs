@@ -1,0 +1,167 @@
+//! `shell` and `command`: run a program in the rootfs.
+
+use std::path::Path;
+
+use planner::modules::command::CommandParams;
+use planner::modules::shell::ShellParams;
+use planner::modules::types::Text;
+use serde_json::{Map, Value as Json};
+
+use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use crate::target::{Cmd, CmdOutput};
+
+/// Splits a command line into words as a POSIX shell would, without any expansion.
+pub fn split_words(line: &str) -> Result<Vec<String>, ModuleError> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => word.push(c),
+                        None => return Err(ModuleError::new(format!("unclosed ' in: {line}"))),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(c @ ('"' | '\\' | '$' | '`')) => word.push(c),
+                            Some(c) => {
+                                word.push('\\');
+                                word.push(c);
+                            }
+                            None => return Err(ModuleError::new(format!("unclosed \" in: {line}"))),
+                        },
+                        Some(c) => word.push(c),
+                        None => return Err(ModuleError::new(format!("unclosed \" in: {line}"))),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                if let Some(c) = chars.next() {
+                    word.push(c);
+                }
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    Ok(words)
+}
+
+/// Skips when `creates` exists or `removes` does not, as Ansible does.
+pub fn creates_removes(ctx: &ModuleCtx, creates: &Option<Text>, removes: &Option<Text>) -> Result<Option<ModuleResult>, ModuleError> {
+    if let Some(path) = creates {
+        if ctx.target.fs().exists(Path::new(path.as_str()))? {
+            return Ok(Some(ModuleResult { skipped: true, msg: Some(format!("skipped, since {path} exists")), ..ModuleResult::default() }));
+        }
+    }
+    if let Some(path) = removes {
+        if !ctx.target.fs().exists(Path::new(path.as_str()))? {
+            return Ok(Some(ModuleResult { skipped: true, msg: Some(format!("skipped, since {path} does not exist")), ..ModuleResult::default() }));
+        }
+    }
+    Ok(None)
+}
+
+fn strip_end(text: &str, strip: bool) -> String {
+    if strip {
+        text.trim_end_matches(['\n', '\r']).to_owned()
+    } else {
+        text.to_owned()
+    }
+}
+
+/// Turns a command's output into the result Ansible registers (`rc`, `stdout`, `stdout_lines`...).
+pub fn command_result(shown: &str, out: CmdOutput, strip: bool) -> Result<ModuleResult, ModuleError> {
+    let stdout = strip_end(&out.stdout, strip);
+    let stderr = strip_end(&out.stderr, strip);
+    let mut fields = Map::new();
+    fields.insert("cmd".into(), Json::String(shown.to_owned()));
+    fields.insert("rc".into(), Json::from(out.rc));
+    fields.insert("stdout_lines".into(), Json::from(stdout.lines().collect::<Vec<_>>()));
+    fields.insert("stderr_lines".into(), Json::from(stderr.lines().collect::<Vec<_>>()));
+    fields.insert("stdout".into(), Json::String(stdout));
+    fields.insert("stderr".into(), Json::String(stderr));
+    if out.rc != 0 {
+        return Err(ModuleError { msg: format!("non-zero return code {}", out.rc), fields });
+    }
+    Ok(ModuleResult { changed: true, fields, ..ModuleResult::default() })
+}
+
+fn run_cmd(ctx: &ModuleCtx, argv: Vec<String>, chdir: &Option<Text>, stdin: &Option<Text>, stdin_newline: bool) -> Result<CmdOutput, ModuleError> {
+    let stdin = stdin.as_ref().map(|s| if stdin_newline { format!("{s}\n") } else { s.to_string() });
+    let cmd = Cmd { argv, env: ctx.env.to_vec(), cwd: chdir.as_ref().map(|c| c.to_string()), stdin };
+    Ok(ctx.target.run(&cmd)?)
+}
+
+fn not_in_check_mode() -> ModuleResult {
+    ModuleResult { skipped: true, msg: Some("commands do not run in check mode".into()), ..ModuleResult::default() }
+}
+
+/// `shell`.
+pub fn shell(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: ShellParams = params("shell", args)?;
+    if let Some(skip) = creates_removes(ctx, &p.creates, &p.removes)? {
+        return Ok(skip);
+    }
+    if ctx.check {
+        return Ok(not_in_check_mode());
+    }
+    let shell = p.executable.as_ref().map(|e| e.to_string()).unwrap_or_else(|| "/bin/sh".into());
+    let argv = vec![shell, "-c".into(), p.cmd.to_string()];
+    let out = run_cmd(ctx, argv, &p.chdir, &p.stdin, flag(&p.stdin_add_newline, true))?;
+    command_result(p.cmd.as_str(), out, flag(&p.strip_empty_ends, true))
+}
+
+/// `command`.
+pub fn command(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: CommandParams = params("command", args)?;
+    if let Some(skip) = creates_removes(ctx, &p.creates, &p.removes)? {
+        return Ok(skip);
+    }
+    if ctx.check {
+        return Ok(not_in_check_mode());
+    }
+    let argv: Vec<String> = match (&p.argv, &p.cmd) {
+        (Some(argv), _) => argv.iter().map(|a| a.to_string()).collect(),
+        (None, Some(cmd)) => split_words(cmd.as_str())?,
+        (None, None) => return Err(ModuleError::new("command needs cmd or argv")),
+    };
+    let shown = argv.join(" ");
+    let out = run_cmd(ctx, argv, &p.chdir, &p.stdin, flag(&p.stdin_add_newline, true))?;
+    command_result(&shown, out, flag(&p.strip_empty_ends, true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_like_a_shell() {
+        assert_eq!(split_words("ls -1 '/a b' \"c\\\"d\" e\\ f").expect("split"), vec!["ls", "-1", "/a b", "c\"d", "e f"]);
+        assert_eq!(split_words("  ").expect("split"), Vec::<String>::new());
+        assert!(split_words("echo 'open").is_err());
+    }
+}

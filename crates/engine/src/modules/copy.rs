@@ -1,0 +1,147 @@
+//! `copy`: a file (or folder) of the role, inline `content`, or a rootfs path into the rootfs.
+
+use std::path::{Path, PathBuf};
+
+use planner::modules::copy::CopyParams;
+use planner::modules::types::{Mode, Text};
+use serde_json::Value as Json;
+
+use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
+use crate::rootfs::Kind;
+use crate::target::Cmd;
+
+/// What to put at a destination file and how.
+pub struct Placement<'a> {
+    /// The new bytes.
+    pub bytes: &'a [u8],
+    /// Mode, owner, group.
+    pub mode: &'a Option<Mode>,
+    /// Owner.
+    pub owner: &'a Option<Text>,
+    /// Group.
+    pub group: &'a Option<Text>,
+    /// Replace a different existing file.
+    pub force: bool,
+    /// Command validating the new file (`%s`).
+    pub validate: Option<&'a str>,
+}
+
+/// Writes `bytes` to `dest` when different; applies attributes. Shared by copy and template.
+pub fn place(ctx: &ModuleCtx, dest: &Path, how: &Placement) -> Result<ModuleResult, ModuleError> {
+    let fs = ctx.target.fs();
+    let existing = match fs.meta_follow(dest)? {
+        Some(meta) if meta.kind == Kind::Dir => return Err(ModuleError::new(format!("{} is a folder; name the file", dest.display()))),
+        Some(_) => Some(fs.read(dest)?),
+        None => None,
+    };
+    let content_changed = match &existing {
+        Some(old) => old.as_slice() != how.bytes && how.force,
+        None => true,
+    };
+    let mut result = ModuleResult::default();
+    if content_changed {
+        if ctx.diff {
+            let before = existing.as_deref().map(String::from_utf8_lossy).unwrap_or_default().into_owned();
+            result.diff = Some((dest.display().to_string(), before, String::from_utf8_lossy(how.bytes).into_owned()));
+        }
+        if !ctx.check {
+            if let Some(parent) = dest.parent() {
+                if !fs.exists(parent)? {
+                    return Err(ModuleError::new(format!("the folder {} does not exist; create it first (file: state=directory)", parent.display())));
+                }
+            }
+            if let Some(validate) = how.validate {
+                let probe = format!("/tmp/.imgbuild-validate-{}", std::process::id());
+                fs.write_atomic(Path::new(&probe), how.bytes, Some(0o600))?;
+                let out = ctx.target.run(&Cmd::shell(&validate.replace("%s", &probe)));
+                fs.remove_all(Path::new(&probe))?;
+                let out = out?;
+                if out.rc != 0 {
+                    return Err(ModuleError::new(format!("validation '{validate}' failed: {}", out.stderr.trim())));
+                }
+            }
+            let mode = match how.mode {
+                Some(Mode::Octal(bits)) => Some(*bits),
+                _ => None,
+            };
+            fs.write_atomic(dest, how.bytes, mode)?;
+        }
+    }
+    let attrs_changed = if ctx.check && existing.is_none() {
+        false
+    } else {
+        attrs::apply(fs, dest, how.owner, how.group, how.mode, ctx.check)?
+    };
+    result.changed = content_changed || attrs_changed;
+    result.fields.insert("dest".into(), Json::String(dest.display().to_string()));
+    Ok(result)
+}
+
+fn copy_tree(ctx: &ModuleCtx, from: &Path, to: &Path, p: &CopyParams) -> Result<bool, ModuleError> {
+    let fs = ctx.target.fs();
+    let mut changed = false;
+    if !fs.exists(to)? {
+        changed = true;
+        if !ctx.check {
+            let dir_mode = match &p.directory_mode {
+                Some(Mode::Octal(bits)) => *bits,
+                _ => 0o755,
+            };
+            fs.mkdir_all(to, dir_mode)?;
+        }
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(from)
+        .map_err(|e| ModuleError::new(format!("{}: {e}", from.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for entry in entries {
+        let Some(name) = entry.file_name() else { continue };
+        let dest = to.join(name);
+        if entry.is_dir() {
+            changed |= copy_tree(ctx, &entry, &dest, p)?;
+        } else {
+            let bytes = std::fs::read(&entry).map_err(|e| ModuleError::new(format!("{}: {e}", entry.display())))?;
+            let how = Placement { bytes: &bytes, mode: &p.mode, owner: &p.owner, group: &p.group, force: flag(&p.force, true), validate: None };
+            changed |= place(ctx, &dest, &how)?.changed;
+        }
+    }
+    Ok(changed)
+}
+
+/// `copy`.
+pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: CopyParams = params("copy", args)?;
+    let fs = ctx.target.fs();
+    let mut dest = PathBuf::from(p.dest.as_str());
+    let force = flag(&p.force, true);
+    let bytes: Vec<u8> = if let Some(content) = &p.content {
+        content.as_str().as_bytes().to_vec()
+    } else if flag(&p.remote_src, false) || p.src.as_ref().is_some_and(|s| s.as_str().starts_with('/')) {
+        let src = p.src.as_ref().map(|s| s.to_string()).unwrap_or_default();
+        fs.read(Path::new(&src))?
+    } else {
+        let local = ctx.local_path()?;
+        let src_text = p.src.as_ref().map(|s| s.to_string()).unwrap_or_default();
+        if local.is_dir() {
+            let target = if src_text.ends_with('/') {
+                dest.clone()
+            } else {
+                dest.join(local.file_name().unwrap_or_default())
+            };
+            let changed = copy_tree(ctx, &local, &target, &p)?;
+            return Ok(ModuleResult::changed(changed).with("dest", target.display().to_string()));
+        }
+        std::fs::read(&local).map_err(|e| ModuleError::new(format!("{}: {e}", local.display())))?
+    };
+    let dest_is_dir = p.dest.as_str().ends_with('/') || fs.meta_follow(&dest)?.is_some_and(|m| m.kind == Kind::Dir);
+    if dest_is_dir {
+        let name = p.src.as_ref().and_then(|s| Path::new(s.as_str()).file_name().map(|n| n.to_os_string()));
+        match name {
+            Some(name) => dest = dest.join(name),
+            None => return Err(ModuleError::new(format!("dest {} is a folder; content needs a file name", p.dest))),
+        }
+    }
+    let how = Placement { bytes: &bytes, mode: &p.mode, owner: &p.owner, group: &p.group, force, validate: p.validate.as_ref().map(Text::as_str) };
+    place(ctx, &dest, &how)
+}

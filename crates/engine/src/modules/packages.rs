@@ -1,0 +1,261 @@
+//! `package`, `apt` and `dnf`: packages inside the rootfs, through its own package manager.
+
+use planner::modules::apt::{AptParams, AptState};
+use planner::modules::dnf::DnfParams;
+use planner::modules::package::{PackageParams, PackageState};
+use planner::modules::types::{Choice, TextList};
+use serde_json::{json, Value as Json};
+
+use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use crate::target::{Cmd, CmdOutput};
+
+fn run(ctx: &ModuleCtx, argv: Vec<String>, env: &[(&str, &str)]) -> Result<CmdOutput, ModuleError> {
+    let mut cmd = Cmd { argv, env: ctx.env.to_vec(), cwd: None, stdin: None };
+    for (k, v) in env {
+        cmd.env.push(((*k).to_owned(), (*v).to_owned()));
+    }
+    Ok(ctx.target.run(&cmd)?)
+}
+
+fn failed(what: &str, out: &CmdOutput) -> ModuleError {
+    let tail: Vec<&str> = out.stderr.lines().chain(out.stdout.lines()).filter(|l| !l.trim().is_empty()).collect();
+    let tail = tail[tail.len().saturating_sub(12)..].join("\n");
+    let mut error = ModuleError::new(format!("{what} failed (exit {}):\n{tail}", out.rc));
+    error.fields.insert("rc".into(), json!(out.rc));
+    error.fields.insert("stdout".into(), json!(out.stdout));
+    error.fields.insert("stderr".into(), json!(out.stderr));
+    error
+}
+
+const APT_ENV: &[(&str, &str)] = &[("DEBIAN_FRONTEND", "noninteractive"), ("APT_LISTCHANGES_FRONTEND", "none")];
+
+/// Package name without a `=version` pin.
+fn bare(name: &str) -> &str {
+    name.split('=').next().unwrap_or(name)
+}
+
+/// Installed packages with their versions, for the names asked about.
+fn dpkg_versions(ctx: &ModuleCtx, names: &[String]) -> Result<std::collections::HashMap<String, String>, ModuleError> {
+    let mut argv = vec!["dpkg-query".to_owned(), "-W".into(), "-f=${Package}\t${db:Status-Abbrev}\t${Version}\n".into()];
+    argv.extend(names.iter().map(|n| bare(n).to_owned()));
+    let out = run(ctx, argv, &[])?;
+    Ok(out
+        .stdout
+        .lines()
+        .filter_map(|line| {
+            let mut parts = line.split('\t');
+            let (name, status, version) = (parts.next()?, parts.next()?, parts.next()?);
+            status.starts_with("ii").then(|| (name.split(':').next().unwrap_or(name).to_owned(), version.to_owned()))
+        })
+        .collect())
+}
+
+struct AptRequest<'a> {
+    names: Vec<String>,
+    state: AptState,
+    update_cache: bool,
+    install_recommends: Option<bool>,
+    purge: bool,
+    autoremove: bool,
+    extra: &'a [String],
+}
+
+fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError> {
+    let mut cache_updated = false;
+    if req.update_cache && !ctx.check {
+        let out = run(ctx, vec!["apt-get".into(), "update".into(), "-q".into()], APT_ENV)?;
+        if out.rc != 0 {
+            return Err(failed("apt-get update", &out));
+        }
+        cache_updated = true;
+    }
+    if req.names.is_empty() && !req.autoremove {
+        return Ok(ModuleResult::changed(cache_updated).with("cache_updated", cache_updated));
+    }
+    let before = dpkg_versions(ctx, &req.names)?;
+    let installed = |n: &String| before.contains_key(bare(n));
+    let (verb, todo): (&str, Vec<String>) = match req.state {
+        AptState::Present | AptState::Fixed => ("install", req.names.iter().filter(|n| !installed(n)).cloned().collect()),
+        AptState::Latest => ("install", req.names.clone()),
+        AptState::Absent => (if req.purge { "purge" } else { "remove" }, req.names.iter().filter(|n| installed(n)).cloned().collect()),
+        AptState::BuildDep => ("build-dep", req.names.clone()),
+    };
+    if todo.is_empty() && !req.autoremove {
+        return Ok(ModuleResult::changed(false).with("cache_updated", cache_updated));
+    }
+    if ctx.check {
+        return Ok(ModuleResult { changed: !todo.is_empty(), msg: Some(format!("would {verb} {}", todo.join(" "))), ..ModuleResult::default() });
+    }
+    let mut argv: Vec<String> = vec!["apt-get".into(), "-y".into(), "-q".into(), "-o".into(), "Dpkg::Options::=--force-confdef".into(), "-o".into(), "Dpkg::Options::=--force-confold".into()];
+    match req.install_recommends {
+        Some(false) => argv.push("--no-install-recommends".into()),
+        Some(true) => argv.push("--install-recommends".into()),
+        None => {}
+    }
+    argv.extend(req.extra.iter().cloned());
+    if !todo.is_empty() {
+        argv.push(verb.into());
+        argv.extend(todo.iter().cloned());
+        let out = run(ctx, argv.clone(), APT_ENV)?;
+        if out.rc != 0 {
+            return Err(failed(&format!("apt-get {verb}"), &out));
+        }
+    }
+    if req.autoremove {
+        let out = run(ctx, vec!["apt-get".into(), "-y".into(), "autoremove".into()], APT_ENV)?;
+        if out.rc != 0 {
+            return Err(failed("apt-get autoremove", &out));
+        }
+    }
+    let after = dpkg_versions(ctx, &req.names)?;
+    Ok(ModuleResult::changed(after != before).with("cache_updated", cache_updated).with("packages", json!(todo)))
+}
+
+/// `apt`.
+pub fn apt(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: AptParams = params("apt", args)?;
+    let mut names: Vec<String> = p.name.map(|TextList(n)| n).unwrap_or_default();
+    if let Some(deb) = &p.deb {
+        names.push(deb.to_string());
+    }
+    let state = match p.state {
+        Some(Choice::Known(s)) => s,
+        Some(Choice::Deferred(t)) => return Err(ModuleError::new(format!("state '{t}' was not resolved"))),
+        None => AptState::Present,
+    };
+    let mut extra = Vec::new();
+    if let Some(release) = &p.default_release {
+        extra.extend(["-t".to_owned(), release.to_string()]);
+    }
+    if flag(&p.allow_downgrade, false) {
+        extra.push("--allow-downgrades".into());
+    }
+    if flag(&p.allow_change_held_packages, false) {
+        extra.push("--allow-change-held-packages".into());
+    }
+    apt_run(ctx, AptRequest {
+        names,
+        state,
+        update_cache: flag(&p.update_cache, false),
+        install_recommends: p.install_recommends.as_ref().map(|f| f.or(true)),
+        purge: flag(&p.purge, false),
+        autoremove: flag(&p.autoremove, false),
+        extra: &extra,
+    })
+}
+
+fn dnf_run(ctx: &ModuleCtx, names: &[String], state: PackageState, options: &[String]) -> Result<ModuleResult, ModuleError> {
+    if names.is_empty() {
+        return Ok(ModuleResult::changed(false));
+    }
+    // Package files from the mirror go through the download cache (pinned in mirror.lock).
+    let mut resolved = Vec::new();
+    for name in names {
+        if name.starts_with("http://") || name.starts_with("https://") {
+            let cached = ctx.downloads.fetch(name, None).map_err(ModuleError::new)?;
+            let file = name.rsplit('/').next().unwrap_or("package.rpm");
+            let inside = format!("/tmp/.imgbuild-rpm/{file}");
+            ctx.target.fs().mkdir_all(std::path::Path::new("/tmp/.imgbuild-rpm"), 0o755)?;
+            ctx.target.fs().copy_in(&cached, std::path::Path::new(&inside), Some(0o644))?;
+            resolved.push(inside);
+        } else {
+            resolved.push(name.clone());
+        }
+    }
+    let verb = match state {
+        PackageState::Present => "install",
+        PackageState::Latest => "upgrade",
+        PackageState::Absent => "remove",
+    };
+    let mut argv: Vec<String> = vec!["dnf".into(), "-y".into()];
+    if ctx.check {
+        argv.push("--assumeno".into());
+    }
+    argv.extend(options.iter().cloned());
+    argv.push(verb.into());
+    argv.extend(resolved);
+    let out = run(ctx, argv, &[])?;
+    let _ = ctx.target.fs().remove_all(std::path::Path::new("/tmp/.imgbuild-rpm"));
+    let nothing = out.stdout.contains("Nothing to do") || out.stdout.contains("No packages marked for removal");
+    if ctx.check {
+        return Ok(ModuleResult::changed(!nothing));
+    }
+    if out.rc != 0 {
+        return Err(failed(&format!("dnf {verb}"), &out));
+    }
+    Ok(ModuleResult::changed(!nothing))
+}
+
+/// `dnf` and `yum`.
+pub fn dnf(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: DnfParams = params("dnf", args)?;
+    let state = match p.state {
+        Some(Choice::Known(s)) => s,
+        Some(Choice::Deferred(t)) => return Err(ModuleError::new(format!("state '{t}' was not resolved"))),
+        None => PackageState::Present,
+    };
+    let mut options = Vec::new();
+    if flag(&p.disable_gpg_check, false) {
+        options.push("--nogpgcheck".into());
+    }
+    if let Some(flag_value) = &p.install_weak_deps {
+        options.push(format!("--setopt=install_weak_deps={}", if flag_value.or(true) { "True" } else { "False" }));
+    }
+    if flag(&p.allowerasing, false) {
+        options.push("--allowerasing".into());
+    }
+    if flag(&p.nobest, false) {
+        options.push("--nobest".into());
+    }
+    if flag(&p.skip_broken, false) {
+        options.push("--skip-broken".into());
+    }
+    if let Some(TextList(repos)) = &p.enablerepo {
+        options.extend(repos.iter().map(|r| format!("--enablerepo={r}")));
+    }
+    if let Some(TextList(repos)) = &p.disablerepo {
+        options.extend(repos.iter().map(|r| format!("--disablerepo={r}")));
+    }
+    if let Some(TextList(excluded)) = &p.exclude {
+        options.extend(excluded.iter().map(|r| format!("--exclude={r}")));
+    }
+    if let Some(what) = &p.disable_excludes {
+        options.push(format!("--disableexcludes={what}"));
+    }
+    if flag(&p.update_cache, false) && !ctx.check {
+        let out = run(ctx, vec!["dnf".into(), "-y".into(), "makecache".into()], &[])?;
+        if out.rc != 0 {
+            return Err(failed("dnf makecache", &out));
+        }
+    }
+    let names = p.name.map(|TextList(n)| n).unwrap_or_default();
+    dnf_run(ctx, &names, state, &options)
+}
+
+/// `package`: the image's own package manager (`ansible_pkg_mgr`).
+pub fn package(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: PackageParams = params("package", args)?;
+    let state = match p.state {
+        Some(Choice::Known(s)) => s,
+        Some(Choice::Deferred(t)) => return Err(ModuleError::new(format!("state '{t}' was not resolved"))),
+        None => PackageState::Present,
+    };
+    let manager = p.use_.as_ref().map(|u| u.to_string()).unwrap_or_else(|| ctx.pkg_mgr.to_owned());
+    match manager.as_str() {
+        "apt" => apt_run(ctx, AptRequest {
+            names: p.name.0,
+            state: match state {
+                PackageState::Present => AptState::Present,
+                PackageState::Latest => AptState::Latest,
+                PackageState::Absent => AptState::Absent,
+            },
+            update_cache: false,
+            install_recommends: None,
+            purge: false,
+            autoremove: false,
+            extra: &[],
+        }),
+        "dnf" | "yum" => dnf_run(ctx, &p.name.0, state, &[]),
+        other => Err(ModuleError::new(format!("package manager '{other}' is not supported; imgbuild drives apt and dnf"))),
+    }
+}

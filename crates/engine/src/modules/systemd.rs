@@ -1,0 +1,243 @@
+//! `systemd` and `service`: enable, disable and mask units offline, the way `systemctl enable`
+//! does: by reading the unit's `[Install]` section and writing the `.wants`/`.requires` and
+//! alias links under `/etc/systemd/system`. No daemon is asked anything.
+
+use std::path::{Path, PathBuf};
+
+use planner::modules::service::ServiceParams;
+use planner::modules::systemd::SystemdParams;
+use planner::modules::types::Choice;
+use serde_json::Value as Json;
+
+use super::{params, ModuleCtx, ModuleError, ModuleResult};
+use crate::rootfs::{Kind, RootFs};
+
+const UNIT_DIRS: &[&str] = &["/etc/systemd/system", "/usr/local/lib/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system"];
+const ETC: &str = "/etc/systemd/system";
+
+/// A unit's `[Install]` section.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Install {
+    /// `WantedBy=`.
+    pub wanted_by: Vec<String>,
+    /// `RequiredBy=`.
+    pub required_by: Vec<String>,
+    /// `Alias=`.
+    pub alias: Vec<String>,
+    /// `Also=`.
+    pub also: Vec<String>,
+}
+
+/// Parses the `[Install]` section of a unit file.
+pub fn parse_install(text: &str) -> Install {
+    let mut install = Install::default();
+    let mut in_install = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_install = line == "[Install]";
+            continue;
+        }
+        if !in_install || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else { continue };
+        let list = match key.trim() {
+            "WantedBy" => &mut install.wanted_by,
+            "RequiredBy" => &mut install.required_by,
+            "Alias" => &mut install.alias,
+            "Also" => &mut install.also,
+            _ => continue,
+        };
+        list.extend(value.split_whitespace().map(str::to_owned));
+    }
+    install
+}
+
+fn unit_name(name: &str) -> String {
+    const SUFFIXES: &[&str] = &[".service", ".socket", ".target", ".timer", ".mount", ".path", ".slice", ".automount", ".swap"];
+    if SUFFIXES.iter().any(|s| name.ends_with(s)) {
+        name.to_owned()
+    } else {
+        format!("{name}.service")
+    }
+}
+
+/// Where the unit file is, searched as systemd does; aliases in /etc are followed.
+fn find_unit(fs: &RootFs, unit: &str) -> Result<Option<PathBuf>, ModuleError> {
+    for dir in UNIT_DIRS {
+        let path = Path::new(dir).join(unit);
+        match fs.meta(&path)? {
+            Some(m) if m.kind == Kind::File => return Ok(Some(path)),
+            Some(m) if m.kind == Kind::Symlink && *dir != ETC => return Ok(Some(path)),
+            _ => {}
+        }
+    }
+    Ok(None)
+}
+
+/// Every link under /etc/systemd/system that enables `unit` (in `.wants`/`.requires` folders).
+fn enabling_links(fs: &RootFs, unit: &str) -> Result<Vec<PathBuf>, ModuleError> {
+    let mut links = Vec::new();
+    if !fs.exists(Path::new(ETC))? {
+        return Ok(links);
+    }
+    for dir in fs.list(Path::new(ETC))? {
+        if dir.ends_with(".wants") || dir.ends_with(".requires") {
+            let link = Path::new(ETC).join(&dir).join(unit);
+            if fs.meta(&link)?.is_some_and(|m| m.kind == Kind::Symlink) {
+                links.push(link);
+            }
+        }
+    }
+    Ok(links)
+}
+
+fn ensure_link(fs: &RootFs, link: &Path, target: &str, check: bool) -> Result<bool, ModuleError> {
+    if fs.meta(link)?.is_some_and(|m| m.kind == Kind::Symlink) && fs.read_link(link)? == target {
+        return Ok(false);
+    }
+    if !check {
+        if let Some(parent) = link.parent() {
+            fs.mkdir_all(parent, 0o755)?;
+        }
+        fs.symlink(target, link)?;
+    }
+    Ok(true)
+}
+
+fn set_enabled(fs: &RootFs, name: &str, enabled: bool, check: bool, seen: &mut Vec<String>) -> Result<bool, ModuleError> {
+    let unit = unit_name(name);
+    if seen.contains(&unit) {
+        return Ok(false);
+    }
+    seen.push(unit.clone());
+    let Some(path) = find_unit(fs, &unit)? else {
+        if !enabled {
+            // Nothing to disable when the unit is not installed at all.
+            return Ok(false);
+        }
+        return Err(ModuleError::new(format!("unit {unit} is not installed in the image (looked in {})", UNIT_DIRS.join(", "))));
+    };
+    let install = parse_install(&fs.read_text_opt(&path)?.unwrap_or_default());
+    let target = path.display().to_string();
+    let mut changed = false;
+    if enabled {
+        for wanted in &install.wanted_by {
+            changed |= ensure_link(fs, &Path::new(ETC).join(format!("{wanted}.wants")).join(&unit), &target, check)?;
+        }
+        for required in &install.required_by {
+            changed |= ensure_link(fs, &Path::new(ETC).join(format!("{required}.requires")).join(&unit), &target, check)?;
+        }
+        for alias in &install.alias {
+            changed |= ensure_link(fs, &Path::new(ETC).join(alias), &target, check)?;
+        }
+    } else {
+        let mut links = enabling_links(fs, &unit)?;
+        links.extend(install.alias.iter().map(|a| Path::new(ETC).join(a)).filter(|p| fs.meta(p).ok().flatten().is_some_and(|m| m.kind == Kind::Symlink)));
+        for link in links {
+            changed = true;
+            if !check {
+                fs.remove_all(&link)?;
+            }
+        }
+    }
+    for also in &install.also {
+        changed |= set_enabled(fs, also, enabled, check, seen)?;
+    }
+    Ok(changed)
+}
+
+fn set_masked(fs: &RootFs, name: &str, masked: bool, check: bool) -> Result<bool, ModuleError> {
+    let link = Path::new(ETC).join(unit_name(name));
+    let is_masked = fs.meta(&link)?.is_some_and(|m| m.kind == Kind::Symlink) && fs.read_link(&link)? == "/dev/null";
+    if masked == is_masked {
+        return Ok(false);
+    }
+    if !check {
+        if masked {
+            fs.mkdir_all(Path::new(ETC), 0o755)?;
+            fs.symlink("/dev/null", &link)?;
+        } else {
+            fs.remove_all(&link)?;
+        }
+    }
+    Ok(true)
+}
+
+fn refuse_state<S: planner::modules::types::Choices>(state: &Option<Choice<S>>) -> Result<(), ModuleError> {
+    match state {
+        None => Ok(()),
+        Some(Choice::Known(s)) => Err(ModuleError::new(format!(
+            "state: {} is refused in an image build: no service runs while an image is built; use enabled: yes so it starts when the node boots",
+            s.as_str()
+        ))),
+        Some(Choice::Deferred(t)) => Err(ModuleError::new(format!("state '{t}' was not resolved"))),
+    }
+}
+
+/// `systemd`.
+pub fn systemd(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: SystemdParams = params("systemd", args)?;
+    refuse_state(&p.state)?;
+    let fs = ctx.target.fs();
+    let Some(name) = &p.name else {
+        return Ok(ModuleResult { msg: Some("daemon_reload has nothing to do in an image build".into()), ..ModuleResult::default() });
+    };
+    let mut changed = false;
+    if let Some(masked) = &p.masked {
+        changed |= set_masked(fs, name.as_str(), masked.or(false), ctx.check)?;
+    }
+    if let Some(enabled) = &p.enabled {
+        changed |= set_enabled(fs, name.as_str(), enabled.or(false), ctx.check, &mut Vec::new())?;
+    }
+    Ok(ModuleResult::changed(changed).with("name", name.to_string()))
+}
+
+/// `service`.
+pub fn service(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: ServiceParams = params("service", args)?;
+    refuse_state(&p.state)?;
+    let mut changed = false;
+    if let Some(enabled) = &p.enabled {
+        changed = set_enabled(ctx.target.fs(), p.name.as_str(), enabled.or(false), ctx.check, &mut Vec::new())?;
+    }
+    Ok(ModuleResult::changed(changed).with("name", p.name.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn install_section() {
+        let text = "[Unit]\nWantedBy=nope\n[Install]\nWantedBy=multi-user.target graphical.target\nAlias=ib.service\n# Also=x\nRequiredBy=a.target\n";
+        let install = parse_install(text);
+        assert_eq!(install.wanted_by, vec!["multi-user.target", "graphical.target"]);
+        assert_eq!(install.alias, vec!["ib.service"]);
+        assert_eq!(install.required_by, vec!["a.target"]);
+        assert!(install.also.is_empty());
+    }
+
+    #[test]
+    fn enable_disable_mask_offline() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("usr/lib/systemd/system")).expect("mkdir");
+        std::fs::create_dir_all(dir.path().join("scratch")).expect("mkdir");
+        std::fs::write(root.join("usr/lib/systemd/system/openibd.service"), "[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\nAlias=ib.service\n").expect("unit");
+        let fs = RootFs::new(&root, &dir.path().join("scratch")).expect("fs");
+        assert!(set_enabled(&fs, "openibd", true, false, &mut Vec::new()).expect("enable"));
+        assert_eq!(
+            std::fs::read_link(root.join("etc/systemd/system/multi-user.target.wants/openibd.service")).expect("link"),
+            Path::new("/usr/lib/systemd/system/openibd.service")
+        );
+        assert!(root.join("etc/systemd/system/ib.service").is_symlink());
+        assert!(!set_enabled(&fs, "openibd", true, false, &mut Vec::new()).expect("again"), "second enable changes nothing");
+        assert!(set_enabled(&fs, "openibd.service", false, false, &mut Vec::new()).expect("disable"));
+        assert!(!root.join("etc/systemd/system/multi-user.target.wants/openibd.service").exists());
+        assert!(!set_enabled(&fs, "opensmd", false, false, &mut Vec::new()).expect("disable a missing unit"));
+        assert!(set_enabled(&fs, "opensmd", true, false, &mut Vec::new()).is_err());
+        assert!(set_masked(&fs, "x", true, false).expect("mask"));
+        assert_eq!(std::fs::read_link(root.join("etc/systemd/system/x.service")).expect("mask link"), Path::new("/dev/null"));
+    }
+}

@@ -1,0 +1,210 @@
+//! `user` and `group`: accounts in the rootfs, through its own useradd/groupadd/usermod.
+
+use std::path::Path;
+
+use planner::modules::group::GroupParams;
+use planner::modules::lineinfile::LineState;
+use planner::modules::types::{Choice, Int, Text, TextList};
+use planner::modules::user::UserParams;
+use serde_json::Value as Json;
+
+use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use crate::target::Cmd;
+
+/// One line of `/etc/passwd` or `/etc/group`, split on `:`.
+fn entry(ctx: &ModuleCtx, file: &str, name: &str) -> Result<Option<Vec<String>>, ModuleError> {
+    let text = ctx.target.fs().read_text_opt(Path::new(file))?.unwrap_or_default();
+    Ok(text.lines().map(|l| l.split(':').map(str::to_owned).collect::<Vec<_>>()).find(|f| f.first().map(String::as_str) == Some(name)))
+}
+
+fn groups_of(ctx: &ModuleCtx, user: &str) -> Result<Vec<String>, ModuleError> {
+    let text = ctx.target.fs().read_text_opt(Path::new("/etc/group"))?.unwrap_or_default();
+    Ok(text
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            (f.len() >= 4 && f[3].split(',').any(|m| m == user)).then(|| f[0].to_owned())
+        })
+        .collect())
+}
+
+fn run(ctx: &ModuleCtx, argv: Vec<String>) -> Result<(), ModuleError> {
+    let shown = argv.join(" ");
+    let out = ctx.target.run(&Cmd { argv, env: ctx.env.to_vec(), cwd: None, stdin: None })?;
+    if out.rc != 0 {
+        return Err(ModuleError::new(format!("{shown} failed (exit {}): {}", out.rc, out.stderr.trim())));
+    }
+    Ok(())
+}
+
+fn int(value: &Option<Int>) -> Result<Option<i64>, ModuleError> {
+    match value {
+        None => Ok(None),
+        Some(Int::Known(n)) => Ok(Some(*n)),
+        Some(Int::Deferred(t)) => Err(ModuleError::new(format!("'{t}' was not resolved"))),
+    }
+}
+
+fn absent<S>(state: &Option<Choice<LineState>>, _marker: S) -> bool {
+    matches!(state, Some(Choice::Known(LineState::Absent)))
+}
+
+/// `group`.
+pub fn group(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: GroupParams = params("group", args)?;
+    let name = p.name.to_string();
+    let current = entry(ctx, "/etc/group", &name)?;
+    let gid = int(&p.gid)?;
+    let mut argv: Vec<String> = Vec::new();
+    if absent(&p.state, ()) {
+        if current.is_some() {
+            argv = vec!["groupdel".into(), name.clone()];
+        }
+    } else if current.is_none() {
+        argv = vec!["groupadd".into()];
+        if let Some(gid) = gid {
+            argv.extend(["-g".into(), gid.to_string()]);
+        }
+        if flag(&p.system, false) {
+            argv.push("-r".into());
+        }
+        if flag(&p.non_unique, false) {
+            argv.push("-o".into());
+        }
+        argv.push(name.clone());
+    } else if let (Some(gid), Some(fields)) = (gid, &current) {
+        if fields.get(2).map(String::as_str) != Some(gid.to_string().as_str()) {
+            argv = vec!["groupmod".into(), "-g".into(), gid.to_string(), name.clone()];
+        }
+    }
+    if argv.is_empty() {
+        return Ok(ModuleResult::changed(false).with("name", name));
+    }
+    if !ctx.check {
+        run(ctx, argv)?;
+    }
+    Ok(ModuleResult::changed(true).with("name", name))
+}
+
+/// `user`.
+pub fn user(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: UserParams = params("user", args)?;
+    let name = p.name.to_string();
+    let current = entry(ctx, "/etc/passwd", &name)?;
+    if absent(&p.state, ()) {
+        if current.is_none() {
+            return Ok(ModuleResult::changed(false).with("name", name));
+        }
+        if !ctx.check {
+            let mut argv = vec!["userdel".to_owned()];
+            if flag(&p.remove, false) {
+                argv.push("-r".into());
+            }
+            argv.push(name.clone());
+            run(ctx, argv)?;
+        }
+        return Ok(ModuleResult::changed(true).with("name", name));
+    }
+    let uid = int(&p.uid)?;
+    let text = |t: &Option<Text>| t.as_ref().map(|t| t.to_string());
+    let groups: Option<Vec<String>> = p.groups.as_ref().map(|TextList(g)| g.clone());
+    let mut opts: Vec<String> = Vec::new();
+    let mut changed = false;
+    match &current {
+        None => {
+            changed = true;
+            if let Some(uid) = uid {
+                opts.extend(["-u".into(), uid.to_string()]);
+            }
+            if let Some(group) = text(&p.group) {
+                opts.extend(["-g".into(), group]);
+            }
+            if let Some(groups) = &groups {
+                if !groups.is_empty() {
+                    opts.extend(["-G".into(), groups.join(",")]);
+                }
+            }
+            if let Some(comment) = text(&p.comment) {
+                opts.extend(["-c".into(), comment]);
+            }
+            if let Some(home) = text(&p.home) {
+                opts.extend(["-d".into(), home]);
+            }
+            if let Some(shell) = text(&p.shell) {
+                opts.extend(["-s".into(), shell]);
+            }
+            if let Some(password) = text(&p.password) {
+                opts.extend(["-p".into(), password]);
+            }
+            if flag(&p.system, false) {
+                opts.push("-r".into());
+            }
+            if flag(&p.non_unique, false) {
+                opts.push("-o".into());
+            }
+            opts.push(if flag(&p.create_home, true) { "-m".into() } else { "-M".into() });
+            if !ctx.check {
+                let mut argv = vec!["useradd".to_owned()];
+                argv.extend(opts);
+                argv.push(name.clone());
+                run(ctx, argv)?;
+            }
+        }
+        Some(fields) => {
+            let field = |i: usize| fields.get(i).cloned().unwrap_or_default();
+            if let Some(uid) = uid {
+                if field(2) != uid.to_string() {
+                    opts.extend(["-u".into(), uid.to_string()]);
+                }
+            }
+            if let Some(group) = text(&p.group) {
+                let gid = entry(ctx, "/etc/group", &group)?.and_then(|g| g.get(2).cloned()).unwrap_or(group.clone());
+                if field(3) != gid {
+                    opts.extend(["-g".into(), group]);
+                }
+            }
+            if let Some(comment) = text(&p.comment) {
+                if field(4) != comment {
+                    opts.extend(["-c".into(), comment]);
+                }
+            }
+            if let Some(home) = text(&p.home) {
+                if field(5) != home {
+                    opts.extend(["-d".into(), home]);
+                }
+            }
+            if let Some(shell) = text(&p.shell) {
+                if field(6) != shell {
+                    opts.extend(["-s".into(), shell]);
+                }
+            }
+            if let Some(wanted) = &groups {
+                let have = groups_of(ctx, &name)?;
+                let append = flag(&p.append, false);
+                let differs = if append { wanted.iter().any(|g| !have.contains(g)) } else { {
+                    let mut a = wanted.clone();
+                    a.sort();
+                    let mut b = have.clone();
+                    b.sort();
+                    a != b
+                } };
+                if differs {
+                    if append {
+                        opts.push("-a".into());
+                    }
+                    opts.extend(["-G".into(), wanted.join(",")]);
+                }
+            }
+            if !opts.is_empty() {
+                changed = true;
+                if !ctx.check {
+                    let mut argv = vec!["usermod".to_owned()];
+                    argv.extend(opts);
+                    argv.push(name.clone());
+                    run(ctx, argv)?;
+                }
+            }
+        }
+    }
+    Ok(ModuleResult::changed(changed).with("name", name))
+}

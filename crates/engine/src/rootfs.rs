@@ -1,0 +1,420 @@
+//! File access to a build rootfs from the host, confined to it.
+//!
+//! Every path is resolved with `openat2(RESOLVE_IN_ROOT)`: `..` and absolute symlinks inside the
+//! image resolve against the rootfs, never the host, so a hostile image cannot redirect a write.
+//! `/tmp` of the rootfs is a scratch folder outside it (bind-mounted there for commands), so what
+//! roles leave in `/tmp` never lands in a layer.
+
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Component, Path, PathBuf};
+
+use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags};
+
+/// An error from a rootfs file operation, with the rootfs-relative path.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {source}")]
+pub struct FsError {
+    /// The path inside the rootfs.
+    pub path: String,
+    /// What failed.
+    pub source: std::io::Error,
+}
+
+/// `Result` with [`FsError`].
+pub type FsResult<T> = Result<T, FsError>;
+
+fn err(path: &Path, source: impl Into<std::io::Error>) -> FsError {
+    FsError { path: path.display().to_string(), source: source.into() }
+}
+
+/// What is at a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link (not followed).
+    Symlink,
+    /// A device, fifo or socket.
+    Other,
+}
+
+/// `lstat` of a path in the rootfs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Meta {
+    /// What it is.
+    pub kind: Kind,
+    /// Permission bits (with setuid/setgid/sticky).
+    pub mode: u32,
+    /// Owner.
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, seconds.
+    pub mtime: i64,
+    /// Inode number (hard links share it).
+    pub ino: u64,
+}
+
+/// A rootfs folder on the host, with its `/tmp` kept in a scratch folder.
+#[derive(Debug)]
+pub struct RootFs {
+    root: PathBuf,
+    root_fd: OwnedFd,
+    scratch: PathBuf,
+    scratch_fd: OwnedFd,
+}
+
+fn open_dir_fd(path: &Path) -> std::io::Result<OwnedFd> {
+    Ok(rustix::fs::open(path, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?)
+}
+
+/// Splits an absolute rootfs path into its normal components, refusing `..` above `/`.
+fn components(path: &Path) -> std::io::Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::RootDir | Component::CurDir => {}
+            Component::Normal(n) => out.push(n.to_string_lossy().into_owned()),
+            Component::ParentDir => {
+                if out.pop().is_none() {
+                    return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "path climbs above /"));
+                }
+            }
+            Component::Prefix(_) => return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a unix path")),
+        }
+    }
+    Ok(out)
+}
+
+impl RootFs {
+    /// The rootfs at `root`, with `/tmp` in `scratch` (both must exist).
+    pub fn new(root: &Path, scratch: &Path) -> std::io::Result<Self> {
+        Ok(Self {
+            root: root.to_owned(),
+            root_fd: open_dir_fd(root)?,
+            scratch: scratch.to_owned(),
+            scratch_fd: open_dir_fd(scratch)?,
+        })
+    }
+
+    /// The rootfs folder on the host.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The scratch folder that is `/tmp` inside.
+    pub fn scratch(&self) -> &Path {
+        &self.scratch
+    }
+
+    /// The base fd and the path relative to it for a rootfs path (`/tmp/...` goes to scratch).
+    fn base(&self, path: &Path) -> std::io::Result<(&OwnedFd, PathBuf)> {
+        let parts = components(path)?;
+        if parts.first().map(String::as_str) == Some("tmp") {
+            return Ok((&self.scratch_fd, parts[1..].iter().collect()));
+        }
+        Ok((&self.root_fd, parts.iter().collect()))
+    }
+
+    /// Opens the parent folder of `path` (resolved in the root) and returns it with the last name.
+    fn parent(&self, path: &Path) -> std::io::Result<(OwnedFd, String)> {
+        let (base, rel) = self.base(path)?;
+        let name = rel
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "no file name (the root itself)"))?;
+        let parent = rel.parent().map(Path::to_path_buf).unwrap_or_default();
+        let parent = if parent.as_os_str().is_empty() { PathBuf::from(".") } else { parent };
+        let fd = rustix::fs::openat2(base, &parent, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty(), ResolveFlags::IN_ROOT)?;
+        Ok((fd, name))
+    }
+
+    fn open(&self, path: &Path, flags: OFlags, mode: u32) -> std::io::Result<OwnedFd> {
+        let (base, rel) = self.base(path)?;
+        let rel = if rel.as_os_str().is_empty() { PathBuf::from(".") } else { rel };
+        Ok(rustix::fs::openat2(base, &rel, flags | OFlags::CLOEXEC, Mode::from_raw_mode(mode), ResolveFlags::IN_ROOT)?)
+    }
+
+    /// `lstat`; `None` when nothing is there.
+    pub fn meta(&self, path: &Path) -> FsResult<Option<Meta>> {
+        let (fd, name) = match self.parent(path) {
+            Ok(v) => v,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(20) => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                // The root itself.
+                let st = rustix::fs::fstat(&self.root_fd).map_err(|e| err(path, e))?;
+                return Ok(Some(meta_of(&st)));
+            }
+            Err(e) => return Err(err(path, e)),
+        };
+        match rustix::fs::statat(&fd, name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some(meta_of(&st))),
+            Err(rustix::io::Errno::NOENT) | Err(rustix::io::Errno::NOTDIR) => Ok(None),
+            Err(e) => Err(err(path, e)),
+        }
+    }
+
+    /// `stat`, following symlinks inside the rootfs.
+    pub fn meta_follow(&self, path: &Path) -> FsResult<Option<Meta>> {
+        match self.open(path, OFlags::PATH, 0) {
+            Ok(fd) => rustix::fs::fstat(&fd).map(|st| Some(meta_of(&st))).map_err(|e| err(path, e)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(20) || e.raw_os_error() == Some(40) => Ok(None),
+            Err(e) => Err(err(path, e)),
+        }
+    }
+
+    /// Whether anything (even a dangling symlink) is at `path`.
+    pub fn exists(&self, path: &Path) -> FsResult<bool> {
+        Ok(self.meta(path)?.is_some())
+    }
+
+    /// The bytes of a file (following symlinks inside the rootfs).
+    pub fn read(&self, path: &Path) -> FsResult<Vec<u8>> {
+        let fd = self.open(path, OFlags::RDONLY, 0).map_err(|e| err(path, e))?;
+        let mut file = std::fs::File::from(fd);
+        let mut out = Vec::new();
+        file.read_to_end(&mut out).map_err(|e| err(path, e))?;
+        Ok(out)
+    }
+
+    /// A file's text, or `None` when it does not exist.
+    pub fn read_text_opt(&self, path: &Path) -> FsResult<Option<String>> {
+        match self.read(path) {
+            Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+            Err(e) if e.source.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Opens a file for reading (following symlinks inside the rootfs).
+    pub fn open_read(&self, path: &Path) -> FsResult<std::fs::File> {
+        Ok(std::fs::File::from(self.open(path, OFlags::RDONLY, 0).map_err(|e| err(path, e))?))
+    }
+
+    /// Writes `bytes` to `path` through a temporary file and a rename (a symlink at `path` is
+    /// replaced, not followed). Sets `mode` when given, else keeps the old file's mode or 0644.
+    pub fn write_atomic(&self, path: &Path, bytes: &[u8], mode: Option<u32>) -> FsResult<()> {
+        self.write_from(path, &mut &bytes[..], mode)
+    }
+
+    /// Streams `reader` into `path` as [`RootFs::write_atomic`] does.
+    pub fn write_from(&self, path: &Path, reader: &mut dyn Read, mode: Option<u32>) -> FsResult<()> {
+        let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
+        let old_mode = rustix::fs::statat(&dir, name.as_str(), AtFlags::empty()).ok().map(|st| st.st_mode & 0o7777);
+        let mode = mode.or(old_mode).unwrap_or(0o644);
+        let tmp_name = format!(".{name}.imgbuild-{}", std::process::id());
+        let fd = rustix::fs::openat(&dir, tmp_name.as_str(), OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::CLOEXEC | OFlags::NOFOLLOW, Mode::from_raw_mode(0o600))
+            .map_err(|e| err(path, e))?;
+        let mut file = std::fs::File::from(fd);
+        let result = std::io::copy(reader, &mut file)
+            .and_then(|_| file.flush())
+            .and_then(|_| Ok(rustix::fs::fchmod(file.as_fd(), Mode::from_raw_mode(mode))?))
+            .and_then(|_| Ok(rustix::fs::renameat(&dir, tmp_name.as_str(), &dir, name.as_str())?));
+        if let Err(e) = result {
+            let _ = rustix::fs::unlinkat(&dir, tmp_name.as_str(), AtFlags::empty());
+            return Err(err(path, e));
+        }
+        Ok(())
+    }
+
+    /// Creates `path` and its missing parents as folders with `mode`; `true` if anything was made.
+    pub fn mkdir_all(&self, path: &Path, mode: u32) -> FsResult<bool> {
+        let parts = components(path).map_err(|e| err(path, e))?;
+        let mut current = PathBuf::from("/");
+        let mut made = false;
+        for part in parts {
+            current.push(part);
+            match self.meta_follow(&current)? {
+                Some(m) if m.kind == Kind::Dir => continue,
+                Some(_) => return Err(err(&current, std::io::Error::new(std::io::ErrorKind::AlreadyExists, "exists and is not a folder"))),
+                None => {
+                    let (dir, name) = self.parent(&current).map_err(|e| err(&current, e))?;
+                    match rustix::fs::mkdirat(&dir, name.as_str(), Mode::from_raw_mode(mode)) {
+                        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                        Err(e) => return Err(err(&current, e)),
+                    }
+                    // mkdir is subject to the umask; set the mode exactly.
+                    self.chmod(&current, mode)?;
+                    made = true;
+                }
+            }
+        }
+        Ok(made)
+    }
+
+    /// Creates a symlink at `path` pointing to `target` (replacing a file or link there).
+    pub fn symlink(&self, target: &str, path: &Path) -> FsResult<()> {
+        let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
+        let tmp_name = format!(".{name}.imgbuild-link-{}", std::process::id());
+        let _ = rustix::fs::unlinkat(&dir, tmp_name.as_str(), AtFlags::empty());
+        rustix::fs::symlinkat(target, &dir, tmp_name.as_str()).map_err(|e| err(path, e))?;
+        rustix::fs::renameat(&dir, tmp_name.as_str(), &dir, name.as_str()).map_err(|e| err(path, e))
+    }
+
+    /// Creates a hard link at `path` to the existing `existing` (both rootfs paths).
+    pub fn hardlink(&self, existing: &Path, path: &Path) -> FsResult<()> {
+        let (src_dir, src_name) = self.parent(existing).map_err(|e| err(existing, e))?;
+        let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
+        let _ = rustix::fs::unlinkat(&dir, name.as_str(), AtFlags::empty());
+        rustix::fs::linkat(&src_dir, src_name.as_str(), &dir, name.as_str(), AtFlags::empty()).map_err(|e| err(path, e))
+    }
+
+    /// The target of a symlink.
+    pub fn read_link(&self, path: &Path) -> FsResult<String> {
+        let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
+        let target = rustix::fs::readlinkat(&dir, name.as_str(), Vec::new()).map_err(|e| err(path, e))?;
+        Ok(target.to_string_lossy().into_owned())
+    }
+
+    /// Removes a file, link or whole folder; `true` if something was there.
+    pub fn remove_all(&self, path: &Path) -> FsResult<bool> {
+        let Some(meta) = self.meta(path)? else { return Ok(false) };
+        if meta.kind == Kind::Dir {
+            for child in self.list(path)? {
+                self.remove_all(&path.join(child))?;
+            }
+            let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
+            rustix::fs::unlinkat(&dir, name.as_str(), AtFlags::REMOVEDIR).map_err(|e| err(path, e))?;
+        } else {
+            let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
+            rustix::fs::unlinkat(&dir, name.as_str(), AtFlags::empty()).map_err(|e| err(path, e))?;
+        }
+        Ok(true)
+    }
+
+    /// The names in a folder, sorted.
+    pub fn list(&self, path: &Path) -> FsResult<Vec<String>> {
+        let fd = self.open(path, OFlags::RDONLY | OFlags::DIRECTORY, 0).map_err(|e| err(path, e))?;
+        let mut dir = rustix::fs::Dir::read_from(&fd).map_err(|e| err(path, e))?;
+        let mut names = Vec::new();
+        while let Some(entry) = dir.next() {
+            let entry = entry.map_err(|e| err(path, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name != "." && name != ".." {
+                names.push(name);
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    /// Sets permission bits (following symlinks inside the rootfs, as chmod does).
+    pub fn chmod(&self, path: &Path, mode: u32) -> FsResult<()> {
+        let fd = self.open(path, OFlags::PATH, 0).map_err(|e| err(path, e))?;
+        // fchmod does not take O_PATH fds; go through the fd's /proc link, which stays inside.
+        let proc_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd));
+        rustix::fs::chmod(proc_path.as_str(), Mode::from_raw_mode(mode)).map_err(|e| err(path, e))
+    }
+
+    /// Sets owner and group (of the link itself for symlinks).
+    pub fn chown(&self, path: &Path, uid: Option<u32>, gid: Option<u32>) -> FsResult<()> {
+        let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
+        rustix::fs::chownat(
+            &dir,
+            name.as_str(),
+            uid.map(rustix::fs::Uid::from_raw),
+            gid.map(rustix::fs::Gid::from_raw),
+            AtFlags::SYMLINK_NOFOLLOW,
+        )
+        .map_err(|e| err(path, e))
+    }
+
+    /// Sets a file's modification and access time.
+    pub fn set_times(&self, path: &Path, seconds: i64) -> FsResult<()> {
+        let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
+        let ts = rustix::fs::Timestamps {
+            last_access: rustix::fs::Timespec { tv_sec: seconds, tv_nsec: 0 },
+            last_modification: rustix::fs::Timespec { tv_sec: seconds, tv_nsec: 0 },
+        };
+        rustix::fs::utimensat(&dir, name.as_str(), &ts, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| err(path, e))
+    }
+
+    /// Copies a file of the host into the rootfs.
+    pub fn copy_in(&self, host_file: &Path, path: &Path, mode: Option<u32>) -> FsResult<()> {
+        let mut file = std::fs::File::open(host_file).map_err(|e| err(host_file, e))?;
+        self.write_from(path, &mut file, mode)
+    }
+}
+
+fn meta_of(st: &rustix::fs::Stat) -> Meta {
+    let kind = match rustix::fs::FileType::from_raw_mode(st.st_mode) {
+        rustix::fs::FileType::RegularFile => Kind::File,
+        rustix::fs::FileType::Directory => Kind::Dir,
+        rustix::fs::FileType::Symlink => Kind::Symlink,
+        _ => Kind::Other,
+    };
+    Meta {
+        kind,
+        mode: st.st_mode & 0o7777,
+        uid: st.st_uid,
+        gid: st.st_gid,
+        size: st.st_size as u64,
+        mtime: st.st_mtime,
+        ino: st.st_ino,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fs() -> (tempfile::TempDir, RootFs) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("root/etc")).expect("mkdir");
+        std::fs::create_dir_all(dir.path().join("scratch")).expect("mkdir");
+        let fs = RootFs::new(&dir.path().join("root"), &dir.path().join("scratch")).expect("rootfs");
+        (dir, fs)
+    }
+
+    #[test]
+    fn absolute_symlinks_resolve_inside_the_root() {
+        let (dir, fs) = fs();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).expect("mkdir");
+        // A link that points at the host's folder by absolute path...
+        std::os::unix::fs::symlink(&outside, dir.path().join("root/escape")).expect("link");
+        fs.write_atomic(Path::new("/escape/x"), b"data", None).expect_err("the host folder is not inside the root");
+        // ...and one that climbs with ..: both stay in the root.
+        std::os::unix::fs::symlink("../../../..", dir.path().join("root/etc/up")).expect("link");
+        fs.mkdir_all(Path::new("/etc/up/made"), 0o755).expect("mkdir inside");
+        assert!(dir.path().join("root/made").is_dir());
+        assert!(!outside.join("x").exists());
+    }
+
+    #[test]
+    fn tmp_goes_to_scratch() {
+        let (dir, fs) = fs();
+        fs.write_atomic(Path::new("/tmp/a"), b"1", Some(0o600)).expect("write");
+        assert!(dir.path().join("scratch/a").is_file());
+        assert!(!dir.path().join("root/tmp/a").exists());
+        assert_eq!(fs.meta(Path::new("/tmp/a")).expect("meta").map(|m| m.mode), Some(0o600));
+    }
+
+    #[test]
+    fn write_replaces_a_symlink_instead_of_following_it() {
+        let (dir, fs) = fs();
+        std::fs::write(dir.path().join("root/etc/real"), "real").expect("write");
+        std::os::unix::fs::symlink("real", dir.path().join("root/etc/link")).expect("link");
+        fs.write_atomic(Path::new("/etc/link"), b"new", None).expect("write");
+        assert_eq!(std::fs::read_to_string(dir.path().join("root/etc/real")).expect("read"), "real");
+        assert_eq!(fs.meta(Path::new("/etc/link")).expect("meta").map(|m| m.kind), Some(Kind::File));
+    }
+
+    #[test]
+    fn remove_and_list() {
+        let (_dir, fs) = fs();
+        fs.mkdir_all(Path::new("/a/b/c"), 0o750).expect("mkdir");
+        fs.write_atomic(Path::new("/a/b/c/f"), b"x", None).expect("write");
+        assert_eq!(fs.meta(Path::new("/a/b")).expect("meta").map(|m| m.mode), Some(0o750));
+        assert_eq!(fs.list(Path::new("/a/b")).expect("list"), vec!["c"]);
+        assert!(fs.remove_all(Path::new("/a")).expect("rm"));
+        assert!(!fs.exists(Path::new("/a")).expect("exists"));
+        assert!(!fs.remove_all(Path::new("/a")).expect("rm again"));
+        assert!(components(Path::new("/../x")).is_err());
+    }
+}

@@ -1,0 +1,288 @@
+//! The chroot sandbox: commands run in a chroot inside a private mount and PID namespace.
+//!
+//! imgbuild starts itself as `__sandbox`, which unshares a mount and a PID namespace, makes `/`
+//! private and starts `__sandbox-init`: PID 1 of the new namespace. Init mounts `proc`, `sysfs`,
+//! a bind of `/dev`, a tmpfs on `/run`, the scratch folder on `/tmp` and the host's
+//! `resolv.conf`, chroots, and then runs one command per request line on its standard input,
+//! answering with one line on its standard output. One sandbox serves a whole role.
+//!
+//! Nothing can outlive the build: each process asks for SIGKILL when its parent dies, and when
+//! init dies the kernel kills every process of its PID namespace, which ends the mount namespace
+//! and every mount in it. The host's mount table never sees them.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::rootfs::RootFs;
+use crate::target::{Cmd, CmdOutput, Target, TargetError};
+
+/// The hidden first argument that makes imgbuild act as the sandbox helper.
+pub const HELPER_ARG: &str = "__sandbox";
+/// The hidden first argument of the sandbox's PID 1.
+pub const INIT_ARG: &str = "__sandbox-init";
+const CONFIG_ENV: &str = "IMGBUILD_SANDBOX";
+
+/// The base environment of every command (design.md §4).
+pub const BASE_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Config {
+    root: PathBuf,
+    scratch: PathBuf,
+    kernel_version: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Hello {
+    Ready,
+    Fatal(String),
+}
+
+#[derive(Debug)]
+struct Channel {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+/// A build rootfs entered through the sandbox.
+#[derive(Debug)]
+pub struct ChrootTarget {
+    fs: RootFs,
+    kernel_version: String,
+    channel: Mutex<Option<Channel>>,
+}
+
+impl ChrootTarget {
+    /// Starts a sandbox on `root` with `/tmp` in `scratch`. `exe` is the imgbuild binary.
+    pub fn start(exe: &Path, root: &Path, scratch: &Path, kernel_version: &str) -> Result<Self, TargetError> {
+        let fs = RootFs::new(root, scratch).map_err(|e| TargetError::Sandbox(format!("{}: {e}", root.display())))?;
+        let config = Config { root: root.to_owned(), scratch: scratch.to_owned(), kernel_version: kernel_version.to_owned() };
+        let config = serde_json::to_string(&config).map_err(|e| TargetError::Sandbox(e.to_string()))?;
+        let mut child = Command::new(exe)
+            .arg(HELPER_ARG)
+            .env_clear()
+            .env(CONFIG_ENV, config)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| TargetError::Sandbox(format!("cannot start {}: {e}", exe.display())))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(TargetError::Sandbox("no pipes to the sandbox".into()));
+        };
+        let mut channel = Channel { child, stdin, stdout: BufReader::new(stdout) };
+        let mut line = String::new();
+        channel.stdout.read_line(&mut line).map_err(|e| TargetError::Sandbox(e.to_string()))?;
+        match serde_json::from_str::<Hello>(&line) {
+            Ok(Hello::Ready) => {}
+            Ok(Hello::Fatal(message)) => return Err(TargetError::Sandbox(message)),
+            Err(_) => {
+                let status = channel.child.wait().map(|s| s.to_string()).unwrap_or_default();
+                return Err(TargetError::Sandbox(format!("the sandbox exited before it was ready ({status})")));
+            }
+        }
+        Ok(Self { fs, kernel_version: kernel_version.to_owned(), channel: Mutex::new(Some(channel)) })
+    }
+
+    /// Ends the sandbox (also done on drop).
+    pub fn stop(&self) {
+        let mut guard = self.channel.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(mut channel) = guard.take() {
+            drop(channel.stdin);
+            let _ = channel.child.wait();
+        }
+    }
+
+    /// The pinned kernel commands see as `KERNEL_VERSION`.
+    pub fn kernel_version(&self) -> &str {
+        &self.kernel_version
+    }
+}
+
+impl Drop for ChrootTarget {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl Target for ChrootTarget {
+    fn run(&self, cmd: &Cmd) -> Result<CmdOutput, TargetError> {
+        let mut guard = self.channel.lock().unwrap_or_else(|e| e.into_inner());
+        let channel = guard.as_mut().ok_or_else(|| TargetError::Sandbox("the sandbox was stopped".into()))?;
+        let request = serde_json::to_string(cmd).map_err(|e| TargetError::Sandbox(e.to_string()))?;
+        writeln!(channel.stdin, "{request}")
+            .and_then(|_| channel.stdin.flush())
+            .map_err(|e| TargetError::Sandbox(format!("the sandbox is gone: {e}")))?;
+        let mut line = String::new();
+        let read = channel.stdout.read_line(&mut line).map_err(|e| TargetError::Sandbox(e.to_string()))?;
+        if read == 0 {
+            return Err(TargetError::Sandbox("the sandbox died while running a command".into()));
+        }
+        serde_json::from_str(&line).map_err(|e| TargetError::Sandbox(format!("bad answer from the sandbox: {e}")))
+    }
+
+    fn fs(&self) -> &RootFs {
+        &self.fs
+    }
+}
+
+fn die_with_parent() -> Result<(), String> {
+    let parent = rustix::process::getppid();
+    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL)).map_err(|e| format!("prctl: {e}"))?;
+    // The parent may have died before the call: then we were re-parented already.
+    if rustix::process::getppid() != parent {
+        return Err("the parent exited".into());
+    }
+    Ok(())
+}
+
+fn hello(message: &Hello) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", serde_json::to_string(message).unwrap_or_default());
+    let _ = out.flush();
+}
+
+/// Entry point of `imgbuild __sandbox`: new namespaces, then PID 1 in them. Returns the exit code.
+pub fn helper_main() -> i32 {
+    let result = (|| -> Result<i32, String> {
+        die_with_parent()?;
+        // SAFETY: unshare is only unsafe with CLONE_FILES (fd tables shared between threads);
+        // this process is single-threaded here and unshares only the mount and PID namespaces.
+        #[allow(unsafe_code)]
+        unsafe {
+            rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWNS | rustix::thread::UnshareFlags::NEWPID)
+        }
+        .map_err(|e| format!("unshare (imgbuild must run as root): {e}"))?;
+        rustix::mount::mount_change("/", rustix::mount::MountPropagationFlags::PRIVATE | rustix::mount::MountPropagationFlags::REC)
+            .map_err(|e| format!("making / private: {e}"))?;
+        let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+        let status = Command::new(exe).arg(INIT_ARG).status().map_err(|e| format!("starting init: {e}"))?;
+        Ok(status.code().unwrap_or(1))
+    })();
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            hello(&Hello::Fatal(message));
+            1
+        }
+    }
+}
+
+fn mount_point(root: &Path, inside: &str, mode: u32) -> Result<PathBuf, String> {
+    let path = root.join(inside.trim_start_matches('/'));
+    match std::fs::symlink_metadata(&path) {
+        Ok(meta) if meta.is_dir() => Ok(path),
+        Ok(_) => Err(format!("/{inside} in the rootfs is not a folder; a base image must have a real /{inside}")),
+        Err(_) => {
+            std::fs::create_dir(&path).map_err(|e| format!("creating /{inside}: {e}"))?;
+            let _ = std::fs::set_permissions(&path, <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(mode));
+            Ok(path)
+        }
+    }
+}
+
+fn enter(config: &Config) -> Result<(), String> {
+    use rustix::mount::{mount, mount_bind, mount_bind_recursive, MountFlags};
+    let root = &config.root;
+    let fail = |what: &str, e: rustix::io::Errno| format!("mounting {what}: {e}");
+    let proc_dir = mount_point(root, "proc", 0o555)?;
+    mount("proc", &proc_dir, "proc", MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC, None).map_err(|e| fail("/proc", e))?;
+    let sys_dir = mount_point(root, "sys", 0o555)?;
+    mount("sysfs", &sys_dir, "sysfs", MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC | MountFlags::RDONLY, None)
+        .map_err(|e| fail("/sys", e))?;
+    let dev_dir = mount_point(root, "dev", 0o755)?;
+    mount_bind_recursive("/dev", &dev_dir).map_err(|e| fail("/dev", e))?;
+    let run_dir = mount_point(root, "run", 0o755)?;
+    mount("tmpfs", &run_dir, "tmpfs", MountFlags::NOSUID | MountFlags::NODEV, Some(c"mode=0755")).map_err(|e| fail("/run", e))?;
+    let tmp_dir = mount_point(root, "tmp", 0o1777)?;
+    mount_bind(&config.scratch, &tmp_dir).map_err(|e| fail("/tmp", e))?;
+    let resolv = root.join("etc/resolv.conf");
+    let resolv_is_file = std::fs::symlink_metadata(&resolv).map(|m| m.is_file()).unwrap_or(false);
+    if resolv_is_file && Path::new("/etc/resolv.conf").exists() {
+        mount_bind("/etc/resolv.conf", &resolv).map_err(|e| fail("/etc/resolv.conf", e))?;
+    }
+    rustix::process::chroot(root).map_err(|e| format!("chroot {}: {e}", root.display()))?;
+    rustix::process::chdir("/").map_err(|e| format!("chdir /: {e}"))?;
+    Ok(())
+}
+
+fn run_one(cmd: &Cmd, config: &Config) -> CmdOutput {
+    let Some((program, args)) = cmd.argv.split_first() else {
+        return CmdOutput { rc: 127, stdout: String::new(), stderr: "empty command".into() };
+    };
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .env_clear()
+        .env("PATH", BASE_PATH)
+        .env("HOME", "/")
+        .env("LANG", "C.UTF-8")
+        .env("container", "imgbuild")
+        .env("SYSTEMD_IN_CHROOT", "1")
+        .env("KERNEL_VERSION", &config.kernel_version)
+        .envs(cmd.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .current_dir(cmd.cwd.as_deref().unwrap_or("/"))
+        .stdin(if cmd.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let output = command.spawn().and_then(|mut child| {
+        if let (Some(input), Some(mut pipe)) = (&cmd.stdin, child.stdin.take()) {
+            let input = input.clone();
+            std::thread::spawn(move || {
+                let _ = pipe.write_all(input.as_bytes());
+            });
+        }
+        child.wait_with_output()
+    });
+    let result = match output {
+        Ok(out) => {
+            let rc = out.status.code().unwrap_or_else(|| 128 + std::os::unix::process::ExitStatusExt::signal(&out.status).unwrap_or(0));
+            CmdOutput { rc, stdout: String::from_utf8_lossy(&out.stdout).into_owned(), stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            CmdOutput { rc: 127, stdout: String::new(), stderr: format!("{program}: command not found in the image") }
+        }
+        Err(e) => CmdOutput { rc: 126, stdout: String::new(), stderr: format!("{program}: {e}") },
+    };
+    // PID 1 adopts orphans: reap them.
+    while let Ok(Some(_)) = rustix::process::waitpid(None, rustix::process::WaitOptions::NOHANG) {}
+    result
+}
+
+/// Entry point of `imgbuild __sandbox-init`: mounts, chroot, then one command per request line.
+pub fn init_main() -> i32 {
+    let config = match die_with_parent()
+        .and_then(|()| std::env::var(CONFIG_ENV).map_err(|_| "no sandbox configuration".to_string()))
+        .and_then(|text| serde_json::from_str::<Config>(&text).map_err(|e| e.to_string()))
+    {
+        Ok(config) => config,
+        Err(message) => {
+            hello(&Hello::Fatal(message));
+            return 1;
+        }
+    };
+    if let Err(message) = enter(&config) {
+        hello(&Hello::Fatal(message));
+        return 1;
+    }
+    hello(&Hello::Ready);
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        let answer = match serde_json::from_str::<Cmd>(&line) {
+            Ok(cmd) => run_one(&cmd, &config),
+            Err(e) => CmdOutput { rc: 126, stdout: String::new(), stderr: format!("bad request: {e}") },
+        };
+        if writeln!(out, "{}", serde_json::to_string(&answer).unwrap_or_default()).and_then(|_| out.flush()).is_err() {
+            break;
+        }
+    }
+    0
+}

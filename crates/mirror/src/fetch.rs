@@ -1,0 +1,251 @@
+//! Downloads through the site mirror: streamed, verified while streaming, stored by sha256 in a
+//! cache shared by all builds, pinned in `mirror.lock`, retried with backoff and resumed.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use crate::lock::{Lock, Pin};
+
+/// Why a download failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// The mirror answered with an error status.
+    #[error("{url}: the mirror answered HTTP {status}{hint}")]
+    Status {
+        /// The URL.
+        url: String,
+        /// HTTP status.
+        status: u16,
+        /// What to do.
+        hint: &'static str,
+    },
+    /// The connection failed (after retries).
+    #[error("{url}: {message} (after {attempts} attempts)")]
+    Transport {
+        /// The URL.
+        url: String,
+        /// What failed.
+        message: String,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// The content is not what the lock or the recipe pinned.
+    #[error("{url}: sha256 is {got}, but {source_of_pin} pins {expected}; the mirror's file changed: check it, then update the pin")]
+    Mismatch {
+        /// The URL.
+        url: String,
+        /// What was downloaded.
+        got: String,
+        /// What was expected.
+        expected: String,
+        /// `mirror.lock` or `the task's checksum`.
+        source_of_pin: &'static str,
+    },
+    /// `--locked` and the artifact is not pinned.
+    #[error("{url}: not pinned in mirror.lock and the build is --locked; run `imgbuild mirror lock` and commit mirror.lock")]
+    NotPinned {
+        /// The URL.
+        url: String,
+    },
+    /// The cache could not be written.
+    #[error("download cache {path}: {source}")]
+    Cache {
+        /// The cache path.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// How downloads behave.
+#[derive(Debug, Clone)]
+pub struct FetchOptions {
+    /// Attempts per download.
+    pub attempts: u32,
+    /// First backoff; doubled after each failed attempt.
+    pub backoff: Duration,
+    /// Give up on a connection that sends nothing for this long.
+    pub timeout: Duration,
+    /// Refuse artifacts that are not in the lock.
+    pub locked: bool,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        Self { attempts: 4, backoff: Duration::from_millis(500), timeout: Duration::from_secs(60), locked: false }
+    }
+}
+
+/// The download cache and the lock of one build (or several).
+#[derive(Debug)]
+pub struct Fetcher {
+    cache: PathBuf,
+    lock: Mutex<Lock>,
+    options: FetchOptions,
+    agent: ureq::Agent,
+}
+
+fn cache_err(path: &Path) -> impl FnOnce(std::io::Error) -> FetchError + '_ {
+    move |source| FetchError::Cache { path: path.to_owned(), source }
+}
+
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Fetcher {
+    /// A fetcher storing files under `cache` (created if missing) and pinning in `lock`.
+    pub fn new(cache: &Path, lock: Lock, options: FetchOptions) -> Result<Self, FetchError> {
+        for sub in ["sha256", "partial"] {
+            std::fs::create_dir_all(cache.join(sub)).map_err(cache_err(cache))?;
+        }
+        let agent = ureq::AgentBuilder::new().timeout_connect(Duration::from_secs(10)).timeout_read(options.timeout).redirects(5).build();
+        Ok(Self { cache: cache.to_owned(), lock: Mutex::new(lock), options, agent })
+    }
+
+    /// The lock with every pin added so far.
+    pub fn lock(&self) -> Lock {
+        self.lock.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn cached(&self, sha256: &str) -> PathBuf {
+        self.cache.join("sha256").join(sha256)
+    }
+
+    /// Downloads `url` (unless the cache already holds the pinned content) and returns the cached
+    /// file. `expected` is a sha256 the task itself pins (`checksum:`).
+    pub fn fetch(&self, url: &str, expected: Option<&str>) -> Result<PathBuf, FetchError> {
+        let pinned = self.lock.lock().unwrap_or_else(|e| e.into_inner()).get(url).cloned();
+        if let (Some(pin), Some(expected)) = (&pinned, expected) {
+            if pin.sha256 != expected {
+                return Err(FetchError::Mismatch { url: url.into(), got: pin.sha256.clone(), expected: expected.into(), source_of_pin: "the task's checksum" });
+            }
+        }
+        if pinned.is_none() && self.options.locked {
+            return Err(FetchError::NotPinned { url: url.into() });
+        }
+        let want = pinned.as_ref().map(|p| p.sha256.clone()).or(expected.map(str::to_owned));
+        if let Some(sha) = &want {
+            let path = self.cached(sha);
+            if path.is_file() {
+                return Ok(path);
+            }
+        }
+        let (sha, size, path) = self.download(url)?;
+        if let Some(pin) = &pinned {
+            if pin.sha256 != sha {
+                let _ = std::fs::remove_file(&path);
+                return Err(FetchError::Mismatch { url: url.into(), got: sha, expected: pin.sha256.clone(), source_of_pin: "mirror.lock" });
+            }
+        } else if let Some(expected) = expected {
+            if expected != sha {
+                return Err(FetchError::Mismatch { url: url.into(), got: sha, expected: expected.into(), source_of_pin: "the task's checksum" });
+            }
+        }
+        if pinned.is_none() {
+            self.lock.lock().unwrap_or_else(|e| e.into_inner()).insert(url, Pin { size, sha256: sha });
+        }
+        Ok(path)
+    }
+
+    /// Downloads into the partial file (resuming it), then moves it to its sha256 name.
+    fn download(&self, url: &str) -> Result<(String, u64, PathBuf), FetchError> {
+        let partial = self.cache.join("partial").join(hex(&Sha256::digest(url.as_bytes())));
+        let mut last = String::new();
+        let mut backoff = self.options.backoff;
+        for attempt in 1..=self.options.attempts {
+            match self.attempt(url, &partial) {
+                Ok(done) => return self.finish(&partial, done),
+                Err(Attempt::Fatal(e)) => {
+                    let _ = std::fs::remove_file(&partial);
+                    return Err(e);
+                }
+                Err(Attempt::Retry(message)) => last = message,
+            }
+            if attempt < self.options.attempts {
+                std::thread::sleep(backoff);
+                backoff *= 2;
+            }
+        }
+        Err(FetchError::Transport { url: url.into(), message: last, attempts: self.options.attempts })
+    }
+
+    fn finish(&self, partial: &Path, size: u64) -> Result<(String, u64, PathBuf), FetchError> {
+        let mut file = File::open(partial).map_err(cache_err(partial))?;
+        let mut hasher = Sha256::new();
+        std::io::copy(&mut file, &mut hasher).map_err(cache_err(partial))?;
+        let sha = hex(&hasher.finalize());
+        let path = self.cached(&sha);
+        std::fs::rename(partial, &path).map_err(cache_err(&path))?;
+        Ok((sha, size, path))
+    }
+
+    fn attempt(&self, url: &str, partial: &Path) -> Result<u64, Attempt> {
+        let have = std::fs::metadata(partial).map(|m| m.len()).unwrap_or(0);
+        let mut request = self.agent.get(url);
+        if have > 0 {
+            request = request.set("Range", &format!("bytes={have}-"));
+        }
+        let response = match request.call() {
+            Ok(response) => response,
+            Err(ureq::Error::Status(416, _)) if have > 0 => {
+                let _ = std::fs::remove_file(partial);
+                return Err(Attempt::Retry("the partial file no longer matches the mirror's".into()));
+            }
+            Err(ureq::Error::Status(status, _)) if status >= 500 || status == 429 || status == 408 => {
+                return Err(Attempt::Retry(format!("HTTP {status}")));
+            }
+            Err(ureq::Error::Status(status, _)) => {
+                let hint = match status {
+                    404 => "; the file is not on the mirror: check the version in the recipe, or upload the file",
+                    401 | 403 => "; the mirror refused access",
+                    _ => "",
+                };
+                return Err(Attempt::Fatal(FetchError::Status { url: url.into(), status, hint }));
+            }
+            Err(ureq::Error::Transport(t)) => return Err(Attempt::Retry(t.to_string())),
+        };
+        let resumed = response.status() == 206;
+        let declared: Option<u64> = response.header("Content-Length").and_then(|v| v.parse().ok());
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(resumed)
+            .write(true)
+            .truncate(!resumed)
+            .open(partial)
+            .map_err(|e| Attempt::Fatal(FetchError::Cache { path: partial.to_owned(), source: e }))?;
+        if !resumed {
+            file.rewind().map_err(|e| Attempt::Fatal(FetchError::Cache { path: partial.to_owned(), source: e }))?;
+        }
+        let mut reader = response.into_reader();
+        let mut buffer = vec![0u8; 1 << 20];
+        let mut received = 0u64;
+        loop {
+            let n = match reader.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) => return Err(Attempt::Retry(format!("the transfer broke after {received} bytes: {e}"))),
+            };
+            file.write_all(&buffer[..n]).map_err(|e| Attempt::Fatal(FetchError::Cache { path: partial.to_owned(), source: e }))?;
+            received += n as u64;
+        }
+        file.sync_all().map_err(|e| Attempt::Fatal(FetchError::Cache { path: partial.to_owned(), source: e }))?;
+        if let Some(declared) = declared {
+            if received != declared {
+                return Err(Attempt::Retry(format!("got {received} of {declared} bytes")));
+            }
+        }
+        Ok(if resumed { have + received } else { received })
+    }
+}
+
+enum Attempt {
+    Retry(String),
+    Fatal(FetchError),
+}
+
