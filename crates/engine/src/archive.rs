@@ -42,7 +42,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { max_entries: 2_000_000, max_bytes: 64 << 30, allow_devices: false }
+        Self {
+            max_entries: 2_000_000,
+            max_bytes: 64 << 30,
+            allow_devices: false,
+        }
     }
 }
 
@@ -74,7 +78,11 @@ fn safe_relative(name: &str) -> Result<PathBuf, String> {
 
 /// Lexically resolves `target` of a symlink at `link` (both rootfs paths); `None` if it climbs above `/`.
 fn resolve_link(link: &Path, target: &str) -> Option<PathBuf> {
-    let start = if target.starts_with('/') { PathBuf::from("/") } else { link.parent()?.to_path_buf() };
+    let start = if target.starts_with('/') {
+        PathBuf::from("/")
+    } else {
+        link.parent()?.to_path_buf()
+    };
     let mut out = start;
     for c in Path::new(target).components() {
         match c {
@@ -91,33 +99,56 @@ fn resolve_link(link: &Path, target: &str) -> Option<PathBuf> {
 }
 
 /// Refuses writing through a symlink between `dest` and `path`.
-fn check_no_symlink_between(fs: &RootFs, dest: &Path, path: &Path, entry: &str) -> Result<(), ArchiveError> {
-    let Ok(rel) = path.strip_prefix(dest) else { return Ok(()) };
+fn check_no_symlink_between(
+    fs: &RootFs,
+    dest: &Path,
+    path: &Path,
+    entry: &str,
+) -> Result<(), ArchiveError> {
+    let Ok(rel) = path.strip_prefix(dest) else {
+        return Ok(());
+    };
     let mut current = dest.to_path_buf();
     let parts: Vec<_> = rel.components().collect();
     for part in parts.iter().take(parts.len().saturating_sub(1)) {
         current.push(part);
         if fs.meta(&current)?.is_some_and(|m| m.kind == Kind::Symlink) {
-            return Err(ArchiveError::Unsafe { entry: entry.to_owned(), why: format!("would be written through the symlink {}", current.display()) });
+            return Err(ArchiveError::Unsafe {
+                entry: entry.to_owned(),
+                why: format!("would be written through the symlink {}", current.display()),
+            });
         }
     }
     Ok(())
 }
 
 /// Extracts a tar stream into `dest` (a rootfs path) with owners, modes and times of the archive.
-pub fn extract_tar(reader: impl Read, fs: &RootFs, dest: &Path, limits: Limits) -> Result<Extracted, ArchiveError> {
+pub fn extract_tar(
+    reader: impl Read,
+    fs: &RootFs,
+    dest: &Path,
+    limits: Limits,
+) -> Result<Extracted, ArchiveError> {
     let mut archive = tar::Archive::new(reader);
     let mut stats = Extracted::default();
     let mut bytes = 0u64;
-    let entries = archive.entries().map_err(|e| ArchiveError::Corrupt(e.to_string()))?;
+    let entries = archive
+        .entries()
+        .map_err(|e| ArchiveError::Corrupt(e.to_string()))?;
     for entry in entries {
         let mut entry = entry.map_err(|e| ArchiveError::Corrupt(e.to_string()))?;
         stats.entries += 1;
         if stats.entries > limits.max_entries {
-            return Err(ArchiveError::Limit(format!("more than {} entries (a tar bomb?)", limits.max_entries)));
+            return Err(ArchiveError::Limit(format!(
+                "more than {} entries (a tar bomb?)",
+                limits.max_entries
+            )));
         }
         let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        let rel = safe_relative(&name).map_err(|why| ArchiveError::Unsafe { entry: name.clone(), why })?;
+        let rel = safe_relative(&name).map_err(|why| ArchiveError::Unsafe {
+            entry: name.clone(),
+            why,
+        })?;
         if rel.as_os_str().is_empty() {
             continue;
         }
@@ -127,7 +158,11 @@ pub fn extract_tar(reader: impl Read, fs: &RootFs, dest: &Path, limits: Limits) 
         let mode = header.mode().unwrap_or(0o644) & 0o7777;
         let uid = header.uid().ok().and_then(|u| u32::try_from(u).ok());
         let gid = header.gid().ok().and_then(|g| u32::try_from(g).ok());
-        let mtime = header.mtime().ok().and_then(|m| i64::try_from(m).ok()).unwrap_or(0);
+        let mtime = header
+            .mtime()
+            .ok()
+            .and_then(|m| i64::try_from(m).ok())
+            .unwrap_or(0);
         let kind = header.entry_type();
         stats.files.push(name.clone());
         match kind {
@@ -143,9 +178,14 @@ pub fn extract_tar(reader: impl Read, fs: &RootFs, dest: &Path, limits: Limits) 
                 let size = entry.size();
                 bytes = bytes.saturating_add(size);
                 if bytes > limits.max_bytes {
-                    return Err(ArchiveError::Limit(format!("more than {} bytes of content", limits.max_bytes)));
+                    return Err(ArchiveError::Limit(format!(
+                        "more than {} bytes of content",
+                        limits.max_bytes
+                    )));
                 }
-                let same = fs.meta(&path)?.is_some_and(|m| m.kind == Kind::File && m.size == size && m.mtime == mtime && m.mode == mode);
+                let same = fs.meta(&path)?.is_some_and(|m| {
+                    m.kind == Kind::File && m.size == size && m.mtime == mtime && m.mode == mode
+                });
                 if same {
                     continue;
                 }
@@ -170,12 +210,19 @@ pub fn extract_tar(reader: impl Read, fs: &RootFs, dest: &Path, limits: Limits) 
                 let target = entry
                     .link_name_bytes()
                     .map(|b| String::from_utf8_lossy(&b).into_owned())
-                    .ok_or_else(|| ArchiveError::Corrupt(format!("symlink '{name}' has no target")))?;
+                    .ok_or_else(|| {
+                        ArchiveError::Corrupt(format!("symlink '{name}' has no target"))
+                    })?;
                 let resolved = resolve_link(&path, &target);
                 if !resolved.as_deref().is_some_and(|r| r.starts_with(dest)) {
-                    return Err(ArchiveError::Unsafe { entry: name, why: format!("is a symlink to '{target}', outside {}", dest.display()) });
+                    return Err(ArchiveError::Unsafe {
+                        entry: name,
+                        why: format!("is a symlink to '{target}', outside {}", dest.display()),
+                    });
                 }
-                if fs.meta(&path)?.is_some_and(|m| m.kind == Kind::Symlink) && fs.read_link(&path)? == target {
+                if fs.meta(&path)?.is_some_and(|m| m.kind == Kind::Symlink)
+                    && fs.read_link(&path)? == target
+                {
                     continue;
                 }
                 if let Some(parent) = path.parent() {
@@ -189,27 +236,46 @@ pub fn extract_tar(reader: impl Read, fs: &RootFs, dest: &Path, limits: Limits) 
                 let target = entry
                     .link_name_bytes()
                     .map(|b| String::from_utf8_lossy(&b).into_owned())
-                    .ok_or_else(|| ArchiveError::Corrupt(format!("hard link '{name}' has no target")))?;
-                let target_rel = safe_relative(&target)
-                    .map_err(|why| ArchiveError::Unsafe { entry: name.clone(), why: format!("is a hard link to '{target}', which {why}") })?;
+                    .ok_or_else(|| {
+                        ArchiveError::Corrupt(format!("hard link '{name}' has no target"))
+                    })?;
+                let target_rel = safe_relative(&target).map_err(|why| ArchiveError::Unsafe {
+                    entry: name.clone(),
+                    why: format!("is a hard link to '{target}', which {why}"),
+                })?;
                 let target_path = dest.join(target_rel);
                 check_no_symlink_between(fs, dest, &target_path, &name)?;
                 if fs.meta(&target_path)?.is_none() {
-                    return Err(ArchiveError::Unsafe { entry: name, why: format!("is a hard link to '{target}', which the archive has not created") });
+                    return Err(ArchiveError::Unsafe {
+                        entry: name,
+                        why: format!(
+                            "is a hard link to '{target}', which the archive has not created"
+                        ),
+                    });
                 }
                 fs.hardlink(&target_path, &path)?;
                 stats.written += 1;
             }
             tar::EntryType::Char | tar::EntryType::Block | tar::EntryType::Fifo => {
                 if !limits.allow_devices {
-                    return Err(ArchiveError::Unsafe { entry: name, why: "is a device node or fifo, which an archive in a role may not create".into() });
+                    return Err(ArchiveError::Unsafe {
+                        entry: name,
+                        why: "is a device node or fifo, which an archive in a role may not create"
+                            .into(),
+                    });
                 }
                 // Base layers may carry device nodes; the sandbox binds the host's /dev anyway.
                 continue;
             }
-            tar::EntryType::XGlobalHeader | tar::EntryType::XHeader | tar::EntryType::GNULongName | tar::EntryType::GNULongLink => {}
+            tar::EntryType::XGlobalHeader
+            | tar::EntryType::XHeader
+            | tar::EntryType::GNULongName
+            | tar::EntryType::GNULongLink => {}
             other => {
-                return Err(ArchiveError::Unsafe { entry: name, why: format!("has an entry type ({other:?}) imgbuild does not extract") });
+                return Err(ArchiveError::Unsafe {
+                    entry: name,
+                    why: format!("has an entry type ({other:?}) imgbuild does not extract"),
+                });
             }
         }
     }
@@ -227,7 +293,9 @@ pub fn tar_reader(name: &str, file: std::fs::File) -> Result<Box<dyn Read>, Arch
     } else if lower.ends_with(".tar") {
         Ok(Box::new(buffered))
     } else {
-        Err(ArchiveError::Corrupt(format!("{name}: imgbuild extracts .tar, .tar.gz, .tgz, .tar.xz and .txz")))
+        Err(ArchiveError::Corrupt(format!(
+            "{name}: imgbuild extracts .tar, .tar.gz, .tgz, .tar.xz and .txz"
+        )))
     }
 }
 
@@ -239,7 +307,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir_all(dir.path().join("root/dest")).expect("mkdir");
         std::fs::create_dir_all(dir.path().join("scratch")).expect("mkdir");
-        let fs = RootFs::new(&dir.path().join("root"), &dir.path().join("scratch")).expect("rootfs");
+        let fs =
+            RootFs::new(&dir.path().join("root"), &dir.path().join("scratch")).expect("rootfs");
         (dir, fs)
     }
 
@@ -272,11 +341,19 @@ mod tests {
             ("pkg/link", tar::EntryType::Symlink, "install", b""),
             ("pkg/hard", tar::EntryType::Link, "pkg/install", b""),
         ]);
-        let stats = extract_tar(&data[..], &fs, Path::new("/dest"), Limits::default()).expect("extract");
+        let stats =
+            extract_tar(&data[..], &fs, Path::new("/dest"), Limits::default()).expect("extract");
         assert_eq!(stats.entries, 4);
-        assert_eq!(std::fs::read(dir.path().join("root/dest/pkg/hard")).expect("read"), b"#!/bin/sh\n");
-        let again = extract_tar(&data[..], &fs, Path::new("/dest"), Limits::default()).expect("extract again");
-        assert_eq!(again.written, 1, "only the hard link is re-made on a second run");
+        assert_eq!(
+            std::fs::read(dir.path().join("root/dest/pkg/hard")).expect("read"),
+            b"#!/bin/sh\n"
+        );
+        let again = extract_tar(&data[..], &fs, Path::new("/dest"), Limits::default())
+            .expect("extract again");
+        assert_eq!(
+            again.written, 1,
+            "only the hard link is re-made on a second run"
+        );
     }
 
     #[test]
@@ -291,9 +368,12 @@ mod tests {
         ];
         for data in cases {
             let (dir, fs) = fs();
-            let err = extract_tar(&data[..], &fs, Path::new("/dest"), Limits::default()).expect_err("must refuse");
+            let err = extract_tar(&data[..], &fs, Path::new("/dest"), Limits::default())
+                .expect_err("must refuse");
             assert!(matches!(err, ArchiveError::Unsafe { .. }), "{err}");
-            assert!(!dir.path().join("root/evil").exists() && !dir.path().join("root/etc").exists());
+            assert!(
+                !dir.path().join("root/evil").exists() && !dir.path().join("root/etc").exists()
+            );
         }
     }
 
@@ -303,7 +383,8 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("root/elsewhere")).expect("mkdir");
         std::os::unix::fs::symlink("/elsewhere", dir.path().join("root/dest/sub")).expect("link");
         let data = tar_of(&[("sub/file", tar::EntryType::Regular, "", b"x")]);
-        let err = extract_tar(&data[..], &fs, Path::new("/dest"), Limits::default()).expect_err("through symlink");
+        let err = extract_tar(&data[..], &fs, Path::new("/dest"), Limits::default())
+            .expect_err("through symlink");
         assert!(err.to_string().contains("through the symlink"), "{err}");
         assert!(!dir.path().join("root/elsewhere/file").exists());
     }
@@ -311,11 +392,21 @@ mod tests {
     #[test]
     fn limits_stop_bombs() {
         let (_dir, fs) = fs();
-        let entries: Vec<(String, tar::EntryType, &str, &[u8])> =
-            (0..20).map(|i| (format!("f{i}"), tar::EntryType::Regular, "", &b"x"[..])).collect();
-        let refs: Vec<(&str, tar::EntryType, &str, &[u8])> = entries.iter().map(|(n, k, l, d)| (n.as_str(), *k, *l, *d)).collect();
+        let entries: Vec<(String, tar::EntryType, &str, &[u8])> = (0..20)
+            .map(|i| (format!("f{i}"), tar::EntryType::Regular, "", &b"x"[..]))
+            .collect();
+        let refs: Vec<(&str, tar::EntryType, &str, &[u8])> = entries
+            .iter()
+            .map(|(n, k, l, d)| (n.as_str(), *k, *l, *d))
+            .collect();
         let data = tar_of(&refs);
-        let limits = Limits { max_entries: 10, ..Limits::default() };
-        assert!(matches!(extract_tar(&data[..], &fs, Path::new("/dest"), limits), Err(ArchiveError::Limit(_))));
+        let limits = Limits {
+            max_entries: 10,
+            ..Limits::default()
+        };
+        assert!(matches!(
+            extract_tar(&data[..], &fs, Path::new("/dest"), limits),
+            Err(ArchiveError::Limit(_))
+        ));
     }
 }

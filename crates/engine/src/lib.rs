@@ -1,5 +1,13 @@
 //! Runs planned tasks inside a build rootfs.
+//!
+//! A [`target::Target`] runs commands and gives confined file access; [`sandbox::ChrootTarget`]
+//! is the real one (a chroot in private namespaces). The [`executor::Executor`] runs a plan's
+//! tasks role by role through the [`modules`].
+
 pub mod archive;
+pub mod events;
+pub mod executor;
+pub mod facts_check;
 pub mod modules;
 pub mod rootfs;
 pub mod sandbox;

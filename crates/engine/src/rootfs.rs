@@ -25,7 +25,10 @@ pub struct FsError {
 pub type FsResult<T> = Result<T, FsError>;
 
 fn err(path: &Path, source: impl Into<std::io::Error>) -> FsError {
-    FsError { path: path.display().to_string(), source: source.into() }
+    FsError {
+        path: path.display().to_string(),
+        source: source.into(),
+    }
 }
 
 /// What is at a path.
@@ -70,7 +73,11 @@ pub struct RootFs {
 }
 
 fn open_dir_fd(path: &Path) -> std::io::Result<OwnedFd> {
-    Ok(rustix::fs::open(path, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?)
+    Ok(rustix::fs::open(
+        path,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?)
 }
 
 /// Splits an absolute rootfs path into its normal components, refusing `..` above `/`.
@@ -82,10 +89,18 @@ fn components(path: &Path) -> std::io::Result<Vec<String>> {
             Component::Normal(n) => out.push(n.to_string_lossy().into_owned()),
             Component::ParentDir => {
                 if out.pop().is_none() {
-                    return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "path climbs above /"));
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "path climbs above /",
+                    ));
                 }
             }
-            Component::Prefix(_) => return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a unix path")),
+            Component::Prefix(_) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "not a unix path",
+                ))
+            }
         }
     }
     Ok(out)
@@ -127,24 +142,51 @@ impl RootFs {
         let name = rel
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
-            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "no file name (the root itself)"))?;
+            .ok_or_else(|| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "no file name (the root itself)",
+                )
+            })?;
         let parent = rel.parent().map(Path::to_path_buf).unwrap_or_default();
-        let parent = if parent.as_os_str().is_empty() { PathBuf::from(".") } else { parent };
-        let fd = rustix::fs::openat2(base, &parent, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty(), ResolveFlags::IN_ROOT)?;
+        let parent = if parent.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            parent
+        };
+        let fd = rustix::fs::openat2(
+            base,
+            &parent,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::IN_ROOT,
+        )?;
         Ok((fd, name))
     }
 
     fn open(&self, path: &Path, flags: OFlags, mode: u32) -> std::io::Result<OwnedFd> {
         let (base, rel) = self.base(path)?;
-        let rel = if rel.as_os_str().is_empty() { PathBuf::from(".") } else { rel };
-        Ok(rustix::fs::openat2(base, &rel, flags | OFlags::CLOEXEC, Mode::from_raw_mode(mode), ResolveFlags::IN_ROOT)?)
+        let rel = if rel.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            rel
+        };
+        Ok(rustix::fs::openat2(
+            base,
+            &rel,
+            flags | OFlags::CLOEXEC,
+            Mode::from_raw_mode(mode),
+            ResolveFlags::IN_ROOT,
+        )?)
     }
 
     /// `lstat`; `None` when nothing is there.
     pub fn meta(&self, path: &Path) -> FsResult<Option<Meta>> {
         let (fd, name) = match self.parent(path) {
             Ok(v) => v,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(20) => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(20) => {
+                return Ok(None)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
                 // The root itself.
                 let st = rustix::fs::fstat(&self.root_fd).map_err(|e| err(path, e))?;
@@ -162,8 +204,16 @@ impl RootFs {
     /// `stat`, following symlinks inside the rootfs.
     pub fn meta_follow(&self, path: &Path) -> FsResult<Option<Meta>> {
         match self.open(path, OFlags::PATH, 0) {
-            Ok(fd) => rustix::fs::fstat(&fd).map(|st| Some(meta_of(&st))).map_err(|e| err(path, e)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(20) || e.raw_os_error() == Some(40) => Ok(None),
+            Ok(fd) => rustix::fs::fstat(&fd)
+                .map(|st| Some(meta_of(&st)))
+                .map_err(|e| err(path, e)),
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    || e.raw_os_error() == Some(20)
+                    || e.raw_os_error() == Some(40) =>
+            {
+                Ok(None)
+            }
             Err(e) => Err(err(path, e)),
         }
     }
@@ -175,7 +225,9 @@ impl RootFs {
 
     /// The bytes of a file (following symlinks inside the rootfs).
     pub fn read(&self, path: &Path) -> FsResult<Vec<u8>> {
-        let fd = self.open(path, OFlags::RDONLY, 0).map_err(|e| err(path, e))?;
+        let fd = self
+            .open(path, OFlags::RDONLY, 0)
+            .map_err(|e| err(path, e))?;
         let mut file = std::fs::File::from(fd);
         let mut out = Vec::new();
         file.read_to_end(&mut out).map_err(|e| err(path, e))?;
@@ -193,7 +245,10 @@ impl RootFs {
 
     /// Opens a file for reading (following symlinks inside the rootfs).
     pub fn open_read(&self, path: &Path) -> FsResult<std::fs::File> {
-        Ok(std::fs::File::from(self.open(path, OFlags::RDONLY, 0).map_err(|e| err(path, e))?))
+        Ok(std::fs::File::from(
+            self.open(path, OFlags::RDONLY, 0)
+                .map_err(|e| err(path, e))?,
+        ))
     }
 
     /// Writes `bytes` to `path` through a temporary file and a rename (a symlink at `path` is
@@ -203,18 +258,37 @@ impl RootFs {
     }
 
     /// Streams `reader` into `path` as [`RootFs::write_atomic`] does.
-    pub fn write_from(&self, path: &Path, reader: &mut dyn Read, mode: Option<u32>) -> FsResult<()> {
+    pub fn write_from(
+        &self,
+        path: &Path,
+        reader: &mut dyn Read,
+        mode: Option<u32>,
+    ) -> FsResult<()> {
         let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
-        let old_mode = rustix::fs::statat(&dir, name.as_str(), AtFlags::empty()).ok().map(|st| st.st_mode & 0o7777);
+        let old_mode = rustix::fs::statat(&dir, name.as_str(), AtFlags::empty())
+            .ok()
+            .map(|st| st.st_mode & 0o7777);
         let mode = mode.or(old_mode).unwrap_or(0o644);
         let tmp_name = format!(".{name}.imgbuild-{}", std::process::id());
-        let fd = rustix::fs::openat(&dir, tmp_name.as_str(), OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::CLOEXEC | OFlags::NOFOLLOW, Mode::from_raw_mode(0o600))
-            .map_err(|e| err(path, e))?;
+        let fd = rustix::fs::openat(
+            &dir,
+            tmp_name.as_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+            Mode::from_raw_mode(0o600),
+        )
+        .map_err(|e| err(path, e))?;
         let mut file = std::fs::File::from(fd);
         let result = std::io::copy(reader, &mut file)
             .and_then(|_| file.flush())
             .and_then(|_| Ok(rustix::fs::fchmod(file.as_fd(), Mode::from_raw_mode(mode))?))
-            .and_then(|_| Ok(rustix::fs::renameat(&dir, tmp_name.as_str(), &dir, name.as_str())?));
+            .and_then(|_| {
+                Ok(rustix::fs::renameat(
+                    &dir,
+                    tmp_name.as_str(),
+                    &dir,
+                    name.as_str(),
+                )?)
+            });
         if let Err(e) = result {
             let _ = rustix::fs::unlinkat(&dir, tmp_name.as_str(), AtFlags::empty());
             return Err(err(path, e));
@@ -231,7 +305,15 @@ impl RootFs {
             current.push(part);
             match self.meta_follow(&current)? {
                 Some(m) if m.kind == Kind::Dir => continue,
-                Some(_) => return Err(err(&current, std::io::Error::new(std::io::ErrorKind::AlreadyExists, "exists and is not a folder"))),
+                Some(_) => {
+                    return Err(err(
+                        &current,
+                        std::io::Error::new(
+                            std::io::ErrorKind::AlreadyExists,
+                            "exists and is not a folder",
+                        ),
+                    ))
+                }
                 None => {
                     let (dir, name) = self.parent(&current).map_err(|e| err(&current, e))?;
                     match rustix::fs::mkdirat(&dir, name.as_str(), Mode::from_raw_mode(mode)) {
@@ -261,35 +343,49 @@ impl RootFs {
         let (src_dir, src_name) = self.parent(existing).map_err(|e| err(existing, e))?;
         let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
         let _ = rustix::fs::unlinkat(&dir, name.as_str(), AtFlags::empty());
-        rustix::fs::linkat(&src_dir, src_name.as_str(), &dir, name.as_str(), AtFlags::empty()).map_err(|e| err(path, e))
+        rustix::fs::linkat(
+            &src_dir,
+            src_name.as_str(),
+            &dir,
+            name.as_str(),
+            AtFlags::empty(),
+        )
+        .map_err(|e| err(path, e))
     }
 
     /// The target of a symlink.
     pub fn read_link(&self, path: &Path) -> FsResult<String> {
         let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
-        let target = rustix::fs::readlinkat(&dir, name.as_str(), Vec::new()).map_err(|e| err(path, e))?;
+        let target =
+            rustix::fs::readlinkat(&dir, name.as_str(), Vec::new()).map_err(|e| err(path, e))?;
         Ok(target.to_string_lossy().into_owned())
     }
 
     /// Removes a file, link or whole folder; `true` if something was there.
     pub fn remove_all(&self, path: &Path) -> FsResult<bool> {
-        let Some(meta) = self.meta(path)? else { return Ok(false) };
+        let Some(meta) = self.meta(path)? else {
+            return Ok(false);
+        };
         if meta.kind == Kind::Dir {
             for child in self.list(path)? {
                 self.remove_all(&path.join(child))?;
             }
             let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
-            rustix::fs::unlinkat(&dir, name.as_str(), AtFlags::REMOVEDIR).map_err(|e| err(path, e))?;
+            rustix::fs::unlinkat(&dir, name.as_str(), AtFlags::REMOVEDIR)
+                .map_err(|e| err(path, e))?;
         } else {
             let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
-            rustix::fs::unlinkat(&dir, name.as_str(), AtFlags::empty()).map_err(|e| err(path, e))?;
+            rustix::fs::unlinkat(&dir, name.as_str(), AtFlags::empty())
+                .map_err(|e| err(path, e))?;
         }
         Ok(true)
     }
 
     /// The names in a folder, sorted.
     pub fn list(&self, path: &Path) -> FsResult<Vec<String>> {
-        let fd = self.open(path, OFlags::RDONLY | OFlags::DIRECTORY, 0).map_err(|e| err(path, e))?;
+        let fd = self
+            .open(path, OFlags::RDONLY | OFlags::DIRECTORY, 0)
+            .map_err(|e| err(path, e))?;
         let mut dir = rustix::fs::Dir::read_from(&fd).map_err(|e| err(path, e))?;
         let mut names = Vec::new();
         while let Some(entry) = dir.next() {
@@ -328,10 +424,17 @@ impl RootFs {
     pub fn set_times(&self, path: &Path, seconds: i64) -> FsResult<()> {
         let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
         let ts = rustix::fs::Timestamps {
-            last_access: rustix::fs::Timespec { tv_sec: seconds, tv_nsec: 0 },
-            last_modification: rustix::fs::Timespec { tv_sec: seconds, tv_nsec: 0 },
+            last_access: rustix::fs::Timespec {
+                tv_sec: seconds,
+                tv_nsec: 0,
+            },
+            last_modification: rustix::fs::Timespec {
+                tv_sec: seconds,
+                tv_nsec: 0,
+            },
         };
-        rustix::fs::utimensat(&dir, name.as_str(), &ts, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| err(path, e))
+        rustix::fs::utimensat(&dir, name.as_str(), &ts, AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|e| err(path, e))
     }
 
     /// Copies a file of the host into the rootfs.
@@ -367,7 +470,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir_all(dir.path().join("root/etc")).expect("mkdir");
         std::fs::create_dir_all(dir.path().join("scratch")).expect("mkdir");
-        let fs = RootFs::new(&dir.path().join("root"), &dir.path().join("scratch")).expect("rootfs");
+        let fs =
+            RootFs::new(&dir.path().join("root"), &dir.path().join("scratch")).expect("rootfs");
         (dir, fs)
     }
 
@@ -378,10 +482,12 @@ mod tests {
         std::fs::create_dir_all(&outside).expect("mkdir");
         // A link that points at the host's folder by absolute path...
         std::os::unix::fs::symlink(&outside, dir.path().join("root/escape")).expect("link");
-        fs.write_atomic(Path::new("/escape/x"), b"data", None).expect_err("the host folder is not inside the root");
+        fs.write_atomic(Path::new("/escape/x"), b"data", None)
+            .expect_err("the host folder is not inside the root");
         // ...and one that climbs with ..: both stay in the root.
         std::os::unix::fs::symlink("../../../..", dir.path().join("root/etc/up")).expect("link");
-        fs.mkdir_all(Path::new("/etc/up/made"), 0o755).expect("mkdir inside");
+        fs.mkdir_all(Path::new("/etc/up/made"), 0o755)
+            .expect("mkdir inside");
         assert!(dir.path().join("root/made").is_dir());
         assert!(!outside.join("x").exists());
     }
@@ -389,10 +495,14 @@ mod tests {
     #[test]
     fn tmp_goes_to_scratch() {
         let (dir, fs) = fs();
-        fs.write_atomic(Path::new("/tmp/a"), b"1", Some(0o600)).expect("write");
+        fs.write_atomic(Path::new("/tmp/a"), b"1", Some(0o600))
+            .expect("write");
         assert!(dir.path().join("scratch/a").is_file());
         assert!(!dir.path().join("root/tmp/a").exists());
-        assert_eq!(fs.meta(Path::new("/tmp/a")).expect("meta").map(|m| m.mode), Some(0o600));
+        assert_eq!(
+            fs.meta(Path::new("/tmp/a")).expect("meta").map(|m| m.mode),
+            Some(0o600)
+        );
     }
 
     #[test]
@@ -400,17 +510,30 @@ mod tests {
         let (dir, fs) = fs();
         std::fs::write(dir.path().join("root/etc/real"), "real").expect("write");
         std::os::unix::fs::symlink("real", dir.path().join("root/etc/link")).expect("link");
-        fs.write_atomic(Path::new("/etc/link"), b"new", None).expect("write");
-        assert_eq!(std::fs::read_to_string(dir.path().join("root/etc/real")).expect("read"), "real");
-        assert_eq!(fs.meta(Path::new("/etc/link")).expect("meta").map(|m| m.kind), Some(Kind::File));
+        fs.write_atomic(Path::new("/etc/link"), b"new", None)
+            .expect("write");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("root/etc/real")).expect("read"),
+            "real"
+        );
+        assert_eq!(
+            fs.meta(Path::new("/etc/link"))
+                .expect("meta")
+                .map(|m| m.kind),
+            Some(Kind::File)
+        );
     }
 
     #[test]
     fn remove_and_list() {
         let (_dir, fs) = fs();
         fs.mkdir_all(Path::new("/a/b/c"), 0o750).expect("mkdir");
-        fs.write_atomic(Path::new("/a/b/c/f"), b"x", None).expect("write");
-        assert_eq!(fs.meta(Path::new("/a/b")).expect("meta").map(|m| m.mode), Some(0o750));
+        fs.write_atomic(Path::new("/a/b/c/f"), b"x", None)
+            .expect("write");
+        assert_eq!(
+            fs.meta(Path::new("/a/b")).expect("meta").map(|m| m.mode),
+            Some(0o750)
+        );
         assert_eq!(fs.list(Path::new("/a/b")).expect("list"), vec!["c"]);
         assert!(fs.remove_all(Path::new("/a")).expect("rm"));
         assert!(!fs.exists(Path::new("/a")).expect("exists"));

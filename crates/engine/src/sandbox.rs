@@ -60,10 +60,21 @@ pub struct ChrootTarget {
 
 impl ChrootTarget {
     /// Starts a sandbox on `root` with `/tmp` in `scratch`. `exe` is the imgbuild binary.
-    pub fn start(exe: &Path, root: &Path, scratch: &Path, kernel_version: &str) -> Result<Self, TargetError> {
-        let fs = RootFs::new(root, scratch).map_err(|e| TargetError::Sandbox(format!("{}: {e}", root.display())))?;
-        let config = Config { root: root.to_owned(), scratch: scratch.to_owned(), kernel_version: kernel_version.to_owned() };
-        let config = serde_json::to_string(&config).map_err(|e| TargetError::Sandbox(e.to_string()))?;
+    pub fn start(
+        exe: &Path,
+        root: &Path,
+        scratch: &Path,
+        kernel_version: &str,
+    ) -> Result<Self, TargetError> {
+        let fs = RootFs::new(root, scratch)
+            .map_err(|e| TargetError::Sandbox(format!("{}: {e}", root.display())))?;
+        let config = Config {
+            root: root.to_owned(),
+            scratch: scratch.to_owned(),
+            kernel_version: kernel_version.to_owned(),
+        };
+        let config =
+            serde_json::to_string(&config).map_err(|e| TargetError::Sandbox(e.to_string()))?;
         let mut child = Command::new(exe)
             .arg(HELPER_ARG)
             .env_clear()
@@ -76,18 +87,35 @@ impl ChrootTarget {
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(TargetError::Sandbox("no pipes to the sandbox".into()));
         };
-        let mut channel = Channel { child, stdin, stdout: BufReader::new(stdout) };
+        let mut channel = Channel {
+            child,
+            stdin,
+            stdout: BufReader::new(stdout),
+        };
         let mut line = String::new();
-        channel.stdout.read_line(&mut line).map_err(|e| TargetError::Sandbox(e.to_string()))?;
+        channel
+            .stdout
+            .read_line(&mut line)
+            .map_err(|e| TargetError::Sandbox(e.to_string()))?;
         match serde_json::from_str::<Hello>(&line) {
             Ok(Hello::Ready) => {}
             Ok(Hello::Fatal(message)) => return Err(TargetError::Sandbox(message)),
             Err(_) => {
-                let status = channel.child.wait().map(|s| s.to_string()).unwrap_or_default();
-                return Err(TargetError::Sandbox(format!("the sandbox exited before it was ready ({status})")));
+                let status = channel
+                    .child
+                    .wait()
+                    .map(|s| s.to_string())
+                    .unwrap_or_default();
+                return Err(TargetError::Sandbox(format!(
+                    "the sandbox exited before it was ready ({status})"
+                )));
             }
         }
-        Ok(Self { fs, kernel_version: kernel_version.to_owned(), channel: Mutex::new(Some(channel)) })
+        Ok(Self {
+            fs,
+            kernel_version: kernel_version.to_owned(),
+            channel: Mutex::new(Some(channel)),
+        })
     }
 
     /// Ends the sandbox (also done on drop).
@@ -114,17 +142,26 @@ impl Drop for ChrootTarget {
 impl Target for ChrootTarget {
     fn run(&self, cmd: &Cmd) -> Result<CmdOutput, TargetError> {
         let mut guard = self.channel.lock().unwrap_or_else(|e| e.into_inner());
-        let channel = guard.as_mut().ok_or_else(|| TargetError::Sandbox("the sandbox was stopped".into()))?;
-        let request = serde_json::to_string(cmd).map_err(|e| TargetError::Sandbox(e.to_string()))?;
+        let channel = guard
+            .as_mut()
+            .ok_or_else(|| TargetError::Sandbox("the sandbox was stopped".into()))?;
+        let request =
+            serde_json::to_string(cmd).map_err(|e| TargetError::Sandbox(e.to_string()))?;
         writeln!(channel.stdin, "{request}")
             .and_then(|_| channel.stdin.flush())
             .map_err(|e| TargetError::Sandbox(format!("the sandbox is gone: {e}")))?;
         let mut line = String::new();
-        let read = channel.stdout.read_line(&mut line).map_err(|e| TargetError::Sandbox(e.to_string()))?;
+        let read = channel
+            .stdout
+            .read_line(&mut line)
+            .map_err(|e| TargetError::Sandbox(e.to_string()))?;
         if read == 0 {
-            return Err(TargetError::Sandbox("the sandbox died while running a command".into()));
+            return Err(TargetError::Sandbox(
+                "the sandbox died while running a command".into(),
+            ));
         }
-        serde_json::from_str(&line).map_err(|e| TargetError::Sandbox(format!("bad answer from the sandbox: {e}")))
+        serde_json::from_str(&line)
+            .map_err(|e| TargetError::Sandbox(format!("bad answer from the sandbox: {e}")))
     }
 
     fn fs(&self) -> &RootFs {
@@ -134,7 +171,8 @@ impl Target for ChrootTarget {
 
 fn die_with_parent() -> Result<(), String> {
     let parent = rustix::process::getppid();
-    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL)).map_err(|e| format!("prctl: {e}"))?;
+    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+        .map_err(|e| format!("prctl: {e}"))?;
     // The parent may have died before the call: then we were re-parented already.
     if rustix::process::getppid() != parent {
         return Err("the parent exited".into());
@@ -144,7 +182,11 @@ fn die_with_parent() -> Result<(), String> {
 
 fn hello(message: &Hello) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", serde_json::to_string(message).unwrap_or_default());
+    let _ = writeln!(
+        out,
+        "{}",
+        serde_json::to_string(message).unwrap_or_default()
+    );
     let _ = out.flush();
 }
 
@@ -156,13 +198,22 @@ pub fn helper_main() -> i32 {
         // this process is single-threaded here and unshares only the mount and PID namespaces.
         #[allow(unsafe_code)]
         unsafe {
-            rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWNS | rustix::thread::UnshareFlags::NEWPID)
+            rustix::thread::unshare_unsafe(
+                rustix::thread::UnshareFlags::NEWNS | rustix::thread::UnshareFlags::NEWPID,
+            )
         }
         .map_err(|e| format!("unshare (imgbuild must run as root): {e}"))?;
-        rustix::mount::mount_change("/", rustix::mount::MountPropagationFlags::PRIVATE | rustix::mount::MountPropagationFlags::REC)
-            .map_err(|e| format!("making / private: {e}"))?;
+        rustix::mount::mount_change(
+            "/",
+            rustix::mount::MountPropagationFlags::PRIVATE
+                | rustix::mount::MountPropagationFlags::REC,
+        )
+        .map_err(|e| format!("making / private: {e}"))?;
         let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
-        let status = Command::new(exe).arg(INIT_ARG).status().map_err(|e| format!("starting init: {e}"))?;
+        let status = Command::new(exe)
+            .arg(INIT_ARG)
+            .status()
+            .map_err(|e| format!("starting init: {e}"))?;
         Ok(status.code().unwrap_or(1))
     })();
     match result {
@@ -178,10 +229,15 @@ fn mount_point(root: &Path, inside: &str, mode: u32) -> Result<PathBuf, String> 
     let path = root.join(inside.trim_start_matches('/'));
     match std::fs::symlink_metadata(&path) {
         Ok(meta) if meta.is_dir() => Ok(path),
-        Ok(_) => Err(format!("/{inside} in the rootfs is not a folder; a base image must have a real /{inside}")),
+        Ok(_) => Err(format!(
+            "/{inside} in the rootfs is not a folder; a base image must have a real /{inside}"
+        )),
         Err(_) => {
             std::fs::create_dir(&path).map_err(|e| format!("creating /{inside}: {e}"))?;
-            let _ = std::fs::set_permissions(&path, <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(mode));
+            let _ = std::fs::set_permissions(
+                &path,
+                <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(mode),
+            );
             Ok(path)
         }
     }
@@ -192,18 +248,40 @@ fn enter(config: &Config) -> Result<(), String> {
     let root = &config.root;
     let fail = |what: &str, e: rustix::io::Errno| format!("mounting {what}: {e}");
     let proc_dir = mount_point(root, "proc", 0o555)?;
-    mount("proc", &proc_dir, "proc", MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC, None).map_err(|e| fail("/proc", e))?;
+    mount(
+        "proc",
+        &proc_dir,
+        "proc",
+        MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+        None,
+    )
+    .map_err(|e| fail("/proc", e))?;
     let sys_dir = mount_point(root, "sys", 0o555)?;
-    mount("sysfs", &sys_dir, "sysfs", MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC | MountFlags::RDONLY, None)
-        .map_err(|e| fail("/sys", e))?;
+    mount(
+        "sysfs",
+        &sys_dir,
+        "sysfs",
+        MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC | MountFlags::RDONLY,
+        None,
+    )
+    .map_err(|e| fail("/sys", e))?;
     let dev_dir = mount_point(root, "dev", 0o755)?;
     mount_bind_recursive("/dev", &dev_dir).map_err(|e| fail("/dev", e))?;
     let run_dir = mount_point(root, "run", 0o755)?;
-    mount("tmpfs", &run_dir, "tmpfs", MountFlags::NOSUID | MountFlags::NODEV, Some(c"mode=0755")).map_err(|e| fail("/run", e))?;
+    mount(
+        "tmpfs",
+        &run_dir,
+        "tmpfs",
+        MountFlags::NOSUID | MountFlags::NODEV,
+        Some(c"mode=0755"),
+    )
+    .map_err(|e| fail("/run", e))?;
     let tmp_dir = mount_point(root, "tmp", 0o1777)?;
     mount_bind(&config.scratch, &tmp_dir).map_err(|e| fail("/tmp", e))?;
     let resolv = root.join("etc/resolv.conf");
-    let resolv_is_file = std::fs::symlink_metadata(&resolv).map(|m| m.is_file()).unwrap_or(false);
+    let resolv_is_file = std::fs::symlink_metadata(&resolv)
+        .map(|m| m.is_file())
+        .unwrap_or(false);
     if resolv_is_file && Path::new("/etc/resolv.conf").exists() {
         mount_bind("/etc/resolv.conf", &resolv).map_err(|e| fail("/etc/resolv.conf", e))?;
     }
@@ -214,7 +292,11 @@ fn enter(config: &Config) -> Result<(), String> {
 
 fn run_one(cmd: &Cmd, config: &Config) -> CmdOutput {
     let Some((program, args)) = cmd.argv.split_first() else {
-        return CmdOutput { rc: 127, stdout: String::new(), stderr: "empty command".into() };
+        return CmdOutput {
+            rc: 127,
+            stdout: String::new(),
+            stderr: "empty command".into(),
+        };
     };
     let mut command = Command::new(program);
     command
@@ -228,7 +310,11 @@ fn run_one(cmd: &Cmd, config: &Config) -> CmdOutput {
         .env("KERNEL_VERSION", &config.kernel_version)
         .envs(cmd.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .current_dir(cmd.cwd.as_deref().unwrap_or("/"))
-        .stdin(if cmd.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdin(if cmd.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let output = command.spawn().and_then(|mut child| {
@@ -242,13 +328,25 @@ fn run_one(cmd: &Cmd, config: &Config) -> CmdOutput {
     });
     let result = match output {
         Ok(out) => {
-            let rc = out.status.code().unwrap_or_else(|| 128 + std::os::unix::process::ExitStatusExt::signal(&out.status).unwrap_or(0));
-            CmdOutput { rc, stdout: String::from_utf8_lossy(&out.stdout).into_owned(), stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
+            let rc = out.status.code().unwrap_or_else(|| {
+                128 + std::os::unix::process::ExitStatusExt::signal(&out.status).unwrap_or(0)
+            });
+            CmdOutput {
+                rc,
+                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            }
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            CmdOutput { rc: 127, stdout: String::new(), stderr: format!("{program}: command not found in the image") }
-        }
-        Err(e) => CmdOutput { rc: 126, stdout: String::new(), stderr: format!("{program}: {e}") },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => CmdOutput {
+            rc: 127,
+            stdout: String::new(),
+            stderr: format!("{program}: command not found in the image"),
+        },
+        Err(e) => CmdOutput {
+            rc: 126,
+            stdout: String::new(),
+            stderr: format!("{program}: {e}"),
+        },
     };
     // PID 1 adopts orphans: reap them.
     while let Ok(Some(_)) = rustix::process::waitpid(None, rustix::process::WaitOptions::NOHANG) {}
@@ -258,7 +356,9 @@ fn run_one(cmd: &Cmd, config: &Config) -> CmdOutput {
 /// Entry point of `imgbuild __sandbox-init`: mounts, chroot, then one command per request line.
 pub fn init_main() -> i32 {
     let config = match die_with_parent()
-        .and_then(|()| std::env::var(CONFIG_ENV).map_err(|_| "no sandbox configuration".to_string()))
+        .and_then(|()| {
+            std::env::var(CONFIG_ENV).map_err(|_| "no sandbox configuration".to_string())
+        })
         .and_then(|text| serde_json::from_str::<Config>(&text).map_err(|e| e.to_string()))
     {
         Ok(config) => config,
@@ -278,9 +378,20 @@ pub fn init_main() -> i32 {
         let Ok(line) = line else { break };
         let answer = match serde_json::from_str::<Cmd>(&line) {
             Ok(cmd) => run_one(&cmd, &config),
-            Err(e) => CmdOutput { rc: 126, stdout: String::new(), stderr: format!("bad request: {e}") },
+            Err(e) => CmdOutput {
+                rc: 126,
+                stdout: String::new(),
+                stderr: format!("bad request: {e}"),
+            },
         };
-        if writeln!(out, "{}", serde_json::to_string(&answer).unwrap_or_default()).and_then(|_| out.flush()).is_err() {
+        if writeln!(
+            out,
+            "{}",
+            serde_json::to_string(&answer).unwrap_or_default()
+        )
+        .and_then(|_| out.flush())
+        .is_err()
+        {
             break;
         }
     }

@@ -20,7 +20,10 @@ pub struct Cmd {
 impl Cmd {
     /// A command from its words.
     pub fn new<S: AsRef<str>>(argv: &[S]) -> Self {
-        Self { argv: argv.iter().map(|s| s.as_ref().to_owned()).collect(), ..Self::default() }
+        Self {
+            argv: argv.iter().map(|s| s.as_ref().to_owned()).collect(),
+            ..Self::default()
+        }
     }
 
     /// `/bin/sh -c <script>`.
@@ -77,7 +80,9 @@ pub struct DirTarget {
 impl DirTarget {
     /// Files of `root`, with `/tmp` in `scratch`.
     pub fn new(root: &Path, scratch: &Path) -> std::io::Result<Self> {
-        Ok(Self { fs: RootFs::new(root, scratch)? })
+        Ok(Self {
+            fs: RootFs::new(root, scratch)?,
+        })
     }
 }
 

@@ -28,6 +28,8 @@ pub enum Command {
     Plan(PlanArgs),
     /// Show the version matrix (image, OS, kernel, MOFED, NVIDIA).
     Matrix(MatrixArgs),
+    /// Run an image's tasks in an existing rootfs folder (no image is written).
+    Apply(ApplyArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -58,6 +60,31 @@ pub struct PlanArgs {
     /// The image (a file name below images/, without .yml).
     pub image: String,
     /// Variables and tags.
+    #[command(flatten)]
+    pub vars: VarArgs,
+}
+
+/// `imgbuild apply`.
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// The image whose plan to run.
+    pub image: String,
+    /// The rootfs folder to run it in (its /etc/os-release must match the recipe).
+    #[arg(long, value_name = "DIR")]
+    pub root: PathBuf,
+    /// Only these roles (comma-separated); default: all of the recipe's roles.
+    #[arg(long, value_delimiter = ',')]
+    pub roles: Vec<String>,
+    /// Report what would change; change nothing.
+    #[arg(long)]
+    pub check: bool,
+    /// Show before and after of changed files.
+    #[arg(long)]
+    pub diff: bool,
+    /// Refuse downloads not pinned in mirror.lock.
+    #[arg(long)]
+    pub locked: bool,
+    /// Variables, tags and mirror.
     #[command(flatten)]
     pub vars: VarArgs,
 }

@@ -77,7 +77,12 @@ pub struct FetchOptions {
 
 impl Default for FetchOptions {
     fn default() -> Self {
-        Self { attempts: 4, backoff: Duration::from_millis(500), timeout: Duration::from_secs(60), locked: false }
+        Self {
+            attempts: 4,
+            backoff: Duration::from_millis(500),
+            timeout: Duration::from_secs(60),
+            locked: false,
+        }
     }
 }
 
@@ -91,7 +96,10 @@ pub struct Fetcher {
 }
 
 fn cache_err(path: &Path) -> impl FnOnce(std::io::Error) -> FetchError + '_ {
-    move |source| FetchError::Cache { path: path.to_owned(), source }
+    move |source| FetchError::Cache {
+        path: path.to_owned(),
+        source,
+    }
 }
 
 fn hex(digest: &[u8]) -> String {
@@ -104,8 +112,17 @@ impl Fetcher {
         for sub in ["sha256", "partial"] {
             std::fs::create_dir_all(cache.join(sub)).map_err(cache_err(cache))?;
         }
-        let agent = ureq::AgentBuilder::new().timeout_connect(Duration::from_secs(10)).timeout_read(options.timeout).redirects(5).build();
-        Ok(Self { cache: cache.to_owned(), lock: Mutex::new(lock), options, agent })
+        let agent = ureq::AgentBuilder::new()
+            .timeout_connect(Duration::from_secs(10))
+            .timeout_read(options.timeout)
+            .redirects(5)
+            .build();
+        Ok(Self {
+            cache: cache.to_owned(),
+            lock: Mutex::new(lock),
+            options,
+            agent,
+        })
     }
 
     /// The lock with every pin added so far.
@@ -120,16 +137,29 @@ impl Fetcher {
     /// Downloads `url` (unless the cache already holds the pinned content) and returns the cached
     /// file. `expected` is a sha256 the task itself pins (`checksum:`).
     pub fn fetch(&self, url: &str, expected: Option<&str>) -> Result<PathBuf, FetchError> {
-        let pinned = self.lock.lock().unwrap_or_else(|e| e.into_inner()).get(url).cloned();
+        let pinned = self
+            .lock
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(url)
+            .cloned();
         if let (Some(pin), Some(expected)) = (&pinned, expected) {
             if pin.sha256 != expected {
-                return Err(FetchError::Mismatch { url: url.into(), got: pin.sha256.clone(), expected: expected.into(), source_of_pin: "the task's checksum" });
+                return Err(FetchError::Mismatch {
+                    url: url.into(),
+                    got: pin.sha256.clone(),
+                    expected: expected.into(),
+                    source_of_pin: "the task's checksum",
+                });
             }
         }
         if pinned.is_none() && self.options.locked {
             return Err(FetchError::NotPinned { url: url.into() });
         }
-        let want = pinned.as_ref().map(|p| p.sha256.clone()).or(expected.map(str::to_owned));
+        let want = pinned
+            .as_ref()
+            .map(|p| p.sha256.clone())
+            .or(expected.map(str::to_owned));
         if let Some(sha) = &want {
             let path = self.cached(sha);
             if path.is_file() {
@@ -140,22 +170,38 @@ impl Fetcher {
         if let Some(pin) = &pinned {
             if pin.sha256 != sha {
                 let _ = std::fs::remove_file(&path);
-                return Err(FetchError::Mismatch { url: url.into(), got: sha, expected: pin.sha256.clone(), source_of_pin: "mirror.lock" });
+                return Err(FetchError::Mismatch {
+                    url: url.into(),
+                    got: sha,
+                    expected: pin.sha256.clone(),
+                    source_of_pin: "mirror.lock",
+                });
             }
         } else if let Some(expected) = expected {
             if expected != sha {
-                return Err(FetchError::Mismatch { url: url.into(), got: sha, expected: expected.into(), source_of_pin: "the task's checksum" });
+                return Err(FetchError::Mismatch {
+                    url: url.into(),
+                    got: sha,
+                    expected: expected.into(),
+                    source_of_pin: "the task's checksum",
+                });
             }
         }
         if pinned.is_none() {
-            self.lock.lock().unwrap_or_else(|e| e.into_inner()).insert(url, Pin { size, sha256: sha });
+            self.lock
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(url, Pin { size, sha256: sha });
         }
         Ok(path)
     }
 
     /// Downloads into the partial file (resuming it), then moves it to its sha256 name.
     fn download(&self, url: &str) -> Result<(String, u64, PathBuf), FetchError> {
-        let partial = self.cache.join("partial").join(hex(&Sha256::digest(url.as_bytes())));
+        let partial = self
+            .cache
+            .join("partial")
+            .join(hex(&Sha256::digest(url.as_bytes())));
         let mut last = String::new();
         let mut backoff = self.options.backoff;
         for attempt in 1..=self.options.attempts {
@@ -172,7 +218,11 @@ impl Fetcher {
                 backoff *= 2;
             }
         }
-        Err(FetchError::Transport { url: url.into(), message: last, attempts: self.options.attempts })
+        Err(FetchError::Transport {
+            url: url.into(),
+            message: last,
+            attempts: self.options.attempts,
+        })
     }
 
     fn finish(&self, partial: &Path, size: u64) -> Result<(String, u64, PathBuf), FetchError> {
@@ -195,9 +245,13 @@ impl Fetcher {
             Ok(response) => response,
             Err(ureq::Error::Status(416, _)) if have > 0 => {
                 let _ = std::fs::remove_file(partial);
-                return Err(Attempt::Retry("the partial file no longer matches the mirror's".into()));
+                return Err(Attempt::Retry(
+                    "the partial file no longer matches the mirror's".into(),
+                ));
             }
-            Err(ureq::Error::Status(status, _)) if status >= 500 || status == 429 || status == 408 => {
+            Err(ureq::Error::Status(status, _))
+                if status >= 500 || status == 429 || status == 408 =>
+            {
                 return Err(Attempt::Retry(format!("HTTP {status}")));
             }
             Err(ureq::Error::Status(status, _)) => {
@@ -206,21 +260,37 @@ impl Fetcher {
                     401 | 403 => "; the mirror refused access",
                     _ => "",
                 };
-                return Err(Attempt::Fatal(FetchError::Status { url: url.into(), status, hint }));
+                return Err(Attempt::Fatal(FetchError::Status {
+                    url: url.into(),
+                    status,
+                    hint,
+                }));
             }
             Err(ureq::Error::Transport(t)) => return Err(Attempt::Retry(t.to_string())),
         };
         let resumed = response.status() == 206;
-        let declared: Option<u64> = response.header("Content-Length").and_then(|v| v.parse().ok());
+        let declared: Option<u64> = response
+            .header("Content-Length")
+            .and_then(|v| v.parse().ok());
         let mut file = OpenOptions::new()
             .create(true)
             .append(resumed)
             .write(true)
             .truncate(!resumed)
             .open(partial)
-            .map_err(|e| Attempt::Fatal(FetchError::Cache { path: partial.to_owned(), source: e }))?;
+            .map_err(|e| {
+                Attempt::Fatal(FetchError::Cache {
+                    path: partial.to_owned(),
+                    source: e,
+                })
+            })?;
         if !resumed {
-            file.rewind().map_err(|e| Attempt::Fatal(FetchError::Cache { path: partial.to_owned(), source: e }))?;
+            file.rewind().map_err(|e| {
+                Attempt::Fatal(FetchError::Cache {
+                    path: partial.to_owned(),
+                    source: e,
+                })
+            })?;
         }
         let mut reader = response.into_reader();
         let mut buffer = vec![0u8; 1 << 20];
@@ -229,15 +299,31 @@ impl Fetcher {
             let n = match reader.read(&mut buffer) {
                 Ok(0) => break,
                 Ok(n) => n,
-                Err(e) => return Err(Attempt::Retry(format!("the transfer broke after {received} bytes: {e}"))),
+                Err(e) => {
+                    return Err(Attempt::Retry(format!(
+                        "the transfer broke after {received} bytes: {e}"
+                    )))
+                }
             };
-            file.write_all(&buffer[..n]).map_err(|e| Attempt::Fatal(FetchError::Cache { path: partial.to_owned(), source: e }))?;
+            file.write_all(&buffer[..n]).map_err(|e| {
+                Attempt::Fatal(FetchError::Cache {
+                    path: partial.to_owned(),
+                    source: e,
+                })
+            })?;
             received += n as u64;
         }
-        file.sync_all().map_err(|e| Attempt::Fatal(FetchError::Cache { path: partial.to_owned(), source: e }))?;
+        file.sync_all().map_err(|e| {
+            Attempt::Fatal(FetchError::Cache {
+                path: partial.to_owned(),
+                source: e,
+            })
+        })?;
         if let Some(declared) = declared {
             if received != declared {
-                return Err(Attempt::Retry(format!("got {received} of {declared} bytes")));
+                return Err(Attempt::Retry(format!(
+                    "got {received} of {declared} bytes"
+                )));
             }
         }
         Ok(if resumed { have + received } else { received })
@@ -248,4 +334,3 @@ enum Attempt {
     Retry(String),
     Fatal(FetchError),
 }
-

@@ -63,16 +63,34 @@ impl Lock {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
-            Err(e) => return Err(LockError::Invalid { path: path.to_owned(), message: e.to_string() }),
+            Err(e) => {
+                return Err(LockError::Invalid {
+                    path: path.to_owned(),
+                    message: e.to_string(),
+                })
+            }
         };
-        let file: LockFile = toml::from_str(&text).map_err(|e| LockError::Invalid { path: path.to_owned(), message: e.to_string() })?;
+        let file: LockFile = toml::from_str(&text).map_err(|e| LockError::Invalid {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
         let mut lock = Lock::default();
         for entry in file.artifact {
-            let valid = entry.sha256.len() == 64 && entry.sha256.chars().all(|c| c.is_ascii_hexdigit());
+            let valid =
+                entry.sha256.len() == 64 && entry.sha256.chars().all(|c| c.is_ascii_hexdigit());
             if !valid {
-                return Err(LockError::Invalid { path: path.to_owned(), message: format!("{}: sha256 must be 64 hex digits", entry.path) });
+                return Err(LockError::Invalid {
+                    path: path.to_owned(),
+                    message: format!("{}: sha256 must be 64 hex digits", entry.path),
+                });
             }
-            lock.pins.insert(entry.path, Pin { size: entry.size, sha256: entry.sha256.to_ascii_lowercase() });
+            lock.pins.insert(
+                entry.path,
+                Pin {
+                    size: entry.size,
+                    sha256: entry.sha256.to_ascii_lowercase(),
+                },
+            );
         }
         Ok(lock)
     }
@@ -99,16 +117,24 @@ impl Lock {
 
     /// The file's text: sorted, one `[[artifact]]` per pin.
     pub fn to_text(&self) -> String {
-        let mut out = String::from("# Written by imgbuild: the size and sha256 of every artifact builds download.\n");
+        let mut out = String::from(
+            "# Written by imgbuild: the size and sha256 of every artifact builds download.\n",
+        );
         for (path, pin) in &self.pins {
-            out.push_str(&format!("\n[[artifact]]\npath = {path:?}\nsize = {}\nsha256 = \"{}\"\n", pin.size, pin.sha256));
+            out.push_str(&format!(
+                "\n[[artifact]]\npath = {path:?}\nsize = {}\nsha256 = \"{}\"\n",
+                pin.size, pin.sha256
+            ));
         }
         out
     }
 
     /// Writes the lock through a temporary file and a rename.
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
         std::io::Write::write_all(&mut tmp, self.to_text().as_bytes())?;
         tmp.persist(path).map_err(|e| e.error)?;
@@ -122,8 +148,14 @@ mod tests {
 
     #[test]
     fn url_paths() {
-        assert_eq!(url_path("http://core014.inband/nvidia/a.run?x=1"), "/nvidia/a.run");
-        assert_eq!(url_path("http://127.0.0.1:8080/nvidia/a.run"), "/nvidia/a.run");
+        assert_eq!(
+            url_path("http://core014.inband/nvidia/a.run?x=1"),
+            "/nvidia/a.run"
+        );
+        assert_eq!(
+            url_path("http://127.0.0.1:8080/nvidia/a.run"),
+            "/nvidia/a.run"
+        );
     }
 
     #[test]
@@ -131,8 +163,20 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("mirror.lock");
         let mut lock = Lock::default();
-        lock.insert("http://m/z.tgz", Pin { size: 2, sha256: "b".repeat(64) });
-        lock.insert("http://m/a.tgz", Pin { size: 1, sha256: "a".repeat(64) });
+        lock.insert(
+            "http://m/z.tgz",
+            Pin {
+                size: 2,
+                sha256: "b".repeat(64),
+            },
+        );
+        lock.insert(
+            "http://m/a.tgz",
+            Pin {
+                size: 1,
+                sha256: "a".repeat(64),
+            },
+        );
         lock.save(&path).expect("save");
         let text = std::fs::read_to_string(&path).expect("read");
         assert!(text.find("/a.tgz").expect("a") < text.find("/z.tgz").expect("z"));
@@ -144,7 +188,11 @@ mod tests {
     fn bad_sha_is_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("mirror.lock");
-        std::fs::write(&path, "[[artifact]]\npath = \"/a\"\nsize = 1\nsha256 = \"xyz\"\n").expect("write");
+        std::fs::write(
+            &path,
+            "[[artifact]]\npath = \"/a\"\nsize = 1\nsha256 = \"xyz\"\n",
+        )
+        .expect("write");
         assert!(Lock::load(&path).is_err());
     }
 }

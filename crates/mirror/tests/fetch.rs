@@ -35,10 +35,19 @@ fn serve(plan: Vec<&'static str>) -> (String, Arc<AtomicUsize>) {
             }
             let mode = plan.get(n).copied().unwrap_or("ok");
             let response: Vec<u8> = match mode {
-                "500" => b"HTTP/1.1 500 Oops\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec(),
-                "404" => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec(),
+                "500" => {
+                    b"HTTP/1.1 500 Oops\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec()
+                }
+                "404" => {
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        .to_vec()
+                }
                 "cut" => {
-                    let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", BODY.len()).into_bytes();
+                    let mut r = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        BODY.len()
+                    )
+                    .into_bytes();
                     r.extend_from_slice(&BODY[..BODY.len() / 2]);
                     r
                 }
@@ -53,7 +62,11 @@ fn serve(plan: Vec<&'static str>) -> (String, Arc<AtomicUsize>) {
                     r
                 }
                 _ => {
-                    let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", BODY.len()).into_bytes();
+                    let mut r = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        BODY.len()
+                    )
+                    .into_bytes();
                     r.extend_from_slice(BODY);
                     r
                 }
@@ -65,7 +78,12 @@ fn serve(plan: Vec<&'static str>) -> (String, Arc<AtomicUsize>) {
 }
 
 fn options() -> FetchOptions {
-    FetchOptions { attempts: 3, backoff: Duration::from_millis(10), timeout: Duration::from_secs(5), locked: false }
+    FetchOptions {
+        attempts: 3,
+        backoff: Duration::from_millis(10),
+        timeout: Duration::from_secs(5),
+        locked: false,
+    }
 }
 
 fn sha(bytes: &[u8]) -> String {
@@ -77,13 +95,31 @@ fn downloads_pins_and_serves_from_cache() {
     let (base, count) = serve(vec!["ok"]);
     let cache = tempfile::tempdir().expect("cache");
     let fetcher = Fetcher::new(cache.path(), Lock::default(), options()).expect("fetcher");
-    let path = fetcher.fetch(&format!("{base}/nvidia/x.run"), None).expect("fetch");
+    let path = fetcher
+        .fetch(&format!("{base}/nvidia/x.run"), None)
+        .expect("fetch");
     assert_eq!(std::fs::read(&path).expect("read"), BODY);
     let lock = fetcher.lock();
-    assert_eq!(lock.get("http://elsewhere/nvidia/x.run"), Some(&Pin { size: BODY.len() as u64, sha256: sha(BODY) }));
+    assert_eq!(
+        lock.get("http://elsewhere/nvidia/x.run"),
+        Some(&Pin {
+            size: BODY.len() as u64,
+            sha256: sha(BODY)
+        })
+    );
     // A second fetcher with the lock finds the pinned file in the cache without asking the mirror.
-    let again = Fetcher::new(cache.path(), lock, FetchOptions { locked: true, ..options() }).expect("fetcher");
-    again.fetch(&format!("{base}/nvidia/x.run"), None).expect("cached");
+    let again = Fetcher::new(
+        cache.path(),
+        lock,
+        FetchOptions {
+            locked: true,
+            ..options()
+        },
+    )
+    .expect("fetcher");
+    again
+        .fetch(&format!("{base}/nvidia/x.run"), None)
+        .expect("cached");
     assert_eq!(count.load(Ordering::SeqCst), 1);
 }
 
@@ -92,7 +128,9 @@ fn retries_server_errors_and_resumes_cut_bodies() {
     let (base, count) = serve(vec!["500", "cut", "ok"]);
     let cache = tempfile::tempdir().expect("cache");
     let fetcher = Fetcher::new(cache.path(), Lock::default(), options()).expect("fetcher");
-    let path = fetcher.fetch(&format!("{base}/a.tgz"), None).expect("fetch after faults");
+    let path = fetcher
+        .fetch(&format!("{base}/a.tgz"), None)
+        .expect("fetch after faults");
     assert_eq!(std::fs::read(&path).expect("read"), BODY);
     assert_eq!(count.load(Ordering::SeqCst), 3);
 }
@@ -102,12 +140,27 @@ fn not_found_fails_at_once_and_leaves_no_partial() {
     let (base, count) = serve(vec!["404"]);
     let cache = tempfile::tempdir().expect("cache");
     let fetcher = Fetcher::new(cache.path(), Lock::default(), options()).expect("fetcher");
-    let err = fetcher.fetch(&format!("{base}/missing.tgz"), None).expect_err("404");
-    assert!(matches!(err, FetchError::Status { status: 404, .. }), "{err}");
+    let err = fetcher
+        .fetch(&format!("{base}/missing.tgz"), None)
+        .expect_err("404");
+    assert!(
+        matches!(err, FetchError::Status { status: 404, .. }),
+        "{err}"
+    );
     assert!(err.to_string().contains("/missing.tgz"), "{err}");
     assert_eq!(count.load(Ordering::SeqCst), 1);
-    assert_eq!(std::fs::read_dir(cache.path().join("partial")).expect("dir").count(), 0);
-    assert_eq!(std::fs::read_dir(cache.path().join("sha256")).expect("dir").count(), 0);
+    assert_eq!(
+        std::fs::read_dir(cache.path().join("partial"))
+            .expect("dir")
+            .count(),
+        0
+    );
+    assert_eq!(
+        std::fs::read_dir(cache.path().join("sha256"))
+            .expect("dir")
+            .count(),
+        0
+    );
 }
 
 #[test]
@@ -115,21 +168,41 @@ fn a_wrong_sha_is_refused_and_not_cached_under_the_pin() {
     let (base, _) = serve(vec!["ok", "ok"]);
     let cache = tempfile::tempdir().expect("cache");
     let mut lock = Lock::default();
-    lock.insert("http://x/a.tgz", Pin { size: 3, sha256: "0".repeat(64) });
+    lock.insert(
+        "http://x/a.tgz",
+        Pin {
+            size: 3,
+            sha256: "0".repeat(64),
+        },
+    );
     let fetcher = Fetcher::new(cache.path(), lock, options()).expect("fetcher");
-    let err = fetcher.fetch(&format!("{base}/a.tgz"), None).expect_err("mismatch");
+    let err = fetcher
+        .fetch(&format!("{base}/a.tgz"), None)
+        .expect_err("mismatch");
     assert!(matches!(err, FetchError::Mismatch { .. }), "{err}");
     assert!(!cache.path().join("sha256").join("0".repeat(64)).exists());
     let fetcher = Fetcher::new(cache.path(), Lock::default(), options()).expect("fetcher");
-    let err = fetcher.fetch(&format!("{base}/a.tgz"), Some(&"1".repeat(64))).expect_err("checksum");
+    let err = fetcher
+        .fetch(&format!("{base}/a.tgz"), Some(&"1".repeat(64)))
+        .expect_err("checksum");
     assert!(err.to_string().contains("the task's checksum"), "{err}");
 }
 
 #[test]
 fn locked_refuses_unpinned() {
     let cache = tempfile::tempdir().expect("cache");
-    let fetcher = Fetcher::new(cache.path(), Lock::default(), FetchOptions { locked: true, ..options() }).expect("fetcher");
-    let err = fetcher.fetch("http://127.0.0.1:9/x.tgz", None).expect_err("locked");
+    let fetcher = Fetcher::new(
+        cache.path(),
+        Lock::default(),
+        FetchOptions {
+            locked: true,
+            ..options()
+        },
+    )
+    .expect("fetcher");
+    let err = fetcher
+        .fetch("http://127.0.0.1:9/x.tgz", None)
+        .expect_err("locked");
     assert!(matches!(err, FetchError::NotPinned { .. }), "{err}");
 }
 
@@ -137,7 +210,12 @@ fn locked_refuses_unpinned() {
 fn unreachable_mirror_names_the_url_after_retries() {
     let cache = tempfile::tempdir().expect("cache");
     let fetcher = Fetcher::new(cache.path(), Lock::default(), options()).expect("fetcher");
-    let err = fetcher.fetch("http://127.0.0.1:9/x.tgz", None).expect_err("refused");
-    assert!(matches!(err, FetchError::Transport { attempts: 3, .. }), "{err}");
+    let err = fetcher
+        .fetch("http://127.0.0.1:9/x.tgz", None)
+        .expect_err("refused");
+    assert!(
+        matches!(err, FetchError::Transport { attempts: 3, .. }),
+        "{err}"
+    );
     assert!(err.to_string().contains("127.0.0.1:9/x.tgz"));
 }

@@ -257,7 +257,15 @@ impl Planner<'_> {
                             };
                             self.plan_list(block, &child, &mut planned.block)?;
                             if let Some(rescue) = rescue {
-                                self.plan_list(rescue, &child, &mut planned.rescue)?;
+                                // What failed is known only when the build runs the rescue.
+                                let mut failed = Layer::new();
+                                failed.insert("ansible_failed_task".into(), VarValue::Deferred);
+                                failed.insert("ansible_failed_result".into(), VarValue::Deferred);
+                                let rescue_ctx = Ctx {
+                                    scope: child.scope.with_layer(Arc::new(failed)),
+                                    ..child.clone()
+                                };
+                                self.plan_list(rescue, &rescue_ctx, &mut planned.rescue)?;
                             }
                             if let Some(always) = always {
                                 self.plan_list(always, &child, &mut planned.always)?;
@@ -964,7 +972,12 @@ impl Planner<'_> {
 impl Planner<'_> {
     /// The plan-time values of every variable the task's build-time expressions refer to,
     /// following variables whose own values are still templates.
-    fn runtime_context(&self, task: &PlannedTask, raw_args: &Map<String, Json>, scope: &Scope) -> IndexMap<String, Json> {
+    fn runtime_context(
+        &self,
+        task: &PlannedTask,
+        raw_args: &Map<String, Json>,
+        scope: &Scope,
+    ) -> IndexMap<String, Json> {
         let mut texts: Vec<(String, bool)> = Vec::new();
         fn strings(value: &Json, out: &mut Vec<(String, bool)>) {
             match value {
@@ -979,7 +992,10 @@ impl Planner<'_> {
                 strings(raw, &mut texts);
             }
         }
-        for expr in [&task.when, &task.changed_when, &task.failed_when].into_iter().flatten() {
+        for expr in [&task.when, &task.changed_when, &task.failed_when]
+            .into_iter()
+            .flatten()
+        {
             texts.push((expr.clone(), true));
         }
         if let Some(retry) = &task.until {
@@ -990,7 +1006,12 @@ impl Planner<'_> {
         }
         match task.module.as_str() {
             "assert" => match task.args.get("that") {
-                Some(Json::Array(items)) => texts.extend(items.iter().filter_map(Json::as_str).map(|s| (s.to_owned(), true))),
+                Some(Json::Array(items)) => texts.extend(
+                    items
+                        .iter()
+                        .filter_map(Json::as_str)
+                        .map(|s| (s.to_owned(), true)),
+                ),
                 Some(Json::String(s)) => texts.push((s.clone(), true)),
                 _ => {}
             },
@@ -1017,7 +1038,9 @@ impl Planner<'_> {
             if context.contains_key(&name) {
                 continue;
             }
-            let Some(VarValue::Raw(raw)) = full.get(&name) else { continue };
+            let Some(VarValue::Raw(raw)) = full.get(&name) else {
+                continue;
+            };
             match self.templar.render(raw, &full) {
                 Ok(Some(value)) => {
                     context.insert(name, value);

@@ -31,12 +31,21 @@ pub fn lookup_id(fs: &RootFs, file: &str, name: &str) -> Result<u32, ModuleError
 pub fn symbolic(mode: &str, current: u32, is_dir: bool) -> Result<u32, ModuleError> {
     let mut bits = current;
     for clause in mode.split(',') {
-        let ops_at = clause.find(['+', '-', '=']).ok_or_else(|| ModuleError::new(format!("bad symbolic mode '{mode}'")))?;
+        let ops_at = clause
+            .find(['+', '-', '='])
+            .ok_or_else(|| ModuleError::new(format!("bad symbolic mode '{mode}'")))?;
         let (who, rest) = clause.split_at(ops_at);
         let who_mask = if who.is_empty() || who.contains('a') {
             0o7777
         } else {
-            who.chars().fold(0, |m, c| m | match c { 'u' => 0o4700, 'g' => 0o2070, 'o' => 0o1007, _ => 0 })
+            who.chars().fold(0, |m, c| {
+                m | match c {
+                    'u' => 0o4700,
+                    'g' => 0o2070,
+                    'o' => 0o1007,
+                    _ => 0,
+                }
+            })
         };
         let op = rest.chars().next().unwrap_or('=');
         let mut perm = 0;
@@ -63,8 +72,17 @@ pub fn symbolic(mode: &str, current: u32, is_dir: bool) -> Result<u32, ModuleErr
 }
 
 /// Sets owner, group and mode of `path` where asked; `true` if anything changed.
-pub fn apply(fs: &RootFs, path: &Path, owner: &Option<Text>, group: &Option<Text>, mode: &Option<Mode>, check: bool) -> Result<bool, ModuleError> {
-    let Some(meta) = fs.meta(path)? else { return Ok(false) };
+pub fn apply(
+    fs: &RootFs,
+    path: &Path,
+    owner: &Option<Text>,
+    group: &Option<Text>,
+    mode: &Option<Mode>,
+    check: bool,
+) -> Result<bool, ModuleError> {
+    let Some(meta) = fs.meta(path)? else {
+        return Ok(false);
+    };
     let mut changed = false;
     if meta.kind != crate::rootfs::Kind::Symlink {
         if let Some(mode) = mode {
@@ -72,7 +90,9 @@ pub fn apply(fs: &RootFs, path: &Path, owner: &Option<Text>, group: &Option<Text
                 Mode::Octal(bits) => *bits,
                 Mode::Symbolic(s) if s == "preserve" => meta.mode,
                 Mode::Symbolic(s) => symbolic(s, meta.mode, meta.kind == crate::rootfs::Kind::Dir)?,
-                Mode::Deferred(t) => return Err(ModuleError::new(format!("mode '{t}' was not resolved"))),
+                Mode::Deferred(t) => {
+                    return Err(ModuleError::new(format!("mode '{t}' was not resolved")))
+                }
             };
             if wanted != meta.mode {
                 changed = true;
@@ -82,8 +102,14 @@ pub fn apply(fs: &RootFs, path: &Path, owner: &Option<Text>, group: &Option<Text
             }
         }
     }
-    let uid = owner.as_ref().map(|o| lookup_id(fs, "/etc/passwd", o.as_str())).transpose()?;
-    let gid = group.as_ref().map(|g| lookup_id(fs, "/etc/group", g.as_str())).transpose()?;
+    let uid = owner
+        .as_ref()
+        .map(|o| lookup_id(fs, "/etc/passwd", o.as_str()))
+        .transpose()?;
+    let gid = group
+        .as_ref()
+        .map(|g| lookup_id(fs, "/etc/group", g.as_str()))
+        .transpose()?;
     let uid = uid.filter(|u| *u != meta.uid);
     let gid = gid.filter(|g| *g != meta.gid);
     if uid.is_some() || gid.is_some() {
@@ -104,7 +130,10 @@ mod tests {
         assert_eq!(symbolic("u+x", 0o644, false).expect("mode"), 0o744);
         assert_eq!(symbolic("go-w", 0o666, false).expect("mode"), 0o644);
         assert_eq!(symbolic("a=r", 0o777, false).expect("mode"), 0o444);
-        assert_eq!(symbolic("u=rwx,g=rx,o=", 0o000, false).expect("mode"), 0o750);
+        assert_eq!(
+            symbolic("u=rwx,g=rx,o=", 0o000, false).expect("mode"),
+            0o750
+        );
         assert_eq!(symbolic("a+X", 0o644, true).expect("mode"), 0o755);
         assert!(symbolic("u*x", 0o644, false).is_err());
     }

@@ -17,21 +17,48 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let (mut lines, before) = match read_lines(ctx, path)? {
         Some(found) => found,
         None if flag(&p.create, false) => (Vec::new(), String::new()),
-        None => return Err(ModuleError::new(format!("{} does not exist; set create: yes to make it", path.display()))),
+        None => {
+            return Err(ModuleError::new(format!(
+                "{} does not exist; set create: yes to make it",
+                path.display()
+            )))
+        }
     };
-    let marker = p.marker.as_ref().map(|m| m.to_string()).unwrap_or_else(|| "# {mark} ANSIBLE MANAGED BLOCK".into());
-    let begin = marker.replace("{mark}", p.marker_begin.as_ref().map(|m| m.as_str()).unwrap_or("BEGIN"));
-    let end = marker.replace("{mark}", p.marker_end.as_ref().map(|m| m.as_str()).unwrap_or("END"));
+    let marker = p
+        .marker
+        .as_ref()
+        .map(|m| m.to_string())
+        .unwrap_or_else(|| "# {mark} ANSIBLE MANAGED BLOCK".into());
+    let begin = marker.replace(
+        "{mark}",
+        p.marker_begin
+            .as_ref()
+            .map(|m| m.as_str())
+            .unwrap_or("BEGIN"),
+    );
+    let end = marker.replace(
+        "{mark}",
+        p.marker_end.as_ref().map(|m| m.as_str()).unwrap_or("END"),
+    );
     let start = lines.iter().position(|l| *l == begin);
     let stop = start.and_then(|s| lines[s..].iter().position(|l| *l == end).map(|e| s + e));
-    let block: Vec<String> = p.block.as_ref().map(|b| b.as_str().lines().map(str::to_owned).collect()).unwrap_or_default();
+    let block: Vec<String> = p
+        .block
+        .as_ref()
+        .map(|b| b.as_str().lines().map(str::to_owned).collect())
+        .unwrap_or_default();
     let absent = matches!(p.state, Some(Choice::Known(LineState::Absent))) || block.is_empty();
     let at = match (start, stop) {
         (Some(s), Some(e)) => {
             lines.drain(s..=e);
             s
         }
-        _ => insert_index(&lines, p.insertafter.as_ref().map(|t| t.as_str()), p.insertbefore.as_ref().map(|t| t.as_str()), false)?,
+        _ => insert_index(
+            &lines,
+            p.insertafter.as_ref().map(|t| t.as_str()),
+            p.insertbefore.as_ref().map(|t| t.as_str()),
+            false,
+        )?,
     };
     if !absent {
         let mut new = vec![begin];

@@ -39,7 +39,9 @@ pub fn split_words(line: &str) -> Result<Vec<String>, ModuleError> {
                                 word.push('\\');
                                 word.push(c);
                             }
-                            None => return Err(ModuleError::new(format!("unclosed \" in: {line}"))),
+                            None => {
+                                return Err(ModuleError::new(format!("unclosed \" in: {line}")))
+                            }
                         },
                         Some(c) => word.push(c),
                         None => return Err(ModuleError::new(format!("unclosed \" in: {line}"))),
@@ -71,15 +73,27 @@ pub fn split_words(line: &str) -> Result<Vec<String>, ModuleError> {
 }
 
 /// Skips when `creates` exists or `removes` does not, as Ansible does.
-pub fn creates_removes(ctx: &ModuleCtx, creates: &Option<Text>, removes: &Option<Text>) -> Result<Option<ModuleResult>, ModuleError> {
+pub fn creates_removes(
+    ctx: &ModuleCtx,
+    creates: &Option<Text>,
+    removes: &Option<Text>,
+) -> Result<Option<ModuleResult>, ModuleError> {
     if let Some(path) = creates {
         if ctx.target.fs().exists(Path::new(path.as_str()))? {
-            return Ok(Some(ModuleResult { skipped: true, msg: Some(format!("skipped, since {path} exists")), ..ModuleResult::default() }));
+            return Ok(Some(ModuleResult {
+                skipped: true,
+                msg: Some(format!("skipped, since {path} exists")),
+                ..ModuleResult::default()
+            }));
         }
     }
     if let Some(path) = removes {
         if !ctx.target.fs().exists(Path::new(path.as_str()))? {
-            return Ok(Some(ModuleResult { skipped: true, msg: Some(format!("skipped, since {path} does not exist")), ..ModuleResult::default() }));
+            return Ok(Some(ModuleResult {
+                skipped: true,
+                msg: Some(format!("skipped, since {path} does not exist")),
+                ..ModuleResult::default()
+            }));
         }
     }
     Ok(None)
@@ -94,30 +108,68 @@ fn strip_end(text: &str, strip: bool) -> String {
 }
 
 /// Turns a command's output into the result Ansible registers (`rc`, `stdout`, `stdout_lines`...).
-pub fn command_result(shown: &str, out: CmdOutput, strip: bool) -> Result<ModuleResult, ModuleError> {
+pub fn command_result(
+    shown: &str,
+    out: CmdOutput,
+    strip: bool,
+) -> Result<ModuleResult, ModuleError> {
     let stdout = strip_end(&out.stdout, strip);
     let stderr = strip_end(&out.stderr, strip);
     let mut fields = Map::new();
     fields.insert("cmd".into(), Json::String(shown.to_owned()));
     fields.insert("rc".into(), Json::from(out.rc));
-    fields.insert("stdout_lines".into(), Json::from(stdout.lines().collect::<Vec<_>>()));
-    fields.insert("stderr_lines".into(), Json::from(stderr.lines().collect::<Vec<_>>()));
+    fields.insert(
+        "stdout_lines".into(),
+        Json::from(stdout.lines().collect::<Vec<_>>()),
+    );
+    fields.insert(
+        "stderr_lines".into(),
+        Json::from(stderr.lines().collect::<Vec<_>>()),
+    );
     fields.insert("stdout".into(), Json::String(stdout));
     fields.insert("stderr".into(), Json::String(stderr));
     if out.rc != 0 {
-        return Err(ModuleError { msg: format!("non-zero return code {}", out.rc), fields });
+        return Err(ModuleError {
+            msg: format!("non-zero return code {}", out.rc),
+            fields,
+        });
     }
-    Ok(ModuleResult { changed: true, fields, ..ModuleResult::default() })
+    Ok(ModuleResult {
+        changed: true,
+        fields,
+        ..ModuleResult::default()
+    })
 }
 
-fn run_cmd(ctx: &ModuleCtx, argv: Vec<String>, chdir: &Option<Text>, stdin: &Option<Text>, stdin_newline: bool) -> Result<CmdOutput, ModuleError> {
-    let stdin = stdin.as_ref().map(|s| if stdin_newline { format!("{s}\n") } else { s.to_string() });
-    let cmd = Cmd { argv, env: ctx.env.to_vec(), cwd: chdir.as_ref().map(|c| c.to_string()), stdin };
+fn run_cmd(
+    ctx: &ModuleCtx,
+    argv: Vec<String>,
+    chdir: &Option<Text>,
+    stdin: &Option<Text>,
+    stdin_newline: bool,
+) -> Result<CmdOutput, ModuleError> {
+    let stdin = stdin.as_ref().map(|s| {
+        if stdin_newline {
+            format!("{s}\n")
+        } else {
+            s.to_string()
+        }
+    });
+    let cmd = Cmd {
+        argv,
+        env: ctx.env.to_vec(),
+        cwd: chdir.as_ref().map(|c| c.to_string()),
+        stdin,
+    };
     Ok(ctx.target.run(&cmd)?)
 }
 
 fn not_in_check_mode() -> ModuleResult {
-    ModuleResult { skipped: true, msg: Some("commands do not run in check mode".into()), ..ModuleResult::default() }
+    ModuleResult {
+        skipped: true,
+        msg: Some("commands do not run in check mode".into()),
+        ..ModuleResult::default()
+    }
 }
 
 /// `shell`.
@@ -129,9 +181,19 @@ pub fn shell(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> 
     if ctx.check {
         return Ok(not_in_check_mode());
     }
-    let shell = p.executable.as_ref().map(|e| e.to_string()).unwrap_or_else(|| "/bin/sh".into());
+    let shell = p
+        .executable
+        .as_ref()
+        .map(|e| e.to_string())
+        .unwrap_or_else(|| "/bin/sh".into());
     let argv = vec![shell, "-c".into(), p.cmd.to_string()];
-    let out = run_cmd(ctx, argv, &p.chdir, &p.stdin, flag(&p.stdin_add_newline, true))?;
+    let out = run_cmd(
+        ctx,
+        argv,
+        &p.chdir,
+        &p.stdin,
+        flag(&p.stdin_add_newline, true),
+    )?;
     command_result(p.cmd.as_str(), out, flag(&p.strip_empty_ends, true))
 }
 
@@ -150,7 +212,13 @@ pub fn command(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
         (None, None) => return Err(ModuleError::new("command needs cmd or argv")),
     };
     let shown = argv.join(" ");
-    let out = run_cmd(ctx, argv, &p.chdir, &p.stdin, flag(&p.stdin_add_newline, true))?;
+    let out = run_cmd(
+        ctx,
+        argv,
+        &p.chdir,
+        &p.stdin,
+        flag(&p.stdin_add_newline, true),
+    )?;
     command_result(&shown, out, flag(&p.strip_empty_ends, true))
 }
 
@@ -160,7 +228,10 @@ mod tests {
 
     #[test]
     fn words_like_a_shell() {
-        assert_eq!(split_words("ls -1 '/a b' \"c\\\"d\" e\\ f").expect("split"), vec!["ls", "-1", "/a b", "c\"d", "e f"]);
+        assert_eq!(
+            split_words("ls -1 '/a b' \"c\\\"d\" e\\ f").expect("split"),
+            vec!["ls", "-1", "/a b", "c\"d", "e f"]
+        );
         assert_eq!(split_words("  ").expect("split"), Vec::<String>::new());
         assert!(split_words("echo 'open").is_err());
     }

@@ -30,7 +30,12 @@ pub struct Placement<'a> {
 pub fn place(ctx: &ModuleCtx, dest: &Path, how: &Placement) -> Result<ModuleResult, ModuleError> {
     let fs = ctx.target.fs();
     let existing = match fs.meta_follow(dest)? {
-        Some(meta) if meta.kind == Kind::Dir => return Err(ModuleError::new(format!("{} is a folder; name the file", dest.display()))),
+        Some(meta) if meta.kind == Kind::Dir => {
+            return Err(ModuleError::new(format!(
+                "{} is a folder; name the file",
+                dest.display()
+            )))
+        }
         Some(_) => Some(fs.read(dest)?),
         None => None,
     };
@@ -41,13 +46,24 @@ pub fn place(ctx: &ModuleCtx, dest: &Path, how: &Placement) -> Result<ModuleResu
     let mut result = ModuleResult::default();
     if content_changed {
         if ctx.diff {
-            let before = existing.as_deref().map(String::from_utf8_lossy).unwrap_or_default().into_owned();
-            result.diff = Some((dest.display().to_string(), before, String::from_utf8_lossy(how.bytes).into_owned()));
+            let before = existing
+                .as_deref()
+                .map(String::from_utf8_lossy)
+                .unwrap_or_default()
+                .into_owned();
+            result.diff = Some((
+                dest.display().to_string(),
+                before,
+                String::from_utf8_lossy(how.bytes).into_owned(),
+            ));
         }
         if !ctx.check {
             if let Some(parent) = dest.parent() {
                 if !fs.exists(parent)? {
-                    return Err(ModuleError::new(format!("the folder {} does not exist; create it first (file: state=directory)", parent.display())));
+                    return Err(ModuleError::new(format!(
+                        "the folder {} does not exist; create it first (file: state=directory)",
+                        parent.display()
+                    )));
                 }
             }
             if let Some(validate) = how.validate {
@@ -57,7 +73,10 @@ pub fn place(ctx: &ModuleCtx, dest: &Path, how: &Placement) -> Result<ModuleResu
                 fs.remove_all(Path::new(&probe))?;
                 let out = out?;
                 if out.rc != 0 {
-                    return Err(ModuleError::new(format!("validation '{validate}' failed: {}", out.stderr.trim())));
+                    return Err(ModuleError::new(format!(
+                        "validation '{validate}' failed: {}",
+                        out.stderr.trim()
+                    )));
                 }
             }
             let mode = match how.mode {
@@ -73,7 +92,9 @@ pub fn place(ctx: &ModuleCtx, dest: &Path, how: &Placement) -> Result<ModuleResu
         attrs::apply(fs, dest, how.owner, how.group, how.mode, ctx.check)?
     };
     result.changed = content_changed || attrs_changed;
-    result.fields.insert("dest".into(), Json::String(dest.display().to_string()));
+    result
+        .fields
+        .insert("dest".into(), Json::String(dest.display().to_string()));
     Ok(result)
 }
 
@@ -96,13 +117,23 @@ fn copy_tree(ctx: &ModuleCtx, from: &Path, to: &Path, p: &CopyParams) -> Result<
         .collect();
     entries.sort();
     for entry in entries {
-        let Some(name) = entry.file_name() else { continue };
+        let Some(name) = entry.file_name() else {
+            continue;
+        };
         let dest = to.join(name);
         if entry.is_dir() {
             changed |= copy_tree(ctx, &entry, &dest, p)?;
         } else {
-            let bytes = std::fs::read(&entry).map_err(|e| ModuleError::new(format!("{}: {e}", entry.display())))?;
-            let how = Placement { bytes: &bytes, mode: &p.mode, owner: &p.owner, group: &p.group, force: flag(&p.force, true), validate: None };
+            let bytes = std::fs::read(&entry)
+                .map_err(|e| ModuleError::new(format!("{}: {e}", entry.display())))?;
+            let how = Placement {
+                bytes: &bytes,
+                mode: &p.mode,
+                owner: &p.owner,
+                group: &p.group,
+                force: flag(&p.force, true),
+                validate: None,
+            };
             changed |= place(ctx, &dest, &how)?.changed;
         }
     }
@@ -117,7 +148,9 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let force = flag(&p.force, true);
     let bytes: Vec<u8> = if let Some(content) = &p.content {
         content.as_str().as_bytes().to_vec()
-    } else if flag(&p.remote_src, false) || p.src.as_ref().is_some_and(|s| s.as_str().starts_with('/')) {
+    } else if flag(&p.remote_src, false)
+        || p.src.as_ref().is_some_and(|s| s.as_str().starts_with('/'))
+    {
         let src = p.src.as_ref().map(|s| s.to_string()).unwrap_or_default();
         fs.read(Path::new(&src))?
     } else {
@@ -134,14 +167,30 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         }
         std::fs::read(&local).map_err(|e| ModuleError::new(format!("{}: {e}", local.display())))?
     };
-    let dest_is_dir = p.dest.as_str().ends_with('/') || fs.meta_follow(&dest)?.is_some_and(|m| m.kind == Kind::Dir);
+    let dest_is_dir = p.dest.as_str().ends_with('/')
+        || fs.meta_follow(&dest)?.is_some_and(|m| m.kind == Kind::Dir);
     if dest_is_dir {
-        let name = p.src.as_ref().and_then(|s| Path::new(s.as_str()).file_name().map(|n| n.to_os_string()));
+        let name = p
+            .src
+            .as_ref()
+            .and_then(|s| Path::new(s.as_str()).file_name().map(|n| n.to_os_string()));
         match name {
             Some(name) => dest = dest.join(name),
-            None => return Err(ModuleError::new(format!("dest {} is a folder; content needs a file name", p.dest))),
+            None => {
+                return Err(ModuleError::new(format!(
+                    "dest {} is a folder; content needs a file name",
+                    p.dest
+                )))
+            }
         }
     }
-    let how = Placement { bytes: &bytes, mode: &p.mode, owner: &p.owner, group: &p.group, force, validate: p.validate.as_ref().map(Text::as_str) };
+    let how = Placement {
+        bytes: &bytes,
+        mode: &p.mode,
+        owner: &p.owner,
+        group: &p.group,
+        force,
+        validate: p.validate.as_ref().map(Text::as_str),
+    };
     place(ctx, &dest, &how)
 }

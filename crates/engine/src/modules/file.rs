@@ -28,12 +28,19 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let current = fs.meta(path)?;
     let state = match &p.state {
         Some(Choice::Known(state)) => *state,
-        Some(Choice::Deferred(t)) => return Err(ModuleError::new(format!("state '{t}' was not resolved"))),
+        Some(Choice::Deferred(t)) => {
+            return Err(ModuleError::new(format!("state '{t}' was not resolved")))
+        }
         None => match current.map(|m| m.kind) {
             Some(Kind::Dir) => FileState::Directory,
             Some(Kind::Symlink) => FileState::Link,
             Some(_) => FileState::File,
-            None => return Err(ModuleError::new(format!("{} does not exist; say state=touch or state=directory to create it", path.display()))),
+            None => {
+                return Err(ModuleError::new(format!(
+                    "{} does not exist; say state=touch or state=directory to create it",
+                    path.display()
+                )))
+            }
         },
     };
     let mut changed = false;
@@ -43,13 +50,21 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             if changed && !ctx.check {
                 fs.remove_all(path)?;
             }
-            return Ok(ModuleResult::changed(changed).with("path", p.path.to_string()).with("state", "absent"));
+            return Ok(ModuleResult::changed(changed)
+                .with("path", p.path.to_string())
+                .with("state", "absent"));
         }
         FileState::Directory => {
             match current.map(|m| m.kind) {
                 Some(Kind::Dir) => {}
-                Some(Kind::Symlink) if fs.meta_follow(path)?.is_some_and(|m| m.kind == Kind::Dir) => {}
-                Some(_) => return Err(ModuleError::new(format!("{} exists and is not a folder", path.display()))),
+                Some(Kind::Symlink)
+                    if fs.meta_follow(path)?.is_some_and(|m| m.kind == Kind::Dir) => {}
+                Some(_) => {
+                    return Err(ModuleError::new(format!(
+                        "{} exists and is not a folder",
+                        path.display()
+                    )))
+                }
                 None => {
                     changed = true;
                     if !ctx.check {
@@ -67,7 +82,10 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         }
         FileState::File => {
             if current.is_none() {
-                return Err(ModuleError::new(format!("{} does not exist; use state=touch to create it", path.display())));
+                return Err(ModuleError::new(format!(
+                    "{} does not exist; use state=touch to create it",
+                    path.display()
+                )));
             }
         }
         FileState::Touch => {
@@ -82,19 +100,34 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
                 }
             } else {
                 // Ansible's touch updates the times of an existing file and reports a change.
-                changed = p.modification_time.as_ref().map(|t| t.as_str() != "preserve").unwrap_or(true);
+                changed = p
+                    .modification_time
+                    .as_ref()
+                    .map(|t| t.as_str() != "preserve")
+                    .unwrap_or(true);
             }
         }
         FileState::Link | FileState::Hard => {
-            let src = p.src.as_ref().map(|s| s.to_string()).ok_or_else(|| ModuleError::new("links need src"))?;
+            let src = p
+                .src
+                .as_ref()
+                .map(|s| s.to_string())
+                .ok_or_else(|| ModuleError::new("links need src"))?;
             if state == FileState::Link {
-                let same = current.is_some_and(|m| m.kind == Kind::Symlink) && fs.read_link(path)? == src;
+                let same =
+                    current.is_some_and(|m| m.kind == Kind::Symlink) && fs.read_link(path)? == src;
                 if !same {
                     if current.is_some_and(|m| m.kind == Kind::Dir) {
-                        return Err(ModuleError::new(format!("{} is a folder; remove it before linking", path.display())));
+                        return Err(ModuleError::new(format!(
+                            "{} is a folder; remove it before linking",
+                            path.display()
+                        )));
                     }
                     if current.is_some_and(|m| m.kind != Kind::Symlink) && !flag(&p.force, false) {
-                        return Err(ModuleError::new(format!("{} exists and is not a link; set force: yes to replace it", path.display())));
+                        return Err(ModuleError::new(format!(
+                            "{} exists and is not a link; set force: yes to replace it",
+                            path.display()
+                        )));
                     }
                     changed = true;
                     if !ctx.check {
@@ -102,7 +135,9 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
                     }
                 }
             } else {
-                let src_meta = fs.meta(Path::new(&src))?.ok_or_else(|| ModuleError::new(format!("hard link source {src} does not exist")))?;
+                let src_meta = fs.meta(Path::new(&src))?.ok_or_else(|| {
+                    ModuleError::new(format!("hard link source {src} does not exist"))
+                })?;
                 if current.map(|m| m.ino) != Some(src_meta.ino) {
                     changed = true;
                     if !ctx.check {

@@ -11,7 +11,8 @@ use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
 
 /// Python's `\1` and `\g<name>` in a replacement, as the regex crate's `${1}`.
 pub fn python_backrefs(template: &str) -> String {
-    let re = Regex::new(r"\\(\d+)|\\g<(\w+)>|\$").unwrap_or_else(|_| unreachable!("a valid pattern"));
+    let re =
+        Regex::new(r"\\(\d+)|\\g<(\w+)>|\$").unwrap_or_else(|_| unreachable!("a valid pattern"));
     re.replace_all(template, |c: &regex::Captures| match (c.get(1), c.get(2)) {
         (Some(n), _) | (None, Some(n)) => format!("${{{}}}", n.as_str()),
         _ => "$$".to_string(),
@@ -20,14 +21,24 @@ pub fn python_backrefs(template: &str) -> String {
 }
 
 fn compile(pattern: &str) -> Result<Regex, ModuleError> {
-    Regex::new(pattern).map_err(|e| ModuleError::new(format!("bad regular expression {pattern:?}: {e}")))
+    Regex::new(pattern)
+        .map_err(|e| ModuleError::new(format!("bad regular expression {pattern:?}: {e}")))
 }
 
 /// Index after which to insert (`None`: at the start), for insertafter/insertbefore.
-pub fn insert_index(lines: &[String], after: Option<&str>, before: Option<&str>, firstmatch: bool) -> Result<usize, ModuleError> {
+pub fn insert_index(
+    lines: &[String],
+    after: Option<&str>,
+    before: Option<&str>,
+    firstmatch: bool,
+) -> Result<usize, ModuleError> {
     let find = |pattern: &str| -> Result<Option<usize>, ModuleError> {
         let re = compile(pattern)?;
-        let mut hits = lines.iter().enumerate().filter(|(_, l)| re.is_match(l)).map(|(i, _)| i);
+        let mut hits = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| re.is_match(l))
+            .map(|(i, _)| i);
         Ok(if firstmatch { hits.next() } else { hits.last() })
     };
     Ok(match (after, before) {
@@ -39,12 +50,27 @@ pub fn insert_index(lines: &[String], after: Option<&str>, before: Option<&str>,
 }
 
 /// Reads a text file as lines; `None` when missing.
-pub fn read_lines(ctx: &ModuleCtx, path: &Path) -> Result<Option<(Vec<String>, String)>, ModuleError> {
-    Ok(ctx.target.fs().read_text_opt(path)?.map(|text| (text.lines().map(str::to_owned).collect(), text)))
+pub fn read_lines(
+    ctx: &ModuleCtx,
+    path: &Path,
+) -> Result<Option<(Vec<String>, String)>, ModuleError> {
+    Ok(ctx
+        .target
+        .fs()
+        .read_text_opt(path)?
+        .map(|text| (text.lines().map(str::to_owned).collect(), text)))
 }
 
 /// Writes lines back (with a final newline) if the text changed; returns the result.
-pub fn write_lines(ctx: &ModuleCtx, path: &Path, before: &str, lines: &[String], mode: &Option<Mode>, p_owner: &Option<planner::modules::types::Text>, p_group: &Option<planner::modules::types::Text>) -> Result<ModuleResult, ModuleError> {
+pub fn write_lines(
+    ctx: &ModuleCtx,
+    path: &Path,
+    before: &str,
+    lines: &[String],
+    mode: &Option<Mode>,
+    p_owner: &Option<planner::modules::types::Text>,
+    p_group: &Option<planner::modules::types::Text>,
+) -> Result<ModuleResult, ModuleError> {
     let mut after = lines.join("\n");
     if !lines.is_empty() {
         after.push('\n');
@@ -76,7 +102,12 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let (mut lines, before) = match read_lines(ctx, path)? {
         Some(found) => found,
         None if flag(&p.create, false) => (Vec::new(), String::new()),
-        None => return Err(ModuleError::new(format!("{} does not exist; set create: yes to make it", path.display()))),
+        None => {
+            return Err(ModuleError::new(format!(
+                "{} does not exist; set create: yes to make it",
+                path.display()
+            )))
+        }
     };
     let absent = matches!(p.state, Some(Choice::Known(LineState::Absent)));
     let regexp = p.regexp.as_ref().map(|r| compile(r.as_str())).transpose()?;
@@ -88,18 +119,31 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     };
     if absent {
         let line = p.line.as_ref().map(|l| l.to_string());
-        lines.retain(|l| !(matches(l) || (regexp.is_none() && search.is_none() && line.as_deref() == Some(l.as_str()))));
+        lines.retain(|l| {
+            !(matches(l)
+                || (regexp.is_none() && search.is_none() && line.as_deref() == Some(l.as_str())))
+        });
     } else {
         let line = p.line.as_ref().map(|l| l.to_string()).unwrap_or_default();
         let firstmatch = flag(&p.firstmatch, false);
         let hit = {
-            let mut hits = lines.iter().enumerate().filter(|(_, l)| matches(l)).map(|(i, _)| i);
-            if firstmatch { hits.next() } else { hits.last() }
+            let mut hits = lines
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| matches(l))
+                .map(|(i, _)| i);
+            if firstmatch {
+                hits.next()
+            } else {
+                hits.last()
+            }
         };
         match hit {
             Some(i) => {
                 let new = match (&regexp, flag(&p.backrefs, false)) {
-                    (Some(re), true) => re.replace(&lines[i], python_backrefs(&line).as_str()).into_owned(),
+                    (Some(re), true) => re
+                        .replace(&lines[i], python_backrefs(&line).as_str())
+                        .into_owned(),
                     _ => line.clone(),
                 };
                 lines[i] = new;
@@ -107,7 +151,12 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             None if flag(&p.backrefs, false) => {}
             None if lines.iter().any(|l| *l == line) => {}
             None => {
-                let at = insert_index(&lines, p.insertafter.as_ref().map(|t| t.as_str()), p.insertbefore.as_ref().map(|t| t.as_str()), firstmatch)?;
+                let at = insert_index(
+                    &lines,
+                    p.insertafter.as_ref().map(|t| t.as_str()),
+                    p.insertbefore.as_ref().map(|t| t.as_str()),
+                    firstmatch,
+                )?;
                 lines.insert(at, line);
             }
         }
@@ -128,10 +177,25 @@ mod tests {
     fn insertion_points() {
         let lines: Vec<String> = ["a", "b", "a"].iter().map(|s| s.to_string()).collect();
         assert_eq!(insert_index(&lines, None, None, false).expect("eof"), 3);
-        assert_eq!(insert_index(&lines, Some("^a"), None, false).expect("after last a"), 3);
-        assert_eq!(insert_index(&lines, Some("^a"), None, true).expect("after first a"), 1);
-        assert_eq!(insert_index(&lines, None, Some("BOF"), false).expect("bof"), 0);
-        assert_eq!(insert_index(&lines, None, Some("^b"), false).expect("before b"), 1);
-        assert_eq!(insert_index(&lines, Some("^zzz"), None, false).expect("no match"), 3);
+        assert_eq!(
+            insert_index(&lines, Some("^a"), None, false).expect("after last a"),
+            3
+        );
+        assert_eq!(
+            insert_index(&lines, Some("^a"), None, true).expect("after first a"),
+            1
+        );
+        assert_eq!(
+            insert_index(&lines, None, Some("BOF"), false).expect("bof"),
+            0
+        );
+        assert_eq!(
+            insert_index(&lines, None, Some("^b"), false).expect("before b"),
+            1
+        );
+        assert_eq!(
+            insert_index(&lines, Some("^zzz"), None, false).expect("no match"),
+            3
+        );
     }
 }

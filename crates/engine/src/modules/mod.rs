@@ -81,7 +81,10 @@ pub struct ModuleResult {
 impl ModuleResult {
     /// A result with `changed` set.
     pub fn changed(changed: bool) -> Self {
-        Self { changed, ..Self::default() }
+        Self {
+            changed,
+            ..Self::default()
+        }
     }
 
     /// Adds a result field.
@@ -103,7 +106,10 @@ pub struct ModuleError {
 impl ModuleError {
     /// A failure with a message.
     pub fn new(msg: impl Into<String>) -> Self {
-        Self { msg: msg.into(), fields: Map::new() }
+        Self {
+            msg: msg.into(),
+            fields: Map::new(),
+        }
     }
 }
 
@@ -125,7 +131,11 @@ pub fn params<P: DeserializeOwned>(module: &str, args: &Json) -> Result<P, Modul
 }
 
 /// Runs a target-side module; `None` when `module` is not one (controller modules).
-pub fn run(module: &str, args: &Json, ctx: &ModuleCtx) -> Option<Result<ModuleResult, ModuleError>> {
+pub fn run(
+    module: &str,
+    args: &Json,
+    ctx: &ModuleCtx,
+) -> Option<Result<ModuleResult, ModuleError>> {
     Some(match module {
         "shell" => command::shell(args, ctx),
         "command" => command::command(args, ctx),

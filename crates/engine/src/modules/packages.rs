@@ -10,7 +10,12 @@ use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::target::{Cmd, CmdOutput};
 
 fn run(ctx: &ModuleCtx, argv: Vec<String>, env: &[(&str, &str)]) -> Result<CmdOutput, ModuleError> {
-    let mut cmd = Cmd { argv, env: ctx.env.to_vec(), cwd: None, stdin: None };
+    let mut cmd = Cmd {
+        argv,
+        env: ctx.env.to_vec(),
+        cwd: None,
+        stdin: None,
+    };
     for (k, v) in env {
         cmd.env.push(((*k).to_owned(), (*v).to_owned()));
     }
@@ -18,7 +23,12 @@ fn run(ctx: &ModuleCtx, argv: Vec<String>, env: &[(&str, &str)]) -> Result<CmdOu
 }
 
 fn failed(what: &str, out: &CmdOutput) -> ModuleError {
-    let tail: Vec<&str> = out.stderr.lines().chain(out.stdout.lines()).filter(|l| !l.trim().is_empty()).collect();
+    let tail: Vec<&str> = out
+        .stderr
+        .lines()
+        .chain(out.stdout.lines())
+        .filter(|l| !l.trim().is_empty())
+        .collect();
     let tail = tail[tail.len().saturating_sub(12)..].join("\n");
     let mut error = ModuleError::new(format!("{what} failed (exit {}):\n{tail}", out.rc));
     error.fields.insert("rc".into(), json!(out.rc));
@@ -27,7 +37,10 @@ fn failed(what: &str, out: &CmdOutput) -> ModuleError {
     error
 }
 
-const APT_ENV: &[(&str, &str)] = &[("DEBIAN_FRONTEND", "noninteractive"), ("APT_LISTCHANGES_FRONTEND", "none")];
+const APT_ENV: &[(&str, &str)] = &[
+    ("DEBIAN_FRONTEND", "noninteractive"),
+    ("APT_LISTCHANGES_FRONTEND", "none"),
+];
 
 /// Package name without a `=version` pin.
 fn bare(name: &str) -> &str {
@@ -35,8 +48,15 @@ fn bare(name: &str) -> &str {
 }
 
 /// Installed packages with their versions, for the names asked about.
-fn dpkg_versions(ctx: &ModuleCtx, names: &[String]) -> Result<std::collections::HashMap<String, String>, ModuleError> {
-    let mut argv = vec!["dpkg-query".to_owned(), "-W".into(), "-f=${Package}\t${db:Status-Abbrev}\t${Version}\n".into()];
+fn dpkg_versions(
+    ctx: &ModuleCtx,
+    names: &[String],
+) -> Result<std::collections::HashMap<String, String>, ModuleError> {
+    let mut argv = vec![
+        "dpkg-query".to_owned(),
+        "-W".into(),
+        "-f=${Package}\t${db:Status-Abbrev}\t${Version}\n".into(),
+    ];
     argv.extend(names.iter().map(|n| bare(n).to_owned()));
     let out = run(ctx, argv, &[])?;
     Ok(out
@@ -45,7 +65,12 @@ fn dpkg_versions(ctx: &ModuleCtx, names: &[String]) -> Result<std::collections::
         .filter_map(|line| {
             let mut parts = line.split('\t');
             let (name, status, version) = (parts.next()?, parts.next()?, parts.next()?);
-            status.starts_with("ii").then(|| (name.split(':').next().unwrap_or(name).to_owned(), version.to_owned()))
+            status.starts_with("ii").then(|| {
+                (
+                    name.split(':').next().unwrap_or(name).to_owned(),
+                    version.to_owned(),
+                )
+            })
         })
         .collect())
 }
@@ -63,7 +88,11 @@ struct AptRequest<'a> {
 fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError> {
     let mut cache_updated = false;
     if req.update_cache && !ctx.check {
-        let out = run(ctx, vec!["apt-get".into(), "update".into(), "-q".into()], APT_ENV)?;
+        let out = run(
+            ctx,
+            vec!["apt-get".into(), "update".into(), "-q".into()],
+            APT_ENV,
+        )?;
         if out.rc != 0 {
             return Err(failed("apt-get update", &out));
         }
@@ -75,18 +104,40 @@ fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError
     let before = dpkg_versions(ctx, &req.names)?;
     let installed = |n: &String| before.contains_key(bare(n));
     let (verb, todo): (&str, Vec<String>) = match req.state {
-        AptState::Present | AptState::Fixed => ("install", req.names.iter().filter(|n| !installed(n)).cloned().collect()),
+        AptState::Present | AptState::Fixed => (
+            "install",
+            req.names
+                .iter()
+                .filter(|n| !installed(n))
+                .cloned()
+                .collect(),
+        ),
         AptState::Latest => ("install", req.names.clone()),
-        AptState::Absent => (if req.purge { "purge" } else { "remove" }, req.names.iter().filter(|n| installed(n)).cloned().collect()),
+        AptState::Absent => (
+            if req.purge { "purge" } else { "remove" },
+            req.names.iter().filter(|n| installed(n)).cloned().collect(),
+        ),
         AptState::BuildDep => ("build-dep", req.names.clone()),
     };
     if todo.is_empty() && !req.autoremove {
         return Ok(ModuleResult::changed(false).with("cache_updated", cache_updated));
     }
     if ctx.check {
-        return Ok(ModuleResult { changed: !todo.is_empty(), msg: Some(format!("would {verb} {}", todo.join(" "))), ..ModuleResult::default() });
+        return Ok(ModuleResult {
+            changed: !todo.is_empty(),
+            msg: Some(format!("would {verb} {}", todo.join(" "))),
+            ..ModuleResult::default()
+        });
     }
-    let mut argv: Vec<String> = vec!["apt-get".into(), "-y".into(), "-q".into(), "-o".into(), "Dpkg::Options::=--force-confdef".into(), "-o".into(), "Dpkg::Options::=--force-confold".into()];
+    let mut argv: Vec<String> = vec![
+        "apt-get".into(),
+        "-y".into(),
+        "-q".into(),
+        "-o".into(),
+        "Dpkg::Options::=--force-confdef".into(),
+        "-o".into(),
+        "Dpkg::Options::=--force-confold".into(),
+    ];
     match req.install_recommends {
         Some(false) => argv.push("--no-install-recommends".into()),
         Some(true) => argv.push("--install-recommends".into()),
@@ -102,13 +153,19 @@ fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError
         }
     }
     if req.autoremove {
-        let out = run(ctx, vec!["apt-get".into(), "-y".into(), "autoremove".into()], APT_ENV)?;
+        let out = run(
+            ctx,
+            vec!["apt-get".into(), "-y".into(), "autoremove".into()],
+            APT_ENV,
+        )?;
         if out.rc != 0 {
             return Err(failed("apt-get autoremove", &out));
         }
     }
     let after = dpkg_versions(ctx, &req.names)?;
-    Ok(ModuleResult::changed(after != before).with("cache_updated", cache_updated).with("packages", json!(todo)))
+    Ok(ModuleResult::changed(after != before)
+        .with("cache_updated", cache_updated)
+        .with("packages", json!(todo)))
 }
 
 /// `apt`.
@@ -120,7 +177,9 @@ pub fn apt(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     }
     let state = match p.state {
         Some(Choice::Known(s)) => s,
-        Some(Choice::Deferred(t)) => return Err(ModuleError::new(format!("state '{t}' was not resolved"))),
+        Some(Choice::Deferred(t)) => {
+            return Err(ModuleError::new(format!("state '{t}' was not resolved")))
+        }
         None => AptState::Present,
     };
     let mut extra = Vec::new();
@@ -133,18 +192,26 @@ pub fn apt(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     if flag(&p.allow_change_held_packages, false) {
         extra.push("--allow-change-held-packages".into());
     }
-    apt_run(ctx, AptRequest {
-        names,
-        state,
-        update_cache: flag(&p.update_cache, false),
-        install_recommends: p.install_recommends.as_ref().map(|f| f.or(true)),
-        purge: flag(&p.purge, false),
-        autoremove: flag(&p.autoremove, false),
-        extra: &extra,
-    })
+    apt_run(
+        ctx,
+        AptRequest {
+            names,
+            state,
+            update_cache: flag(&p.update_cache, false),
+            install_recommends: p.install_recommends.as_ref().map(|f| f.or(true)),
+            purge: flag(&p.purge, false),
+            autoremove: flag(&p.autoremove, false),
+            extra: &extra,
+        },
+    )
 }
 
-fn dnf_run(ctx: &ModuleCtx, names: &[String], state: PackageState, options: &[String]) -> Result<ModuleResult, ModuleError> {
+fn dnf_run(
+    ctx: &ModuleCtx,
+    names: &[String],
+    state: PackageState,
+    options: &[String],
+) -> Result<ModuleResult, ModuleError> {
     if names.is_empty() {
         return Ok(ModuleResult::changed(false));
     }
@@ -155,8 +222,12 @@ fn dnf_run(ctx: &ModuleCtx, names: &[String], state: PackageState, options: &[St
             let cached = ctx.downloads.fetch(name, None).map_err(ModuleError::new)?;
             let file = name.rsplit('/').next().unwrap_or("package.rpm");
             let inside = format!("/tmp/.imgbuild-rpm/{file}");
-            ctx.target.fs().mkdir_all(std::path::Path::new("/tmp/.imgbuild-rpm"), 0o755)?;
-            ctx.target.fs().copy_in(&cached, std::path::Path::new(&inside), Some(0o644))?;
+            ctx.target
+                .fs()
+                .mkdir_all(std::path::Path::new("/tmp/.imgbuild-rpm"), 0o755)?;
+            ctx.target
+                .fs()
+                .copy_in(&cached, std::path::Path::new(&inside), Some(0o644))?;
             resolved.push(inside);
         } else {
             resolved.push(name.clone());
@@ -175,8 +246,12 @@ fn dnf_run(ctx: &ModuleCtx, names: &[String], state: PackageState, options: &[St
     argv.push(verb.into());
     argv.extend(resolved);
     let out = run(ctx, argv, &[])?;
-    let _ = ctx.target.fs().remove_all(std::path::Path::new("/tmp/.imgbuild-rpm"));
-    let nothing = out.stdout.contains("Nothing to do") || out.stdout.contains("No packages marked for removal");
+    let _ = ctx
+        .target
+        .fs()
+        .remove_all(std::path::Path::new("/tmp/.imgbuild-rpm"));
+    let nothing = out.stdout.contains("Nothing to do")
+        || out.stdout.contains("No packages marked for removal");
     if ctx.check {
         return Ok(ModuleResult::changed(!nothing));
     }
@@ -191,7 +266,9 @@ pub fn dnf(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: DnfParams = params("dnf", args)?;
     let state = match p.state {
         Some(Choice::Known(s)) => s,
-        Some(Choice::Deferred(t)) => return Err(ModuleError::new(format!("state '{t}' was not resolved"))),
+        Some(Choice::Deferred(t)) => {
+            return Err(ModuleError::new(format!("state '{t}' was not resolved")))
+        }
         None => PackageState::Present,
     };
     let mut options = Vec::new();
@@ -199,7 +276,10 @@ pub fn dnf(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         options.push("--nogpgcheck".into());
     }
     if let Some(flag_value) = &p.install_weak_deps {
-        options.push(format!("--setopt=install_weak_deps={}", if flag_value.or(true) { "True" } else { "False" }));
+        options.push(format!(
+            "--setopt=install_weak_deps={}",
+            if flag_value.or(true) { "True" } else { "False" }
+        ));
     }
     if flag(&p.allowerasing, false) {
         options.push("--allowerasing".into());
@@ -223,7 +303,11 @@ pub fn dnf(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         options.push(format!("--disableexcludes={what}"));
     }
     if flag(&p.update_cache, false) && !ctx.check {
-        let out = run(ctx, vec!["dnf".into(), "-y".into(), "makecache".into()], &[])?;
+        let out = run(
+            ctx,
+            vec!["dnf".into(), "-y".into(), "makecache".into()],
+            &[],
+        )?;
         if out.rc != 0 {
             return Err(failed("dnf makecache", &out));
         }
@@ -237,25 +321,36 @@ pub fn package(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
     let p: PackageParams = params("package", args)?;
     let state = match p.state {
         Some(Choice::Known(s)) => s,
-        Some(Choice::Deferred(t)) => return Err(ModuleError::new(format!("state '{t}' was not resolved"))),
+        Some(Choice::Deferred(t)) => {
+            return Err(ModuleError::new(format!("state '{t}' was not resolved")))
+        }
         None => PackageState::Present,
     };
-    let manager = p.use_.as_ref().map(|u| u.to_string()).unwrap_or_else(|| ctx.pkg_mgr.to_owned());
+    let manager = p
+        .use_
+        .as_ref()
+        .map(|u| u.to_string())
+        .unwrap_or_else(|| ctx.pkg_mgr.to_owned());
     match manager.as_str() {
-        "apt" => apt_run(ctx, AptRequest {
-            names: p.name.0,
-            state: match state {
-                PackageState::Present => AptState::Present,
-                PackageState::Latest => AptState::Latest,
-                PackageState::Absent => AptState::Absent,
+        "apt" => apt_run(
+            ctx,
+            AptRequest {
+                names: p.name.0,
+                state: match state {
+                    PackageState::Present => AptState::Present,
+                    PackageState::Latest => AptState::Latest,
+                    PackageState::Absent => AptState::Absent,
+                },
+                update_cache: false,
+                install_recommends: None,
+                purge: false,
+                autoremove: false,
+                extra: &[],
             },
-            update_cache: false,
-            install_recommends: None,
-            purge: false,
-            autoremove: false,
-            extra: &[],
-        }),
+        ),
         "dnf" | "yum" => dnf_run(ctx, &p.name.0, state, &[]),
-        other => Err(ModuleError::new(format!("package manager '{other}' is not supported; imgbuild drives apt and dnf"))),
+        other => Err(ModuleError::new(format!(
+            "package manager '{other}' is not supported; imgbuild drives apt and dnf"
+        ))),
     }
 }

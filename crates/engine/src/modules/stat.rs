@@ -14,7 +14,11 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: StatParams = params("stat", args)?;
     let fs = ctx.target.fs();
     let path = Path::new(p.path.as_str());
-    let meta = if flag(&p.follow, false) { fs.meta_follow(path)? } else { fs.meta(path)? };
+    let meta = if flag(&p.follow, false) {
+        fs.meta_follow(path)?
+    } else {
+        fs.meta(path)?
+    };
     let Some(meta) = meta else {
         return Ok(ModuleResult::changed(false).with("stat", json!({"exists": false})));
     };
@@ -37,8 +41,15 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let algorithm = p.checksum_algorithm.as_ref().map(|a| a.to_string());
     if meta.kind == Kind::File && flag(&p.get_checksum, algorithm.is_some()) {
         match algorithm.as_deref().unwrap_or("sha256") {
-            "sha256" => stat["checksum"] = Json::String(format!("{:x}", sha2::Sha256::digest(fs.read(path)?))),
-            other => return Err(ModuleError::new(format!("checksum_algorithm {other} is not supported; use sha256"))),
+            "sha256" => {
+                stat["checksum"] =
+                    Json::String(format!("{:x}", sha2::Sha256::digest(fs.read(path)?)))
+            }
+            other => {
+                return Err(ModuleError::new(format!(
+                    "checksum_algorithm {other} is not supported; use sha256"
+                )))
+            }
         }
     }
     Ok(ModuleResult::changed(false).with("stat", stat))

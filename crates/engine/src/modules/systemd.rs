@@ -12,7 +12,12 @@ use serde_json::Value as Json;
 use super::{params, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::{Kind, RootFs};
 
-const UNIT_DIRS: &[&str] = &["/etc/systemd/system", "/usr/local/lib/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system"];
+const UNIT_DIRS: &[&str] = &[
+    "/etc/systemd/system",
+    "/usr/local/lib/systemd/system",
+    "/usr/lib/systemd/system",
+    "/lib/systemd/system",
+];
 const ETC: &str = "/etc/systemd/system";
 
 /// A unit's `[Install]` section.
@@ -40,7 +45,9 @@ pub fn parse_install(text: &str) -> Install {
         if !in_install || line.starts_with('#') || line.starts_with(';') {
             continue;
         }
-        let Some((key, value)) = line.split_once('=') else { continue };
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
         let list = match key.trim() {
             "WantedBy" => &mut install.wanted_by,
             "RequiredBy" => &mut install.required_by,
@@ -54,7 +61,17 @@ pub fn parse_install(text: &str) -> Install {
 }
 
 fn unit_name(name: &str) -> String {
-    const SUFFIXES: &[&str] = &[".service", ".socket", ".target", ".timer", ".mount", ".path", ".slice", ".automount", ".swap"];
+    const SUFFIXES: &[&str] = &[
+        ".service",
+        ".socket",
+        ".target",
+        ".timer",
+        ".mount",
+        ".path",
+        ".slice",
+        ".automount",
+        ".swap",
+    ];
     if SUFFIXES.iter().any(|s| name.ends_with(s)) {
         name.to_owned()
     } else {
@@ -105,7 +122,13 @@ fn ensure_link(fs: &RootFs, link: &Path, target: &str, check: bool) -> Result<bo
     Ok(true)
 }
 
-fn set_enabled(fs: &RootFs, name: &str, enabled: bool, check: bool, seen: &mut Vec<String>) -> Result<bool, ModuleError> {
+fn set_enabled(
+    fs: &RootFs,
+    name: &str,
+    enabled: bool,
+    check: bool,
+    seen: &mut Vec<String>,
+) -> Result<bool, ModuleError> {
     let unit = unit_name(name);
     if seen.contains(&unit) {
         return Ok(false);
@@ -116,24 +139,50 @@ fn set_enabled(fs: &RootFs, name: &str, enabled: bool, check: bool, seen: &mut V
             // Nothing to disable when the unit is not installed at all.
             return Ok(false);
         }
-        return Err(ModuleError::new(format!("unit {unit} is not installed in the image (looked in {})", UNIT_DIRS.join(", "))));
+        return Err(ModuleError::new(format!(
+            "unit {unit} is not installed in the image (looked in {})",
+            UNIT_DIRS.join(", ")
+        )));
     };
     let install = parse_install(&fs.read_text_opt(&path)?.unwrap_or_default());
     let target = path.display().to_string();
     let mut changed = false;
     if enabled {
         for wanted in &install.wanted_by {
-            changed |= ensure_link(fs, &Path::new(ETC).join(format!("{wanted}.wants")).join(&unit), &target, check)?;
+            changed |= ensure_link(
+                fs,
+                &Path::new(ETC).join(format!("{wanted}.wants")).join(&unit),
+                &target,
+                check,
+            )?;
         }
         for required in &install.required_by {
-            changed |= ensure_link(fs, &Path::new(ETC).join(format!("{required}.requires")).join(&unit), &target, check)?;
+            changed |= ensure_link(
+                fs,
+                &Path::new(ETC)
+                    .join(format!("{required}.requires"))
+                    .join(&unit),
+                &target,
+                check,
+            )?;
         }
         for alias in &install.alias {
             changed |= ensure_link(fs, &Path::new(ETC).join(alias), &target, check)?;
         }
     } else {
         let mut links = enabling_links(fs, &unit)?;
-        links.extend(install.alias.iter().map(|a| Path::new(ETC).join(a)).filter(|p| fs.meta(p).ok().flatten().is_some_and(|m| m.kind == Kind::Symlink)));
+        links.extend(
+            install
+                .alias
+                .iter()
+                .map(|a| Path::new(ETC).join(a))
+                .filter(|p| {
+                    fs.meta(p)
+                        .ok()
+                        .flatten()
+                        .is_some_and(|m| m.kind == Kind::Symlink)
+                }),
+        );
         for link in links {
             changed = true;
             if !check {
@@ -149,7 +198,8 @@ fn set_enabled(fs: &RootFs, name: &str, enabled: bool, check: bool, seen: &mut V
 
 fn set_masked(fs: &RootFs, name: &str, masked: bool, check: bool) -> Result<bool, ModuleError> {
     let link = Path::new(ETC).join(unit_name(name));
-    let is_masked = fs.meta(&link)?.is_some_and(|m| m.kind == Kind::Symlink) && fs.read_link(&link)? == "/dev/null";
+    let is_masked = fs.meta(&link)?.is_some_and(|m| m.kind == Kind::Symlink)
+        && fs.read_link(&link)? == "/dev/null";
     if masked == is_masked {
         return Ok(false);
     }
@@ -164,7 +214,9 @@ fn set_masked(fs: &RootFs, name: &str, masked: bool, check: bool) -> Result<bool
     Ok(true)
 }
 
-fn refuse_state<S: planner::modules::types::Choices>(state: &Option<Choice<S>>) -> Result<(), ModuleError> {
+fn refuse_state<S: planner::modules::types::Choices>(
+    state: &Option<Choice<S>>,
+) -> Result<(), ModuleError> {
     match state {
         None => Ok(()),
         Some(Choice::Known(s)) => Err(ModuleError::new(format!(
@@ -181,14 +233,23 @@ pub fn systemd(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
     refuse_state(&p.state)?;
     let fs = ctx.target.fs();
     let Some(name) = &p.name else {
-        return Ok(ModuleResult { msg: Some("daemon_reload has nothing to do in an image build".into()), ..ModuleResult::default() });
+        return Ok(ModuleResult {
+            msg: Some("daemon_reload has nothing to do in an image build".into()),
+            ..ModuleResult::default()
+        });
     };
     let mut changed = false;
     if let Some(masked) = &p.masked {
         changed |= set_masked(fs, name.as_str(), masked.or(false), ctx.check)?;
     }
     if let Some(enabled) = &p.enabled {
-        changed |= set_enabled(fs, name.as_str(), enabled.or(false), ctx.check, &mut Vec::new())?;
+        changed |= set_enabled(
+            fs,
+            name.as_str(),
+            enabled.or(false),
+            ctx.check,
+            &mut Vec::new(),
+        )?;
     }
     Ok(ModuleResult::changed(changed).with("name", name.to_string()))
 }
@@ -199,7 +260,13 @@ pub fn service(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
     refuse_state(&p.state)?;
     let mut changed = false;
     if let Some(enabled) = &p.enabled {
-        changed = set_enabled(ctx.target.fs(), p.name.as_str(), enabled.or(false), ctx.check, &mut Vec::new())?;
+        changed = set_enabled(
+            ctx.target.fs(),
+            p.name.as_str(),
+            enabled.or(false),
+            ctx.check,
+            &mut Vec::new(),
+        )?;
     }
     Ok(ModuleResult::changed(changed).with("name", p.name.to_string()))
 }
@@ -212,7 +279,10 @@ mod tests {
     fn install_section() {
         let text = "[Unit]\nWantedBy=nope\n[Install]\nWantedBy=multi-user.target graphical.target\nAlias=ib.service\n# Also=x\nRequiredBy=a.target\n";
         let install = parse_install(text);
-        assert_eq!(install.wanted_by, vec!["multi-user.target", "graphical.target"]);
+        assert_eq!(
+            install.wanted_by,
+            vec!["multi-user.target", "graphical.target"]
+        );
         assert_eq!(install.alias, vec!["ib.service"]);
         assert_eq!(install.required_by, vec!["a.target"]);
         assert!(install.also.is_empty());
@@ -228,16 +298,30 @@ mod tests {
         let fs = RootFs::new(&root, &dir.path().join("scratch")).expect("fs");
         assert!(set_enabled(&fs, "openibd", true, false, &mut Vec::new()).expect("enable"));
         assert_eq!(
-            std::fs::read_link(root.join("etc/systemd/system/multi-user.target.wants/openibd.service")).expect("link"),
+            std::fs::read_link(
+                root.join("etc/systemd/system/multi-user.target.wants/openibd.service")
+            )
+            .expect("link"),
             Path::new("/usr/lib/systemd/system/openibd.service")
         );
         assert!(root.join("etc/systemd/system/ib.service").is_symlink());
-        assert!(!set_enabled(&fs, "openibd", true, false, &mut Vec::new()).expect("again"), "second enable changes nothing");
-        assert!(set_enabled(&fs, "openibd.service", false, false, &mut Vec::new()).expect("disable"));
-        assert!(!root.join("etc/systemd/system/multi-user.target.wants/openibd.service").exists());
-        assert!(!set_enabled(&fs, "opensmd", false, false, &mut Vec::new()).expect("disable a missing unit"));
+        assert!(
+            !set_enabled(&fs, "openibd", true, false, &mut Vec::new()).expect("again"),
+            "second enable changes nothing"
+        );
+        assert!(
+            set_enabled(&fs, "openibd.service", false, false, &mut Vec::new()).expect("disable")
+        );
+        assert!(!root
+            .join("etc/systemd/system/multi-user.target.wants/openibd.service")
+            .exists());
+        assert!(!set_enabled(&fs, "opensmd", false, false, &mut Vec::new())
+            .expect("disable a missing unit"));
         assert!(set_enabled(&fs, "opensmd", true, false, &mut Vec::new()).is_err());
         assert!(set_masked(&fs, "x", true, false).expect("mask"));
-        assert_eq!(std::fs::read_link(root.join("etc/systemd/system/x.service")).expect("mask link"), Path::new("/dev/null"));
+        assert_eq!(
+            std::fs::read_link(root.join("etc/systemd/system/x.service")).expect("mask link"),
+            Path::new("/dev/null")
+        );
     }
 }

@@ -13,7 +13,9 @@ use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 /// build-time results).
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: TemplateParams = params("template", args)?;
-    let text = ctx.rendered.ok_or_else(|| ModuleError::new("the template was not rendered"))?;
+    let text = ctx
+        .rendered
+        .ok_or_else(|| ModuleError::new("the template was not rendered"))?;
     let text = match p.newline_sequence.as_ref().map(Text::as_str) {
         Some("\\r\\n") | Some("\r\n") => text.replace('\n', "\r\n"),
         _ => text.to_owned(),

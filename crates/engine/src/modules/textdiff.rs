@@ -5,8 +5,17 @@ pub fn unified(path: &str, before: &str, after: &str) -> String {
     let a: Vec<&str> = before.lines().collect();
     let b: Vec<&str> = after.lines().collect();
     let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let suffix = a[prefix..].iter().rev().zip(b[prefix..].iter().rev()).take_while(|(x, y)| x == y).count();
-    let mut out = format!("--- {path} (before)\n+++ {path} (after)\n@@ -{} +{} @@\n", prefix + 1, prefix + 1);
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let mut out = format!(
+        "--- {path} (before)\n+++ {path} (after)\n@@ -{} +{} @@\n",
+        prefix + 1,
+        prefix + 1
+    );
     for line in &a[prefix..a.len() - suffix] {
         out.push_str(&format!("-{line}\n"));
     }

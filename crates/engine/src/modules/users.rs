@@ -13,12 +13,23 @@ use crate::target::Cmd;
 
 /// One line of `/etc/passwd` or `/etc/group`, split on `:`.
 fn entry(ctx: &ModuleCtx, file: &str, name: &str) -> Result<Option<Vec<String>>, ModuleError> {
-    let text = ctx.target.fs().read_text_opt(Path::new(file))?.unwrap_or_default();
-    Ok(text.lines().map(|l| l.split(':').map(str::to_owned).collect::<Vec<_>>()).find(|f| f.first().map(String::as_str) == Some(name)))
+    let text = ctx
+        .target
+        .fs()
+        .read_text_opt(Path::new(file))?
+        .unwrap_or_default();
+    Ok(text
+        .lines()
+        .map(|l| l.split(':').map(str::to_owned).collect::<Vec<_>>())
+        .find(|f| f.first().map(String::as_str) == Some(name)))
 }
 
 fn groups_of(ctx: &ModuleCtx, user: &str) -> Result<Vec<String>, ModuleError> {
-    let text = ctx.target.fs().read_text_opt(Path::new("/etc/group"))?.unwrap_or_default();
+    let text = ctx
+        .target
+        .fs()
+        .read_text_opt(Path::new("/etc/group"))?
+        .unwrap_or_default();
     Ok(text
         .lines()
         .filter_map(|l| {
@@ -30,9 +41,18 @@ fn groups_of(ctx: &ModuleCtx, user: &str) -> Result<Vec<String>, ModuleError> {
 
 fn run(ctx: &ModuleCtx, argv: Vec<String>) -> Result<(), ModuleError> {
     let shown = argv.join(" ");
-    let out = ctx.target.run(&Cmd { argv, env: ctx.env.to_vec(), cwd: None, stdin: None })?;
+    let out = ctx.target.run(&Cmd {
+        argv,
+        env: ctx.env.to_vec(),
+        cwd: None,
+        stdin: None,
+    })?;
     if out.rc != 0 {
-        return Err(ModuleError::new(format!("{shown} failed (exit {}): {}", out.rc, out.stderr.trim())));
+        return Err(ModuleError::new(format!(
+            "{shown} failed (exit {}): {}",
+            out.rc,
+            out.stderr.trim()
+        )));
     }
     Ok(())
 }
@@ -74,7 +94,12 @@ pub fn group(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> 
         argv.push(name.clone());
     } else if let (Some(gid), Some(fields)) = (gid, &current) {
         if fields.get(2).map(String::as_str) != Some(gid.to_string().as_str()) {
-            argv = vec!["groupmod".into(), "-g".into(), gid.to_string(), name.clone()];
+            argv = vec![
+                "groupmod".into(),
+                "-g".into(),
+                gid.to_string(),
+                name.clone(),
+            ];
         }
     }
     if argv.is_empty() {
@@ -142,7 +167,11 @@ pub fn user(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             if flag(&p.non_unique, false) {
                 opts.push("-o".into());
             }
-            opts.push(if flag(&p.create_home, true) { "-m".into() } else { "-M".into() });
+            opts.push(if flag(&p.create_home, true) {
+                "-m".into()
+            } else {
+                "-M".into()
+            });
             if !ctx.check {
                 let mut argv = vec!["useradd".to_owned()];
                 argv.extend(opts);
@@ -158,7 +187,9 @@ pub fn user(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
                 }
             }
             if let Some(group) = text(&p.group) {
-                let gid = entry(ctx, "/etc/group", &group)?.and_then(|g| g.get(2).cloned()).unwrap_or(group.clone());
+                let gid = entry(ctx, "/etc/group", &group)?
+                    .and_then(|g| g.get(2).cloned())
+                    .unwrap_or(group.clone());
                 if field(3) != gid {
                     opts.extend(["-g".into(), group]);
                 }
@@ -181,13 +212,17 @@ pub fn user(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             if let Some(wanted) = &groups {
                 let have = groups_of(ctx, &name)?;
                 let append = flag(&p.append, false);
-                let differs = if append { wanted.iter().any(|g| !have.contains(g)) } else { {
-                    let mut a = wanted.clone();
-                    a.sort();
-                    let mut b = have.clone();
-                    b.sort();
-                    a != b
-                } };
+                let differs = if append {
+                    wanted.iter().any(|g| !have.contains(g))
+                } else {
+                    {
+                        let mut a = wanted.clone();
+                        a.sort();
+                        let mut b = have.clone();
+                        b.sort();
+                        a != b
+                    }
+                };
                 if differs {
                     if append {
                         opts.push("-a".into());

@@ -1,5 +1,6 @@
 //! One module per command.
 
+mod apply;
 mod list;
 mod matrix;
 mod plan;
@@ -29,6 +30,11 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let project = project(cli.dir.as_deref())?;
             let opts = plan_options(&args.vars)?;
             plan::run(&project, &args.image, &opts, json)
+        }
+        Command::Apply(args) => {
+            let project = project(cli.dir.as_deref())?;
+            let opts = plan_options(&args.vars)?;
+            apply::run(&project, &args, &opts, json)
         }
         Command::Matrix(args) => {
             let format = if json {

@@ -150,9 +150,15 @@ impl Templar {
     /// The variable names a template (or, with `expression`, a bare expression) refers to.
     pub fn referenced_names(&self, text: &str, expression: bool) -> Vec<String> {
         let names = if expression {
-            self.env.compile_expression(text).map(|e| e.undeclared_variables(false)).unwrap_or_default()
+            self.env
+                .compile_expression(text)
+                .map(|e| e.undeclared_variables(false))
+                .unwrap_or_default()
         } else {
-            self.env.template_from_str(text).map(|t| t.undeclared_variables(false)).unwrap_or_default()
+            self.env
+                .template_from_str(text)
+                .map(|t| t.undeclared_variables(false))
+                .unwrap_or_default()
         };
         let mut names: Vec<String> = names.into_iter().collect();
         names.sort();

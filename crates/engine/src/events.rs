@@ -1,0 +1,264 @@
+//! What a running build tells people and machines: a live line per task on a terminal, plain
+//! lines in CI, JSON events with `--json`.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+/// How a task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Ran, changed nothing.
+    Ok,
+    /// Ran and changed something.
+    Changed,
+    /// Did not run (condition, check mode, `creates`).
+    Skipped,
+    /// Failed (and `ignore_errors` let the build go on when `ignored`).
+    Failed,
+}
+
+/// One event of a build.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// A role (layer) starts.
+    RoleStart {
+        /// The role.
+        role: String,
+    },
+    /// A task starts.
+    TaskStart {
+        /// The role.
+        role: String,
+        /// The task's name.
+        task: String,
+        /// `path:line`.
+        source: String,
+    },
+    /// A task ended.
+    TaskEnd {
+        /// The role.
+        role: String,
+        /// The task's name.
+        task: String,
+        /// `path:line`.
+        source: String,
+        /// How it ended.
+        status: Status,
+        /// Seconds it took.
+        seconds: f64,
+        /// A message (debug output, skip reason, failure).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        msg: Option<String>,
+        /// A failure that `ignore_errors` let pass.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        ignored: bool,
+    },
+    /// A file's before and after (`--diff`).
+    Diff {
+        /// The unified diff.
+        diff: String,
+    },
+    /// A role ended.
+    RoleEnd {
+        /// The role.
+        role: String,
+        /// Tasks run.
+        tasks: usize,
+        /// Tasks that changed something.
+        changed: usize,
+        /// Seconds the role took.
+        seconds: f64,
+    },
+}
+
+/// Receives the events of a build.
+pub trait Reporter: Send + Sync {
+    /// One event.
+    fn event(&self, event: &Event);
+}
+
+/// Plain lines (CI, no terminal).
+#[derive(Debug, Default)]
+pub struct PlainReporter;
+
+fn status_word(status: Status, ignored: bool) -> &'static str {
+    match (status, ignored) {
+        (Status::Failed, true) => "failed (ignored)",
+        (Status::Ok, _) => "ok",
+        (Status::Changed, _) => "changed",
+        (Status::Skipped, _) => "skipped",
+        (Status::Failed, false) => "FAILED",
+    }
+}
+
+fn end_line(
+    role: &str,
+    task: &str,
+    status: Status,
+    seconds: f64,
+    msg: &Option<String>,
+    ignored: bool,
+) -> String {
+    let mut line = format!(
+        "[{role}] {task}: {} ({seconds:.1}s)",
+        status_word(status, ignored)
+    );
+    if let Some(msg) = msg
+        .as_ref()
+        .filter(|m| !m.is_empty() && status != Status::Failed)
+    {
+        let first = msg.lines().next().unwrap_or_default();
+        line.push_str(&format!(" - {first}"));
+    }
+    line
+}
+
+impl Reporter for PlainReporter {
+    fn event(&self, event: &Event) {
+        let mut out = std::io::stderr().lock();
+        let _ = match event {
+            Event::RoleStart { role } => writeln!(out, "== {role}"),
+            Event::TaskStart { .. } => Ok(()),
+            Event::TaskEnd {
+                role,
+                task,
+                status,
+                seconds,
+                msg,
+                ignored,
+                ..
+            } => writeln!(
+                out,
+                "{}",
+                end_line(role, task, *status, *seconds, msg, *ignored)
+            ),
+            Event::Diff { diff } => write!(out, "{diff}"),
+            Event::RoleEnd {
+                role,
+                tasks,
+                changed,
+                seconds,
+            } => writeln!(
+                out,
+                "== {role}: {tasks} tasks, {changed} changed, {seconds:.1}s"
+            ),
+        };
+    }
+}
+
+/// One JSON object per line on standard output.
+#[derive(Debug, Default)]
+pub struct JsonReporter;
+
+impl Reporter for JsonReporter {
+    fn event(&self, event: &Event) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", serde_json::to_string(event).unwrap_or_default());
+    }
+}
+
+/// A live line per running task, rewritten with the elapsed time.
+#[derive(Debug)]
+pub struct TerminalReporter {
+    running: Arc<Mutex<Option<(String, Instant)>>>,
+}
+
+impl Default for TerminalReporter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TerminalReporter {
+    /// Starts the ticker that refreshes the live line.
+    pub fn new() -> Self {
+        let running: Arc<Mutex<Option<(String, Instant)>>> = Arc::new(Mutex::new(None));
+        let shared = Arc::downgrade(&running);
+        std::thread::spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(250));
+            let Some(running) = shared.upgrade() else {
+                break;
+            };
+            let guard = running.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((label, started)) = guard.as_ref() {
+                let mut err = std::io::stderr().lock();
+                let _ = write!(
+                    err,
+                    "\r\x1b[K  {label} ({:.0}s)",
+                    started.elapsed().as_secs_f64()
+                );
+                let _ = err.flush();
+            }
+        });
+        Self { running }
+    }
+}
+
+impl Reporter for TerminalReporter {
+    fn event(&self, event: &Event) {
+        let mut guard = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let mut err = std::io::stderr().lock();
+        match event {
+            Event::TaskStart { role, task, .. } => {
+                let label = format!("{role} › {task}");
+                let _ = write!(err, "\r\x1b[K  {label}");
+                *guard = Some((label, Instant::now()));
+            }
+            Event::TaskEnd {
+                role,
+                task,
+                status,
+                seconds,
+                msg,
+                ignored,
+                ..
+            } => {
+                *guard = None;
+                let _ = writeln!(
+                    err,
+                    "\r\x1b[K{}",
+                    end_line(role, task, *status, *seconds, msg, *ignored)
+                );
+            }
+            Event::RoleStart { role } => {
+                let _ = writeln!(err, "\r\x1b[K== {role}");
+            }
+            Event::Diff { diff } => {
+                let _ = write!(err, "\r\x1b[K{diff}");
+            }
+            Event::RoleEnd {
+                role,
+                tasks,
+                changed,
+                seconds,
+            } => {
+                let _ = writeln!(
+                    err,
+                    "\r\x1b[K== {role}: {tasks} tasks, {changed} changed, {seconds:.1}s"
+                );
+            }
+        }
+        let _ = err.flush();
+    }
+}
+
+/// Collects events (tests).
+#[derive(Debug, Default)]
+pub struct MemoryReporter {
+    /// The events so far.
+    pub events: Mutex<Vec<Event>>,
+}
+
+impl Reporter for MemoryReporter {
+    fn event(&self, event: &Event) {
+        self.events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(event.clone());
+    }
+}

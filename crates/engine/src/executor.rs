@@ -1,0 +1,730 @@
+//! Runs a plan's tasks against a target: `when` at build time, loops, `register`, blocks with
+//! `rescue`/`always`, `ignore_errors`, `changed_when`/`failed_when`, `until`/`retries`, task
+//! environment, handlers flushed at the end of each role, check and diff mode.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use planner::plan::{PlannedTask, Step};
+use planner::template::{Condition, Templar, OMIT};
+use planner::vars::{Layer, Scope, VarValue};
+use planner::Plan;
+use serde_json::{json, Map, Value as Json};
+
+use crate::events::{Event, Reporter, Status};
+use crate::modules::{self, Downloader, ModuleCtx, ModuleError, ModuleResult};
+use crate::target::Target;
+
+/// Check and diff mode.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExecOptions {
+    /// Report what would change, change nothing.
+    pub check: bool,
+    /// Show before/after of changed files.
+    pub diff: bool,
+}
+
+/// A task that failed the build, with what a person needs to fix it.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{role} › {task} ({source_line}): {msg}")]
+pub struct TaskFailure {
+    /// The role.
+    pub role: String,
+    /// The task's name.
+    pub task: String,
+    /// `path:line` of the task.
+    pub source_line: String,
+    /// The module.
+    pub module: String,
+    /// The command it ran, if it ran one.
+    pub command: Option<String>,
+    /// The exit code, if a command ran.
+    pub rc: Option<i64>,
+    /// What went wrong.
+    pub msg: String,
+    /// The last lines of the command's output.
+    pub output_tail: Vec<String>,
+}
+
+/// What a role did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RoleReport {
+    /// Tasks run (loop items count once per item).
+    pub tasks: usize,
+    /// Tasks that changed something.
+    pub changed: usize,
+}
+
+/// Runs the tasks of a plan, role by role.
+pub struct Executor<'a> {
+    plan: &'a Plan,
+    templar: Templar,
+    base: Arc<Layer>,
+    facts_set: Arc<Layer>,
+    reporter: &'a dyn Reporter,
+    options: ExecOptions,
+    project_root: &'a Path,
+    downloads: &'a dyn Downloader,
+    pkg_mgr: String,
+    notified: Vec<String>,
+}
+
+struct Run {
+    status: Status,
+    result: Map<String, Json>,
+    failure: Option<TaskFailure>,
+    msg: Option<String>,
+}
+
+fn tail(text: &str, lines: usize) -> Vec<String> {
+    let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    all[all.len().saturating_sub(lines)..]
+        .iter()
+        .map(|l| (*l).to_owned())
+        .collect()
+}
+
+fn step_role(step: &Step) -> &str {
+    match step {
+        Step::Task(t) => &t.role,
+        Step::Block(b) => &b.role,
+    }
+}
+
+impl<'a> Executor<'a> {
+    /// An executor for `plan`; `project_root` holds the role files tasks read.
+    pub fn new(
+        plan: &'a Plan,
+        project_root: &'a Path,
+        downloads: &'a dyn Downloader,
+        reporter: &'a dyn Reporter,
+        options: ExecOptions,
+    ) -> Self {
+        let mut base = Layer::new();
+        for (k, v) in plan.facts.iter().chain(&plan.vars) {
+            base.insert(k.clone(), VarValue::Raw(v.clone()));
+        }
+        let pkg_mgr = plan
+            .facts
+            .get("ansible_pkg_mgr")
+            .and_then(Json::as_str)
+            .unwrap_or("apt")
+            .to_owned();
+        Self {
+            plan,
+            templar: Templar::new(),
+            base: Arc::new(base),
+            facts_set: Arc::new(Layer::new()),
+            reporter,
+            options,
+            project_root,
+            downloads,
+            pkg_mgr,
+            notified: Vec::new(),
+        }
+    }
+
+    /// Runs every task of `role` and then the handlers it notified.
+    pub fn run_role(&mut self, role: &str, target: &dyn Target) -> Result<RoleReport, TaskFailure> {
+        let started = Instant::now();
+        self.reporter.event(&Event::RoleStart {
+            role: role.to_owned(),
+        });
+        let steps: Vec<Step> = self
+            .plan
+            .tasks
+            .iter()
+            .filter(|s| step_role(s) == role)
+            .cloned()
+            .collect();
+        let mut report = RoleReport::default();
+        let outcome = self.run_steps(&steps, target, &mut report);
+        // Handlers run at the end of the role, even when a later task failed (as --force-handlers would not:
+        // Ansible skips them on failure, and so does imgbuild).
+        let outcome = outcome.and_then(|()| self.flush_handlers(target, &mut report));
+        self.reporter.event(&Event::RoleEnd {
+            role: role.to_owned(),
+            tasks: report.tasks,
+            changed: report.changed,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+        outcome.map(|()| report)
+    }
+
+    fn flush_handlers(
+        &mut self,
+        target: &dyn Target,
+        report: &mut RoleReport,
+    ) -> Result<(), TaskFailure> {
+        if self.notified.is_empty() {
+            return Ok(());
+        }
+        let notified = std::mem::take(&mut self.notified);
+        let handlers: Vec<Step> = self.plan.handlers.clone();
+        for step in &handlers {
+            let wanted = step.tasks().iter().any(|h| {
+                notified.contains(&h.name) || h.listen.iter().any(|l| notified.contains(l))
+            });
+            if wanted {
+                self.run_steps(std::slice::from_ref(step), target, report)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn run_steps(
+        &mut self,
+        steps: &[Step],
+        target: &dyn Target,
+        report: &mut RoleReport,
+    ) -> Result<(), TaskFailure> {
+        for step in steps {
+            match step {
+                Step::Task(task) => self.run_task(task, target, report)?,
+                Step::Block(block) => {
+                    let mut outcome = self.run_steps(&block.block, target, report);
+                    if let Err(failure) = &outcome {
+                        if !block.rescue.is_empty() {
+                            let failed =
+                                json!({"name": failure.task, "source": failure.source_line});
+                            let failed_result =
+                                json!({"failed": true, "msg": failure.msg, "rc": failure.rc});
+                            let layer = Arc::make_mut(&mut self.facts_set);
+                            layer.insert("ansible_failed_task".into(), VarValue::Raw(failed));
+                            layer.insert(
+                                "ansible_failed_result".into(),
+                                VarValue::Raw(failed_result),
+                            );
+                            outcome = self.run_steps(&block.rescue, target, report);
+                        }
+                    }
+                    let always = self.run_steps(&block.always, target, report);
+                    outcome.and(always)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Variables for a task at build time: facts and recipe vars, the task's plan-time context,
+    /// the loop item, and what earlier tasks registered.
+    fn scope(&self, task: &PlannedTask, item: Option<(&str, &Json, usize)>) -> Scope {
+        let mut context = Layer::new();
+        for (k, v) in &task.context {
+            context.insert(k.clone(), VarValue::Raw(v.clone()));
+        }
+        let mut scope = Scope::default()
+            .with_layer(self.base.clone())
+            .with_layer(Arc::new(context));
+        let item = item.or_else(|| {
+            task.item
+                .as_ref()
+                .map(|i| (i.var.as_str(), &i.value, i.index))
+        });
+        if let Some((var, value, index)) = item {
+            let mut layer = Layer::new();
+            layer.insert(var.to_owned(), VarValue::Raw(value.clone()));
+            if let Some(index_var) = task.item.as_ref().and_then(|i| i.index_var.clone()) {
+                layer.insert(index_var, VarValue::Raw(json!(index)));
+            }
+            scope = scope.with_layer(Arc::new(layer));
+        }
+        scope.with_facts_set(self.facts_set.clone())
+    }
+
+    fn failure(
+        &self,
+        task: &PlannedTask,
+        msg: impl Into<String>,
+        result: &Map<String, Json>,
+    ) -> TaskFailure {
+        let output = [result.get("stderr"), result.get("stdout")]
+            .into_iter()
+            .flatten()
+            .filter_map(Json::as_str)
+            .collect::<Vec<_>>()
+            .join("\n");
+        TaskFailure {
+            role: task.role.clone(),
+            task: task.name.clone(),
+            source_line: task.source.clone(),
+            module: task.module.clone(),
+            command: result.get("cmd").and_then(Json::as_str).map(str::to_owned),
+            rc: result.get("rc").and_then(Json::as_i64),
+            msg: msg.into(),
+            output_tail: if task.no_log {
+                vec!["(output hidden by no_log)".into()]
+            } else {
+                tail(&output, 20)
+            },
+        }
+    }
+
+    fn run_task(
+        &mut self,
+        task: &PlannedTask,
+        target: &dyn Target,
+        report: &mut RoleReport,
+    ) -> Result<(), TaskFailure> {
+        let started = Instant::now();
+        self.reporter.event(&Event::TaskStart {
+            role: task.role.clone(),
+            task: task.name.clone(),
+            source: task.source.clone(),
+        });
+        let run = match &task.loop_over {
+            None => self.run_once(task, target, None),
+            Some(over) => self.run_loop(task, target, over),
+        };
+        let ignored = run.failure.is_some()
+            && task
+                .ignore_errors
+                .as_ref()
+                .is_some_and(|v| self.truthy(task, v));
+        let mut result = run.result;
+        result.insert("changed".into(), json!(run.status == Status::Changed));
+        result.insert("failed".into(), json!(run.failure.is_some()));
+        if run.status == Status::Skipped {
+            result.insert("skipped".into(), json!(true));
+        }
+        if let Some(register) = &task.register {
+            Arc::make_mut(&mut self.facts_set).insert(
+                register.clone(),
+                VarValue::Raw(Json::Object(result.clone())),
+            );
+        }
+        if run.status != Status::Skipped {
+            report.tasks += 1;
+        }
+        if run.status == Status::Changed {
+            report.changed += 1;
+            for handler in &task.notify {
+                if !self.notified.contains(handler) {
+                    self.notified.push(handler.clone());
+                }
+            }
+        }
+        let msg = run.failure.as_ref().map(|f| f.msg.clone()).or(run.msg);
+        self.reporter.event(&Event::TaskEnd {
+            role: task.role.clone(),
+            task: task.name.clone(),
+            source: task.source.clone(),
+            status: if run.failure.is_some() {
+                Status::Failed
+            } else {
+                run.status
+            },
+            seconds: started.elapsed().as_secs_f64(),
+            msg,
+            ignored,
+        });
+        match run.failure {
+            Some(failure) if !ignored => Err(failure),
+            _ => Ok(()),
+        }
+    }
+
+    fn truthy(&self, task: &PlannedTask, value: &Json) -> bool {
+        match value {
+            Json::Bool(b) => *b,
+            Json::String(expr) => matches!(
+                self.templar.condition(expr, &self.scope(task, None)),
+                Ok(Condition::Known(true))
+            ),
+            _ => false,
+        }
+    }
+
+    fn run_loop(&mut self, task: &PlannedTask, target: &dyn Target, over: &Json) -> Run {
+        let scope = self.scope(task, None);
+        let items = match self.templar.render(over, &scope) {
+            Ok(Some(Json::Array(items))) => items,
+            Ok(Some(other)) => {
+                return self.fail_run(task, format!("loop gave {other}, not a list"))
+            }
+            Ok(None) => {
+                return self.fail_run(task, "the loop still uses results no task registered")
+            }
+            Err(e) => return self.fail_run(task, format!("loop: {e}")),
+        };
+        let var = task.loop_var.clone().unwrap_or_else(|| "item".into());
+        let mut results = Vec::new();
+        let (mut changed, mut all_skipped) = (false, true);
+        for (index, item) in items.iter().enumerate() {
+            let run = self.run_once(task, target, Some((&var, item, index)));
+            changed |= run.status == Status::Changed;
+            all_skipped &= run.status == Status::Skipped;
+            let mut result = run.result;
+            result.insert(var.clone(), item.clone());
+            result.insert("changed".into(), json!(run.status == Status::Changed));
+            result.insert("failed".into(), json!(run.failure.is_some()));
+            results.push(Json::Object(result));
+            if let Some(failure) = run.failure {
+                let mut map = Map::new();
+                map.insert("results".into(), Json::Array(results));
+                return Run {
+                    status: Status::Failed,
+                    result: map,
+                    failure: Some(failure),
+                    msg: None,
+                };
+            }
+        }
+        let mut map = Map::new();
+        map.insert("results".into(), Json::Array(results));
+        let status = if changed {
+            Status::Changed
+        } else if all_skipped && !items.is_empty() {
+            Status::Skipped
+        } else {
+            Status::Ok
+        };
+        Run {
+            status,
+            result: map,
+            failure: None,
+            msg: None,
+        }
+    }
+
+    fn fail_run(&self, task: &PlannedTask, msg: impl Into<String>) -> Run {
+        let result = Map::new();
+        Run {
+            status: Status::Failed,
+            failure: Some(self.failure(task, msg, &result)),
+            result,
+            msg: None,
+        }
+    }
+
+    fn condition(&self, task: &PlannedTask, expr: &str, scope: &Scope) -> Result<bool, String> {
+        match self.templar.condition(expr, scope) {
+            Ok(Condition::Known(b)) => Ok(b),
+            Ok(Condition::Deferred) => Err(format!("'{expr}' uses a result no task registered")),
+            Ok(Condition::NotBoolean(v)) => Err(format!("'{expr}' gave {v}, not a boolean")),
+            Err(e) => Err(format!("{} in '{expr}' ({})", e, task.source)),
+        }
+    }
+
+    /// The task's arguments with the deferred ones rendered now.
+    fn args(&self, task: &PlannedTask, scope: &Scope) -> Result<Json, String> {
+        let mut args = task.args.clone();
+        let Json::Object(map) = &mut args else {
+            return Ok(args);
+        };
+        for key in &task.deferred {
+            let Some(raw) = map.get(key).cloned() else {
+                continue;
+            };
+            match self.templar.render(&raw, scope) {
+                Ok(Some(Json::String(s))) if s == OMIT => {
+                    map.remove(key);
+                }
+                Ok(Some(value)) => {
+                    map.insert(key.clone(), value);
+                }
+                Ok(None) => {
+                    return Err(format!("argument '{key}' uses a result no task registered"))
+                }
+                Err(e) => return Err(format!("argument '{key}': {e}")),
+            }
+        }
+        if task.deferred.is_empty() {
+            return Ok(args);
+        }
+        let spec = planner::modules::lookup(&task.module)
+            .ok_or_else(|| format!("unknown module {}", task.module))?;
+        (spec.normalize)(args)
+    }
+
+    fn run_once(
+        &mut self,
+        task: &PlannedTask,
+        target: &dyn Target,
+        item: Option<(&str, &Json, usize)>,
+    ) -> Run {
+        let scope = self.scope(task, item);
+        if let Some(when) = &task.when {
+            match self.condition(task, when, &scope) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Run {
+                        status: Status::Skipped,
+                        result: Map::new(),
+                        failure: None,
+                        msg: Some("condition false".into()),
+                    }
+                }
+                Err(msg) => return self.fail_run(task, msg),
+            }
+        }
+        let args = match self.args(task, &scope) {
+            Ok(args) => args,
+            Err(msg) => return self.fail_run(task, msg),
+        };
+        let attempts = task
+            .until
+            .as_ref()
+            .map(|u| u.retries.as_u64().unwrap_or(3) + 1)
+            .unwrap_or(1);
+        let delay = task
+            .until
+            .as_ref()
+            .and_then(|u| u.delay.as_u64())
+            .unwrap_or(5);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let outcome = self.run_module(task, &args, target, &scope);
+            let mut run = self.judge(task, outcome, &scope);
+            if let Some(retry) = &task.until {
+                let mut bound = Layer::new();
+                if let Some(register) = &task.register {
+                    bound.insert(
+                        register.clone(),
+                        VarValue::Raw(Json::Object(run.result.clone())),
+                    );
+                }
+                let until_scope = scope.with_facts_set(Arc::new(
+                    self.facts_set
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .chain(bound)
+                        .collect(),
+                ));
+                let done = run.failure.is_none()
+                    && self
+                        .condition(task, &retry.until, &until_scope)
+                        .unwrap_or(false);
+                if !done && attempt < attempts {
+                    std::thread::sleep(Duration::from_secs(delay));
+                    continue;
+                }
+                run.result.insert("attempts".into(), json!(attempt));
+                if !done && run.failure.is_none() {
+                    run.failure = Some(self.failure(
+                        task,
+                        format!(
+                            "'until: {}' still false after {attempt} attempts",
+                            retry.until
+                        ),
+                        &run.result,
+                    ));
+                }
+            }
+            return run;
+        }
+    }
+
+    /// Applies `changed_when` and `failed_when` to a module's outcome.
+    fn judge(
+        &self,
+        task: &PlannedTask,
+        outcome: Result<ModuleResult, ModuleError>,
+        scope: &Scope,
+    ) -> Run {
+        let (mut result, mut failure_msg, mut changed, skipped, msg, diff) = match outcome {
+            Ok(r) => (r.fields, None, r.changed, r.skipped, r.msg, r.diff),
+            Err(e) => (e.fields, Some(e.msg), false, false, None, None),
+        };
+        if let Some(msg) = &msg {
+            result.insert("msg".into(), json!(msg));
+        }
+        if skipped {
+            return Run {
+                status: Status::Skipped,
+                result,
+                failure: None,
+                msg,
+            };
+        }
+        if task.changed_when.is_some() || task.failed_when.is_some() {
+            let mut bound = Layer::new();
+            let mut view = result.clone();
+            view.insert("changed".into(), json!(changed));
+            view.insert("failed".into(), json!(failure_msg.is_some()));
+            if let Some(register) = &task.register {
+                bound.insert(register.clone(), VarValue::Raw(Json::Object(view)));
+            }
+            let merged: Layer = self
+                .facts_set
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .chain(bound)
+                .collect();
+            let judged = scope.with_facts_set(Arc::new(merged));
+            if let Some(expr) = &task.changed_when {
+                match self.condition(task, expr, &judged) {
+                    Ok(b) => changed = b,
+                    Err(e) => failure_msg = Some(format!("changed_when: {e}")),
+                }
+            }
+            if let Some(expr) = &task.failed_when {
+                match self.condition(task, expr, &judged) {
+                    Ok(true) => {
+                        failure_msg = Some(
+                            failure_msg.unwrap_or_else(|| format!("failed_when '{expr}' is true")),
+                        )
+                    }
+                    Ok(false) => failure_msg = None,
+                    Err(e) => failure_msg = Some(format!("failed_when: {e}")),
+                }
+            }
+        }
+        if let (Some((path, before, after)), true) = (diff, changed) {
+            self.reporter.event(&Event::Diff {
+                diff: modules::unified(&path, &before, &after),
+            });
+        }
+        let failure = failure_msg.map(|m| self.failure(task, m, &result));
+        let status = if failure.is_some() {
+            Status::Failed
+        } else if changed {
+            Status::Changed
+        } else {
+            Status::Ok
+        };
+        Run {
+            status,
+            result,
+            failure,
+            msg,
+        }
+    }
+
+    fn run_module(
+        &mut self,
+        task: &PlannedTask,
+        args: &Json,
+        target: &dyn Target,
+        scope: &Scope,
+    ) -> Result<ModuleResult, ModuleError> {
+        match task.module.as_str() {
+            "set_fact" => {
+                let Json::Object(facts) = args else {
+                    return Err(ModuleError::new("set_fact needs variables"));
+                };
+                let layer = Arc::make_mut(&mut self.facts_set);
+                for (k, v) in facts {
+                    if k != "cacheable" {
+                        layer.insert(k.clone(), VarValue::Raw(v.clone()));
+                    }
+                }
+                Ok(ModuleResult::changed(false).with("ansible_facts", Json::Object(facts.clone())))
+            }
+            "debug" => {
+                let text = match (args.get("msg"), args.get("var").and_then(Json::as_str)) {
+                    (_, Some(var)) => {
+                        let value = self
+                            .templar
+                            .eval(var, scope)
+                            .ok()
+                            .flatten()
+                            .unwrap_or(Json::Null);
+                        format!(
+                            "{var}: {}",
+                            serde_json::to_string_pretty(&value).unwrap_or_default()
+                        )
+                    }
+                    (Some(Json::String(s)), None) => s.clone(),
+                    (Some(other), None) => serde_json::to_string_pretty(other).unwrap_or_default(),
+                    (None, None) => "Hello world!".into(),
+                };
+                Ok(ModuleResult {
+                    msg: Some(text),
+                    ..ModuleResult::default()
+                })
+            }
+            "fail" => {
+                let msg = match args.get("msg") {
+                    Some(Json::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                    None => "Failed as requested from task".into(),
+                };
+                Err(ModuleError::new(msg))
+            }
+            "assert" => {
+                let conditions: Vec<Json> = match args.get("that") {
+                    Some(Json::Array(items)) => items.clone(),
+                    Some(one) => vec![one.clone()],
+                    None => Vec::new(),
+                };
+                for cond in conditions {
+                    let ok = match &cond {
+                        Json::Bool(b) => *b,
+                        Json::String(expr) => self
+                            .condition(task, expr, scope)
+                            .map_err(ModuleError::new)?,
+                        other => {
+                            return Err(ModuleError::new(format!(
+                                "assert: {other} is not a condition"
+                            )))
+                        }
+                    };
+                    if !ok {
+                        let msg = match args.get("fail_msg") {
+                            Some(Json::String(s)) => s.clone(),
+                            Some(other) => other.to_string(),
+                            None => {
+                                format!("Assertion failed: {}", cond.as_str().unwrap_or_default())
+                            }
+                        };
+                        return Err(ModuleError::new(msg));
+                    }
+                }
+                Ok(ModuleResult {
+                    msg: Some("All assertions passed".into()),
+                    ..ModuleResult::default()
+                })
+            }
+            module => {
+                let rendered_now;
+                let rendered = match (&task.rendered, module, &task.local_file) {
+                    (Some(text), _, _) => Some(text.as_str()),
+                    (None, "template", Some(file)) => {
+                        let text = std::fs::read_to_string(self.project_root.join(file))
+                            .map_err(|e| ModuleError::new(format!("{file}: {e}")))?;
+                        rendered_now = self
+                            .templar
+                            .render_text(&text, scope)
+                            .map_err(|e| ModuleError::new(format!("{file}: {e}")))?
+                            .ok_or_else(|| {
+                                ModuleError::new(format!("{file} uses a result no task registered"))
+                            })?;
+                        Some(rendered_now.as_str())
+                    }
+                    _ => None,
+                };
+                let env: Vec<(String, String)> = task
+                    .environment
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.clone(),
+                            v.as_str()
+                                .map(str::to_owned)
+                                .unwrap_or_else(|| v.to_string()),
+                        )
+                    })
+                    .collect();
+                let ctx = ModuleCtx {
+                    target,
+                    check: self.options.check,
+                    diff: self.options.diff,
+                    project_root: self.project_root,
+                    local_file: task.local_file.as_deref(),
+                    rendered,
+                    env: &env,
+                    pkg_mgr: &self.pkg_mgr,
+                    downloads: self.downloads,
+                };
+                modules::run(module, args, &ctx).unwrap_or_else(|| {
+                    Err(ModuleError::new(format!(
+                        "module {module} cannot run in an image build"
+                    )))
+                })
+            }
+        }
+    }
+}
