@@ -32,3 +32,147 @@ pub fn stdout(out: &Output) -> String {
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// Where tests cache what is slow to make (the debootstrapped rootfs), outside the repository:
+/// `$IMGBUILD_TEST_CACHE`, else `/var/tmp/imgbuild-test-cache`.
+pub fn test_cache() -> PathBuf {
+    std::env::var_os("IMGBUILD_TEST_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/imgbuild-test-cache"))
+}
+
+/// Fails the test unless it runs as root (chroot, namespaces and debootstrap need it).
+pub fn require_root() {
+    assert!(
+        rustix_is_root(),
+        "this end-to-end test needs root (as CI runs it): chroot, mount namespaces and debootstrap"
+    );
+}
+
+fn rustix_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+static DEBOOTSTRAP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A fresh copy of a Debian bookworm minbase rootfs at `dest` (debootstrapped once, from the
+/// archive this machine's apt sources name, then cached in [`test_cache`]).
+pub fn bookworm_rootfs(dest: &Path) {
+    require_root();
+    let cached = test_cache().join("bookworm-minbase");
+    {
+        let _guard = DEBOOTSTRAP.lock().unwrap_or_else(|e| e.into_inner());
+        if !cached.join("etc/os-release").is_file() {
+            let archive = mirror::debian_archive::host_archive("bookworm")
+                .expect("this machine's apt sources name no bookworm archive");
+            std::fs::create_dir_all(test_cache()).expect("cache dir");
+            let work = test_cache().join(format!("bookworm-minbase.tmp-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&work);
+            let status = Command::new("debootstrap")
+                .args(["--variant=minbase", "bookworm"])
+                .arg(&work)
+                .arg(&archive)
+                .stdout(std::process::Stdio::null())
+                .status()
+                .expect("debootstrap (apt-get install debootstrap)");
+            assert!(status.success(), "debootstrap failed");
+            let _ = std::fs::remove_dir_all(&cached);
+            std::fs::rename(&work, &cached).expect("cache the rootfs");
+        }
+    }
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(&cached)
+        .arg(dest)
+        .status()
+        .expect("cp");
+    assert!(status.success(), "copying the cached rootfs failed");
+}
+
+/// Serves the files below `dir` over HTTP on 127.0.0.1 (GET and HEAD) until the test ends.
+pub fn serve_dir(dir: &Path) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let root = dir.to_owned();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let root = root.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                let mut request = String::new();
+                let _ = reader.read_line(&mut request);
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                }
+                let mut words = request.split_whitespace();
+                let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or("/"));
+                let file = root.join(path.trim_start_matches('/'));
+                let safe = !path.contains("..");
+                match std::fs::read(&file).ok().filter(|_| safe && file.is_file()) {
+                    Some(body) => {
+                        let _ = write!(
+                            stream,
+                            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                            body.len()
+                        );
+                        if method != "HEAD" {
+                            let _ = stream.write_all(&body);
+                        }
+                    }
+                    None => {
+                        let _ = write!(stream, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                    }
+                }
+            });
+        }
+    });
+    format!("http://{addr}/")
+}
+
+/// Runs `imgbuild -C <dir> <args...>` with extra environment variables.
+pub fn imgbuild_env(dir: &Path, args: &[&str], envs: &[(&str, &Path)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_imgbuild"));
+    command.arg("-C").arg(dir).args(args);
+    for (k, v) in envs {
+        command.env(k, v);
+    }
+    command.output().expect("run imgbuild")
+}
+
+/// Copies a fixture project (a folder below tests/fixtures) to `dest`, so that a test may
+/// write into it (mirror.lock).
+pub fn copy_fixture(name: &str, dest: &Path) {
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(repo_root().join("tests/fixtures").join(name))
+        .arg(dest)
+        .status()
+        .expect("cp");
+    assert!(status.success());
+}
+
+/// Whether any mount of this machine is below `path`.
+pub fn mounted_below(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let needle = path.to_string_lossy().into_owned();
+    text.lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .nth(4)
+                .is_some_and(|m| m.starts_with(&needle))
+        })
+        .map(str::to_owned)
+        .collect()
+}

@@ -87,11 +87,7 @@ fn resolve_link(link: &Path, target: &str) -> Option<PathBuf> {
     for c in Path::new(target).components() {
         match c {
             Component::Normal(n) => out.push(n),
-            Component::ParentDir => {
-                if !out.pop() {
-                    return None;
-                }
-            }
+            Component::ParentDir if !out.pop() => return None,
             _ => {}
         }
     }

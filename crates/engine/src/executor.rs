@@ -126,7 +126,11 @@ impl<'a> Executor<'a> {
     }
 
     /// Runs every task of `role` and then the handlers it notified.
-    pub fn run_role(&mut self, role: &str, target: &dyn Target) -> Result<RoleReport, TaskFailure> {
+    pub fn run_role(
+        &mut self,
+        role: &str,
+        target: &dyn Target,
+    ) -> Result<RoleReport, Box<TaskFailure>> {
         let started = Instant::now();
         self.reporter.event(&Event::RoleStart {
             role: role.to_owned(),
@@ -156,7 +160,7 @@ impl<'a> Executor<'a> {
         &mut self,
         target: &dyn Target,
         report: &mut RoleReport,
-    ) -> Result<(), TaskFailure> {
+    ) -> Result<(), Box<TaskFailure>> {
         if self.notified.is_empty() {
             return Ok(());
         }
@@ -178,7 +182,7 @@ impl<'a> Executor<'a> {
         steps: &[Step],
         target: &dyn Target,
         report: &mut RoleReport,
-    ) -> Result<(), TaskFailure> {
+    ) -> Result<(), Box<TaskFailure>> {
         for step in steps {
             match step {
                 Step::Task(task) => self.run_task(task, target, report)?,
@@ -266,7 +270,7 @@ impl<'a> Executor<'a> {
         task: &PlannedTask,
         target: &dyn Target,
         report: &mut RoleReport,
-    ) -> Result<(), TaskFailure> {
+    ) -> Result<(), Box<TaskFailure>> {
         let started = Instant::now();
         self.reporter.event(&Event::TaskStart {
             role: task.role.clone(),
@@ -320,7 +324,7 @@ impl<'a> Executor<'a> {
             ignored,
         });
         match run.failure {
-            Some(failure) if !ignored => Err(failure),
+            Some(failure) if !ignored => Err(Box::new(failure)),
             _ => Ok(()),
         }
     }

@@ -386,9 +386,9 @@ impl RootFs {
         let fd = self
             .open(path, OFlags::RDONLY | OFlags::DIRECTORY, 0)
             .map_err(|e| err(path, e))?;
-        let mut dir = rustix::fs::Dir::read_from(&fd).map_err(|e| err(path, e))?;
+        let dir = rustix::fs::Dir::read_from(&fd).map_err(|e| err(path, e))?;
         let mut names = Vec::new();
-        while let Some(entry) = dir.next() {
+        for entry in dir {
             let entry = entry.map_err(|e| err(path, e))?;
             let name = entry.file_name().to_string_lossy().into_owned();
             if name != "." && name != ".." {

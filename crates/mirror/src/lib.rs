@@ -2,6 +2,7 @@
 //! imgbuild), URL joining, and downloads that are cached, pinned and verified.
 
 mod config;
+pub mod debian_archive;
 mod fetch;
 mod lock;
 mod url;

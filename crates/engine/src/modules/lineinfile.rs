@@ -39,7 +39,11 @@ pub fn insert_index(
             .enumerate()
             .filter(|(_, l)| re.is_match(l))
             .map(|(i, _)| i);
-        Ok(if firstmatch { hits.next() } else { hits.last() })
+        Ok(if firstmatch {
+            hits.next()
+        } else {
+            hits.next_back()
+        })
     };
     Ok(match (after, before) {
         (_, Some("BOF")) => 0,
@@ -89,7 +93,7 @@ pub fn write_lines(
             ctx.target.fs().write_atomic(path, after.as_bytes(), bits)?;
         }
     }
-    if !(ctx.check && !ctx.target.fs().exists(path)?) {
+    if !ctx.check || ctx.target.fs().exists(path)? {
         result.changed |= attrs::apply(ctx.target.fs(), path, p_owner, p_group, mode, ctx.check)?;
     }
     Ok(result)
@@ -135,7 +139,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             if firstmatch {
                 hits.next()
             } else {
-                hits.last()
+                hits.next_back()
             }
         };
         match hit {
@@ -149,7 +153,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
                 lines[i] = new;
             }
             None if flag(&p.backrefs, false) => {}
-            None if lines.iter().any(|l| *l == line) => {}
+            None if lines.contains(&line) => {}
             None => {
                 let at = insert_index(
                     &lines,

@@ -99,7 +99,9 @@ fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError
         cache_updated = true;
     }
     if req.names.is_empty() && !req.autoremove {
-        return Ok(ModuleResult::changed(cache_updated).with("cache_updated", cache_updated));
+        // Matched with ansible-playbook (Debian's ansible 7.7 / core 2.14): update_cache alone
+        // reports no change.
+        return Ok(ModuleResult::changed(false).with("cache_updated", cache_updated));
     }
     let before = dpkg_versions(ctx, &req.names)?;
     let installed = |n: &String| before.contains_key(bare(n));

@@ -65,7 +65,7 @@ fn int(value: &Option<Int>) -> Result<Option<i64>, ModuleError> {
     }
 }
 
-fn absent<S>(state: &Option<Choice<LineState>>, _marker: S) -> bool {
+fn absent(state: &Option<Choice<LineState>>) -> bool {
     matches!(state, Some(Choice::Known(LineState::Absent)))
 }
 
@@ -76,7 +76,7 @@ pub fn group(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> 
     let current = entry(ctx, "/etc/group", &name)?;
     let gid = int(&p.gid)?;
     let mut argv: Vec<String> = Vec::new();
-    if absent(&p.state, ()) {
+    if absent(&p.state) {
         if current.is_some() {
             argv = vec!["groupdel".into(), name.clone()];
         }
@@ -116,7 +116,7 @@ pub fn user(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: UserParams = params("user", args)?;
     let name = p.name.to_string();
     let current = entry(ctx, "/etc/passwd", &name)?;
-    if absent(&p.state, ()) {
+    if absent(&p.state) {
         if current.is_none() {
             return Ok(ModuleResult::changed(false).with("name", name));
         }
