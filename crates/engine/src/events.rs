@@ -63,6 +63,16 @@ pub enum Event {
         /// The unified diff.
         diff: String,
     },
+    /// Download progress.
+    Download {
+        /// The URL.
+        url: String,
+        /// Bytes so far.
+        bytes: u64,
+        /// Total, when known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        total: Option<u64>,
+    },
     /// A role ended.
     RoleEnd {
         /// The role.
@@ -96,6 +106,29 @@ fn status_word(status: Status, ignored: bool) -> &'static str {
     }
 }
 
+fn megabytes(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+/// A text progress bar: `[#####.....] 50% 12.0 MB/24.0 MB`.
+pub fn bar(bytes: u64, total: Option<u64>) -> String {
+    match total.filter(|t| *t > 0) {
+        Some(total) => {
+            let done = bytes.min(total);
+            let filled = ((done * 20) / total) as usize;
+            format!(
+                "[{}{}] {:>3}% {}/{}",
+                "#".repeat(filled),
+                ".".repeat(20 - filled),
+                done * 100 / total,
+                megabytes(bytes),
+                megabytes(total)
+            )
+        }
+        None => megabytes(bytes),
+    }
+}
+
 fn end_line(
     role: &str,
     task: &str,
@@ -124,6 +157,10 @@ impl Reporter for PlainReporter {
         let _ = match event {
             Event::RoleStart { role } => writeln!(out, "== {role}"),
             Event::TaskStart { .. } => Ok(()),
+            Event::Download { url, bytes, total } if total.is_some_and(|t| t == *bytes) => {
+                writeln!(out, "  downloaded {url} ({})", megabytes(*bytes))
+            }
+            Event::Download { .. } => Ok(()),
             Event::TaskEnd {
                 role,
                 task,
@@ -157,6 +194,12 @@ pub struct JsonReporter;
 
 impl Reporter for JsonReporter {
     fn event(&self, event: &Event) {
+        if let Event::Download { bytes, total, .. } = event {
+            // Only the finished download, not every tick.
+            if *total != Some(*bytes) {
+                return;
+            }
+        }
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{}", serde_json::to_string(event).unwrap_or_default());
     }
@@ -225,6 +268,10 @@ impl Reporter for TerminalReporter {
                     end_line(role, task, *status, *seconds, msg, *ignored)
                 );
             }
+            Event::Download { url, bytes, total } => {
+                let name = url.rsplit('/').next().unwrap_or(url);
+                let _ = write!(err, "\r\x1b[K  downloading {name} {}", bar(*bytes, *total));
+            }
             Event::RoleStart { role } => {
                 let _ = writeln!(err, "\r\x1b[K== {role}");
             }
@@ -260,5 +307,20 @@ impl Reporter for MemoryReporter {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(event.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_bar() {
+        assert_eq!(
+            bar(50, Some(100)),
+            "[##########..........]  50% 0.0 MB/0.0 MB"
+        );
+        assert_eq!(bar(2_000_000, None), "2.0 MB");
+        assert!(bar(200, Some(100)).contains("100%"));
     }
 }

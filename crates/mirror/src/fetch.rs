@@ -86,13 +86,25 @@ impl Default for FetchOptions {
     }
 }
 
+/// Called while downloading: URL, bytes so far, total when the mirror says.
+pub type Progress = Box<dyn Fn(&str, u64, Option<u64>) + Send + Sync>;
+
 /// The download cache and the lock of one build (or several).
-#[derive(Debug)]
 pub struct Fetcher {
     cache: PathBuf,
     lock: Mutex<Lock>,
     options: FetchOptions,
     agent: ureq::Agent,
+    progress: Option<Progress>,
+}
+
+impl std::fmt::Debug for Fetcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fetcher")
+            .field("cache", &self.cache)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
 }
 
 fn cache_err(path: &Path) -> impl FnOnce(std::io::Error) -> FetchError + '_ {
@@ -122,7 +134,14 @@ impl Fetcher {
             lock: Mutex::new(lock),
             options,
             agent,
+            progress: None,
         })
+    }
+
+    /// Reports download progress to `progress` (about ten times a second).
+    pub fn with_progress(mut self, progress: Progress) -> Self {
+        self.progress = Some(progress);
+        self
     }
 
     /// The lock with every pin added so far.
@@ -295,7 +314,15 @@ impl Fetcher {
         let mut reader = response.into_reader();
         let mut buffer = vec![0u8; 1 << 20];
         let mut received = 0u64;
+        let total = declared.map(|d| if resumed { d + have } else { d });
+        let mut last_report = std::time::Instant::now();
         loop {
+            if let Some(progress) = &self.progress {
+                if last_report.elapsed() >= Duration::from_millis(100) {
+                    progress(url, if resumed { have + received } else { received }, total);
+                    last_report = std::time::Instant::now();
+                }
+            }
             let n = match reader.read(&mut buffer) {
                 Ok(0) => break,
                 Ok(n) => n,
@@ -319,6 +346,9 @@ impl Fetcher {
                 source: e,
             })
         })?;
+        if let Some(progress) = &self.progress {
+            progress(url, if resumed { have + received } else { received }, total);
+        }
         if let Some(declared) = declared {
             if received != declared {
                 return Err(Attempt::Retry(format!(

@@ -219,3 +219,24 @@ fn unreachable_mirror_names_the_url_after_retries() {
     );
     assert!(err.to_string().contains("127.0.0.1:9/x.tgz"));
 }
+
+#[test]
+fn progress_reports_the_finished_size() {
+    let (base, _) = serve(vec!["ok"]);
+    let cache = tempfile::tempdir().expect("cache");
+    let seen: Arc<std::sync::Mutex<Vec<(u64, Option<u64>)>>> = Arc::default();
+    let sink = seen.clone();
+    let fetcher = Fetcher::new(cache.path(), Lock::default(), options())
+        .expect("fetcher")
+        .with_progress(Box::new(move |_, bytes, total| {
+            sink.lock().expect("lock").push((bytes, total))
+        }));
+    fetcher
+        .fetch(&format!("{base}/p.bin"), None)
+        .expect("fetch");
+    let seen = seen.lock().expect("lock");
+    assert_eq!(
+        seen.last(),
+        Some(&(BODY.len() as u64, Some(BODY.len() as u64)))
+    );
+}

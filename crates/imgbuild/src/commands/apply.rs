@@ -109,10 +109,18 @@ pub fn run(
         locked: args.locked,
         ..FetchOptions::default()
     };
+    let reporter: std::sync::Arc<dyn Reporter> = reporter(json).into();
+    let progress_reporter = reporter.clone();
     let fetcher = Fetcher::new(&cache_dir().join("downloads"), lock.clone(), fetch_options)
-        .map_err(|e| Failure::Run(anyhow!(e)))?;
+        .map_err(|e| Failure::Run(anyhow!(e)))?
+        .with_progress(Box::new(move |url, bytes, total| {
+            progress_reporter.event(&engine::events::Event::Download {
+                url: url.to_owned(),
+                bytes,
+                total,
+            });
+        }));
     let downloads = MirrorDownloads(fetcher);
-    let reporter = reporter(json);
     let exe = std::env::current_exe()
         .context("finding the imgbuild binary")
         .map_err(Failure::Run)?;
