@@ -38,6 +38,9 @@ pub struct Limits {
     pub max_bytes: u64,
     /// Allow device nodes and fifos (base layers need them; `unarchive` does not).
     pub allow_devices: bool,
+    /// Apply OCI whiteouts (`.wh.name` removes `name`, `.wh..wh..opq` empties the folder), as
+    /// image layers need.
+    pub whiteouts: bool,
 }
 
 impl Default for Limits {
@@ -46,6 +49,7 @@ impl Default for Limits {
             max_entries: 2_000_000,
             max_bytes: 64 << 30,
             allow_devices: false,
+            whiteouts: false,
         }
     }
 }
@@ -150,6 +154,25 @@ pub fn extract_tar(
         }
         let path = dest.join(&rel);
         check_no_symlink_between(fs, dest, &path, &name)?;
+        if limits.whiteouts {
+            if let Some(hidden) = rel
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix(".wh."))
+            {
+                let parent = path.parent().unwrap_or(dest).to_path_buf();
+                if hidden == ".wh..opq" {
+                    if fs.meta(&parent)?.is_some_and(|m| m.kind == Kind::Dir) {
+                        for child in fs.list(&parent)? {
+                            fs.remove_all(&parent.join(child))?;
+                        }
+                    }
+                } else {
+                    fs.remove_all(&parent.join(hidden))?;
+                }
+                continue;
+            }
+        }
         let header = entry.header();
         let mode = header.mode().unwrap_or(0o644) & 0o7777;
         let uid = header.uid().ok().and_then(|u| u32::try_from(u).ok());
@@ -260,8 +283,20 @@ pub fn extract_tar(
                             .into(),
                     });
                 }
-                // Base layers may carry device nodes; the sandbox binds the host's /dev anyway.
-                continue;
+                let file_type = match kind {
+                    tar::EntryType::Char => rustix::fs::FileType::CharacterDevice,
+                    tar::EntryType::Block => rustix::fs::FileType::BlockDevice,
+                    _ => rustix::fs::FileType::Fifo,
+                };
+                let major = header.device_major().ok().flatten().unwrap_or(0);
+                let minor = header.device_minor().ok().flatten().unwrap_or(0);
+                if let Some(parent) = path.parent() {
+                    fs.mkdir_all(parent, 0o755)?;
+                }
+                fs.remove_all(&path)?;
+                fs.mknod(&path, file_type, mode, rustix::fs::makedev(major, minor))?;
+                fs.chown(&path, uid, gid)?;
+                stats.written += 1;
             }
             tar::EntryType::XGlobalHeader
             | tar::EntryType::XHeader

@@ -73,6 +73,20 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         total: Option<u64>,
     },
+    /// A role's layer is ready (built or from the cache).
+    Layer {
+        /// The role.
+        role: String,
+        /// The layer's digest.
+        digest: String,
+        /// Compressed size.
+        size: u64,
+        /// Reused from the cache.
+        cached: bool,
+        /// Why it was rebuilt (what changed since the last build), when it was.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        why: Vec<String>,
+    },
     /// A role ended.
     RoleEnd {
         /// The role.
@@ -129,6 +143,21 @@ pub fn bar(bytes: u64, total: Option<u64>) -> String {
     }
 }
 
+fn layer_line(role: &str, digest: &str, size: u64, cached: bool, why: &[String]) -> String {
+    let short = digest
+        .trim_start_matches("sha256:")
+        .get(..12)
+        .unwrap_or(digest);
+    let how = if cached {
+        "from cache".to_owned()
+    } else if why.is_empty() {
+        "built".to_owned()
+    } else {
+        format!("rebuilt: {}", why.join("; "))
+    };
+    format!("== {role}: layer {short} ({}) {how}", megabytes(size))
+}
+
 fn end_line(
     role: &str,
     task: &str,
@@ -161,6 +190,13 @@ impl Reporter for PlainReporter {
                 writeln!(out, "  downloaded {url} ({})", megabytes(*bytes))
             }
             Event::Download { .. } => Ok(()),
+            Event::Layer {
+                role,
+                digest,
+                size,
+                cached,
+                why,
+            } => writeln!(out, "{}", layer_line(role, digest, *size, *cached, why)),
             Event::TaskEnd {
                 role,
                 task,
@@ -266,6 +302,19 @@ impl Reporter for TerminalReporter {
                     err,
                     "\r\x1b[K{}",
                     end_line(role, task, *status, *seconds, msg, *ignored)
+                );
+            }
+            Event::Layer {
+                role,
+                digest,
+                size,
+                cached,
+                why,
+            } => {
+                let _ = writeln!(
+                    err,
+                    "\r\x1b[K{}",
+                    layer_line(role, digest, *size, *cached, why)
                 );
             }
             Event::Download { url, bytes, total } => {

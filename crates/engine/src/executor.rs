@@ -125,6 +125,29 @@ impl<'a> Executor<'a> {
         }
     }
 
+    /// What tasks registered and set so far (to store with a cached layer).
+    pub fn registered(&self) -> Json {
+        Json::Object(
+            self.facts_set
+                .iter()
+                .filter_map(|(k, v)| match v {
+                    VarValue::Raw(raw) => Some((k.clone(), raw.clone())),
+                    VarValue::Deferred => None,
+                })
+                .collect(),
+        )
+    }
+
+    /// Restores what a cached role registered, so later roles see it.
+    pub fn restore_registered(&mut self, registered: &Json) {
+        if let Json::Object(map) = registered {
+            let layer = Arc::make_mut(&mut self.facts_set);
+            for (k, v) in map {
+                layer.insert(k.clone(), VarValue::Raw(v.clone()));
+            }
+        }
+    }
+
     /// Runs every task of `role` and then the handlers it notified.
     pub fn run_role(
         &mut self,

@@ -338,6 +338,19 @@ impl RootFs {
         rustix::fs::renameat(&dir, tmp_name.as_str(), &dir, name.as_str()).map_err(|e| err(path, e))
     }
 
+    /// Creates a device node or fifo.
+    pub fn mknod(
+        &self,
+        path: &Path,
+        kind: rustix::fs::FileType,
+        mode: u32,
+        dev: u64,
+    ) -> FsResult<()> {
+        let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
+        rustix::fs::mknodat(&dir, name.as_str(), kind, Mode::from_raw_mode(mode), dev)
+            .map_err(|e| err(path, e))
+    }
+
     /// Creates a hard link at `path` to the existing `existing` (both rootfs paths).
     pub fn hardlink(&self, existing: &Path, path: &Path) -> FsResult<()> {
         let (src_dir, src_name) = self.parent(existing).map_err(|e| err(existing, e))?;

@@ -34,6 +34,32 @@ struct Config {
     root: PathBuf,
     scratch: PathBuf,
     kernel_version: String,
+    overlay: Option<Overlay>,
+}
+
+/// An overlay mounted on the sandbox's root, inside its private namespace: the role's changes
+/// land in `upper`, over the read-only `lowers` (topmost first).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Overlay {
+    /// Lower layers, topmost first.
+    pub lowers: Vec<PathBuf>,
+    /// Where changes go.
+    pub upper: PathBuf,
+    /// overlayfs's work folder (same filesystem as `upper`).
+    pub work: PathBuf,
+}
+
+/// What a sandbox is made of.
+#[derive(Debug, Clone)]
+pub struct SandboxSpec {
+    /// The rootfs folder (with `overlay`, the empty folder the overlay is mounted on).
+    pub root: PathBuf,
+    /// The folder that is `/tmp` inside.
+    pub scratch: PathBuf,
+    /// The pinned kernel (`KERNEL_VERSION`).
+    pub kernel_version: String,
+    /// Capture changes in an overlay instead of writing to `root`.
+    pub overlay: Option<Overlay>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -66,12 +92,25 @@ impl ChrootTarget {
         scratch: &Path,
         kernel_version: &str,
     ) -> Result<Self, TargetError> {
-        let fs = RootFs::new(root, scratch)
-            .map_err(|e| TargetError::Sandbox(format!("{}: {e}", root.display())))?;
-        let config = Config {
+        let spec = SandboxSpec {
             root: root.to_owned(),
             scratch: scratch.to_owned(),
             kernel_version: kernel_version.to_owned(),
+            overlay: None,
+        };
+        Self::start_spec(exe, &spec)
+    }
+
+    /// Starts a sandbox as `spec` says. With an overlay, host-side file access goes through
+    /// `/proc/<init>/root`, the merged view that exists only inside the sandbox's namespace.
+    pub fn start_spec(exe: &Path, spec: &SandboxSpec) -> Result<Self, TargetError> {
+        let root = spec.root.as_path();
+        let kernel_version = spec.kernel_version.as_str();
+        let config = Config {
+            root: spec.root.clone(),
+            scratch: spec.scratch.clone(),
+            kernel_version: spec.kernel_version.clone(),
+            overlay: spec.overlay.clone(),
         };
         let config =
             serde_json::to_string(&config).map_err(|e| TargetError::Sandbox(e.to_string()))?;
@@ -111,6 +150,25 @@ impl ChrootTarget {
                 )));
             }
         }
+        let view = match &spec.overlay {
+            None => root.to_owned(),
+            Some(_) => {
+                let helper = channel.child.id();
+                let children =
+                    std::fs::read_to_string(format!("/proc/{helper}/task/{helper}/children"))
+                        .unwrap_or_default();
+                let init: u32 = children
+                    .split_whitespace()
+                    .next()
+                    .and_then(|p| p.parse().ok())
+                    .ok_or_else(|| {
+                        TargetError::Sandbox("cannot find the sandbox's init process".into())
+                    })?;
+                PathBuf::from(format!("/proc/{init}/root"))
+            }
+        };
+        let fs = RootFs::new(&view, &spec.scratch)
+            .map_err(|e| TargetError::Sandbox(format!("{}: {e}", view.display())))?;
         Ok(Self {
             fs,
             kernel_version: kernel_version.to_owned(),
@@ -247,6 +305,29 @@ fn enter(config: &Config) -> Result<(), String> {
     use rustix::mount::{mount, mount_bind, mount_bind_recursive, MountFlags};
     let root = &config.root;
     let fail = |what: &str, e: rustix::io::Errno| format!("mounting {what}: {e}");
+    if let Some(overlay) = &config.overlay {
+        let lowers = overlay
+            .lowers
+            .iter()
+            .map(|l| l.display().to_string())
+            .collect::<Vec<_>>()
+            .join(":");
+        let data = format!(
+            "lowerdir={lowers},upperdir={},workdir={}",
+            overlay.upper.display(),
+            overlay.work.display()
+        );
+        let data =
+            std::ffi::CString::new(data).map_err(|_| "overlay paths contain a NUL".to_string())?;
+        mount(
+            "overlay",
+            root,
+            "overlay",
+            MountFlags::empty(),
+            Some(data.as_c_str()),
+        )
+        .map_err(|e| fail("the overlay (is overlayfs available?)", e))?;
+    }
     let proc_dir = mount_point(root, "proc", 0o555)?;
     mount(
         "proc",

@@ -28,8 +28,12 @@ pub enum Command {
     Plan(PlanArgs),
     /// Show the version matrix (image, OS, kernel, MOFED, NVIDIA).
     Matrix(MatrixArgs),
+    /// Build images: base, one layer per role (cached), OCI layout and docker-archive.
+    Build(BuildArgs),
     /// Run an image's tasks in an existing rootfs folder (no image is written).
     Apply(ApplyArgs),
+    /// Manage the layer cache.
+    Cache(CacheArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -87,6 +91,65 @@ pub struct ApplyArgs {
     /// Variables, tags and mirror.
     #[command(flatten)]
     pub vars: VarArgs,
+}
+
+/// Output formats of `build`.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// An OCI image layout folder.
+    Oci,
+    /// A docker-archive tar (what Warewulf imports).
+    DockerArchive,
+    /// A plain rootfs folder.
+    Chroot,
+}
+
+/// `imgbuild build`.
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// The images to build.
+    #[arg(required = true)]
+    pub images: Vec<String>,
+    /// Where outputs go: OUT/<image>/{oci, <image>.tar, rootfs}.
+    #[arg(long, value_name = "DIR", default_value = "out")]
+    pub out: PathBuf,
+    /// Outputs to write (comma-separated).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "oci,docker-archive"
+    )]
+    pub format: Vec<OutputFormat>,
+    /// Refuse downloads not pinned in mirror.lock (for CI).
+    #[arg(long)]
+    pub locked: bool,
+    /// Run every role, even those whose layer is cached.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// gzip level of the layers (1 fastest, 9 smallest).
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=9))]
+    pub gzip_level: u32,
+    /// Variables, tags and mirror.
+    #[command(flatten)]
+    pub vars: VarArgs,
+}
+
+/// `imgbuild cache`.
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: CacheAction,
+}
+
+/// Cache actions.
+#[derive(Debug, Subcommand)]
+pub enum CacheAction {
+    /// The cached layers: key, size, image role that made them.
+    List,
+    /// Remove layers no image's last build uses, and leftovers of interrupted builds.
+    Prune,
 }
 
 /// Output formats of `matrix`.

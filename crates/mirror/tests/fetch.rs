@@ -224,7 +224,8 @@ fn unreachable_mirror_names_the_url_after_retries() {
 fn progress_reports_the_finished_size() {
     let (base, _) = serve(vec!["ok"]);
     let cache = tempfile::tempdir().expect("cache");
-    let seen: Arc<std::sync::Mutex<Vec<(u64, Option<u64>)>>> = Arc::default();
+    type Seen = std::sync::Mutex<Vec<(u64, Option<u64>)>>;
+    let seen: Arc<Seen> = Arc::default();
     let sink = seen.clone();
     let fetcher = Fetcher::new(cache.path(), Lock::default(), options())
         .expect("fetcher")

@@ -1,9 +1,12 @@
 //! One module per command.
 
 mod apply;
+mod build;
+mod cache;
 mod list;
 mod matrix;
 mod plan;
+mod session;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -31,6 +34,12 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let opts = plan_options(&args.vars)?;
             plan::run(&project, &args.image, &opts, json)
         }
+        Command::Build(args) => {
+            let project = project(cli.dir.as_deref())?;
+            let opts = plan_options(&args.vars)?;
+            build::run(&project, &args, &opts, json)
+        }
+        Command::Cache(args) => cache::run(&args, json),
         Command::Apply(args) => {
             let project = project(cli.dir.as_deref())?;
             let opts = plan_options(&args.vars)?;

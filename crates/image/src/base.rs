@@ -1,0 +1,328 @@
+//! Bases: the bottom layers of an image. `debootstrap` (suite, archive and packages; the archive
+//! from the build host's apt sources unless the recipe names one), `oci` (an OCI layout folder)
+//! and `archive` (a docker-archive). Each is cached: debootstrap by its inputs, the others by
+//! their layer digests. Registry pulls (`docker`) are not built yet.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use crate::blobs::{BlobStore, LayerBlob};
+use crate::hashing::digest_of;
+use crate::layer::Source;
+
+/// A base layer: its blob and its folder (in overlay form: whiteouts as char devices 0/0).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct BaseLayer {
+    /// The blob.
+    pub blob: LayerBlob,
+    /// The folder, used as an overlay lower.
+    pub tree: PathBuf,
+    /// What made it.
+    pub created_by: String,
+}
+
+/// Why the base could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum BaseError {
+    /// The recipe asks for something imgbuild cannot do (yet).
+    #[error("{0}")]
+    Unsupported(String),
+    /// debootstrap or reading the base failed.
+    #[error("{0}")]
+    Failed(String),
+    /// I/O.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BaseError {
+    let what = what.into();
+    move |source| BaseError::Io { what, source }
+}
+
+/// What the recipe says about its base.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseRequest {
+    /// `docker`, `oci`, `archive` or `debootstrap`.
+    pub bootstrap: String,
+    /// The reference, path or suite.
+    pub build_from: String,
+    /// `debootstrap_mirror`, when the recipe names one.
+    pub debootstrap_mirror: Option<String>,
+    /// `bootstrap_include`.
+    pub include: Vec<String>,
+}
+
+impl BaseRequest {
+    /// Reads the base settings from a plan's recipe variables.
+    pub fn from_vars(vars: &indexmap::IndexMap<String, Json>) -> Self {
+        let text = |k: &str| vars.get(k).and_then(Json::as_str).map(str::to_owned);
+        let include = match vars.get("bootstrap_include") {
+            Some(Json::Array(items)) => items
+                .iter()
+                .filter_map(Json::as_str)
+                .map(str::to_owned)
+                .collect(),
+            Some(Json::String(s)) => s
+                .split(',')
+                .map(|p| p.trim().to_owned())
+                .filter(|p| !p.is_empty())
+                .collect(),
+            _ => Vec::new(),
+        };
+        Self {
+            bootstrap: text("bootstrap").unwrap_or_else(|| "docker".into()),
+            build_from: text("build_from").unwrap_or_default(),
+            debootstrap_mirror: text("debootstrap_mirror"),
+            include,
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Cached {
+    layers: Vec<BaseLayer>,
+}
+
+/// Makes (or finds in `cache`) the base layers, bottom first.
+pub fn prepare(
+    request: &BaseRequest,
+    cache: &Path,
+    blobs: &BlobStore,
+    epoch: u64,
+    project_root: &Path,
+) -> Result<Vec<BaseLayer>, BaseError> {
+    match request.bootstrap.as_str() {
+        "debootstrap" => debootstrap(request, cache, blobs, epoch),
+        "oci" | "archive" => from_file(request, cache, blobs, project_root, epoch),
+        "docker" => Err(BaseError::Unsupported(format!(
+            "bootstrap: docker (pulling {}) is not built yet; use bootstrap: debootstrap, or save the image with `skopeo copy docker://... oci:DIR` and use bootstrap: oci",
+            request.build_from
+        ))),
+        other => Err(BaseError::Unsupported(format!("bootstrap '{other}' is not one of: docker, oci, archive, debootstrap"))),
+    }
+}
+
+fn load_cached(dir: &Path, blobs: &BlobStore) -> Option<Vec<BaseLayer>> {
+    let text = std::fs::read_to_string(dir.join("base.json")).ok()?;
+    let cached: Cached = serde_json::from_str(&text).ok()?;
+    cached
+        .layers
+        .iter()
+        .all(|l| l.tree.is_dir() && blobs.has(&l.blob.digest))
+        .then_some(cached.layers)
+}
+
+fn store_cached(dir: &Path, layers: &[BaseLayer]) -> Result<(), BaseError> {
+    let text = serde_json::to_vec_pretty(&Cached {
+        layers: layers.to_vec(),
+    })
+    .map_err(|e| BaseError::Failed(e.to_string()))?;
+    let tmp = dir.join("base.json.tmp");
+    std::fs::write(&tmp, text).map_err(io("writing the base cache"))?;
+    std::fs::rename(&tmp, dir.join("base.json")).map_err(io("writing the base cache"))
+}
+
+fn debootstrap(
+    request: &BaseRequest,
+    cache: &Path,
+    blobs: &BlobStore,
+    epoch: u64,
+) -> Result<Vec<BaseLayer>, BaseError> {
+    let suite = &request.build_from;
+    let archive = match &request.debootstrap_mirror {
+        Some(url) => url.clone(),
+        None => mirror::debian_archive::host_archive(suite).ok_or_else(|| {
+            BaseError::Failed(format!(
+                "this machine's apt sources name no archive for '{suite}' with main; set debootstrap_mirror in the recipe"
+            ))
+        })?,
+    };
+    let mut include = request.include.clone();
+    include.sort();
+    let key = digest_of(
+        format!(
+            "debootstrap\0minbase\0{suite}\0{archive}\0{}",
+            include.join(",")
+        )
+        .as_bytes(),
+    );
+    let dir = cache.join("bases").join(key.trim_start_matches("sha256:"));
+    if let Some(layers) = load_cached(&dir, blobs) {
+        return Ok(layers);
+    }
+    std::fs::create_dir_all(&dir).map_err(io("creating the base cache"))?;
+    let tree = dir.join("tree");
+    let work = dir.join(format!("tree.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    let mut command = Command::new("debootstrap");
+    command.arg("--variant=minbase");
+    if !include.is_empty() {
+        command.arg(format!("--include={}", include.join(",")));
+    }
+    let output = command
+        .arg(suite)
+        .arg(&work)
+        .arg(&archive)
+        .output()
+        .map_err(|e| {
+            BaseError::Failed(format!(
+                "cannot run debootstrap ({e}); install it (apt-get install debootstrap)"
+            ))
+        })?;
+    if !output.status.success() {
+        let log =
+            std::fs::read_to_string(work.join("debootstrap/debootstrap.log")).unwrap_or_default();
+        let tail: Vec<&str> = log
+            .lines()
+            .rev()
+            .take(12)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        return Err(BaseError::Failed(format!(
+            "debootstrap {suite} failed: {}\n{}",
+            String::from_utf8_lossy(&output.stderr).trim(),
+            tail.join("\n")
+        )));
+    }
+    let _ = std::fs::remove_dir_all(&tree);
+    std::fs::rename(&work, &tree).map_err(io("caching the debootstrap tree"))?;
+    let blob = blobs
+        .write_layer(&tree, Source::Tree, epoch, 6)
+        .map_err(io("writing the base layer"))?;
+    let layers = vec![BaseLayer {
+        blob,
+        tree,
+        created_by: format!("debootstrap --variant=minbase {suite}"),
+    }];
+    store_cached(&dir, &layers)?;
+    Ok(layers)
+}
+
+fn read_json(path: &Path) -> Result<Json, BaseError> {
+    let text = std::fs::read(path).map_err(io(format!("reading {}", path.display())))?;
+    serde_json::from_slice(&text)
+        .map_err(|e| BaseError::Failed(format!("{}: not JSON: {e}", path.display())))
+}
+
+/// Layers of an OCI layout folder or a docker-archive, extracted to overlay-form folders.
+fn from_file(
+    request: &BaseRequest,
+    cache: &Path,
+    blobs: &BlobStore,
+    project_root: &Path,
+    epoch: u64,
+) -> Result<Vec<BaseLayer>, BaseError> {
+    let source = project_root.join(&request.build_from);
+    let unpacked;
+    let (layer_files, compressed): (Vec<PathBuf>, bool) = if request.bootstrap == "oci" {
+        let index = read_json(&source.join("index.json"))?;
+        let manifest_digest = index["manifests"][0]["digest"].as_str().ok_or_else(|| {
+            BaseError::Failed(format!(
+                "{}: index.json names no manifest",
+                source.display()
+            ))
+        })?;
+        let blob = |d: &str| {
+            source
+                .join("blobs/sha256")
+                .join(d.trim_start_matches("sha256:"))
+        };
+        let manifest = read_json(&blob(manifest_digest))?;
+        let layers = manifest["layers"].as_array().cloned().unwrap_or_default();
+        (
+            layers
+                .iter()
+                .filter_map(|l| l["digest"].as_str())
+                .map(blob)
+                .collect(),
+            true,
+        )
+    } else {
+        unpacked = tempfile::tempdir_in(cache).map_err(io("unpacking the archive"))?;
+        let file =
+            std::fs::File::open(&source).map_err(io(format!("opening {}", source.display())))?;
+        tar::Archive::new(file)
+            .unpack(unpacked.path())
+            .map_err(io(format!("reading {}", source.display())))?;
+        let manifest = read_json(&unpacked.path().join("manifest.json"))?;
+        let layers = manifest[0]["Layers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        (
+            layers
+                .iter()
+                .filter_map(Json::as_str)
+                .map(|l| unpacked.path().join(l))
+                .collect(),
+            false,
+        )
+    };
+    if layer_files.is_empty() {
+        return Err(BaseError::Failed(format!(
+            "{} has no layers",
+            source.display()
+        )));
+    }
+    // The layers are applied in order into one tree (whiteouts delete), which becomes one base
+    // layer: overlayfs needs lowers in its own whiteout form, and one tree is simpler to stack.
+    let mut digests = Vec::new();
+    for file in &layer_files {
+        let mut f =
+            std::fs::File::open(file).map_err(io(format!("reading layer {}", file.display())))?;
+        let mut hasher = crate::hashing::HashingWriter::new(std::io::sink());
+        std::io::copy(&mut f, &mut hasher).map_err(io("hashing a layer"))?;
+        digests.push(hasher.finish().1);
+    }
+    let key = digest_of(digests.join("\n").as_bytes());
+    let dir = cache.join("bases").join(key.trim_start_matches("sha256:"));
+    if let Some(cached) = load_cached(&dir, blobs) {
+        return Ok(cached);
+    }
+    std::fs::create_dir_all(&dir).map_err(io("creating the base cache"))?;
+    let tree = dir.join("tree");
+    let work = dir.join(format!("tree.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).map_err(io("unpacking the base"))?;
+    let scratch = tempfile::tempdir_in(cache).map_err(io("unpacking the base"))?;
+    let fs =
+        engine::rootfs::RootFs::new(&work, scratch.path()).map_err(io("unpacking the base"))?;
+    for (i, file) in layer_files.iter().enumerate() {
+        let opened = std::fs::File::open(file).map_err(io("reading a layer"))?;
+        let reader: Box<dyn std::io::Read> = if compressed {
+            Box::new(flate2::read::MultiGzDecoder::new(opened))
+        } else {
+            Box::new(opened)
+        };
+        let limits = engine::archive::Limits {
+            allow_devices: true,
+            whiteouts: true,
+            ..engine::archive::Limits::default()
+        };
+        engine::archive::extract_tar(reader, &fs, Path::new("/"), limits).map_err(|e| {
+            BaseError::Failed(format!("base layer {i} of {}: {e}", source.display()))
+        })?;
+    }
+    std::fs::rename(&work, &tree).map_err(io("caching the base"))?;
+    let blob = blobs
+        .write_layer(&tree, Source::Tree, epoch, 6)
+        .map_err(io("writing the base layer"))?;
+    let layers = vec![BaseLayer {
+        blob,
+        tree,
+        created_by: format!("{} {}", request.bootstrap, request.build_from),
+    }];
+    store_cached(&dir, &layers)?;
+    Ok(layers)
+}

@@ -1,0 +1,103 @@
+//! Content-addressed blobs: layers written as tar → hash (diff_id) → parallel gzip → hash
+//! (digest) → temp file, in one pass, then renamed to `sha256/<hex>`. Memory does not grow with
+//! the tree.
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::hashing::HashingWriter;
+use crate::layer::{LayerWriter, Source};
+use crate::pargz::ParallelGz;
+
+/// A written layer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayerBlob {
+    /// `sha256:` of the compressed blob.
+    pub digest: String,
+    /// Size of the compressed blob.
+    pub size: u64,
+    /// `sha256:` of the uncompressed tar.
+    pub diff_id: String,
+    /// Size of the uncompressed tar.
+    pub diff_size: u64,
+}
+
+/// Makes a finished file readable by everyone (temporary files start as 0600).
+pub fn readable(path: &Path) -> std::io::Result<()> {
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o644))
+}
+
+/// A folder of blobs named by digest (`sha256/<hex>`).
+#[derive(Debug, Clone)]
+pub struct BlobStore {
+    dir: PathBuf,
+}
+
+impl BlobStore {
+    /// The store at `dir` (created if missing).
+    pub fn new(dir: &Path) -> std::io::Result<Self> {
+        std::fs::create_dir_all(dir.join("sha256"))?;
+        Ok(Self {
+            dir: dir.to_owned(),
+        })
+    }
+
+    /// The file of a `sha256:<hex>` digest.
+    pub fn path(&self, digest: &str) -> PathBuf {
+        self.dir
+            .join("sha256")
+            .join(digest.trim_start_matches("sha256:"))
+    }
+
+    /// Whether the store holds `digest`.
+    pub fn has(&self, digest: &str) -> bool {
+        self.path(digest).is_file()
+    }
+
+    /// Writes a folder tree as a gzip layer (gzip `level` 1–9).
+    pub fn write_layer(
+        &self,
+        tree: &Path,
+        source: Source,
+        epoch: u64,
+        level: u32,
+    ) -> std::io::Result<LayerBlob> {
+        let temp = tempfile::NamedTempFile::new_in(self.dir.join("sha256"))?;
+        let file = BufWriter::with_capacity(1 << 20, temp.reopen()?);
+        let compressed = HashingWriter::new(file);
+        let gz = ParallelGz::new(compressed, level);
+        let uncompressed = HashingWriter::new(BufWriter::with_capacity(1 << 20, gz));
+        let mut layer = LayerWriter::new(uncompressed, epoch, source);
+        layer.add_tree(tree)?;
+        let uncompressed = layer.finish()?;
+        let (gz, diff_id, diff_size) = uncompressed.finish();
+        let gz = gz.into_inner().map_err(|e| e.into_error())?;
+        let compressed = gz.finish()?;
+        let (file, digest, size) = compressed.finish();
+        let file = file.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        readable(temp.path())?;
+        temp.persist(self.path(&digest)).map_err(|e| e.error)?;
+        Ok(LayerBlob {
+            digest,
+            size,
+            diff_id,
+            diff_size,
+        })
+    }
+
+    /// Stores bytes (a config or manifest); returns the digest.
+    pub fn write_bytes(&self, bytes: &[u8]) -> std::io::Result<String> {
+        let digest = crate::hashing::digest_of(bytes);
+        let path = self.path(&digest);
+        if !path.is_file() {
+            let mut temp = tempfile::NamedTempFile::new_in(self.dir.join("sha256"))?;
+            temp.write_all(bytes)?;
+            readable(temp.path())?;
+            temp.persist(&path).map_err(|e| e.error)?;
+        }
+        Ok(digest)
+    }
+}

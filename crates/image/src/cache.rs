@@ -1,0 +1,289 @@
+//! The layer cache: a role's layer is reused when nothing it depends on changed. The key hashes
+//! the parent layer's digest, the role's resolved tasks and handlers, the bytes of every project
+//! file it reads, the sha256 of every artifact it downloads, and what earlier roles registered.
+//! A miss says which of those changed since the last build of the same image and role.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use crate::blobs::LayerBlob;
+use crate::hashing::digest_of;
+
+/// The inputs of a role's layer, each hashed on its own so a miss can say what changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inputs {
+    /// imgbuild's version (the layer format).
+    pub imgbuild: String,
+    /// Digest of the layer below.
+    pub parent: String,
+    /// Digest of the role's resolved tasks and the handlers.
+    pub tasks: String,
+    /// Project file → digest of its bytes.
+    pub files: BTreeMap<String, String>,
+    /// URL path → pinned sha256 (or `unpinned`).
+    pub artifacts: BTreeMap<String, String>,
+    /// Digest of what earlier roles registered.
+    pub registered: String,
+}
+
+impl Inputs {
+    /// The cache key.
+    pub fn key(&self) -> String {
+        digest_of(&serde_json::to_vec(self).unwrap_or_default())
+            .trim_start_matches("sha256:")
+            .to_owned()
+    }
+
+    /// What differs from `older`, for people.
+    pub fn changes_since(&self, older: &Inputs) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.imgbuild != older.imgbuild {
+            out.push(format!(
+                "imgbuild changed ({} -> {})",
+                older.imgbuild, self.imgbuild
+            ));
+        }
+        if self.parent != older.parent {
+            out.push("the layer below changed".into());
+        }
+        if self.tasks != older.tasks {
+            out.push("the role's resolved tasks changed (variables, task files or recipe)".into());
+        }
+        for (file, digest) in &self.files {
+            match older.files.get(file) {
+                None => out.push(format!("{file} is new")),
+                Some(old) if old != digest => out.push(format!("{file} changed")),
+                _ => {}
+            }
+        }
+        for file in older.files.keys().filter(|f| !self.files.contains_key(*f)) {
+            out.push(format!("{file} is no longer used"));
+        }
+        for (url, sha) in &self.artifacts {
+            if older.artifacts.get(url) != Some(sha) {
+                out.push(format!("artifact {url} changed"));
+            }
+        }
+        if self.registered != older.registered {
+            out.push("results registered by earlier roles changed".into());
+        }
+        out
+    }
+}
+
+/// A cached layer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The layer's blob.
+    pub blob: LayerBlob,
+    /// The layer folder (overlay form), used as a lower by the roles above it.
+    #[serde(skip)]
+    pub tree: PathBuf,
+    /// What the role registered and set (restored on a hit, so later roles see it).
+    pub registered: Json,
+    /// The inputs that made it.
+    pub inputs: Inputs,
+    /// Seconds the role took when it ran.
+    pub seconds: f64,
+}
+
+/// The cache folder: `layers/<key>/{tree, entry.json}` and `last/<image>/<role>.json`.
+#[derive(Debug, Clone)]
+pub struct LayerCache {
+    dir: PathBuf,
+}
+
+fn safe_name(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+impl LayerCache {
+    /// The cache at `dir`.
+    pub fn new(dir: &Path) -> std::io::Result<Self> {
+        std::fs::create_dir_all(dir.join("layers"))?;
+        std::fs::create_dir_all(dir.join("last"))?;
+        std::fs::create_dir_all(dir.join("work"))?;
+        Ok(Self {
+            dir: dir.to_owned(),
+        })
+    }
+
+    /// A folder for a role's overlay (upper, work, merged) on the cache's filesystem.
+    pub fn work_dir(&self) -> std::io::Result<tempfile::TempDir> {
+        tempfile::Builder::new()
+            .prefix("role-")
+            .tempdir_in(self.dir.join("work"))
+    }
+
+    /// The entry for `inputs`, if whole.
+    pub fn get(&self, inputs: &Inputs) -> Option<Entry> {
+        let dir = self.dir.join("layers").join(inputs.key());
+        let text = std::fs::read_to_string(dir.join("entry.json")).ok()?;
+        let mut entry: Entry = serde_json::from_str(&text).ok()?;
+        entry.tree = dir.join("tree");
+        entry.tree.is_dir().then_some(entry)
+    }
+
+    /// Stores a role's layer: moves `tree` into the cache and writes the entry last, so an
+    /// interrupted store leaves no entry.
+    pub fn put(&self, tree: &Path, entry: &Entry) -> std::io::Result<Entry> {
+        let key = entry.inputs.key();
+        let final_dir = self.dir.join("layers").join(&key);
+        let staging = self
+            .dir
+            .join("layers")
+            .join(format!(".{key}.tmp-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&staging);
+        std::fs::create_dir_all(&staging)?;
+        std::fs::rename(tree, staging.join("tree"))?;
+        let text = serde_json::to_vec_pretty(entry).map_err(std::io::Error::other)?;
+        std::fs::write(staging.join("entry.json"), text)?;
+        if final_dir.exists() {
+            let _ = std::fs::remove_dir_all(&final_dir);
+        }
+        std::fs::rename(&staging, &final_dir)?;
+        let mut stored = entry.clone();
+        stored.tree = final_dir.join("tree");
+        Ok(stored)
+    }
+
+    /// What the last build of `image`'s `role` used.
+    pub fn last(&self, image: &str, role: &str) -> Option<Inputs> {
+        let text = std::fs::read_to_string(
+            self.dir
+                .join("last")
+                .join(safe_name(image))
+                .join(format!("{}.json", safe_name(role))),
+        )
+        .ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Records what this build of `image`'s `role` used.
+    pub fn set_last(&self, image: &str, role: &str, inputs: &Inputs) -> std::io::Result<()> {
+        let dir = self.dir.join("last").join(safe_name(image));
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join(format!("{}.json", safe_name(role)));
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(
+            &tmp,
+            serde_json::to_vec_pretty(inputs).map_err(std::io::Error::other)?,
+        )?;
+        std::fs::rename(tmp, path)
+    }
+
+    /// Every entry: key, entry.
+    pub fn list(&self) -> Vec<(String, Entry)> {
+        let mut out: Vec<(String, Entry)> = std::fs::read_dir(self.dir.join("layers"))
+            .map(|d| d.filter_map(|e| e.ok()).collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|e| {
+                let key = e.file_name().to_string_lossy().into_owned();
+                let text = std::fs::read_to_string(e.path().join("entry.json")).ok()?;
+                let mut entry: Entry = serde_json::from_str(&text).ok()?;
+                entry.tree = e.path().join("tree");
+                Some((key, entry))
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    /// Removes entries no image's last build uses, half-written entries and work folders.
+    /// Returns how many entries went.
+    pub fn prune(&self) -> std::io::Result<usize> {
+        let mut used = std::collections::HashSet::new();
+        for image in std::fs::read_dir(self.dir.join("last"))?.filter_map(|e| e.ok()) {
+            for role in std::fs::read_dir(image.path())?.filter_map(|e| e.ok()) {
+                if let Ok(text) = std::fs::read_to_string(role.path()) {
+                    if let Ok(inputs) = serde_json::from_str::<Inputs>(&text) {
+                        used.insert(inputs.key());
+                    }
+                }
+            }
+        }
+        let mut removed = 0;
+        for entry in std::fs::read_dir(self.dir.join("layers"))?.filter_map(|e| e.ok()) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || !used.contains(&name) {
+                std::fs::remove_dir_all(entry.path())?;
+                removed += usize::from(!name.starts_with('.'));
+            }
+        }
+        for work in std::fs::read_dir(self.dir.join("work"))?.filter_map(|e| e.ok()) {
+            let _ = std::fs::remove_dir_all(work.path());
+        }
+        Ok(removed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn miss_reasons() {
+        let mut a = Inputs {
+            imgbuild: "1".into(),
+            parent: "p".into(),
+            tasks: "t".into(),
+            ..Inputs::default()
+        };
+        a.files.insert("roles/x/templates/a.j2".into(), "1".into());
+        let mut b = a.clone();
+        b.files.insert("roles/x/templates/a.j2".into(), "2".into());
+        b.artifacts.insert("/nvidia/x.run".into(), "abc".into());
+        assert_ne!(a.key(), b.key());
+        let why = b.changes_since(&a);
+        assert_eq!(
+            why,
+            vec![
+                "roles/x/templates/a.j2 changed".to_string(),
+                "artifact /nvidia/x.run changed".to_string()
+            ]
+        );
+    }
+
+    #[test]
+    fn put_get_prune() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = LayerCache::new(dir.path()).expect("cache");
+        let tree = dir.path().join("t");
+        std::fs::create_dir_all(tree.join("etc")).expect("mkdir");
+        let inputs = Inputs {
+            tasks: "x".into(),
+            ..Inputs::default()
+        };
+        let blob = LayerBlob {
+            digest: "sha256:0".into(),
+            size: 1,
+            diff_id: "sha256:1".into(),
+            diff_size: 2,
+        };
+        let entry = Entry {
+            blob,
+            tree: PathBuf::new(),
+            registered: Json::Null,
+            inputs: inputs.clone(),
+            seconds: 1.0,
+        };
+        cache.put(&tree, &entry).expect("put");
+        assert!(cache
+            .get(&inputs)
+            .is_some_and(|e| e.tree.join("etc").is_dir()));
+        assert_eq!(cache.prune().expect("prune"), 1, "unused by any last build");
+        assert!(cache.get(&inputs).is_none());
+    }
+}

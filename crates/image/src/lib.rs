@@ -1,0 +1,11 @@
+//! Images: layers from folders, content-addressed blobs, OCI layout and docker-archive
+//! outputs, bases, and the layer cache.
+
+pub mod base;
+pub mod blobs;
+pub mod build;
+pub mod cache;
+pub mod hashing;
+pub mod layer;
+pub mod oci;
+pub mod pargz;

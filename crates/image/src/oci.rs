@@ -1,0 +1,362 @@
+//! OCI image config, manifest and index, as canonical JSON (fixed field order, no whitespace,
+//! `created` from the epoch), and the two outputs: an OCI image layout and a docker-archive.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::blobs::{BlobStore, LayerBlob};
+
+/// Media types.
+pub const MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+/// OCI config media type.
+pub const CONFIG: &str = "application/vnd.oci.image.config.v1+json";
+/// gzip layer media type.
+pub const LAYER_GZIP: &str = "application/vnd.oci.image.layer.v1.tar+gzip";
+/// Index media type.
+pub const INDEX: &str = "application/vnd.oci.image.index.v1+json";
+
+/// What an image is made of.
+#[derive(Debug, Clone)]
+pub struct ImageSpec {
+    /// Layers, bottom first, with the step that made each.
+    pub layers: Vec<(LayerBlob, String)>,
+    /// Labels (`org.opencontainers.image.*`, `io.imgbuild.*`).
+    pub labels: BTreeMap<String, String>,
+    /// Seconds since 1970 for every timestamp.
+    pub epoch: u64,
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for seconds since 1970.
+pub fn rfc3339(epoch: u64) -> String {
+    let days = (epoch / 86_400) as i64;
+    let secs = epoch % 86_400;
+    // Howard Hinnant's days-to-civil.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+#[derive(Serialize)]
+struct Descriptor<'a> {
+    #[serde(rename = "mediaType")]
+    media_type: &'a str,
+    digest: &'a str,
+    size: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    annotations: Option<BTreeMap<&'a str, &'a str>>,
+}
+
+#[derive(Serialize)]
+struct RunConfig<'a> {
+    #[serde(rename = "Env")]
+    env: Vec<&'a str>,
+    #[serde(rename = "Cmd")]
+    cmd: Vec<&'a str>,
+    #[serde(rename = "Labels")]
+    labels: &'a BTreeMap<String, String>,
+}
+
+#[derive(Serialize)]
+struct RootFs<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    diff_ids: Vec<&'a str>,
+}
+
+#[derive(Serialize)]
+struct History<'a> {
+    created: &'a str,
+    created_by: &'a str,
+}
+
+#[derive(Serialize)]
+struct Config<'a> {
+    created: &'a str,
+    architecture: &'a str,
+    os: &'a str,
+    config: RunConfig<'a>,
+    rootfs: RootFs<'a>,
+    history: Vec<History<'a>>,
+}
+
+#[derive(Serialize)]
+struct Manifest<'a> {
+    #[serde(rename = "schemaVersion")]
+    schema_version: u32,
+    #[serde(rename = "mediaType")]
+    media_type: &'a str,
+    config: Descriptor<'a>,
+    layers: Vec<Descriptor<'a>>,
+}
+
+#[derive(Serialize)]
+struct Index<'a> {
+    #[serde(rename = "schemaVersion")]
+    schema_version: u32,
+    #[serde(rename = "mediaType")]
+    media_type: &'a str,
+    manifests: Vec<Descriptor<'a>>,
+}
+
+/// The config and manifest of an image, stored in `blobs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// Config digest.
+    pub config: String,
+    /// Config bytes.
+    pub config_bytes: Vec<u8>,
+    /// Manifest digest.
+    pub manifest: String,
+    /// Manifest bytes.
+    pub manifest_bytes: Vec<u8>,
+}
+
+fn json(value: &impl Serialize) -> std::io::Result<Vec<u8>> {
+    serde_json::to_vec(value).map_err(std::io::Error::other)
+}
+
+/// Writes the config and manifest of `spec` into `blobs`.
+pub fn write_image(blobs: &BlobStore, spec: &ImageSpec) -> std::io::Result<Written> {
+    let created = rfc3339(spec.epoch);
+    let config = Config {
+        created: &created,
+        architecture: "amd64",
+        os: "linux",
+        config: RunConfig {
+            env: vec!["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
+            cmd: vec!["/bin/sh"],
+            labels: &spec.labels,
+        },
+        rootfs: RootFs {
+            kind: "layers",
+            diff_ids: spec
+                .layers
+                .iter()
+                .map(|(l, _)| l.diff_id.as_str())
+                .collect(),
+        },
+        history: spec
+            .layers
+            .iter()
+            .map(|(_, by)| History {
+                created: &created,
+                created_by: by,
+            })
+            .collect(),
+    };
+    let config_bytes = json(&config)?;
+    let config_digest = blobs.write_bytes(&config_bytes)?;
+    let manifest = Manifest {
+        schema_version: 2,
+        media_type: MANIFEST,
+        config: Descriptor {
+            media_type: CONFIG,
+            digest: &config_digest,
+            size: config_bytes.len() as u64,
+            annotations: None,
+        },
+        layers: spec
+            .layers
+            .iter()
+            .map(|(l, _)| Descriptor {
+                media_type: LAYER_GZIP,
+                digest: &l.digest,
+                size: l.size,
+                annotations: None,
+            })
+            .collect(),
+    };
+    let manifest_bytes = json(&manifest)?;
+    let manifest_digest = blobs.write_bytes(&manifest_bytes)?;
+    Ok(Written {
+        config: config_digest,
+        config_bytes,
+        manifest: manifest_digest,
+        manifest_bytes,
+    })
+}
+
+/// Puts `tmp` where `dest` is, atomically replacing an older output.
+pub fn replace(tmp: &Path, dest: &Path) -> std::io::Result<()> {
+    if dest.is_dir() && !dest.is_symlink() {
+        let old = dest.with_extension(format!("old-{}", std::process::id()));
+        std::fs::rename(dest, &old)?;
+        std::fs::rename(tmp, dest)?;
+        let _ = std::fs::remove_dir_all(&old);
+        Ok(())
+    } else {
+        std::fs::rename(tmp, dest)
+    }
+}
+
+fn link_or_copy(from: &Path, to: &Path) -> std::io::Result<()> {
+    if std::fs::hard_link(from, to).is_err() {
+        std::fs::copy(from, to)?;
+    }
+    Ok(())
+}
+
+/// Writes an OCI image layout at `dest` (through a temporary folder and a rename), tagged `tag`.
+pub fn write_oci_layout(
+    dest: &Path,
+    blobs: &BlobStore,
+    spec: &ImageSpec,
+    written: &Written,
+    tag: &str,
+) -> std::io::Result<()> {
+    let parent = dest.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".oci-")
+        .tempdir_in(parent)?;
+    let root = tmp.path();
+    std::fs::create_dir_all(root.join("blobs/sha256"))?;
+    std::fs::write(
+        root.join("oci-layout"),
+        br#"{"imageLayoutVersion":"1.0.0"}"#,
+    )?;
+    let mut digests: Vec<&str> = spec.layers.iter().map(|(l, _)| l.digest.as_str()).collect();
+    digests.push(&written.config);
+    digests.push(&written.manifest);
+    for digest in digests {
+        let target = root
+            .join("blobs/sha256")
+            .join(digest.trim_start_matches("sha256:"));
+        if !target.exists() {
+            link_or_copy(&blobs.path(digest), &target)?;
+        }
+    }
+    let mut annotations = BTreeMap::new();
+    annotations.insert("org.opencontainers.image.ref.name", tag);
+    let index = Index {
+        schema_version: 2,
+        media_type: INDEX,
+        manifests: vec![Descriptor {
+            media_type: MANIFEST,
+            digest: &written.manifest,
+            size: written.manifest_bytes.len() as u64,
+            annotations: Some(annotations),
+        }],
+    };
+    std::fs::write(root.join("index.json"), json(&index)?)?;
+    std::fs::set_permissions(root, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+    let kept = tmp.keep();
+    replace(&kept, dest)
+}
+
+fn tar_header(size: u64, epoch: u64, kind: tar::EntryType) -> tar::Header {
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(kind);
+    header.set_size(size);
+    header.set_mode(if kind == tar::EntryType::Directory {
+        0o755
+    } else {
+        0o644
+    });
+    header.set_mtime(epoch);
+    header.set_uid(0);
+    header.set_gid(0);
+    header
+}
+
+#[derive(Serialize)]
+struct ArchiveManifest<'a> {
+    #[serde(rename = "Config")]
+    config: String,
+    #[serde(rename = "RepoTags")]
+    repo_tags: Vec<&'a str>,
+    #[serde(rename = "Layers")]
+    layers: Vec<String>,
+}
+
+/// Writes a docker-archive (what `docker save` writes and Warewulf imports) at `dest`, with
+/// uncompressed layers, through a temporary file and a rename.
+pub fn write_docker_archive(
+    dest: &Path,
+    blobs: &BlobStore,
+    spec: &ImageSpec,
+    written: &Written,
+    repo_tag: &str,
+) -> std::io::Result<()> {
+    let parent = dest.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)?;
+    let tmp = tempfile::NamedTempFile::new_in(parent)?;
+    let mut builder = tar::Builder::new(std::io::BufWriter::with_capacity(1 << 20, tmp.reopen()?));
+    let config_name = format!("{}.json", written.config.trim_start_matches("sha256:"));
+    let mut layer_names = Vec::new();
+    for (layer, _) in &spec.layers {
+        let hex = layer.diff_id.trim_start_matches("sha256:");
+        let name = format!("{hex}/layer.tar");
+        let mut header = tar_header(0, spec.epoch, tar::EntryType::Directory);
+        builder.append_data(&mut header, format!("{hex}/"), std::io::empty())?;
+        let mut header = tar_header(layer.diff_size, spec.epoch, tar::EntryType::Regular);
+        let blob = std::fs::File::open(blobs.path(&layer.digest))?;
+        let reader =
+            flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 20, blob));
+        builder.append_data(&mut header, &name, reader.take(layer.diff_size))?;
+        layer_names.push(name);
+    }
+    let mut header = tar_header(
+        written.config_bytes.len() as u64,
+        spec.epoch,
+        tar::EntryType::Regular,
+    );
+    builder.append_data(&mut header, &config_name, written.config_bytes.as_slice())?;
+    let manifest = vec![ArchiveManifest {
+        config: config_name,
+        repo_tags: vec![repo_tag],
+        layers: layer_names,
+    }];
+    let manifest = json(&manifest)?;
+    let mut header = tar_header(manifest.len() as u64, spec.epoch, tar::EntryType::Regular);
+    builder.append_data(&mut header, "manifest.json", manifest.as_slice())?;
+    let mut out = builder.into_inner()?;
+    out.flush()?;
+    let file = out.into_inner().map_err(|e| e.into_error())?;
+    file.sync_all()?;
+    crate::blobs::readable(tmp.path())?;
+    tmp.persist(dest).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The path a docker-archive output may have: Warewulf reads it as `file://` and refuses `:`.
+pub fn archive_path_ok(path: &Path) -> bool {
+    !path.to_string_lossy().contains(':')
+}
+
+/// Where the outputs of an image go below `out`.
+pub fn output_paths(out: &Path, image: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = out.join(image);
+    (
+        dir.join("oci"),
+        dir.join(format!("{image}.tar")),
+        dir.join("rootfs"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_from_epoch() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    }
+}

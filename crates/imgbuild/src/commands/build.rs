@@ -1,0 +1,99 @@
+//! `imgbuild build`: plan, base, layers, outputs.
+
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Context};
+use engine::events::Reporter;
+use image::build::{BuildError, Formats, Settings};
+use planner::{PlanOptions, Project};
+
+use super::session::{
+    cache_dir, describe_failure, downloads, reporter, save_lock, source_date_epoch,
+};
+use crate::cli::{BuildArgs, OutputFormat};
+use crate::Failure;
+
+fn failure(e: BuildError) -> Failure {
+    match e {
+        BuildError::Task(task) => Failure::Run(describe_failure(&task)),
+        BuildError::Facts(message) => Failure::Run(anyhow!(message)),
+        other => Failure::Run(anyhow!(other)),
+    }
+}
+
+/// Builds each image in turn.
+pub fn run(
+    project: &Project,
+    args: &BuildArgs,
+    opts: &PlanOptions,
+    json: bool,
+) -> Result<ExitCode, Failure> {
+    let formats = Formats {
+        oci: args.format.contains(&OutputFormat::Oci),
+        docker_archive: args.format.contains(&OutputFormat::DockerArchive),
+        chroot: args.format.contains(&OutputFormat::Chroot),
+    };
+    let plans = args
+        .images
+        .iter()
+        .map(|image| planner::plan(project, image, opts))
+        .collect::<Result<Vec<_>, _>>()?;
+    let reporter: std::sync::Arc<dyn Reporter> = reporter(json).into();
+    let (downloads, lock) = downloads(&project.root, args.locked, reporter.clone())?;
+    let exe = std::env::current_exe()
+        .context("finding the imgbuild binary")
+        .map_err(Failure::Run)?;
+    let out = if args.out.is_absolute() {
+        args.out.clone()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(&args.out)
+    };
+    let mut result = Ok(ExitCode::SUCCESS);
+    for plan in &plans {
+        super::print_warnings(&plan.warnings);
+        let settings = Settings {
+            project_root: project.root.clone(),
+            out: out.clone(),
+            formats,
+            no_cache: args.no_cache,
+            exe: exe.clone(),
+            cache_dir: cache_dir(),
+            epoch: source_date_epoch(&project.root, &plan.inputs)?,
+            gzip_level: args.gzip_level,
+        };
+        let pin = |url: &str| {
+            lock.get(url)
+                .map(|p| p.sha256.clone())
+                .or_else(|| downloads.0.lock().get(url).map(|p| p.sha256.clone()))
+        };
+        match image::build::build(plan, &settings, &downloads, reporter.as_ref(), &pin) {
+            Ok(report) => {
+                if json {
+                    let layers: Vec<serde_json::Value> = report
+                        .layers
+                        .iter()
+                        .map(|l| serde_json::json!({"role": l.role, "digest": l.digest, "size": l.size, "cached": l.cached, "seconds": l.seconds, "why": l.why}))
+                        .collect();
+                    println!(
+                        "{}",
+                        serde_json::json!({"event": "built", "image": report.image, "manifest": report.manifest, "config": report.config, "layers": layers, "outputs": report.outputs, "seconds": report.seconds})
+                    );
+                } else {
+                    println!(
+                        "{}: {} ({:.1}s)",
+                        report.image, report.manifest, report.seconds
+                    );
+                    for output in &report.outputs {
+                        println!("  {}", output.display());
+                    }
+                }
+            }
+            Err(e) => {
+                result = Err(failure(e));
+                break;
+            }
+        }
+    }
+    save_lock(&project.root, &downloads, &lock)?;
+    result
+}

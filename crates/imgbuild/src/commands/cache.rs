@@ -1,0 +1,46 @@
+//! `imgbuild cache list|prune`.
+
+use std::process::ExitCode;
+
+use anyhow::anyhow;
+use image::cache::LayerCache;
+
+use super::session::cache_dir;
+use crate::cli::{CacheAction, CacheArgs};
+use crate::Failure;
+
+/// Lists or prunes the layer cache.
+pub fn run(args: &CacheArgs, json: bool) -> Result<ExitCode, Failure> {
+    let cache = LayerCache::new(&cache_dir())
+        .map_err(|e| Failure::Run(anyhow!("{}: {e}", cache_dir().display())))?;
+    match args.action {
+        CacheAction::List => {
+            let entries = cache.list();
+            if json {
+                let list: Vec<serde_json::Value> = entries
+                    .iter()
+                    .map(|(key, e)| serde_json::json!({"key": key, "digest": e.blob.digest, "size": e.blob.size, "seconds": e.seconds}))
+                    .collect();
+                println!("{}", serde_json::Value::Array(list));
+            } else {
+                for (key, entry) in &entries {
+                    println!(
+                        "{}  {:>10}  {}  built in {:.1}s",
+                        &key[..12.min(key.len())],
+                        entry.blob.size,
+                        entry.blob.digest,
+                        entry.seconds
+                    );
+                }
+                println!("{} layers in {}", entries.len(), cache_dir().display());
+            }
+        }
+        CacheAction::Prune => {
+            let removed = cache
+                .prune()
+                .map_err(|e| Failure::Run(anyhow!("pruning {}: {e}", cache_dir().display())))?;
+            println!("removed {removed} layers no last build uses");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

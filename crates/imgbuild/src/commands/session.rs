@@ -1,0 +1,147 @@
+//! What the commands that run tasks share: the cache folder, the reporter, downloads, and
+//! how a failed task is told.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+use engine::events::{JsonReporter, PlainReporter, Reporter, TerminalReporter};
+use engine::executor::TaskFailure;
+use engine::modules::Downloader;
+use mirror::Fetcher;
+
+/// The site mirror's downloads, for the engine.
+pub struct MirrorDownloads(pub Fetcher);
+
+impl Downloader for MirrorDownloads {
+    fn fetch(&self, url: &str, sha256: Option<&str>) -> Result<PathBuf, String> {
+        self.0.fetch(url, sha256).map_err(|e| e.to_string())
+    }
+}
+
+/// The cache folder shared by all builds: `$IMGBUILD_CACHE`, else `$XDG_CACHE_HOME/imgbuild`,
+/// else `~/.cache/imgbuild`.
+pub fn cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("IMGBUILD_CACHE") {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(dir).join("imgbuild");
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/root"));
+    home.join(".cache/imgbuild")
+}
+
+/// The reporter for this run: JSON events, plain lines in CI, or a live terminal line.
+pub fn reporter(json: bool) -> Box<dyn Reporter> {
+    if json {
+        Box::new(JsonReporter)
+    } else if std::env::var_os("CI").is_some() || !std::io::stderr().is_terminal() {
+        Box::new(PlainReporter)
+    } else {
+        Box::new(TerminalReporter::new())
+    }
+}
+
+/// Explains a failed task: role, task, source line, command, exit code, last output lines.
+pub fn describe_failure(f: &TaskFailure) -> anyhow::Error {
+    let mut text = format!(
+        "task failed: {} › {} ({})\n  module: {}",
+        f.role, f.task, f.source_line, f.module
+    );
+    if let Some(cmd) = &f.command {
+        text.push_str(&format!("\n  command: {cmd}"));
+    }
+    if let Some(rc) = f.rc {
+        text.push_str(&format!("\n  exit code: {rc}"));
+    }
+    text.push_str(&format!("\n  {}", f.msg.replace('\n', "\n  ")));
+    if !f.output_tail.is_empty() {
+        text.push_str("\n  last lines of output:");
+        for line in &f.output_tail {
+            text.push_str(&format!("\n    {line}"));
+        }
+    }
+    anyhow!(text)
+}
+
+/// The project's `mirror.lock`, a fetcher pinning into it (reporting progress to `reporter`),
+/// and the lock as it was (to tell whether it changed).
+pub fn downloads(
+    project_root: &std::path::Path,
+    locked: bool,
+    reporter: std::sync::Arc<dyn Reporter>,
+) -> Result<(MirrorDownloads, mirror::Lock), crate::Failure> {
+    let lock_path = project_root.join("mirror.lock");
+    let lock = mirror::Lock::load(&lock_path).map_err(|e| crate::Failure::Input(anyhow!(e)))?;
+    let options = mirror::FetchOptions {
+        locked,
+        ..mirror::FetchOptions::default()
+    };
+    let fetcher = Fetcher::new(&cache_dir().join("downloads"), lock.clone(), options)
+        .map_err(|e| crate::Failure::Run(anyhow!(e)))?
+        .with_progress(Box::new(move |url, bytes, total| {
+            reporter.event(&engine::events::Event::Download {
+                url: url.to_owned(),
+                bytes,
+                total,
+            });
+        }));
+    Ok((MirrorDownloads(fetcher), lock))
+}
+
+/// Writes the pins the run added to `mirror.lock`.
+pub fn save_lock(
+    project_root: &std::path::Path,
+    downloads: &MirrorDownloads,
+    before: &mirror::Lock,
+) -> Result<(), crate::Failure> {
+    let pinned = downloads.0.lock();
+    if pinned != *before {
+        let path = project_root.join("mirror.lock");
+        pinned
+            .save(&path)
+            .map_err(|e| crate::Failure::Run(anyhow!("writing {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// Seconds for every timestamp of an image: `SOURCE_DATE_EPOCH`, else the commit time of the
+/// newest commit touching the plan's inputs, else the newest input's modification time.
+pub fn source_date_epoch(
+    project_root: &std::path::Path,
+    inputs: &[String],
+) -> Result<u64, crate::Failure> {
+    if let Ok(value) = std::env::var("SOURCE_DATE_EPOCH") {
+        return value.trim().parse().map_err(|_| {
+            crate::Failure::Input(anyhow!(
+                "SOURCE_DATE_EPOCH '{value}' is not a number of seconds"
+            ))
+        });
+    }
+    let git = std::process::Command::new("git")
+        .arg("-C")
+        .arg(project_root)
+        .args(["log", "-1", "--format=%ct", "--"])
+        .args(inputs)
+        .output();
+    if let Ok(out) = git {
+        if let Ok(seconds) = String::from_utf8_lossy(&out.stdout).trim().parse::<u64>() {
+            return Ok(seconds);
+        }
+    }
+    Ok(inputs
+        .iter()
+        .filter_map(|f| {
+            std::fs::metadata(project_root.join(f))
+                .ok()?
+                .modified()
+                .ok()
+        })
+        .filter_map(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs())
+        .max()
+        .unwrap_or(0))
+}
