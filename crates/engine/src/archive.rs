@@ -173,6 +173,17 @@ pub fn extract_tar(
                 continue;
             }
         }
+        let xattrs: Vec<(String, Vec<u8>)> = match entry.pax_extensions() {
+            Ok(Some(extensions)) => extensions
+                .filter_map(Result::ok)
+                .filter_map(|ext| {
+                    let key = ext.key().ok()?;
+                    let name = key.strip_prefix("SCHILY.xattr.")?;
+                    Some((name.to_owned(), ext.value_bytes().to_vec()))
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
         let header = entry.header();
         let mode = header.mode().unwrap_or(0o644) & 0o7777;
         let uid = header.uid().ok().and_then(|u| u32::try_from(u).ok());
@@ -190,8 +201,8 @@ pub fn extract_tar(
                     fs.mkdir_all(&path, mode)?;
                     stats.written += 1;
                 }
-                fs.chmod(&path, mode)?;
                 fs.chown(&path, uid, gid)?;
+                fs.chmod(&path, mode)?;
             }
             tar::EntryType::Regular | tar::EntryType::Continuous | tar::EntryType::GNUSparse => {
                 let size = entry.size();
@@ -221,7 +232,12 @@ pub fn extract_tar(
                         ArchiveError::Fs(e)
                     }
                 })?;
+                // chown clears setuid/setgid bits and file capabilities: mode and xattrs follow it.
                 fs.chown(&path, uid, gid)?;
+                fs.chmod(&path, mode)?;
+                for (name, value) in &xattrs {
+                    fs.set_xattr(&path, name, value)?;
+                }
                 fs.set_times(&path, mtime)?;
                 stats.written += 1;
             }
@@ -296,6 +312,8 @@ pub fn extract_tar(
                 fs.remove_all(&path)?;
                 fs.mknod(&path, file_type, mode, rustix::fs::makedev(major, minor))?;
                 fs.chown(&path, uid, gid)?;
+                // mknod is subject to the umask.
+                fs.chmod(&path, mode)?;
                 stats.written += 1;
             }
             tar::EntryType::XGlobalHeader

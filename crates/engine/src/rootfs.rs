@@ -68,8 +68,8 @@ pub struct Meta {
 pub struct RootFs {
     root: PathBuf,
     root_fd: OwnedFd,
-    scratch: PathBuf,
-    scratch_fd: OwnedFd,
+    /// `/tmp` redirection: the scratch folder (none for plain folders such as image outputs).
+    scratch_fd: Option<OwnedFd>,
 }
 
 fn open_dir_fd(path: &Path) -> std::io::Result<OwnedFd> {
@@ -112,8 +112,16 @@ impl RootFs {
         Ok(Self {
             root: root.to_owned(),
             root_fd: open_dir_fd(root)?,
-            scratch: scratch.to_owned(),
-            scratch_fd: open_dir_fd(scratch)?,
+            scratch_fd: Some(open_dir_fd(scratch)?),
+        })
+    }
+
+    /// A plain folder: every path, `/tmp` too, is inside `root` (layers applied to an output).
+    pub fn plain(root: &Path) -> std::io::Result<Self> {
+        Ok(Self {
+            root: root.to_owned(),
+            root_fd: open_dir_fd(root)?,
+            scratch_fd: None,
         })
     }
 
@@ -122,16 +130,15 @@ impl RootFs {
         &self.root
     }
 
-    /// The scratch folder that is `/tmp` inside.
-    pub fn scratch(&self) -> &Path {
-        &self.scratch
-    }
-
     /// The base fd and the path relative to it for a rootfs path (`/tmp/...` goes to scratch).
     fn base(&self, path: &Path) -> std::io::Result<(&OwnedFd, PathBuf)> {
         let parts = components(path)?;
-        if parts.first().map(String::as_str) == Some("tmp") {
-            return Ok((&self.scratch_fd, parts[1..].iter().collect()));
+        if let Some(scratch) = self
+            .scratch_fd
+            .as_ref()
+            .filter(|_| parts.first().map(String::as_str) == Some("tmp"))
+        {
+            return Ok((scratch, parts[1..].iter().collect()));
         }
         Ok((&self.root_fd, parts.iter().collect()))
     }
@@ -336,6 +343,19 @@ impl RootFs {
         let _ = rustix::fs::unlinkat(&dir, tmp_name.as_str(), AtFlags::empty());
         rustix::fs::symlinkat(target, &dir, tmp_name.as_str()).map_err(|e| err(path, e))?;
         rustix::fs::renameat(&dir, tmp_name.as_str(), &dir, name.as_str()).map_err(|e| err(path, e))
+    }
+
+    /// Sets an extended attribute (following symlinks inside the rootfs).
+    pub fn set_xattr(&self, path: &Path, name: &str, value: &[u8]) -> FsResult<()> {
+        let fd = self.open(path, OFlags::PATH, 0).map_err(|e| err(path, e))?;
+        let proc_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd));
+        rustix::fs::setxattr(
+            proc_path.as_str(),
+            name,
+            value,
+            rustix::fs::XattrFlags::empty(),
+        )
+        .map_err(|e| err(path, e))
     }
 
     /// Creates a device node or fifo.

@@ -18,7 +18,8 @@ use crate::layer::Source;
 pub struct BaseLayer {
     /// The blob.
     pub blob: LayerBlob,
-    /// The folder, used as an overlay lower.
+    /// The folder, used as an overlay lower (derived from the cache entry's place, not stored).
+    #[serde(skip)]
     pub tree: PathBuf,
     /// What made it.
     pub created_by: String,
@@ -92,6 +93,21 @@ struct Cached {
     layers: Vec<BaseLayer>,
 }
 
+/// Holds an exclusive lock on `path` (created if missing) until dropped, so that builds
+/// running at the same time make a cached base once.
+pub fn lock(path: &Path) -> std::io::Result<std::fs::File> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
+    Ok(file)
+}
+
 /// Makes (or finds in `cache`) the base layers, bottom first.
 pub fn prepare(
     request: &BaseRequest,
@@ -113,7 +129,10 @@ pub fn prepare(
 
 fn load_cached(dir: &Path, blobs: &BlobStore) -> Option<Vec<BaseLayer>> {
     let text = std::fs::read_to_string(dir.join("base.json")).ok()?;
-    let cached: Cached = serde_json::from_str(&text).ok()?;
+    let mut cached: Cached = serde_json::from_str(&text).ok()?;
+    for layer in &mut cached.layers {
+        layer.tree = dir.join("tree");
+    }
     cached
         .layers
         .iter()
@@ -156,6 +175,7 @@ fn debootstrap(
         .as_bytes(),
     );
     let dir = cache.join("bases").join(key.trim_start_matches("sha256:"));
+    let _guard = lock(&dir.with_extension("lock")).map_err(io("locking the base cache"))?;
     if let Some(layers) = load_cached(&dir, blobs) {
         return Ok(layers);
     }
@@ -287,6 +307,7 @@ fn from_file(
     }
     let key = digest_of(digests.join("\n").as_bytes());
     let dir = cache.join("bases").join(key.trim_start_matches("sha256:"));
+    let _guard = lock(&dir.with_extension("lock")).map_err(io("locking the base cache"))?;
     if let Some(cached) = load_cached(&dir, blobs) {
         return Ok(cached);
     }
@@ -295,9 +316,7 @@ fn from_file(
     let work = dir.join(format!("tree.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).map_err(io("unpacking the base"))?;
-    let scratch = tempfile::tempdir_in(cache).map_err(io("unpacking the base"))?;
-    let fs =
-        engine::rootfs::RootFs::new(&work, scratch.path()).map_err(io("unpacking the base"))?;
+    let fs = engine::rootfs::RootFs::plain(&work).map_err(io("unpacking the base"))?;
     for (i, file) in layer_files.iter().enumerate() {
         let opened = std::fs::File::open(file).map_err(io("reading a layer"))?;
         let reader: Box<dyn std::io::Read> = if compressed {

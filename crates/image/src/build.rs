@@ -497,9 +497,7 @@ pub fn write_rootfs(dest: &Path, blobs: &BlobStore, spec: &ImageSpec) -> Result<
         .prefix(".rootfs-")
         .tempdir_in(parent)
         .map_err(io("creating the rootfs folder"))?;
-    let scratch = tempfile::tempdir_in(parent).map_err(io("creating the rootfs folder"))?;
-    let fs = engine::rootfs::RootFs::new(tmp.path(), scratch.path())
-        .map_err(io("opening the rootfs folder"))?;
+    let fs = engine::rootfs::RootFs::plain(tmp.path()).map_err(io("opening the rootfs folder"))?;
     for (layer, _) in &spec.layers {
         let file = std::fs::File::open(blobs.path(&layer.digest)).map_err(io("reading a layer"))?;
         let reader =

@@ -1,0 +1,345 @@
+//! Images end to end (issue: images): real builds checked by the real OCI clients that
+//! Warewulf's import uses (skopeo, umoci), reproducibility, the layer cache, hostile bases.
+//! Needs root, debootstrap, skopeo and umoci, as CI has.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use serde_json::Value;
+
+struct Fixture {
+    _work: tempfile::TempDir,
+    project: PathBuf,
+    out: PathBuf,
+    cache: PathBuf,
+    root: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    require_root();
+    let work = tempfile::Builder::new()
+        .prefix("imgbuild-image-")
+        .tempdir_in("/var/tmp")
+        .expect("work dir");
+    let project = work.path().join("project");
+    copy_fixture("images", &project);
+    let out = work.path().join("out");
+    let cache = work.path().join("cache");
+    let root = work.path().to_owned();
+    // Share the debootstrapped base between the tests of this file (and runs) through the cache.
+    let shared = test_cache().join("image-tests-cache");
+    std::fs::create_dir_all(&shared).expect("shared cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    std::os::unix::fs::symlink(&shared, &cache).expect("link cache");
+    Fixture {
+        _work: work,
+        project,
+        out,
+        cache,
+        root,
+    }
+}
+
+fn build(f: &Fixture, extra: &[&str]) -> Value {
+    let out = f.out.to_string_lossy().into_owned();
+    let mut args = vec!["--json", "build", "--out", &out];
+    args.extend_from_slice(extra);
+    let result = imgbuild_env(
+        &f.project,
+        &args,
+        &[
+            ("IMGBUILD_CACHE", &f.cache),
+            ("SOURCE_DATE_EPOCH", Path::new("1700000000")),
+        ],
+    );
+    assert!(
+        result.status.success(),
+        "build {extra:?} failed: {}",
+        stderr(&result)
+    );
+    stdout(&result)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["event"] == "built")
+        .expect("a built event")
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn xattrs(path: &Path) -> BTreeMap<String, Vec<u8>> {
+    let out = Command::new("getfattr")
+        .args(["-h", "-d", "-m", "-", "-e", "hex"])
+        .arg(path)
+        .output()
+        .expect("getfattr");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.as_bytes().to_vec()))
+        .collect()
+}
+
+/// Every path below `root` with its kind, mode, owner, link target, size and xattrs, plus the
+/// groups of hard-linked paths.
+fn describe(root: &Path) -> (BTreeMap<String, String>, Vec<Vec<String>>) {
+    let mut entries = BTreeMap::new();
+    let mut inodes: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            let meta = std::fs::symlink_metadata(&path).expect("meta");
+            let rel = path
+                .strip_prefix(root)
+                .expect("prefix")
+                .to_string_lossy()
+                .into_owned();
+            let kind = if meta.is_dir() {
+                stack.push(path.clone());
+                "dir".to_owned()
+            } else if meta.file_type().is_symlink() {
+                format!(
+                    "link->{}",
+                    std::fs::read_link(&path).expect("link").display()
+                )
+            } else if meta.is_file() {
+                if meta.nlink() > 1 {
+                    inodes.entry(meta.ino()).or_default().push(rel.clone());
+                }
+                format!("file:{}", meta.len())
+            } else {
+                "special".to_owned()
+            };
+            let x = if meta.file_type().is_symlink() {
+                BTreeMap::new()
+            } else {
+                xattrs(&path)
+            };
+            entries.insert(
+                rel,
+                format!(
+                    "{kind} {:o} {}:{} {:?}",
+                    meta.mode() & 0o7777,
+                    meta.uid(),
+                    meta.gid(),
+                    x
+                ),
+            );
+        }
+    }
+    let mut groups: Vec<Vec<String>> = inodes
+        .into_values()
+        .map(|mut g| {
+            g.sort();
+            g
+        })
+        .collect();
+    groups.sort();
+    (entries, groups)
+}
+
+#[test]
+fn warewulfs_import_path_reads_back_the_same_tree() {
+    let f = fixture();
+    let built = build(
+        &f,
+        &["layers-test", "--format", "oci,docker-archive,chroot"],
+    );
+    let dir = f.out.join("layers-test");
+    let inspect: Value = serde_json::from_str(&run(Command::new("skopeo")
+        .arg("inspect")
+        .arg(format!("oci:{}:latest", dir.join("oci").display()))))
+    .expect("inspect");
+    assert_eq!(inspect["Digest"], built["manifest"]);
+    assert_eq!(inspect["Labels"]["io.imgbuild.kernel"], "6.1.0-50-amd64");
+    assert_eq!(
+        inspect["Layers"].as_array().map(Vec::len),
+        Some(3),
+        "base + two roles"
+    );
+    run(Command::new("skopeo").arg("inspect").arg(format!(
+        "docker-archive:{}",
+        dir.join("layers-test.tar").display()
+    )));
+    let oci = f.root.join("copied");
+    run(Command::new("skopeo")
+        .args(["copy", "-q"])
+        .arg(format!(
+            "docker-archive:{}",
+            dir.join("layers-test.tar").display()
+        ))
+        .arg(format!("oci:{}:x", oci.display())));
+    let bundle = f.root.join("bundle");
+    run(Command::new("umoci")
+        .args(["unpack", "--image"])
+        .arg(format!("{}:x", oci.display()))
+        .arg(&bundle));
+    let (ours, our_links) = describe(&dir.join("rootfs"));
+    let (theirs, their_links) = describe(&bundle.join("rootfs"));
+    let differ: Vec<String> = ours
+        .iter()
+        .filter(|(k, v)| theirs.get(*k) != Some(v))
+        .map(|(k, v)| format!("{k}: ours {v} / umoci {:?}", theirs.get(k)))
+        .chain(
+            theirs
+                .keys()
+                .filter(|k| !ours.contains_key(*k))
+                .map(|k| format!("{k}: only in umoci's")),
+        )
+        .take(20)
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "the trees differ:\n{}",
+        differ.join("\n")
+    );
+    assert_eq!(our_links, their_links);
+    // What the roles did is there, and what they deleted is not.
+    let rootfs = bundle.join("rootfs");
+    let secret = std::fs::metadata(rootfs.join("srv/data/secret")).expect("secret");
+    assert_eq!(
+        (secret.mode() & 0o7777, secret.uid(), secret.gid()),
+        (0o600, 123, 456)
+    );
+    assert_eq!(
+        std::fs::metadata(rootfs.join("srv/data/prog"))
+            .expect("prog")
+            .mode()
+            & 0o7777,
+        0o4755
+    );
+    assert!(our_links.iter().any(|g| g
+        == &vec![
+            "srv/data/prog".to_string(),
+            "srv/data/prog-hard".to_string()
+        ]));
+    assert_eq!(
+        std::fs::read_link(rootfs.join("srv/data/sub/link")).expect("link"),
+        Path::new("../data/secret")
+    );
+    assert!(xattrs(&rootfs.join("srv/data/secret")).contains_key("user.imgbuild"));
+    assert!(xattrs(&rootfs.join("srv/data/prog")).contains_key("security.capability"));
+    assert!(
+        !rootfs.join("etc/motd").exists(),
+        "a whiteout of a base file"
+    );
+    assert!(
+        !rootfs.join("srv/data/conf").exists(),
+        "a whiteout of a file of the first role"
+    );
+    let replaced: Vec<_> = std::fs::read_dir(rootfs.join("srv/replaced"))
+        .expect("replaced")
+        .map(|e| e.expect("e").file_name())
+        .collect();
+    assert_eq!(
+        replaced,
+        vec![std::ffi::OsString::from("new.txt")],
+        "an opaque folder"
+    );
+    assert!(rootfs.join("bin/sh").exists());
+}
+
+#[test]
+fn the_same_inputs_give_the_same_digest_and_a_template_change_rebuilds_from_its_layer() {
+    let f = fixture();
+    let first = build(&f, &["repro-test", "--no-cache"]);
+    let second = build(&f, &["repro-test", "--no-cache"]);
+    assert_eq!(
+        first["manifest"], second["manifest"],
+        "two builds from scratch differ"
+    );
+    let cached = build(&f, &["repro-test"]);
+    assert_eq!(cached["manifest"], first["manifest"]);
+    assert_eq!(cached["layers"][1]["cached"], true);
+    // Change the template of the role: its layer is rebuilt and says why; the base is reused.
+    let template = f.project.join("roles/plain/templates/greeting.j2");
+    std::fs::write(&template, "{{ greeting }}, {{ inventory_hostname }}\n").expect("edit");
+    let changed = build(&f, &["repro-test"]);
+    assert_ne!(changed["manifest"], first["manifest"]);
+    assert_eq!(
+        changed["layers"][0]["digest"], first["layers"][0]["digest"],
+        "the base layer is unchanged"
+    );
+    assert_eq!(changed["layers"][1]["cached"], false);
+    let why = changed["layers"][1]["why"].to_string();
+    assert!(
+        why.contains("roles/plain/templates/greeting.j2 changed"),
+        "{why}"
+    );
+    // And -e changes the variables, so the layer again.
+    let varied = build(&f, &["repro-test", "-e", "greeting=hi"]);
+    assert_ne!(
+        varied["layers"][1]["digest"],
+        changed["layers"][1]["digest"]
+    );
+}
+
+#[test]
+fn a_base_archive_that_climbs_out_is_refused_and_writes_nothing_outside() {
+    let f = fixture();
+    // A docker-archive whose only layer holds ../escaped and /abs.
+    let staging = f.root.join("evil");
+    std::fs::create_dir_all(&staging).expect("mkdir");
+    let mut layer = tar::Builder::new(Vec::new());
+    for name in ["../escaped", "ok.txt"] {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(2);
+        header.set_mode(0o644);
+        header.set_entry_type(tar::EntryType::Regular);
+        header.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+        header.set_cksum();
+        layer.append(&header, &b"x\n"[..]).expect("append");
+    }
+    let layer = layer.into_inner().expect("layer");
+    let mut archive = tar::Builder::new(Vec::new());
+    let mut add = |name: &str, data: &[u8]| {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(data.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        archive
+            .append_data(&mut header, name, data)
+            .expect("append");
+    };
+    add("layer/layer.tar", &layer);
+    add("config.json", b"{}");
+    add(
+        "manifest.json",
+        br#"[{"Config":"config.json","RepoTags":["evil:1"],"Layers":["layer/layer.tar"]}]"#,
+    );
+    std::fs::write(
+        f.project.join("evil.tar"),
+        archive.into_inner().expect("archive"),
+    )
+    .expect("write");
+    let out = f.out.to_string_lossy().into_owned();
+    let result = imgbuild_env(
+        &f.project,
+        &["build", "--out", &out, "evil-base"],
+        &[("IMGBUILD_CACHE", &f.cache)],
+    );
+    assert_eq!(result.status.code(), Some(1), "{}", stderr(&result));
+    assert!(
+        stderr(&result).contains("refused: entry '../escaped'"),
+        "{}",
+        stderr(&result)
+    );
+    assert!(!f.cache.join("bases").join("escaped").exists() && !f.root.join("escaped").exists());
+    assert!(
+        !f.out.join("evil-base").exists(),
+        "no output for a failed build"
+    );
+}
