@@ -60,6 +60,8 @@ pub struct Settings {
     pub epoch: u64,
     /// gzip level, 1–9.
     pub gzip_level: u32,
+    /// Run verify before writing the outputs (and fail the build when a check fails).
+    pub verify: bool,
 }
 
 /// One layer of a build.
@@ -96,6 +98,8 @@ pub struct BuildReport {
     pub outputs: Vec<PathBuf>,
     /// Seconds the build took.
     pub seconds: f64,
+    /// What verify found, when it ran.
+    pub verify: Option<verify::Report>,
 }
 
 /// Why a build failed.
@@ -113,6 +117,9 @@ pub enum BuildError {
     /// The sandbox failed.
     #[error("{0}")]
     Sandbox(String),
+    /// The image was built but verify found problems (no output was written; see the report).
+    #[error("verify failed, so no output was written:\n{0}")]
+    Verify(String),
     /// Reading or writing files failed.
     #[error("{what}: {source}")]
     Io {
@@ -238,6 +245,9 @@ fn labels(plan: &Plan, project_root: &Path, epoch: u64) -> BTreeMap<String, Stri
     let var = |k: &str| plan.vars.get(k).and_then(Json::as_str).map(str::to_owned);
     let mut labels = BTreeMap::new();
     labels.insert("org.opencontainers.image.title".into(), plan.image.clone());
+    if plan.roles.iter().any(|r| r == "dracut") {
+        labels.insert("io.imgbuild.initramfs".into(), "yes".into());
+    }
     labels.insert(
         "org.opencontainers.image.created".into(),
         oci::rfc3339(epoch),
@@ -318,10 +328,10 @@ pub fn build(
             .filter(|s| role_of(s) == role)
             .cloned()
             .collect();
-        let parent = layers
-            .last()
-            .map(|(l, _)| l.digest.clone())
-            .unwrap_or_default();
+        // The whole stack below, not only the layer under this one: two different stacks can
+        // end in layers with the same digest.
+        let chain: Vec<&str> = layers.iter().map(|(l, _)| l.digest.as_str()).collect();
+        let parent = digest_of(chain.join("\n").as_bytes());
         let inputs = role_inputs(
             plan,
             role,
@@ -454,6 +464,64 @@ pub fn build(
     let written =
         oci::write_image(&blobs, &spec).map_err(io("writing the image config and manifest"))?;
     let (oci_dir, archive, rootfs) = oci::output_paths(&settings.out, &plan.image);
+    let image_dir = settings.out.join(&plan.image);
+    std::fs::create_dir_all(&image_dir).map_err(io(format!("creating {}", image_dir.display())))?;
+    let staged_rootfs = image_dir.join(format!(".rootfs-{}", std::process::id()));
+    let var = |k: &str| plan.vars.get(k).and_then(Json::as_str).map(str::to_owned);
+    let has_role = |r: &str| plan.roles.iter().any(|x| x == r);
+    let expect = verify::Expect {
+        kernel: (!kernel.is_empty()).then(|| kernel.clone()),
+        mofed: var("mofed_version").filter(|_| has_role("mofed")),
+        nvidia: var("nvidia_version").filter(|_| has_role("nvidia")),
+        initramfs: has_role("dracut"),
+    };
+    let verified = if settings.verify || settings.formats.chroot {
+        write_rootfs(&staged_rootfs, &blobs, &spec)?;
+        settings
+            .verify
+            .then(|| verify::verify(&staged_rootfs, &plan.image, &expect))
+    } else {
+        None
+    };
+    let pairs: Vec<(String, PathBuf)> = spec
+        .layers
+        .iter()
+        .map(|(l, _)| l.digest.clone())
+        .zip(trees.iter().cloned())
+        .collect();
+    let interim = BuildReport {
+        image: plan.image.clone(),
+        manifest: written.manifest.clone(),
+        config: written.config.clone(),
+        layers: reports.clone(),
+        outputs: Vec::new(),
+        seconds: started.elapsed().as_secs_f64(),
+        verify: verified.clone(),
+    };
+    let report = crate::report::assemble(
+        &interim,
+        &pairs,
+        expect.kernel.clone(),
+        var("mofed_version"),
+        var("nvidia_version"),
+        verified.clone(),
+    );
+    crate::report::write(&image_dir, &report).map_err(io("writing the build report"))?;
+    if let Some(failed) = verified.as_ref().filter(|v| !v.ok) {
+        let _ = std::fs::remove_dir_all(&staged_rootfs);
+        let lines: Vec<String> = failed
+            .checks
+            .iter()
+            .filter(|c| !c.ok)
+            .map(|c| format!("  {}: {}", c.id, c.detail))
+            .collect();
+        return Err(BuildError::Verify(format!(
+            "{}\n  (report: {})",
+            lines.join("\n"),
+            image_dir.join("report.md").display()
+        )));
+    }
+
     let mut outputs = Vec::new();
     if settings.formats.oci {
         oci::write_oci_layout(&oci_dir, &blobs, &spec, &written, "latest")
@@ -475,8 +543,11 @@ pub fn build(
         outputs.push(archive);
     }
     if settings.formats.chroot {
-        write_rootfs(&rootfs, &blobs, &spec)?;
+        oci::replace(&staged_rootfs, &rootfs)
+            .map_err(io(format!("writing {}", rootfs.display())))?;
         outputs.push(rootfs);
+    } else {
+        let _ = std::fs::remove_dir_all(&staged_rootfs);
     }
     Ok(BuildReport {
         image: plan.image.clone(),
@@ -485,6 +556,7 @@ pub fn build(
         layers: reports,
         outputs,
         seconds: started.elapsed().as_secs_f64(),
+        verify: verified,
     })
 }
 

@@ -17,7 +17,7 @@ use crate::hashing::digest_of;
 pub struct Inputs {
     /// imgbuild's version (the layer format).
     pub imgbuild: String,
-    /// Digest of the layer below.
+    /// Digest of the stack of layers below (every digest, in order).
     pub parent: String,
     /// Digest of the role's resolved tasks and the handlers.
     pub tasks: String,
@@ -47,7 +47,7 @@ impl Inputs {
             ));
         }
         if self.parent != older.parent {
-            out.push("the layer below changed".into());
+            out.push("a layer below changed".into());
         }
         if self.tasks != older.tasks {
             out.push("the role's resolved tasks changed (variables, task files or recipe)".into());

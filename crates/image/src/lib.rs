@@ -9,3 +9,5 @@ pub mod hashing;
 pub mod layer;
 pub mod oci;
 pub mod pargz;
+pub mod report;
+pub mod unpack;

@@ -34,6 +34,10 @@ pub enum Command {
     Apply(ApplyArgs),
     /// Manage the layer cache.
     Cache(CacheArgs),
+    /// The site mirror: serve a local copy.
+    Mirror(MirrorArgs),
+    /// Check a finished image: one pinned kernel, modules built for it, MOFED, NVIDIA, services.
+    Verify(VerifyArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -56,6 +60,9 @@ pub struct VarArgs {
     /// The site mirror URL, over mirror.toml and the recipe.
     #[arg(long, value_name = "URL")]
     pub mirror: Option<String>,
+    /// Skip the recipe lints (for example nvidia before mofed).
+    #[arg(long)]
+    pub no_lint: bool,
 }
 
 /// `imgbuild plan`.
@@ -127,12 +134,55 @@ pub struct BuildArgs {
     /// Run every role, even those whose layer is cached.
     #[arg(long)]
     pub no_cache: bool,
+    /// Do not run verify at the end.
+    #[arg(long)]
+    pub no_verify: bool,
     /// gzip level of the layers (1 fastest, 9 smallest).
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=9))]
     pub gzip_level: u32,
     /// Variables, tags and mirror.
     #[command(flatten)]
     pub vars: VarArgs,
+}
+
+/// `imgbuild mirror`.
+#[derive(Debug, Args)]
+pub struct MirrorArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: MirrorAction,
+}
+
+/// Mirror actions.
+#[derive(Debug, Subcommand)]
+pub enum MirrorAction {
+    /// Serve a folder over HTTP (GET, HEAD, Range) until stopped: a local mirror for builds.
+    Serve {
+        /// The folder to serve.
+        dir: PathBuf,
+        /// Address to listen on (loopback by default).
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        addr: String,
+    },
+}
+
+/// `imgbuild verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// A docker-archive tar, an OCI layout folder, or a rootfs folder.
+    pub image: PathBuf,
+    /// The pinned kernel (default: the image's io.imgbuild.kernel label, else its one /boot/vmlinuz-*).
+    #[arg(long, value_name = "KVER")]
+    pub kernel: Option<String>,
+    /// The MOFED version to expect (default: the io.imgbuild.mofed label).
+    #[arg(long, value_name = "VERSION")]
+    pub mofed: Option<String>,
+    /// The NVIDIA version to expect (default: the io.imgbuild.nvidia label).
+    #[arg(long, value_name = "VERSION")]
+    pub nvidia: Option<String>,
+    /// Require an initramfs for the kernel.
+    #[arg(long)]
+    pub initramfs: bool,
 }
 
 /// `imgbuild cache`.

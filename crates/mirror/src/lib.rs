@@ -5,6 +5,7 @@ mod config;
 pub mod debian_archive;
 mod fetch;
 mod lock;
+pub mod serve;
 mod url;
 
 pub use config::{MirrorConfig, MirrorConfigError, PathSettings};

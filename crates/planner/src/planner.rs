@@ -26,6 +26,8 @@ pub struct PlanOptions {
     pub tags: TagFilter,
     /// `--mirror URL`: overrides `mirror.toml` and the recipe.
     pub mirror: Option<String>,
+    /// Skip the recipe lints (`--no-lint`), for tests of what they prevent.
+    pub no_lint: bool,
 }
 
 /// The state of one plan being made.
@@ -69,7 +71,27 @@ pub fn plan(project: &Project, image: &str, opts: &PlanOptions) -> Result<Plan> 
         handler_roles: Vec::new(),
     };
     let base = recipe_facts(project, &mut planner.sources, &planner.templar, image, opts)?;
+    if !opts.no_lint {
+        lint_role_order(&base.recipe)?;
+    }
     planner.run(base)
+}
+
+/// `nvidia` must come after `mofed`: the NVIDIA installer builds nvidia-peermem against MOFED's
+/// RDMA API only when MOFED is already installed, and otherwise silently without it.
+fn lint_role_order(recipe: &Recipe) -> Result<()> {
+    let position = |name: &str| recipe.roles.iter().position(|r| r.name == name);
+    if let (Some(mofed), Some(nvidia)) = (position("mofed"), position("nvidia")) {
+        if nvidia < mofed {
+            return Err(PlanError::new(
+                Location::new(&recipe.path, recipe.roles[nvidia].line),
+                ErrorKind::Recipe(
+                    "role nvidia comes before mofed: nvidia-peermem must be built against MOFED's RDMA API (ib_register_peer_memory_client), and the NVIDIA installer silently builds it without GPUDirect RDMA when MOFED is not installed yet; move nvidia after mofed".into(),
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Loads a recipe and works out its facts and recipe-level scope (used by `matrix` and `list`).

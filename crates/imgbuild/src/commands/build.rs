@@ -17,6 +17,7 @@ fn failure(e: BuildError) -> Failure {
     match e {
         BuildError::Task(task) => Failure::Run(describe_failure(&task)),
         BuildError::Facts(message) => Failure::Run(anyhow!(message)),
+        BuildError::Verify(message) => Failure::Run(anyhow!("{}", message)),
         other => Failure::Run(anyhow!(other)),
     }
 }
@@ -60,11 +61,19 @@ pub fn run(
             cache_dir: cache_dir(),
             epoch: source_date_epoch(&project.root, &plan.inputs)?,
             gzip_level: args.gzip_level,
+            verify: !args.no_verify,
         };
-        let pin = |url: &str| {
-            lock.get(url)
-                .map(|p| p.sha256.clone())
-                .or_else(|| downloads.0.lock().get(url).map(|p| p.sha256.clone()))
+        // An artifact not pinned yet is fetched (into the download cache) so that the layer key
+        // holds its sha256: a changed file on the mirror then rebuilds the layer.
+        let pin = |url: &str| -> Option<String> {
+            if let Some(pinned) = lock.get(url) {
+                return Some(pinned.sha256.clone());
+            }
+            if let Some(pinned) = downloads.0.lock().get(url) {
+                return Some(pinned.sha256.clone());
+            }
+            downloads.0.fetch(url, None).ok()?;
+            downloads.0.lock().get(url).map(|p| p.sha256.clone())
         };
         match image::build::build(plan, &settings, &downloads, reporter.as_ref(), &pin) {
             Ok(report) => {
@@ -76,7 +85,7 @@ pub fn run(
                         .collect();
                     println!(
                         "{}",
-                        serde_json::json!({"event": "built", "image": report.image, "manifest": report.manifest, "config": report.config, "layers": layers, "outputs": report.outputs, "seconds": report.seconds})
+                        serde_json::json!({"event": "built", "image": report.image, "manifest": report.manifest, "config": report.config, "layers": layers, "outputs": report.outputs, "seconds": report.seconds, "verify": report.verify})
                     );
                 } else {
                     println!(

@@ -7,6 +7,7 @@ mod list;
 mod matrix;
 mod plan;
 mod session;
+mod verify;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -40,6 +41,22 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
             build::run(&project, &args, &opts, json)
         }
         Command::Cache(args) => cache::run(&args, json),
+        Command::Verify(args) => verify::run(&args, json),
+        Command::Mirror(args) => match args.action {
+            crate::cli::MirrorAction::Serve { dir, addr } => {
+                if !dir.is_dir() {
+                    return Err(Failure::Input(anyhow!("{}: not a folder", dir.display())));
+                }
+                let listener = std::net::TcpListener::bind(&addr)
+                    .map_err(|e| Failure::Input(anyhow!("cannot listen on {addr}: {e}")))?;
+                let bound = listener
+                    .local_addr()
+                    .map_err(|e| Failure::Run(anyhow!(e)))?;
+                println!("serving {} at http://{bound}/", dir.display());
+                mirror::serve::serve(listener, &dir);
+                Ok(ExitCode::SUCCESS)
+            }
+        },
         Command::Apply(args) => {
             let project = project(cli.dir.as_deref())?;
             let opts = plan_options(&args.vars)?;
@@ -92,6 +109,7 @@ fn plan_options(vars: &VarArgs) -> Result<PlanOptions, Failure> {
             skip: vars.skip_tags.clone(),
         },
         mirror: vars.mirror.clone(),
+        no_lint: vars.no_lint,
     })
 }
 

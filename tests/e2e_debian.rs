@@ -1,0 +1,299 @@
+//! The mission end to end (issue: end to end): debian-12-compute built from the project's own
+//! recipe and roles, MOFED and NVIDIA modules compiled with kbuild for the pinned kernel (not
+//! the build host's) by the fixture installers served from a loopback mirror, verified, and
+//! read back the way Warewulf imports it. Then the mistakes verify must catch.
+//! Needs root, debootstrap, skopeo and umoci, and the machine's Debian archive, as CI has.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use common::*;
+use serde_json::Value;
+
+const KERNEL: &str = "6.1.0-50-amd64";
+
+struct Setup {
+    _work: tempfile::TempDir,
+    project: PathBuf,
+    out: PathBuf,
+    cache: PathBuf,
+    mirror: String,
+}
+
+fn setup() -> Setup {
+    require_root();
+    let work = tempfile::Builder::new()
+        .prefix("imgbuild-e2e-")
+        .tempdir_in("/var/tmp")
+        .expect("work dir");
+    let project = work.path().join("project");
+    std::fs::create_dir_all(&project).expect("project");
+    for part in ["images", "roles", "mirror.toml"] {
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(repo_root().join(part))
+            .arg(&project)
+            .status()
+            .expect("cp");
+        assert!(status.success());
+    }
+    for part in ["images", "roles"] {
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "cp -a {}/* {}/",
+                repo_root().join("tests/fixtures/e2e").join(part).display(),
+                project.join(part).display()
+            ))
+            .status()
+            .expect("cp");
+        assert!(status.success());
+    }
+    let mirror_dir = work.path().join("mirror");
+    let status = Command::new("bash")
+        .arg(repo_root().join("tests/fixtures/installers/make-mirror.sh"))
+        .arg(&mirror_dir)
+        .status()
+        .expect("make-mirror");
+    assert!(status.success());
+    let mirror = serve_dir(&mirror_dir);
+    // Layers are shared between runs on one machine; a fresh CI machine builds everything.
+    let cache = test_cache().join("e2e-cache");
+    std::fs::create_dir_all(&cache).expect("cache");
+    let out = work.path().join("out");
+    Setup {
+        _work: work,
+        project,
+        out,
+        cache,
+        mirror,
+    }
+}
+
+fn build(s: &Setup, image: &str, extra: &[&str]) -> (std::process::Output, Option<Value>) {
+    let out = s.out.to_string_lossy().into_owned();
+    let mut args = vec![
+        "--json", "build", image, "--mirror", &s.mirror, "--out", &out,
+    ];
+    args.extend_from_slice(extra);
+    let result = imgbuild_env(
+        &s.project,
+        &args,
+        &[
+            ("IMGBUILD_CACHE", &s.cache),
+            ("SOURCE_DATE_EPOCH", Path::new("1700000000")),
+        ],
+    );
+    let built = stdout(&result)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["event"] == "built");
+    (result, built)
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_mistakes() {
+    let s = setup();
+    let host_kernel = run(Command::new("uname").arg("-r"));
+    assert_ne!(
+        host_kernel.trim(),
+        KERNEL,
+        "the pinned kernel must differ from the build host's for this test to mean anything"
+    );
+
+    let started = Instant::now();
+    let (result, built) = build(&s, "debian-12-compute", &[]);
+    let first_seconds = started.elapsed().as_secs_f64();
+    assert!(result.status.success(), "build failed: {}", stderr(&result));
+    let built = built.expect("a built event");
+    let verify = &built["verify"];
+    assert_eq!(verify["ok"], true, "{verify:#}");
+
+    // Every module in the image is built for the pinned kernel, none for the host's.
+    let modules = verify["modules"].as_array().expect("modules");
+    let ours: Vec<&Value> = modules
+        .iter()
+        .filter(|m| {
+            m["path"]
+                .as_str()
+                .is_some_and(|p| p.contains("/extra/") || p.contains("/video/"))
+        })
+        .collect();
+    assert_eq!(
+        ours.len(),
+        12,
+        "8 MOFED modules (with rpcrdma) and 4 NVIDIA modules: {ours:#?}"
+    );
+    for module in modules {
+        let vermagic = module["vermagic"].as_str().unwrap_or_default();
+        assert!(
+            vermagic.starts_with(&format!("{KERNEL} ")),
+            "{} has vermagic {vermagic}",
+            module["path"]
+        );
+    }
+    let peermem = modules
+        .iter()
+        .find(|m| {
+            m["path"]
+                .as_str()
+                .is_some_and(|p| p.ends_with("/nvidia-peermem.ko"))
+        })
+        .expect("nvidia-peermem");
+    assert!(
+        peermem["depends"]
+            .as_array()
+            .expect("depends")
+            .iter()
+            .any(|d| d == "ib_core"),
+        "{peermem}"
+    );
+    let checks: Vec<(&str, bool)> = verify["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .map(|c| (c["id"].as_str().unwrap_or_default(), c["ok"] == true))
+        .collect();
+    for id in [
+        "one_kernel",
+        "vermagic",
+        "modules_dep",
+        "mofed_modules",
+        "ofed_info",
+        "nvidia_modules",
+        "peermem_after_mofed",
+        "openibd_enabled",
+        "opensmd_disabled",
+        "initramfs",
+        "bin_sh",
+    ] {
+        assert!(
+            checks.contains(&(id, true)),
+            "check {id} missing or failed: {checks:?}"
+        );
+    }
+
+    // The report next to the outputs.
+    let dir = s.out.join("debian-12-compute");
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).expect("report.json"))
+            .expect("report JSON");
+    assert_eq!(report["kernel"], KERNEL);
+    assert_eq!(report["mofed"], "24.10-2.1.8.0");
+    let kernel_layer = report["layers"]
+        .as_array()
+        .expect("layers")
+        .iter()
+        .find(|l| l["role"] == "kernel")
+        .expect("kernel layer");
+    assert!(
+        kernel_layer["packages_added"]
+            .to_string()
+            .contains(&format!("linux-image-{KERNEL}")),
+        "{kernel_layer}"
+    );
+    assert!(std::fs::read_to_string(dir.join("report.md"))
+        .expect("report.md")
+        .contains("verify passed"));
+
+    // Warewulf's import path: containers/image copies the docker-archive, umoci unpacks it.
+    let archive = dir.join("debian-12-compute.tar");
+    let oci = s.out.join("imported");
+    run(Command::new("skopeo")
+        .args(["copy", "-q"])
+        .arg(format!("docker-archive:{}", archive.display()))
+        .arg(format!("oci:{}:x", oci.display())));
+    let bundle = s.out.join("bundle");
+    run(Command::new("umoci")
+        .args(["unpack", "--image"])
+        .arg(format!("{}:x", oci.display()))
+        .arg(&bundle));
+    let rootfs = bundle.join("rootfs");
+    assert!(rootfs.join("bin/sh").exists());
+    let kernels: Vec<String> = std::fs::read_dir(rootfs.join("boot"))
+        .expect("boot")
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.starts_with("vmlinuz-"))
+        .collect();
+    assert_eq!(kernels, vec![format!("vmlinuz-{KERNEL}")]);
+    assert!(rootfs.join(format!("boot/initrd.img-{KERNEL}")).is_file());
+    let wants = rootfs.join("etc/systemd/system/multi-user.target.wants");
+    assert!(wants.join("openibd.service").is_symlink());
+    assert!(!wants.join("opensmd.service").exists());
+    // imgbuild verify reads the archive itself, too.
+    let verified = imgbuild_env(&s.project, &["verify", &archive.to_string_lossy()], &[]);
+    assert!(verified.status.success(), "{}", stdout(&verified));
+
+    // A second build with no change is served from the cache, to the same digest.
+    let started = Instant::now();
+    let (again, rebuilt) = build(&s, "debian-12-compute", &[]);
+    let second_seconds = started.elapsed().as_secs_f64();
+    assert!(again.status.success(), "{}", stderr(&again));
+    let rebuilt = rebuilt.expect("built");
+    assert_eq!(rebuilt["manifest"], built["manifest"]);
+    assert!(
+        rebuilt["layers"]
+            .as_array()
+            .expect("layers")
+            .iter()
+            .all(|l| l["cached"] == true),
+        "{rebuilt:#}"
+    );
+    eprintln!(
+        "debian-12-compute: first build {first_seconds:.1}s, second build {second_seconds:.1}s"
+    );
+
+    // nvidia before mofed (the lint bypassed): peermem is built without MOFED's API.
+    let (bad, _) = build(&s, "bad-order", &["--no-lint"]);
+    assert_eq!(bad.status.code(), Some(1), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("peermem_after_mofed"),
+        "{}",
+        stderr(&bad)
+    );
+    assert!(
+        !s.out.join("bad-order/bad-order.tar").exists(),
+        "a failed verify writes no output"
+    );
+    let (linted, _) = build(&s, "bad-order", &[]);
+    assert_eq!(
+        linted.status.code(),
+        Some(2),
+        "the lint refuses it at plan time: {}",
+        stderr(&linted)
+    );
+
+    // A module built for another kernel is named.
+    let (stray, _) = build(&s, "stray-module", &[]);
+    assert_eq!(stray.status.code(), Some(1));
+    assert!(
+        stderr(&stray).contains(&format!(
+            "/lib/modules/{KERNEL}/extra/stray.ko is built for 6.1.0-99-amd64"
+        )),
+        "{}",
+        stderr(&stray)
+    );
+
+    // Modules of another kernel's release fail the one-kernel check.
+    let (second_kernel, _) = build(&s, "stray-kernel-dir", &[]);
+    assert_eq!(second_kernel.status.code(), Some(1));
+    assert!(
+        stderr(&second_kernel).contains("one_kernel")
+            && stderr(&second_kernel).contains("6.1.0-99-amd64"),
+        "{}",
+        stderr(&second_kernel)
+    );
+}
