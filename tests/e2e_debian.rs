@@ -127,9 +127,17 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
     let ours: Vec<&Value> = modules
         .iter()
         .filter(|m| {
-            m["path"]
-                .as_str()
-                .is_some_and(|p| p.contains("/extra/") || p.contains("/video/"))
+            m["path"].as_str().is_some_and(|p| {
+                p.contains("/extra/mlnx-ofa_kernel/")
+                    || [
+                        "/nvidia.ko",
+                        "/nvidia-uvm.ko",
+                        "/nvidia-modeset.ko",
+                        "/nvidia-peermem.ko",
+                    ]
+                    .iter()
+                    .any(|n| p.ends_with(n))
+            })
         })
         .collect();
     assert_eq!(
