@@ -59,7 +59,11 @@ pub fn dpkg_installed(tree: &Path) -> Option<BTreeSet<String>> {
     let text = std::fs::read_to_string(tree.join("var/lib/dpkg/status")).ok()?;
     Some(
         text.split("\n\n")
-            .filter(|stanza| stanza.lines().any(|l| l == "Status: install ok installed"))
+            .filter(|stanza| {
+                stanza
+                    .lines()
+                    .any(|l| l.starts_with("Status: ") && l.ends_with(" ok installed"))
+            })
             .filter_map(|stanza| {
                 stanza
                     .lines()
