@@ -14,6 +14,7 @@ pub mod plan;
 mod planner;
 pub mod recipe;
 mod roles;
+mod runtime_context;
 pub mod source;
 pub mod tags;
 mod task;

@@ -1,0 +1,100 @@
+//! The plan-time values a task's build-time expressions need (`PlannedTask::context`).
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value as Json};
+
+use crate::plan::PlannedTask;
+use crate::planner::Planner;
+use crate::vars::{Scope, VarValue};
+
+impl Planner<'_> {
+    /// The plan-time values of every variable the task's build-time expressions refer to,
+    /// following variables whose own values are still templates.
+    pub(crate) fn runtime_context(
+        &self,
+        task: &PlannedTask,
+        raw_args: &Map<String, Json>,
+        scope: &Scope,
+    ) -> IndexMap<String, Json> {
+        let mut texts: Vec<(String, bool)> = Vec::new();
+        fn strings(value: &Json, out: &mut Vec<(String, bool)>) {
+            match value {
+                Json::String(s) => out.push((s.clone(), false)),
+                Json::Array(items) => items.iter().for_each(|i| strings(i, out)),
+                Json::Object(map) => map.values().for_each(|v| strings(v, out)),
+                _ => {}
+            }
+        }
+        for key in &task.deferred {
+            if let Some(raw) = raw_args.get(key) {
+                strings(raw, &mut texts);
+            }
+        }
+        for expr in [&task.when, &task.changed_when, &task.failed_when]
+            .into_iter()
+            .flatten()
+        {
+            texts.push((expr.clone(), true));
+        }
+        if let Some(retry) = &task.until {
+            texts.push((retry.until.clone(), true));
+        }
+        if let Some(over) = &task.loop_over {
+            strings(over, &mut texts);
+        }
+        match task.module.as_str() {
+            "assert" => match task.args.get("that") {
+                Some(Json::Array(items)) => texts.extend(
+                    items
+                        .iter()
+                        .filter_map(Json::as_str)
+                        .map(|s| (s.to_owned(), true)),
+                ),
+                Some(Json::String(s)) => texts.push((s.clone(), true)),
+                _ => {}
+            },
+            "debug" => {
+                if let Some(var) = task.args.get("var").and_then(Json::as_str) {
+                    texts.push((var.to_owned(), true));
+                }
+            }
+            _ => {}
+        }
+        if texts.is_empty() {
+            return IndexMap::new();
+        }
+        let full = self.full(scope);
+        let mut context = IndexMap::new();
+        let mut queue: Vec<String> = texts
+            .iter()
+            .flat_map(|(text, expr)| {
+                let expr = *expr && !crate::template::is_template(text);
+                self.templar.referenced_names(text, expr)
+            })
+            .collect();
+        while let Some(name) = queue.pop() {
+            if context.contains_key(&name) {
+                continue;
+            }
+            let Some(VarValue::Raw(raw)) = full.get(&name) else {
+                continue;
+            };
+            match self.templar.render(raw, &full) {
+                Ok(Some(value)) => {
+                    context.insert(name, value);
+                }
+                _ => {
+                    // Still a template (it uses build-time results): keep it and what it uses.
+                    let mut nested = Vec::new();
+                    strings(raw, &mut nested);
+                    for (text, _) in nested {
+                        queue.extend(self.templar.referenced_names(&text, false));
+                    }
+                    context.insert(name, raw.clone());
+                }
+            }
+        }
+        context.sort_keys();
+        context
+    }
+}
