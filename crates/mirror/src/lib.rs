@@ -5,10 +5,12 @@ mod config;
 pub mod debian_archive;
 mod fetch;
 mod lock;
+mod probe;
 pub mod serve;
 mod url;
 
 pub use config::{MirrorConfig, MirrorConfigError, PathSettings};
 pub use fetch::{FetchError, FetchOptions, Fetcher};
 pub use lock::{url_path, Lock, LockError, Pin};
+pub use probe::{Presence, Prober};
 pub use url::{collapse_path_slashes, join_url};

@@ -70,7 +70,12 @@ impl Lock {
                 })
             }
         };
-        let file: LockFile = toml::from_str(&text).map_err(|e| LockError::Invalid {
+        Self::parse(&text, path)
+    }
+
+    /// Reads the text of a `mirror.lock` (`path` names it in errors).
+    pub fn parse(text: &str, path: &Path) -> Result<Self, LockError> {
+        let file: LockFile = toml::from_str(text).map_err(|e| LockError::Invalid {
             path: path.to_owned(),
             message: e.to_string(),
         })?;
@@ -103,6 +108,30 @@ impl Lock {
     /// Pins a URL.
     pub fn insert(&mut self, url: &str, pin: Pin) {
         self.pins.insert(url_path(url), pin);
+    }
+
+    /// The pin of a URL path (`/nvidia/x.run`), if any.
+    pub fn get_path(&self, path: &str) -> Option<&Pin> {
+        self.pins.get(path)
+    }
+
+    /// The URL paths whose pins differ between two locks (added, removed or changed), sorted.
+    pub fn changed_paths(&self, other: &Lock) -> Vec<String> {
+        let mut paths: Vec<String> = self
+            .pins
+            .iter()
+            .filter(|(path, pin)| other.pins.get(*path) != Some(pin))
+            .map(|(path, _)| path.clone())
+            .collect();
+        paths.extend(
+            other
+                .pins
+                .keys()
+                .filter(|path| !self.pins.contains_key(*path))
+                .cloned(),
+        );
+        paths.sort();
+        paths
     }
 
     /// Number of pins.
@@ -156,6 +185,24 @@ mod tests {
             url_path("http://127.0.0.1:8080/nvidia/a.run"),
             "/nvidia/a.run"
         );
+    }
+
+    #[test]
+    fn changed_paths_lists_added_removed_and_changed() {
+        let pin = |c: char| Pin {
+            size: 1,
+            sha256: c.to_string().repeat(64),
+        };
+        let mut old = Lock::default();
+        old.insert("http://m/same", pin('a'));
+        old.insert("http://m/changed", pin('a'));
+        old.insert("http://m/removed", pin('a'));
+        let mut new = Lock::default();
+        new.insert("http://other/same", pin('a'));
+        new.insert("http://m/changed", pin('b'));
+        new.insert("http://m/added", pin('a'));
+        assert_eq!(old.changed_paths(&new), ["/added", "/changed", "/removed"]);
+        assert!(new.changed_paths(&new).is_empty());
     }
 
     #[test]
