@@ -9,7 +9,7 @@ use engine::events::{Event, Reporter};
 use engine::executor::{ExecOptions, Executor, TaskFailure};
 use engine::modules::Downloader;
 use engine::sandbox::{ChrootTarget, Overlay, SandboxSpec};
-use planner::plan::{PlannedTask, Step};
+use planner::plan::Step;
 use planner::Plan;
 use serde_json::Value as Json;
 
@@ -170,30 +170,6 @@ fn file_digest(path: &Path) -> String {
     digest_of(&bytes)
 }
 
-/// URLs a task downloads.
-fn task_urls(task: &PlannedTask) -> Vec<String> {
-    let mut urls = Vec::new();
-    let mut push = |v: &Json| {
-        if let Some(s) = v
-            .as_str()
-            .filter(|s| s.starts_with("http://") || s.starts_with("https://"))
-        {
-            urls.push(s.to_owned());
-        }
-    };
-    match task.module.as_str() {
-        "get_url" => task.args.get("url").into_iter().for_each(&mut push),
-        "unarchive" => task.args.get("src").into_iter().for_each(&mut push),
-        "dnf" | "package" | "apt" => match task.args.get("name") {
-            Some(Json::Array(items)) => items.iter().for_each(&mut push),
-            Some(other) => push(other),
-            None => {}
-        },
-        _ => {}
-    }
-    urls
-}
-
 /// The inputs of a role's layer.
 fn role_inputs(
     plan: &Plan,
@@ -212,7 +188,7 @@ fn role_inputs(
             if let Some(file) = &task.local_file {
                 files.insert(file.clone(), file_digest(&project_root.join(file)));
             }
-            for url in task_urls(task) {
+            for url in task.download_urls() {
                 artifacts.insert(
                     mirror::url_path(&url),
                     pin(&url).unwrap_or_else(|| "unpinned".into()),

@@ -184,4 +184,68 @@ impl Plan {
     pub fn all_tasks(&self) -> Vec<&PlannedTask> {
         self.tasks.iter().flat_map(Step::tasks).collect()
     }
+
+    /// Every URL the plan downloads that is known at plan time, with the task that does, in
+    /// order, each URL once.
+    pub fn downloads(&self) -> Vec<(String, &PlannedTask)> {
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for task in self
+            .all_tasks()
+            .into_iter()
+            .chain(self.handlers.iter().flat_map(Step::tasks))
+        {
+            for url in task.download_urls() {
+                if seen.insert(url.clone()) {
+                    out.push((url, task));
+                }
+            }
+        }
+        out
+    }
+}
+
+impl PlannedTask {
+    /// The http(s) URLs this task downloads, as far as the plan knows them.
+    pub fn download_urls(&self) -> Vec<String> {
+        let mut urls = Vec::new();
+        let mut push = |v: &Json| {
+            if let Some(s) = v
+                .as_str()
+                .filter(|s| s.starts_with("http://") || s.starts_with("https://"))
+            {
+                urls.push(s.to_owned());
+            }
+        };
+        match self.module.as_str() {
+            "get_url" => self.args.get("url").into_iter().for_each(&mut push),
+            "unarchive" => self.args.get("src").into_iter().for_each(&mut push),
+            "dnf" | "package" | "apt" => match self.args.get("name") {
+                Some(Json::Array(items)) => items.iter().for_each(&mut push),
+                Some(other) => push(other),
+                None => {}
+            },
+            _ => {}
+        }
+        urls
+    }
+
+    /// Whether this task downloads from a URL that only the build will know (a template over
+    /// registered results, or a loop the build resolves).
+    pub fn downloads_unknown_url(&self) -> bool {
+        let arg = match self.module.as_str() {
+            "get_url" => "url",
+            "unarchive" => "src",
+            _ => return false,
+        };
+        let templated = self.deferred.iter().any(|d| d == arg) || self.loop_over.is_some();
+        let remote = self.module == "get_url"
+            || self
+                .args
+                .get("src")
+                .and_then(Json::as_str)
+                .is_some_and(|s| s.contains("://"))
+            || self.args.get("remote_src") == Some(&Json::Bool(true));
+        templated && remote
+    }
 }
