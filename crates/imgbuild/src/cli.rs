@@ -26,8 +26,10 @@ pub enum Command {
     List,
     /// Show the resolved tasks of an image, without running anything.
     Plan(PlanArgs),
-    /// Show the version matrix (image, OS, kernel, MOFED, NVIDIA).
+    /// Show the version matrix (image, OS, kernel, MOFED, NVIDIA), or edit it with `matrix set`.
     Matrix(MatrixArgs),
+    /// List the images whose inputs changed since a git revision (for CI).
+    Affected(AffectedArgs),
     /// Build images: base, one layer per role (cached), OCI layout and docker-archive.
     Build(BuildArgs),
     /// Run an image's tasks in an existing rootfs folder (no image is written).
@@ -164,6 +166,28 @@ pub enum MirrorAction {
         #[arg(long, default_value = "127.0.0.1:8080")]
         addr: String,
     },
+    /// Check that every artifact the images download is on the mirror (HEAD), and pinned.
+    Check(MirrorImagesArgs),
+    /// Download the artifacts mirror.lock does not pin yet, and pin them.
+    Lock(MirrorImagesArgs),
+}
+
+/// `imgbuild mirror check|lock`.
+#[derive(Debug, Args)]
+pub struct MirrorImagesArgs {
+    /// The images (default: all).
+    pub images: Vec<String>,
+    /// The site mirror URL, over mirror.toml and the recipe.
+    #[arg(long, value_name = "URL")]
+    pub mirror: Option<String>,
+}
+
+/// `imgbuild affected`.
+#[derive(Debug, Args)]
+pub struct AffectedArgs {
+    /// The git revision to compare the working tree with (for example origin/main).
+    #[arg(long, value_name = "REV")]
+    pub since: String,
 }
 
 /// `imgbuild verify`.
@@ -217,8 +241,36 @@ pub enum MatrixFormat {
 
 /// `imgbuild matrix`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct MatrixArgs {
+    /// Edit the matrix.
+    #[command(subcommand)]
+    pub action: Option<MatrixAction>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = MatrixFormat::Table)]
     pub format: MatrixFormat,
+    /// Compare with the matrix at this git revision and mark the cells that changed.
+    #[arg(long, value_name = "REV")]
+    pub diff: Option<String>,
+}
+
+/// Matrix edits.
+#[derive(Debug, Subcommand)]
+pub enum MatrixAction {
+    /// Set recipe variables in place, keeping comments, quoting and order: `set IMAGE VAR=VALUE...`.
+    Set(MatrixSetArgs),
+}
+
+/// `imgbuild matrix set`.
+#[derive(Debug, Args)]
+pub struct MatrixSetArgs {
+    /// The image, then VAR=VALUE assignments (only assignments with --all-images).
+    #[arg(required = true, value_name = "IMAGE VAR=VALUE")]
+    pub args: Vec<String>,
+    /// Edit every recipe that sets the variable (narrow with --where).
+    #[arg(long)]
+    pub all_images: bool,
+    /// With --all-images: only recipes where VAR currently equals VALUE.
+    #[arg(long = "where", value_name = "VAR=VALUE", requires = "all_images")]
+    pub filters: Vec<String>,
 }

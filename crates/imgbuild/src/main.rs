@@ -2,6 +2,7 @@
 
 mod cli;
 mod commands;
+mod git;
 mod render;
 
 use std::process::ExitCode;

@@ -1,10 +1,12 @@
 //! One module per command.
 
+mod affected;
 mod apply;
 mod build;
 mod cache;
 mod list;
 mod matrix;
+mod mirror_cmd;
 mod plan;
 mod session;
 mod verify;
@@ -17,7 +19,7 @@ use clap::CommandFactory;
 use indexmap::IndexMap;
 use planner::{PlanOptions, Project, TagFilter};
 
-use crate::cli::{Cli, Command, VarArgs};
+use crate::cli::{Cli, Command, MatrixAction, MirrorAction, VarArgs};
 use crate::Failure;
 
 /// Runs the parsed command line.
@@ -43,32 +45,37 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Cache(args) => cache::run(&args, json),
         Command::Verify(args) => verify::run(&args, json),
         Command::Mirror(args) => match args.action {
-            crate::cli::MirrorAction::Serve { dir, addr } => {
-                if !dir.is_dir() {
-                    return Err(Failure::Input(anyhow!("{}: not a folder", dir.display())));
-                }
-                let listener = std::net::TcpListener::bind(&addr)
-                    .map_err(|e| Failure::Input(anyhow!("cannot listen on {addr}: {e}")))?;
-                let bound = listener
-                    .local_addr()
-                    .map_err(|e| Failure::Run(anyhow!(e)))?;
-                println!("serving {} at http://{bound}/", dir.display());
-                mirror::serve::serve(listener, &dir);
-                Ok(ExitCode::SUCCESS)
+            MirrorAction::Serve { dir, addr } => mirror_cmd::serve(&dir, &addr),
+            MirrorAction::Check(args) => {
+                let project = project(cli.dir.as_deref())?;
+                let opts = mirror_options(args.mirror)?;
+                mirror_cmd::check(&project, &args.images, &opts, json)
+            }
+            MirrorAction::Lock(args) => {
+                let project = project(cli.dir.as_deref())?;
+                let opts = mirror_options(args.mirror)?;
+                mirror_cmd::lock(&project, &args.images, &opts, json)
             }
         },
+        Command::Affected(args) => affected::run(&project(cli.dir.as_deref())?, &args.since, json),
         Command::Apply(args) => {
             let project = project(cli.dir.as_deref())?;
             let opts = plan_options(&args.vars)?;
             apply::run(&project, &args, &opts, json)
         }
         Command::Matrix(args) => {
-            let format = if json {
-                crate::cli::MatrixFormat::Json
-            } else {
-                args.format
-            };
-            matrix::run(&project(cli.dir.as_deref())?, format)
+            let project = project(cli.dir.as_deref())?;
+            match args.action {
+                Some(MatrixAction::Set(set)) => matrix::set(&project, &set),
+                None => {
+                    let format = if json {
+                        crate::cli::MatrixFormat::Json
+                    } else {
+                        args.format
+                    };
+                    matrix::run(&project, format, args.diff.as_deref())
+                }
+            }
         }
     }
 }
@@ -87,6 +94,13 @@ fn project(dir: Option<&Path>) -> Result<Project, Failure> {
             })
         }
     }
+}
+
+fn mirror_options(mirror: Option<String>) -> Result<PlanOptions, Failure> {
+    plan_options(&VarArgs {
+        mirror,
+        ..VarArgs::default()
+    })
 }
 
 fn plan_options(vars: &VarArgs) -> Result<PlanOptions, Failure> {

@@ -1,0 +1,382 @@
+//! The version-matrix workflow on a temporary git repository holding a copy of the project:
+//! `matrix set`, `affected`, `matrix --diff`, `mirror check` and `mirror lock`.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{imgbuild, imgbuild_env, repo_root, serve_dir, stderr, stdout};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+    stdout(&out)
+}
+
+/// A git repository with the project's images, roles and mirror.toml, all committed.
+fn project_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for item in ["images", "roles", "mirror.toml"] {
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(repo_root().join(item))
+            .arg(dir.path())
+            .status()
+            .expect("cp");
+        assert!(status.success());
+    }
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "project"]);
+    dir
+}
+
+fn affected(dir: &Path) -> Vec<String> {
+    let out = imgbuild(dir, &["affected", "--since", "HEAD"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out).lines().map(str::to_owned).collect()
+}
+
+fn all_images(dir: &Path) -> Vec<String> {
+    let mut images: Vec<String> = std::fs::read_dir(dir.join("images"))
+        .expect("images")
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".yml").map(str::to_owned)
+        })
+        .collect();
+    images.sort();
+    images
+}
+
+fn append(path: &Path, text: &str) {
+    let mut content = std::fs::read_to_string(path).expect("read");
+    content.push_str(text);
+    std::fs::write(path, content).expect("write");
+}
+
+#[test]
+fn affected_follows_each_images_inputs() {
+    let repo = project_repo();
+    let dir = repo.path();
+    assert!(affected(dir).is_empty(), "nothing changed yet");
+
+    let out = imgbuild(
+        dir,
+        &[
+            "matrix",
+            "set",
+            "rocky-9.5-compute",
+            "mofed_version=25.01-0.6.0.0",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(affected(dir), ["rocky-9.5-compute"]);
+    let json = imgbuild(dir, &["--json", "affected", "--since", "HEAD"]);
+    let parsed: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(
+        parsed,
+        serde_json::json!({"include": [{"image": "rocky-9.5-compute"}]})
+    );
+    git(dir, &["checkout", "-q", "--", "."]);
+
+    // Every image uses the mofed role; main.yml is read by all of them.
+    append(&dir.join("roles/mofed/tasks/main.yml"), "# touched\n");
+    assert_eq!(affected(dir), all_images(dir));
+    git(dir, &["checkout", "-q", "--", "."]);
+
+    // Rocky.yml is included only where ansible_distribution is Rocky.
+    append(&dir.join("roles/mofed/tasks/Rocky.yml"), "# touched\n");
+    let rocky: Vec<String> = all_images(dir)
+        .into_iter()
+        .filter(|i| i.starts_with("rocky-"))
+        .collect();
+    assert_eq!(affected(dir), rocky);
+    git(dir, &["checkout", "-q", "--", "."]);
+
+    // A role no recipe uses, and a new file in it.
+    append(&dir.join("roles/softroce/tasks/main.yml"), "# touched\n");
+    std::fs::write(dir.join("roles/softroce/tasks/extra.yml"), "[]\n").expect("write");
+    assert!(affected(dir).is_empty());
+    git(dir, &["checkout", "-q", "--", "."]);
+    git(dir, &["clean", "-qfd"]);
+
+    append(&dir.join("mirror.toml"), "# another comment\n");
+    assert_eq!(affected(dir), all_images(dir));
+    git(dir, &["checkout", "-q", "--", "."]);
+
+    // A deleted role file counts for the images that read it at the revision.
+    std::fs::remove_file(dir.join("roles/mofed/tasks/Ubuntu.yml")).expect("rm");
+    let ubuntu: Vec<String> = all_images(dir)
+        .into_iter()
+        .filter(|i| i.starts_with("ubuntu-"))
+        .collect();
+    assert_eq!(affected(dir), ubuntu);
+    git(dir, &["checkout", "-q", "--", "."]);
+
+    let bad = imgbuild(dir, &["affected", "--since", "no-such-rev"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("'no-such-rev' is not a commit"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+#[test]
+fn affected_follows_the_pins_an_image_uses() {
+    let repo = project_repo();
+    let dir = repo.path();
+    let pin = |sha: char| {
+        format!(
+            "[[artifact]]\npath = \"/mellanox/debian12/MLNX_OFED_LINUX-24.10-2.1.8.0-debian12-x86_64.tgz\"\nsize = 10\nsha256 = \"{}\"\n\n[[artifact]]\npath = \"/unused/thing.tgz\"\nsize = 1\nsha256 = \"{}\"\n",
+            sha.to_string().repeat(64),
+            "c".repeat(64)
+        )
+    };
+    std::fs::write(dir.join("mirror.lock"), pin('a')).expect("write");
+    git(dir, &["add", "mirror.lock"]);
+    git(dir, &["commit", "-q", "-m", "lock"]);
+    std::fs::write(dir.join("mirror.lock"), pin('b')).expect("write");
+    assert_eq!(affected(dir), ["debian-12-compute"]);
+    std::fs::write(
+        dir.join("mirror.lock"),
+        pin('a').replace(&"c".repeat(64), &"d".repeat(64)),
+    )
+    .expect("write");
+    assert!(affected(dir).is_empty(), "a pin no image uses");
+}
+
+#[test]
+fn matrix_set_changes_one_line_per_value_and_round_trips() {
+    let repo = project_repo();
+    let dir = repo.path();
+    for image in all_images(dir) {
+        let recipe = dir.join(format!("images/{image}.yml"));
+        let original = std::fs::read(&recipe).expect("read");
+        let sets = [
+            "kernel_version=9.9.9-test",
+            "mofed_version=99.1-0.0.0.0",
+            "nvidia_version=999.1.2",
+        ];
+        let out = imgbuild(dir, &[&["matrix", "set", &image][..], &sets[..]].concat());
+        assert!(out.status.success(), "{image}: {}", stderr(&out));
+        let numstat = git(
+            dir,
+            &["diff", "--numstat", "--", &format!("images/{image}.yml")],
+        );
+        assert_eq!(
+            numstat.trim(),
+            format!("3\t3\timages/{image}.yml"),
+            "{image}"
+        );
+        let rows = imgbuild(dir, &["--json", "matrix"]);
+        let rows: serde_json::Value = serde_json::from_slice(&rows.stdout).expect("json");
+        let row = rows
+            .as_array()
+            .and_then(|r| r.iter().find(|r| r["image"] == image.as_str()))
+            .expect("row");
+        assert_eq!(row["kernel"], "9.9.9-test");
+        assert_eq!(row["mofed"], "99.1-0.0.0.0");
+        assert_eq!(row["nvidia"], "999.1.2");
+
+        let diff = imgbuild(dir, &["matrix", "--diff", "HEAD", "--format", "markdown"]);
+        assert!(diff.status.success(), "{}", stderr(&diff));
+        assert!(
+            stdout(&diff).contains("3 cells changed, 1 of 7 images differ from HEAD"),
+            "{}",
+            stdout(&diff)
+        );
+
+        let back: Vec<String> = ["kernel_version", "mofed_version", "nvidia_version"]
+            .iter()
+            .map(|var| {
+                let before = row_of_head(dir, &image, var);
+                format!("{var}={before}")
+            })
+            .collect();
+        let back: Vec<&str> = back.iter().map(String::as_str).collect();
+        let out = imgbuild(dir, &[&["matrix", "set", &image][..], &back[..]].concat());
+        assert!(out.status.success(), "{image}: {}", stderr(&out));
+        assert_eq!(std::fs::read(&recipe).expect("read"), original, "{image}");
+    }
+}
+
+/// The value of a recipe variable at HEAD, read with a YAML parser.
+fn row_of_head(dir: &Path, image: &str, var: &str) -> String {
+    let text = git(dir, &["show", &format!("HEAD:images/{image}.yml")]);
+    let doc: serde_yaml::Value = serde_yaml::from_str(&text).expect("yaml");
+    match &doc[0]["vars"][var] {
+        serde_yaml::Value::String(s) => s.clone(),
+        other => panic!("{image} {var}: {other:?}"),
+    }
+}
+
+#[test]
+fn matrix_set_refuses_unknown_images_and_variables_untouched() {
+    let repo = project_repo();
+    let dir = repo.path();
+    let out = imgbuild(
+        dir,
+        &[
+            "matrix",
+            "set",
+            "rocky-9.5-compute",
+            "mofed_version=1",
+            "mofed_verison=2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("did you mean 'mofed_version'"),
+        "{}",
+        stderr(&out)
+    );
+    let out = imgbuild(
+        dir,
+        &["matrix", "set", "rocky-9.6-compute", "mofed_version=1"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let out = imgbuild(
+        dir,
+        &["matrix", "set", "rocky-9.5-compute", "mofed_version"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        git(dir, &["status", "--porcelain"]).is_empty(),
+        "files untouched"
+    );
+
+    let out = imgbuild(
+        dir,
+        &[
+            "matrix",
+            "set",
+            "--all-images",
+            "--where",
+            "mofed_version=23.10-5.1.4.0",
+            "mofed_version=24.10-2.1.8.0",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        git(dir, &["diff", "--name-only"]).trim(),
+        "images/rocky-8.10-compute.yml"
+    );
+}
+
+#[test]
+fn mirror_check_and_lock_against_a_loopback_mirror() {
+    let repo = project_repo();
+    let dir = repo.path();
+    let mirror = tempfile::tempdir().expect("mirror");
+    let nvidia = mirror
+        .path()
+        .join("nvidia/NVIDIA-Linux-x86_64-580.65.06.run");
+    std::fs::create_dir_all(nvidia.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&nvidia, b"#!/bin/sh\necho stand-in\n").expect("write");
+    let url = serve_dir(mirror.path());
+    let cache = tempfile::tempdir().expect("cache");
+    let env = [("IMGBUILD_CACHE", cache.path())];
+
+    let check = imgbuild(
+        dir,
+        &["mirror", "check", "debian-12-compute", "--mirror", &url],
+    );
+    assert_eq!(check.status.code(), Some(1), "{}", stderr(&check));
+    let table = stdout(&check);
+    let columns = |needle: &str| -> Vec<String> {
+        table
+            .lines()
+            .find(|l| l.contains(needle) && !l.contains("HTTP"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .take(3)
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(
+        columns("MLNX_OFED_LINUX-24.10-2.1.8.0-debian12"),
+        ["MISSING", "no", "-"],
+        "{table}"
+    );
+    assert_eq!(columns("NVIDIA-Linux"), ["ok", "no", "24"], "{table}");
+    assert!(table.contains("HTTP 404"), "{table}");
+
+    let lock = imgbuild_env(
+        dir,
+        &["mirror", "lock", "debian-12-compute", "--mirror", &url],
+        &env,
+    );
+    assert_eq!(
+        lock.status.code(),
+        Some(1),
+        "the missing one cannot be pinned"
+    );
+    let text = std::fs::read_to_string(dir.join("mirror.lock")).expect("lock written");
+    let sha = Command::new("sha256sum")
+        .arg(&nvidia)
+        .output()
+        .expect("sha256sum");
+    let sha = stdout(&sha)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        text.contains(&format!(
+            "path = \"/nvidia/NVIDIA-Linux-x86_64-580.65.06.run\"\nsize = 24\nsha256 = \"{sha}\""
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("MLNX_OFED"), "{text}");
+
+    let mofed = mirror
+        .path()
+        .join("mellanox/debian12/MLNX_OFED_LINUX-24.10-2.1.8.0-debian12-x86_64.tgz");
+    std::fs::create_dir_all(mofed.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&mofed, b"not really a tarball").expect("write");
+    let lock = imgbuild_env(
+        dir,
+        &["mirror", "lock", "debian-12-compute", "--mirror", &url],
+        &env,
+    );
+    assert!(lock.status.success(), "{}", stderr(&lock));
+    let check = imgbuild(
+        dir,
+        &[
+            "--json",
+            "mirror",
+            "check",
+            "debian-12-compute",
+            "--mirror",
+            &url,
+        ],
+    );
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+    let report: serde_json::Value = serde_json::from_slice(&check.stdout).expect("json");
+    assert_eq!(report["ok"], true);
+    assert!(report["artifacts"]
+        .as_array()
+        .is_some_and(|a| a.len() == 2 && a.iter().all(|x| x["pinned"] == true)));
+
+    // The file changes on the mirror: its size no longer matches the pin.
+    std::fs::write(&nvidia, b"a different build\n").expect("write");
+    let check = imgbuild(
+        dir,
+        &["mirror", "check", "debian-12-compute", "--mirror", &url],
+    );
+    assert_eq!(check.status.code(), Some(1));
+    assert!(
+        stdout(&check).contains("mirror.lock pins 24"),
+        "{}",
+        stdout(&check)
+    );
+}
