@@ -121,10 +121,15 @@ fn affected_follows_each_images_inputs() {
     assert_eq!(affected(dir), ubuntu);
     git(dir, &["checkout", "-q", "--", "."]);
 
+    // The empty tree (what CI compares with on a new branch): every image.
+    let empty = git(dir, &["hash-object", "-t", "tree", "/dev/null"]);
+    let out = imgbuild(dir, &["affected", "--since", empty.trim()]);
+    assert_eq!(stdout(&out).lines().collect::<Vec<_>>(), all_images(dir));
+
     let bad = imgbuild(dir, &["affected", "--since", "no-such-rev"]);
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
     assert!(
-        stderr(&bad).contains("'no-such-rev' is not a commit"),
+        stderr(&bad).contains("'no-such-rev' is not a commit or tree"),
         "{}",
         stderr(&bad)
     );

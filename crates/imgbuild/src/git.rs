@@ -31,7 +31,8 @@ fn stdout_of(root: &Path, args: &[&str]) -> Result<String, Failure> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Checks that `rev` names a commit of the repository holding `root` (bad input otherwise).
+/// Checks that `rev` names a commit (or a tree, such as the empty tree) of the repository
+/// holding `root` (bad input otherwise).
 pub fn check_revision(root: &Path, rev: &str) -> Result<(), Failure> {
     let out = git(
         root,
@@ -39,7 +40,7 @@ pub fn check_revision(root: &Path, rev: &str) -> Result<(), Failure> {
             "rev-parse",
             "--verify",
             "--quiet",
-            &format!("{rev}^{{commit}}"),
+            &format!("{rev}^{{tree}}"),
         ],
     )?;
     if out.status.success() {
@@ -53,7 +54,7 @@ pub fn check_revision(root: &Path, rev: &str) -> Result<(), Failure> {
         )));
     }
     Err(Failure::Input(anyhow!(
-        "'{rev}' is not a commit of this repository (in a shallow CI clone, fetch it first: git fetch origin main)"
+        "'{rev}' is not a commit or tree of this repository (in a shallow CI clone, fetch it first: git fetch origin main)"
     )))
 }
 
