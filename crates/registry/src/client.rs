@@ -1,0 +1,285 @@
+//! One repository on one registry: requests with the auth dance (anonymous or basic bearer
+//! token, or basic auth) done once and reused.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::auth::{Challenge, Credentials};
+use crate::error::RegistryError;
+use crate::reference::Reference;
+
+/// A request body.
+pub(crate) enum Body<'a> {
+    /// No body.
+    Empty,
+    /// Bytes in memory (manifests).
+    Bytes(&'a [u8]),
+    /// A file, streamed (blobs).
+    File(&'a Path),
+}
+
+/// A client for one repository.
+pub struct Client {
+    agent: ureq::Agent,
+    base: String,
+    registry: String,
+    repository: String,
+    credentials: Option<Credentials>,
+    /// Ask tokens for push as well as pull.
+    push: bool,
+    authorization: Mutex<Option<String>>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base", &self.base)
+            .field("repository", &self.repository)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Deserialize)]
+struct TokenAnswer {
+    token: Option<String>,
+    access_token: Option<String>,
+}
+
+impl Client {
+    /// A client for `reference`'s repository; `push` asks for push rights too.
+    pub fn new(reference: &Reference, credentials: Option<Credentials>, push: bool) -> Self {
+        let agent = ureq::AgentBuilder::new()
+            .timeout_connect(Duration::from_secs(15))
+            .timeout_read(Duration::from_secs(120))
+            .redirects(5)
+            .build();
+        Self {
+            agent,
+            base: reference.api_base(),
+            registry: reference.registry.clone(),
+            repository: reference.repository.clone(),
+            credentials,
+            push,
+            authorization: Mutex::new(None),
+        }
+    }
+
+    /// `base/v2/<repository>/<path>`.
+    pub(crate) fn url(&self, path: &str) -> String {
+        format!("{}/v2/{}/{path}", self.base, self.repository)
+    }
+
+    /// Makes an absolute URL of a `Location` header.
+    pub(crate) fn absolute(&self, location: &str) -> String {
+        if location.starts_with("http://") || location.starts_with("https://") {
+            location.to_owned()
+        } else {
+            format!("{}{location}", self.base)
+        }
+    }
+
+    fn current_authorization(&self) -> Option<String> {
+        self.authorization
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn redact(&self, text: &str) -> String {
+        match &self.credentials {
+            Some(c) => c.redact(text),
+            None => text.to_owned(),
+        }
+    }
+
+    /// Sends a request, answering one `401` challenge; any status other than 2xx is an error
+    /// (`RegistryError::Status` carries it, so callers can accept a 404).
+    pub(crate) fn call(
+        &self,
+        method: &str,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: Body,
+    ) -> Result<ureq::Response, RegistryError> {
+        let what = format!("{method} {url}");
+        for attempt in 0..2 {
+            let mut request = self.agent.request(method, url);
+            for (k, v) in headers {
+                request = request.set(k, v);
+            }
+            if let Some(auth) = self.current_authorization() {
+                request = request.set("Authorization", &auth);
+            }
+            let result = match &body {
+                Body::Empty => request.call(),
+                Body::Bytes(bytes) => request.send_bytes(bytes),
+                Body::File(path) => {
+                    let file = std::fs::File::open(path)
+                        .map_err(crate::error::io(format!("reading {}", path.display())))?;
+                    let len = file
+                        .metadata()
+                        .map_err(crate::error::io(format!("reading {}", path.display())))?
+                        .len();
+                    request
+                        .set("Content-Length", &len.to_string())
+                        .send(std::io::BufReader::with_capacity(1 << 20, file))
+                }
+            };
+            match result {
+                Ok(response) => return Ok(response),
+                Err(ureq::Error::Status(401, response)) if attempt == 0 => {
+                    let challenge = response
+                        .header("WWW-Authenticate")
+                        .and_then(Challenge::parse)
+                        .ok_or_else(|| RegistryError::Unauthorized {
+                            registry: self.registry.clone(),
+                            detail: format!(
+                                "{what} answered 401 without a usable WWW-Authenticate challenge"
+                            ),
+                        })?;
+                    self.authenticate(&challenge)?;
+                }
+                Err(ureq::Error::Status(status @ (401 | 403), response)) => {
+                    return Err(self.refused(&what, status, response));
+                }
+                Err(ureq::Error::Status(status, response)) => {
+                    let body = error_message(response);
+                    return Err(RegistryError::Status {
+                        what,
+                        status,
+                        body: self.redact(&body),
+                    });
+                }
+                Err(ureq::Error::Transport(t)) => {
+                    return Err(RegistryError::Transport {
+                        what,
+                        detail: self.redact(&t.to_string()),
+                    })
+                }
+            }
+        }
+        Err(RegistryError::Unauthorized {
+            registry: self.registry.clone(),
+            detail: format!("{what} still asks for credentials after authenticating"),
+        })
+    }
+
+    fn refused(&self, what: &str, status: u16, response: ureq::Response) -> RegistryError {
+        let message = self.redact(&error_message(response));
+        let detail = match &self.credentials {
+            Some(c) => format!(
+                "{what} was refused (HTTP {status}{message}) for user '{}' (credentials from {}); check the user, the password and its rights on {}",
+                c.username, c.source, self.repository
+            ),
+            None => format!(
+                "{what} was refused (HTTP {status}{message}) without credentials; put them in REGISTRY_AUTH_FILE or ~/.docker/config.json (for example with `skopeo login {}`)",
+                self.registry
+            ),
+        };
+        RegistryError::Unauthorized {
+            registry: self.registry.clone(),
+            detail,
+        }
+    }
+
+    /// Answers a challenge: gets a bearer token, or sets basic auth.
+    fn authenticate(&self, challenge: &Challenge) -> Result<(), RegistryError> {
+        let authorization = match challenge.scheme.as_str() {
+            "bearer" => format!("Bearer {}", self.token(challenge)?),
+            "basic" => match &self.credentials {
+                Some(c) => c.basic(),
+                None => {
+                    return Err(RegistryError::Unauthorized {
+                        registry: self.registry.clone(),
+                        detail: format!(
+                            "it asks for a user and password; put them in REGISTRY_AUTH_FILE or ~/.docker/config.json (for example with `skopeo login {}`)",
+                            self.registry
+                        ),
+                    })
+                }
+            },
+            other => {
+                return Err(RegistryError::Unauthorized {
+                    registry: self.registry.clone(),
+                    detail: format!("it asks for '{other}' authentication, which imgbuild does not speak (bearer and basic only)"),
+                })
+            }
+        };
+        *self.authorization.lock().unwrap_or_else(|e| e.into_inner()) = Some(authorization);
+        Ok(())
+    }
+
+    fn token(&self, challenge: &Challenge) -> Result<String, RegistryError> {
+        let realm = challenge
+            .params
+            .get("realm")
+            .ok_or_else(|| RegistryError::Unauthorized {
+                registry: self.registry.clone(),
+                detail: "its bearer challenge names no realm (token service)".into(),
+            })?;
+        let actions = if self.push { "pull,push" } else { "pull" };
+        let scope = format!("repository:{}:{actions}", self.repository);
+        let mut request = self.agent.get(realm).query("scope", &scope);
+        if let Some(service) = challenge.params.get("service") {
+            request = request.query("service", service);
+        }
+        if let Some(c) = &self.credentials {
+            request = request.set("Authorization", &c.basic());
+        }
+        let what = format!("the token service {realm}");
+        let response = match request.call() {
+            Ok(response) => response,
+            Err(ureq::Error::Status(status, response)) => {
+                return Err(self.refused(&what, status, response));
+            }
+            Err(ureq::Error::Transport(t)) => {
+                return Err(RegistryError::Transport {
+                    what,
+                    detail: self.redact(&t.to_string()),
+                })
+            }
+        };
+        let text = response
+            .into_string()
+            .map_err(|e| RegistryError::Transport {
+                what: what.clone(),
+                detail: e.to_string(),
+            })?;
+        let answer: TokenAnswer =
+            serde_json::from_str(&text).map_err(|e| RegistryError::Invalid {
+                what: what.clone(),
+                detail: format!("not a token answer: {e}"),
+            })?;
+        answer
+            .token
+            .or(answer.access_token)
+            .ok_or_else(|| RegistryError::Invalid {
+                what,
+                detail: "the answer holds no token".into(),
+            })
+    }
+}
+
+/// The registry's error message from an error response, as `: message` (or empty).
+fn error_message(response: ureq::Response) -> String {
+    let text = response.into_string().unwrap_or_default();
+    let parsed: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+    let message = parsed
+        .as_ref()
+        .and_then(|v| v["errors"][0]["message"].as_str().map(str::to_owned))
+        .or_else(|| {
+            parsed
+                .as_ref()
+                .and_then(|v| v["details"].as_str().map(str::to_owned))
+        })
+        .unwrap_or_else(|| text.chars().take(200).collect());
+    let message = message.trim();
+    if message.is_empty() {
+        String::new()
+    } else {
+        format!(": {message}")
+    }
+}
