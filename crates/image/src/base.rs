@@ -1,7 +1,7 @@
-//! Bases: the bottom layers of an image. `debootstrap` (suite, archive and packages; the archive
-//! from the build host's apt sources unless the recipe names one), `oci` (an OCI layout folder)
-//! and `archive` (a docker-archive). Each is cached: debootstrap by its inputs, the others by
-//! their layer digests. Registry pulls (`docker`) are not built yet.
+//! Bases: the bottom layers of an image. `docker` (pulled from a registry), `debootstrap`
+//! (suite, archive and packages; the archive from the build host's apt sources unless the
+//! recipe names one), `oci` (an OCI layout folder) and `archive` (a docker-archive). Each is
+//! cached: debootstrap by its inputs, the others by their layer digests.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -119,11 +119,10 @@ pub fn prepare(
     match request.bootstrap.as_str() {
         "debootstrap" => debootstrap(request, cache, blobs, epoch),
         "oci" | "archive" => from_file(request, cache, blobs, project_root, epoch),
-        "docker" => Err(BaseError::Unsupported(format!(
-            "bootstrap: docker (pulling {}) is not built yet; use bootstrap: debootstrap, or save the image with `skopeo copy docker://... oci:DIR` and use bootstrap: oci",
-            request.build_from
+        "docker" => from_registry(request, cache, blobs, epoch),
+        other => Err(BaseError::Unsupported(format!(
+            "bootstrap '{other}' is not one of: docker, oci, archive, debootstrap"
         ))),
-        other => Err(BaseError::Unsupported(format!("bootstrap '{other}' is not one of: docker, oci, archive, debootstrap"))),
     }
 }
 
@@ -235,6 +234,72 @@ fn read_json(path: &Path) -> Result<Json, BaseError> {
         .map_err(|e| BaseError::Failed(format!("{}: not JSON: {e}", path.display())))
 }
 
+/// How a layer blob is compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Compression {
+    Gzip,
+    Zstd,
+    None,
+}
+
+impl Compression {
+    /// From an OCI or Docker layer media type.
+    fn of_media_type(media_type: &str) -> Self {
+        if media_type.ends_with("zstd") {
+            Compression::Zstd
+        } else if media_type.ends_with("gzip") || media_type.is_empty() {
+            Compression::Gzip
+        } else {
+            Compression::None
+        }
+    }
+
+    fn reader(self, file: std::fs::File) -> Result<Box<dyn std::io::Read>, BaseError> {
+        let file = std::io::BufReader::with_capacity(1 << 20, file);
+        Ok(match self {
+            Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(file)),
+            Compression::Zstd => Box::new(
+                ruzstd::decoding::StreamingDecoder::new(file)
+                    .map_err(|e| BaseError::Failed(format!("a zstd layer does not read: {e}")))?,
+            ),
+            Compression::None => Box::new(file),
+        })
+    }
+}
+
+/// The layer files of a base, bottom first, with their digests.
+struct LayerFiles {
+    files: Vec<(PathBuf, Compression)>,
+    digests: Vec<String>,
+    /// For messages and the layer's history (`docker docker.io/rockylinux/rockylinux:9.5`).
+    what: String,
+}
+
+/// A base pulled from a registry (linux/amd64), every blob verified against its digest.
+fn from_registry(
+    request: &BaseRequest,
+    cache: &Path,
+    blobs: &BlobStore,
+    epoch: u64,
+) -> Result<Vec<BaseLayer>, BaseError> {
+    let reference = registry::Reference::parse(&request.build_from)
+        .map_err(|e| BaseError::Unsupported(format!("build_from: {e}")))?;
+    let credentials = registry::Credentials::for_registry(&reference.registry)
+        .map_err(|e| BaseError::Failed(e.to_string()))?;
+    let pulled = registry::pull(&reference, credentials, &cache.join("registry"))
+        .map_err(|e| BaseError::Failed(format!("pulling {reference}: {e}")))?;
+    let layers = LayerFiles {
+        files: pulled
+            .layers
+            .iter()
+            .map(|l| (l.path.clone(), Compression::of_media_type(&l.media_type)))
+            .collect(),
+        digests: pulled.layers.iter().map(|l| l.digest.clone()).collect(),
+        what: format!("docker {reference}"),
+    };
+    apply_layers(layers, cache, blobs, epoch)
+}
+
 /// Layers of an OCI layout folder or a docker-archive, extracted to overlay-form folders.
 fn from_file(
     request: &BaseRequest,
@@ -245,7 +310,7 @@ fn from_file(
 ) -> Result<Vec<BaseLayer>, BaseError> {
     let source = project_root.join(&request.build_from);
     let unpacked;
-    let (layer_files, compressed): (Vec<PathBuf>, bool) = if request.bootstrap == "oci" {
+    let files: Vec<(PathBuf, Compression)> = if request.bootstrap == "oci" {
         let index = read_json(&source.join("index.json"))?;
         let manifest_digest = index["manifests"][0]["digest"].as_str().ok_or_else(|| {
             BaseError::Failed(format!(
@@ -260,14 +325,14 @@ fn from_file(
         };
         let manifest = read_json(&blob(manifest_digest))?;
         let layers = manifest["layers"].as_array().cloned().unwrap_or_default();
-        (
-            layers
-                .iter()
-                .filter_map(|l| l["digest"].as_str())
-                .map(blob)
-                .collect(),
-            true,
-        )
+        layers
+            .iter()
+            .filter_map(|l| {
+                let digest = l["digest"].as_str()?;
+                let media_type = l["mediaType"].as_str().unwrap_or_default();
+                Some((blob(digest), Compression::of_media_type(media_type)))
+            })
+            .collect()
     } else {
         unpacked = tempfile::tempdir_in(cache).map_err(io("unpacking the archive"))?;
         let file =
@@ -280,32 +345,44 @@ fn from_file(
             .as_array()
             .cloned()
             .unwrap_or_default();
-        (
-            layers
-                .iter()
-                .filter_map(Json::as_str)
-                .map(|l| unpacked.path().join(l))
-                .collect(),
-            false,
-        )
+        layers
+            .iter()
+            .filter_map(Json::as_str)
+            .map(|l| (unpacked.path().join(l), Compression::None))
+            .collect()
     };
-    if layer_files.is_empty() {
+    if files.is_empty() {
         return Err(BaseError::Failed(format!(
             "{} has no layers",
             source.display()
         )));
     }
-    // The layers are applied in order into one tree (whiteouts delete), which becomes one base
-    // layer: overlayfs needs lowers in its own whiteout form, and one tree is simpler to stack.
     let mut digests = Vec::new();
-    for file in &layer_files {
+    for (file, _) in &files {
         let mut f =
             std::fs::File::open(file).map_err(io(format!("reading layer {}", file.display())))?;
         let mut hasher = crate::hashing::HashingWriter::new(std::io::sink());
         std::io::copy(&mut f, &mut hasher).map_err(io("hashing a layer"))?;
         digests.push(hasher.finish().1);
     }
-    let key = digest_of(digests.join("\n").as_bytes());
+    let layers = LayerFiles {
+        files,
+        digests,
+        what: format!("{} {}", request.bootstrap, request.build_from),
+    };
+    apply_layers(layers, cache, blobs, epoch)
+}
+
+/// Applies the layers in order into one tree (whiteouts delete), cached by their digests, which
+/// becomes one base layer: overlayfs needs lowers in its own whiteout form, and one tree is
+/// simpler to stack.
+fn apply_layers(
+    layers: LayerFiles,
+    cache: &Path,
+    blobs: &BlobStore,
+    epoch: u64,
+) -> Result<Vec<BaseLayer>, BaseError> {
+    let key = digest_of(layers.digests.join("\n").as_bytes());
     let dir = cache.join("bases").join(key.trim_start_matches("sha256:"));
     let _guard = lock(&dir.with_extension("lock")).map_err(io("locking the base cache"))?;
     if let Some(cached) = load_cached(&dir, blobs) {
@@ -317,22 +394,17 @@ fn from_file(
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).map_err(io("unpacking the base"))?;
     let fs = engine::rootfs::RootFs::plain(&work).map_err(io("unpacking the base"))?;
-    for (i, file) in layer_files.iter().enumerate() {
+    for (i, (file, compression)) in layers.files.iter().enumerate() {
         let opened = std::fs::File::open(file).map_err(io("reading a layer"))?;
-        let reader: Box<dyn std::io::Read> = if compressed {
-            Box::new(flate2::read::MultiGzDecoder::new(opened))
-        } else {
-            Box::new(opened)
-        };
         let limits = engine::archive::Limits {
             allow_devices: true,
             whiteouts: true,
             ..engine::archive::Limits::default()
         };
-        engine::archive::extract_tar(reader, &fs, Path::new("/"), limits).map_err(|e| {
-            BaseError::Failed(format!("base layer {i} of {}: {e}", source.display()))
-        })?;
+        engine::archive::extract_tar(compression.reader(opened)?, &fs, Path::new("/"), limits)
+            .map_err(|e| BaseError::Failed(format!("base layer {i} of {}: {e}", layers.what)))?;
     }
+    let _ = std::fs::remove_dir_all(&tree);
     std::fs::rename(&work, &tree).map_err(io("caching the base"))?;
     let blob = blobs
         .write_layer(&tree, Source::Tree, epoch, 6)
@@ -340,7 +412,7 @@ fn from_file(
     let layers = vec![BaseLayer {
         blob,
         tree,
-        created_by: format!("{} {}", request.bootstrap, request.build_from),
+        created_by: layers.what,
     }];
     store_cached(&dir, &layers)?;
     Ok(layers)
