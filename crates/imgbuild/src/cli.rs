@@ -133,6 +133,10 @@ pub struct BuildArgs {
     /// Refuse downloads not pinned in mirror.lock (for CI).
     #[arg(long)]
     pub locked: bool,
+    /// Push each built image to a registry: docker://HOST/REPO[:TAG]; with several images,
+    /// put {image} in it. Credentials come from REGISTRY_AUTH_FILE or ~/.docker/config.json.
+    #[arg(long, value_name = "REF")]
+    pub push: Option<String>,
     /// Run every role, even those whose layer is cached.
     #[arg(long)]
     pub no_cache: bool,

@@ -34,6 +34,11 @@ pub fn run(
         docker_archive: args.format.contains(&OutputFormat::DockerArchive),
         chroot: args.format.contains(&OutputFormat::Chroot),
     };
+    let push_to = args
+        .push
+        .as_deref()
+        .map(|r| push_references(r, &args.images))
+        .transpose()?;
     let plans = args
         .images
         .iter()
@@ -50,7 +55,7 @@ pub fn run(
         std::env::current_dir().unwrap_or_default().join(&args.out)
     };
     let mut result = Ok(ExitCode::SUCCESS);
-    for plan in &plans {
+    for (i, plan) in plans.iter().enumerate() {
         super::print_warnings(&plan.warnings);
         let settings = Settings {
             project_root: project.root.clone(),
@@ -96,6 +101,12 @@ pub fn run(
                         println!("  {}", output.display());
                     }
                 }
+                if let Some(reference) = push_to.as_ref().and_then(|refs| refs.get(i)) {
+                    if let Err(e) = push(reference, &report.manifest) {
+                        result = Err(e);
+                        break;
+                    }
+                }
             }
             Err(e) => {
                 result = Err(failure(e));
@@ -105,4 +116,61 @@ pub fn run(
     }
     save_lock(&project.root, &downloads, &lock)?;
     result
+}
+
+/// The reference each image is pushed to: `REF` for one image; with several, `REF` must hold
+/// `{image}`, replaced by each image's name.
+fn push_references(
+    reference: &str,
+    images: &[String],
+) -> Result<Vec<registry::Reference>, Failure> {
+    if images.len() > 1 && !reference.contains("{image}") {
+        return Err(Failure::Input(anyhow!(
+            "--push {reference}: several images would go to one reference; put {{image}} in it (for example docker://registry/site/{{image}}:latest)"
+        )));
+    }
+    images
+        .iter()
+        .map(|image| {
+            registry::Reference::parse(&reference.replace("{image}", image))
+                .map_err(|e| Failure::Input(anyhow!("--push: {e}")))
+        })
+        .collect()
+}
+
+/// Pushes a built image (its blobs are in the blob cache) to `reference`.
+fn push(reference: &registry::Reference, manifest_digest: &str) -> Result<(), Failure> {
+    let blobs = image::blobs::BlobStore::new(&cache_dir().join("blobs"))
+        .context("opening the blob cache")
+        .map_err(Failure::Run)?;
+    let manifest = std::fs::read(blobs.path(manifest_digest))
+        .context("reading the built manifest")
+        .map_err(Failure::Run)?;
+    let parsed: serde_json::Value = serde_json::from_slice(&manifest)
+        .context("reading the built manifest")
+        .map_err(Failure::Run)?;
+    let digests = std::iter::once(&parsed["config"])
+        .chain(parsed["layers"].as_array().into_iter().flatten())
+        .filter_map(|d| d["digest"].as_str());
+    let to_push: Vec<registry::PushBlob> = digests
+        .map(|digest| registry::PushBlob {
+            digest: digest.to_owned(),
+            path: blobs.path(digest),
+        })
+        .collect();
+    let credentials = registry::Credentials::for_registry(&reference.registry)
+        .map_err(|e| Failure::Input(anyhow!(e)))?;
+    let pushed = registry::push(
+        reference,
+        credentials,
+        &to_push,
+        &manifest,
+        image::oci::MANIFEST,
+    )
+    .map_err(|e| Failure::Run(anyhow!("pushing to {reference}: {e}")))?;
+    eprintln!(
+        "pushed {reference}@{} ({} blobs uploaded, {} already there)",
+        pushed.digest, pushed.uploaded, pushed.skipped
+    );
+    Ok(())
 }
