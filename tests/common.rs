@@ -176,3 +176,14 @@ pub fn mounted_below(path: &Path) -> Vec<String> {
         .map(str::to_owned)
         .collect()
 }
+
+/// Links the shared debootstrap bases and blobs of the image tests into the cache folder
+/// `cache`: layers, the record of last builds and work folders stay each test's own.
+pub fn shared_base_cache(cache: &Path) {
+    let shared = test_cache().join("image-tests-cache");
+    std::fs::create_dir_all(cache).expect("cache");
+    for part in ["bases", "blobs"] {
+        std::fs::create_dir_all(shared.join(part)).expect("shared cache");
+        std::os::unix::fs::symlink(shared.join(part), cache.join(part)).expect("link cache");
+    }
+}

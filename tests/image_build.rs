@@ -31,14 +31,8 @@ fn fixture() -> Fixture {
     let out = work.path().join("out");
     let cache = work.path().join("cache");
     let root = work.path().to_owned();
-    // Share only the debootstrapped base (and its blob) between tests and runs; layers, the
-    // record of last builds and work folders are each test's own.
-    let shared = test_cache().join("image-tests-cache");
-    std::fs::create_dir_all(&cache).expect("cache");
-    for part in ["bases", "blobs"] {
-        std::fs::create_dir_all(shared.join(part)).expect("shared cache");
-        std::os::unix::fs::symlink(shared.join(part), cache.join(part)).expect("link cache");
-    }
+    // Share only the debootstrapped base (and its blob) between tests and runs.
+    shared_base_cache(&cache);
     Fixture {
         _work: work,
         project,
