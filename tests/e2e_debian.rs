@@ -105,7 +105,6 @@ fn run(cmd: &mut Command) -> String {
 }
 
 #[test]
-#[ignore = "not yet run to the end: its build and verify part passes; run with cargo test --test e2e_debian -- --ignored"]
 fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_mistakes() {
     let s = setup();
     let host_kernel = run(Command::new("uname").arg("-r"));

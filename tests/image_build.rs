@@ -250,6 +250,102 @@ fn warewulfs_import_path_reads_back_the_same_tree() {
     assert!(rootfs.join("bin/sh").exists());
 }
 
+fn oci_layers(dir: &Path) -> Vec<Value> {
+    let index: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("index.json")).expect("index"))
+            .expect("json");
+    let digest = index["manifests"][0]["digest"].as_str().expect("digest");
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(
+            dir.join("blobs/sha256")
+                .join(digest.trim_start_matches("sha256:")),
+        )
+        .expect("manifest"),
+    )
+    .expect("json");
+    manifest["layers"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn zstd_layers_squash_and_parallel_builds_give_the_same_tree() {
+    let f = fixture();
+    // Two images at once, role layers in zstd.
+    let out = f.out.to_string_lossy().into_owned();
+    let result = imgbuild_env(
+        &f.project,
+        &[
+            "--json",
+            "build",
+            "--no-verify",
+            "--out",
+            &out,
+            "--jobs",
+            "2",
+            "--compression",
+            "zstd",
+            "--format",
+            "oci,chroot",
+            "layers-test",
+            "repro-test",
+        ],
+        &[
+            ("IMGBUILD_CACHE", &f.cache),
+            ("SOURCE_DATE_EPOCH", Path::new("1700000000")),
+        ],
+    );
+    assert!(result.status.success(), "{}", stderr(&result));
+    let built = stdout(&result)
+        .lines()
+        .filter(|l| l.contains("\"event\":\"built\""))
+        .count();
+    assert_eq!(built, 2, "both images built");
+    let layers = oci_layers(&f.out.join("layers-test/oci"));
+    let types: Vec<&str> = layers
+        .iter()
+        .filter_map(|l| l["mediaType"].as_str())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "application/vnd.oci.image.layer.v1.tar+gzip",
+            "application/vnd.oci.image.layer.v1.tar+zstd",
+            "application/vnd.oci.image.layer.v1.tar+zstd"
+        ],
+        "the shared base stays gzip"
+    );
+    run(Command::new("skopeo").arg("inspect").arg(format!(
+        "oci:{}:latest",
+        f.out.join("layers-test/oci").display()
+    )));
+    let zstd_tree = describe(&f.out.join("layers-test/rootfs"));
+
+    // The same image squashed into one gzip layer: the same tree through skopeo and umoci.
+    let squashed = build(
+        &f,
+        &["layers-test", "--squash", "--format", "docker-archive,oci"],
+    );
+    assert_eq!(
+        squashed["layers"].as_array().map(Vec::len),
+        Some(3),
+        "per-role report"
+    );
+    assert_eq!(oci_layers(&f.out.join("layers-test/oci")).len(), 1);
+    let oci = f.root.join("squashed-oci");
+    run(Command::new("skopeo")
+        .args(["copy", "-q"])
+        .arg(format!(
+            "docker-archive:{}",
+            f.out.join("layers-test/layers-test.tar").display()
+        ))
+        .arg(format!("oci:{}:x", oci.display())));
+    let bundle = f.root.join("squashed-bundle");
+    run(Command::new("umoci")
+        .args(["unpack", "--image"])
+        .arg(format!("{}:x", oci.display()))
+        .arg(&bundle));
+    assert_eq!(describe(&bundle.join("rootfs")), zstd_tree);
+}
+
 #[test]
 fn the_same_inputs_give_the_same_digest_and_a_template_change_rebuilds_from_its_layer() {
     let f = fixture();

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use crate::blobs::{BlobStore, LayerBlob};
+use crate::compression::{Codec, Compression};
 use crate::hashing::digest_of;
 use crate::layer::Source;
 
@@ -217,7 +218,7 @@ fn debootstrap(
     let _ = std::fs::remove_dir_all(&tree);
     std::fs::rename(&work, &tree).map_err(io("caching the debootstrap tree"))?;
     let blob = blobs
-        .write_layer(&tree, Source::Tree, epoch, 6)
+        .write_layer(&tree, Source::Tree, epoch, Codec::gzip(6))
         .map_err(io("writing the base layer"))?;
     let layers = vec![BaseLayer {
         blob,
@@ -232,39 +233,6 @@ fn read_json(path: &Path) -> Result<Json, BaseError> {
     let text = std::fs::read(path).map_err(io(format!("reading {}", path.display())))?;
     serde_json::from_slice(&text)
         .map_err(|e| BaseError::Failed(format!("{}: not JSON: {e}", path.display())))
-}
-
-/// How a layer blob is compressed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Compression {
-    Gzip,
-    Zstd,
-    None,
-}
-
-impl Compression {
-    /// From an OCI or Docker layer media type.
-    fn of_media_type(media_type: &str) -> Self {
-        if media_type.ends_with("zstd") {
-            Compression::Zstd
-        } else if media_type.ends_with("gzip") || media_type.is_empty() {
-            Compression::Gzip
-        } else {
-            Compression::None
-        }
-    }
-
-    fn reader(self, file: std::fs::File) -> Result<Box<dyn std::io::Read>, BaseError> {
-        let file = std::io::BufReader::with_capacity(1 << 20, file);
-        Ok(match self {
-            Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(file)),
-            Compression::Zstd => Box::new(
-                ruzstd::decoding::StreamingDecoder::new(file)
-                    .map_err(|e| BaseError::Failed(format!("a zstd layer does not read: {e}")))?,
-            ),
-            Compression::None => Box::new(file),
-        })
-    }
 }
 
 /// The layer files of a base, bottom first, with their digests.
@@ -401,13 +369,16 @@ fn apply_layers(
             whiteouts: true,
             ..engine::archive::Limits::default()
         };
-        engine::archive::extract_tar(compression.reader(opened)?, &fs, Path::new("/"), limits)
+        let reader = compression
+            .reader(std::io::BufReader::with_capacity(1 << 20, opened))
+            .map_err(io("reading a layer"))?;
+        engine::archive::extract_tar(reader, &fs, Path::new("/"), limits)
             .map_err(|e| BaseError::Failed(format!("base layer {i} of {}: {e}", layers.what)))?;
     }
     let _ = std::fs::remove_dir_all(&tree);
     std::fs::rename(&work, &tree).map_err(io("caching the base"))?;
     let blob = blobs
-        .write_layer(&tree, Source::Tree, epoch, 6)
+        .write_layer(&tree, Source::Tree, epoch, Codec::gzip(6))
         .map_err(io("writing the base layer"))?;
     let layers = vec![BaseLayer {
         blob,

@@ -1,4 +1,4 @@
-//! Content-addressed blobs: layers written as tar → hash (diff_id) → parallel gzip → hash
+//! Content-addressed blobs: layers written as tar → hash (diff_id) → parallel gzip or zstd → hash
 //! (digest) → temp file, in one pass, then renamed to `sha256/<hex>`. Memory does not grow with
 //! the tree.
 
@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::compression::{Codec, Compression, Encoder};
 use crate::hashing::HashingWriter;
 use crate::layer::{LayerWriter, Source};
-use crate::pargz::ParallelGz;
 
 /// A written layer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,6 +22,9 @@ pub struct LayerBlob {
     pub diff_id: String,
     /// Size of the uncompressed tar.
     pub diff_size: u64,
+    /// How the blob is compressed.
+    #[serde(default)]
+    pub compression: Compression,
 }
 
 /// Makes a finished file readable by everyone (temporary files start as 0600).
@@ -56,18 +59,18 @@ impl BlobStore {
         self.path(digest).is_file()
     }
 
-    /// Writes a folder tree as a gzip layer (gzip `level` 1–9).
+    /// Writes a folder tree as a layer compressed with `codec`.
     pub fn write_layer(
         &self,
         tree: &Path,
         source: Source,
         epoch: u64,
-        level: u32,
+        codec: Codec,
     ) -> std::io::Result<LayerBlob> {
         let temp = tempfile::NamedTempFile::new_in(self.dir.join("sha256"))?;
         let file = BufWriter::with_capacity(1 << 20, temp.reopen()?);
         let compressed = HashingWriter::new(file);
-        let gz = ParallelGz::new(compressed, level);
+        let gz = Encoder::new(compressed, codec)?;
         let uncompressed = HashingWriter::new(BufWriter::with_capacity(1 << 20, gz));
         let mut layer = LayerWriter::new(uncompressed, epoch, source);
         layer.add_tree(tree)?;
@@ -85,6 +88,7 @@ impl BlobStore {
             size,
             diff_id,
             diff_size,
+            compression: codec.compression,
         })
     }
 

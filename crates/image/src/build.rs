@@ -16,6 +16,7 @@ use serde_json::Value as Json;
 use crate::base::{self, BaseError, BaseRequest};
 use crate::blobs::{BlobStore, LayerBlob};
 use crate::cache::{Entry, Inputs, LayerCache};
+use crate::compression::Codec;
 use crate::hashing::digest_of;
 use crate::layer::Source;
 use crate::oci::{self, ImageSpec};
@@ -58,8 +59,10 @@ pub struct Settings {
     pub cache_dir: PathBuf,
     /// Seconds since 1970 for every timestamp in the image.
     pub epoch: u64,
-    /// gzip level, 1–9.
-    pub gzip_level: u32,
+    /// How layers are compressed (the base layer stays gzip: it is shared by every image).
+    pub codec: Codec,
+    /// Write one layer holding the whole rootfs instead of one per role.
+    pub squash: bool,
     /// Run verify before writing the outputs (and fail the build when a check fails).
     pub verify: bool,
 }
@@ -323,8 +326,19 @@ pub fn build(
             cache.get(&inputs)
         };
         let entry = match hit.filter(|e| blobs.has(&e.blob.digest)) {
-            Some(entry) => {
+            Some(mut entry) => {
                 executor.restore_registered(&entry.registered);
+                if entry.blob.compression != settings.codec.compression {
+                    // The same files, compressed the way this build asks.
+                    entry.blob = blobs
+                        .write_layer(
+                            &entry.tree,
+                            Source::OverlayUpper,
+                            settings.epoch,
+                            settings.codec,
+                        )
+                        .map_err(io(format!("recompressing the {role} layer")))?;
+                }
                 reporter.event(&Event::Layer {
                     role: role.clone(),
                     digest: entry.blob.digest.clone(),
@@ -390,12 +404,7 @@ pub fn build(
                 target.stop();
                 ran.map_err(BuildError::Task)?;
                 let blob = blobs
-                    .write_layer(
-                        &upper,
-                        Source::OverlayUpper,
-                        settings.epoch,
-                        settings.gzip_level,
-                    )
+                    .write_layer(&upper, Source::OverlayUpper, settings.epoch, settings.codec)
                     .map_err(io(format!("writing the {role} layer")))?;
                 let entry = Entry {
                     blob,
@@ -432,17 +441,28 @@ pub fn build(
         layers.push((entry.blob.clone(), format!("imgbuild role {role}")));
         trees.push(entry.tree.clone());
     }
-    let spec = ImageSpec {
+    let mut spec = ImageSpec {
         layers,
         labels: labels(plan, &settings.project_root, settings.epoch),
         epoch: settings.epoch,
     };
-    let written =
-        oci::write_image(&blobs, &spec).map_err(io("writing the image config and manifest"))?;
     let (oci_dir, archive, rootfs) = oci::output_paths(&settings.out, &plan.image);
     let image_dir = settings.out.join(&plan.image);
     std::fs::create_dir_all(&image_dir).map_err(io(format!("creating {}", image_dir.display())))?;
     let staged_rootfs = image_dir.join(format!(".rootfs-{}", std::process::id()));
+    let mut staged = false;
+    if settings.squash {
+        write_rootfs(&staged_rootfs, &blobs, &spec)?;
+        staged = true;
+        let blob = blobs
+            .write_layer(&staged_rootfs, Source::Tree, settings.epoch, settings.codec)
+            .map_err(io("writing the squashed layer"))?;
+        let roles = plan.roles.join(", ");
+        spec.layers = vec![(blob, format!("imgbuild squashed: base, {roles}"))];
+        trees = vec![staged_rootfs.clone()];
+    }
+    let written =
+        oci::write_image(&blobs, &spec).map_err(io("writing the image config and manifest"))?;
     let var = |k: &str| plan.vars.get(k).and_then(Json::as_str).map(str::to_owned);
     let has_role = |r: &str| plan.roles.iter().any(|x| x == r);
     let expect = verify::Expect {
@@ -451,13 +471,26 @@ pub fn build(
         nvidia: var("nvidia_version").filter(|_| has_role("nvidia")),
         initramfs: has_role("dracut"),
     };
-    let verified = if settings.verify || settings.formats.chroot {
+    // An image with the same manifest was verified before with the same expectations: its
+    // report stands (verify reads files only, and the manifest fixes every byte).
+    let verify_cache = crate::freshness::VerifyCache::new(&settings.cache_dir);
+    let earlier = settings
+        .verify
+        .then(|| verify_cache.get(&written.manifest, &expect))
+        .flatten();
+    if !staged && (settings.formats.chroot || (settings.verify && earlier.is_none())) {
         write_rootfs(&staged_rootfs, &blobs, &spec)?;
-        settings
-            .verify
-            .then(|| verify::verify(&staged_rootfs, &plan.image, &expect))
-    } else {
-        None
+    }
+    let verified = match earlier {
+        Some(report) => Some(report),
+        None if settings.verify => {
+            let report = verify::verify(&staged_rootfs, &plan.image, &expect);
+            verify_cache
+                .put(&written.manifest, &expect, &report)
+                .map_err(io("keeping the verify report"))?;
+            Some(report)
+        }
+        None => None,
     };
     let pairs: Vec<(String, PathBuf)> = spec
         .layers
@@ -499,23 +532,37 @@ pub fn build(
     }
 
     let mut outputs = Vec::new();
+    let current = |output: &Path, identity: &Path| {
+        crate::freshness::output_current(&image_dir, output, identity, &written.manifest)
+    };
+    let record = |output: &Path, identity: &Path| {
+        crate::freshness::record_output(&image_dir, output, identity, &written.manifest)
+            .map_err(io("recording the outputs"))
+    };
     if settings.formats.oci {
-        oci::write_oci_layout(&oci_dir, &blobs, &spec, &written, "latest")
-            .map_err(io(format!("writing {}", oci_dir.display())))?;
+        let index = oci_dir.join("index.json");
+        if !current(&oci_dir, &index) {
+            oci::write_oci_layout(&oci_dir, &blobs, &spec, &written, "latest")
+                .map_err(io(format!("writing {}", oci_dir.display())))?;
+            record(&oci_dir, &index)?;
+        }
         outputs.push(oci_dir);
     }
     if settings.formats.docker_archive {
         if !oci::archive_path_ok(&archive) {
             return Err(BuildError::Facts(format!("{}: a docker-archive path must not contain ':' (Warewulf reads it as file://); choose another --out", archive.display())));
         }
-        oci::write_docker_archive(
-            &archive,
-            &blobs,
-            &spec,
-            &written,
-            &format!("{}:latest", plan.image),
-        )
-        .map_err(io(format!("writing {}", archive.display())))?;
+        if !current(&archive, &archive) {
+            oci::write_docker_archive(
+                &archive,
+                &blobs,
+                &spec,
+                &written,
+                &format!("{}:latest", plan.image),
+            )
+            .map_err(io(format!("writing {}", archive.display())))?;
+            record(&archive, &archive)?;
+        }
         outputs.push(archive);
     }
     if settings.formats.chroot {
@@ -548,8 +595,10 @@ pub fn write_rootfs(dest: &Path, blobs: &BlobStore, spec: &ImageSpec) -> Result<
     let fs = engine::rootfs::RootFs::plain(tmp.path()).map_err(io("opening the rootfs folder"))?;
     for (layer, _) in &spec.layers {
         let file = std::fs::File::open(blobs.path(&layer.digest)).map_err(io("reading a layer"))?;
-        let reader =
-            flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 20, file));
+        let reader = layer
+            .compression
+            .reader(std::io::BufReader::with_capacity(1 << 20, file))
+            .map_err(io("reading a layer"))?;
         let limits = engine::archive::Limits {
             allow_devices: true,
             whiteouts: true,

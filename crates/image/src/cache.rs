@@ -271,6 +271,7 @@ mod tests {
             size: 1,
             diff_id: "sha256:1".into(),
             diff_size: 2,
+            compression: crate::compression::Compression::Gzip,
         };
         let entry = Entry {
             blob,

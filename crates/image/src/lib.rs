@@ -5,6 +5,8 @@ pub mod base;
 pub mod blobs;
 pub mod build;
 pub mod cache;
+pub mod compression;
+pub mod freshness;
 pub mod hashing;
 pub mod layer;
 pub mod oci;

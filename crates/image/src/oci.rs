@@ -13,8 +13,6 @@ use crate::blobs::{BlobStore, LayerBlob};
 pub const MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
 /// OCI config media type.
 pub const CONFIG: &str = "application/vnd.oci.image.config.v1+json";
-/// gzip layer media type.
-pub const LAYER_GZIP: &str = "application/vnd.oci.image.layer.v1.tar+gzip";
 /// Index media type.
 pub const INDEX: &str = "application/vnd.oci.image.index.v1+json";
 
@@ -174,7 +172,7 @@ pub fn write_image(blobs: &BlobStore, spec: &ImageSpec) -> std::io::Result<Writt
             .layers
             .iter()
             .map(|(l, _)| Descriptor {
-                media_type: LAYER_GZIP,
+                media_type: l.compression.media_type(),
                 digest: &l.digest,
                 size: l.size,
                 annotations: None,
@@ -306,8 +304,9 @@ pub fn write_docker_archive(
         builder.append_data(&mut header, format!("{hex}/"), std::io::empty())?;
         let mut header = tar_header(layer.diff_size, spec.epoch, tar::EntryType::Regular);
         let blob = std::fs::File::open(blobs.path(&layer.digest))?;
-        let reader =
-            flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 20, blob));
+        let reader = layer
+            .compression
+            .reader(std::io::BufReader::with_capacity(1 << 20, blob))?;
         builder.append_data(&mut header, &name, reader.take(layer.diff_size))?;
         layer_names.push(name);
     }

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
+
+use crate::compression::Compression;
 use std::path::Path;
 
 use serde_json::Value as Json;
@@ -66,11 +68,7 @@ pub fn unpack(input: &Path, dest: &Path) -> std::io::Result<BTreeMap<String, Str
             let file =
                 std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(blob(digest))?);
             let media = layer["mediaType"].as_str().unwrap_or_default();
-            let reader: Box<dyn Read> = if media.ends_with("gzip") {
-                Box::new(flate2::read::MultiGzDecoder::new(file))
-            } else {
-                Box::new(file)
-            };
+            let reader = Compression::of_media_type(media).reader(file)?;
             apply(dest, reader, digest)?;
         }
         return Ok(labels_of(&config));
@@ -95,18 +93,11 @@ pub fn unpack(input: &Path, dest: &Path) -> std::io::Result<BTreeMap<String, Str
         let name = layer
             .as_str()
             .ok_or_else(|| fail("a layer that is not a path"))?;
-        let mut file = std::fs::File::open(staging.path().join(name))?;
-        let mut magic = [0u8; 2];
-        let gz = file.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b];
-        let file = std::io::BufReader::with_capacity(
+        let mut file = std::io::BufReader::with_capacity(
             1 << 20,
             std::fs::File::open(staging.path().join(name))?,
         );
-        let reader: Box<dyn Read> = if gz {
-            Box::new(flate2::read::MultiGzDecoder::new(file))
-        } else {
-            Box::new(file)
-        };
+        let reader = Compression::sniff(&mut file)?.reader(file)?;
         apply(dest, reader, name)?;
     }
     Ok(labels_of(&config))

@@ -146,9 +146,28 @@ pub struct BuildArgs {
     /// gzip level of the layers (1 fastest, 9 smallest).
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=9))]
     pub gzip_level: u32,
+    /// Layer compression: gzip (what every consumer reads) or zstd (faster, smaller; needs
+    /// a consumer that reads zstd layers). The base layer stays gzip.
+    #[arg(long, value_enum, default_value_t = LayerCompression::Gzip)]
+    pub compression: LayerCompression,
+    /// Write one layer holding the whole rootfs instead of one per role.
+    #[arg(long)]
+    pub squash: bool,
+    /// Build this many images at once (they share the download, base and layer caches).
+    #[arg(long, short = 'j', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub jobs: u32,
     /// Variables, tags and mirror.
     #[command(flatten)]
     pub vars: VarArgs,
+}
+
+/// Layer compressions of `build`.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum LayerCompression {
+    /// gzip, parallel members.
+    Gzip,
+    /// zstd level 3, multithreaded.
+    Zstd,
 }
 
 /// `imgbuild mirror`.

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::modinfo::{is_module, read_module, Modinfo};
 
@@ -22,10 +22,10 @@ pub struct Expect {
 }
 
 /// One check.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Check {
     /// Stable id.
-    pub id: &'static str,
+    pub id: String,
     /// Passed.
     pub ok: bool,
     /// What was found, and what to do when it failed.
@@ -33,7 +33,7 @@ pub struct Check {
 }
 
 /// A kernel module of the image.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModuleRecord {
     /// Its path in the image.
     pub path: String,
@@ -44,7 +44,7 @@ pub struct ModuleRecord {
 }
 
 /// All checks of an image.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Report {
     /// The image (or folder) checked.
     pub image: String,
@@ -71,7 +71,7 @@ const FOUR_GIB: u64 = 4 << 30;
 
 fn check(id: &'static str, ok: bool, detail: impl Into<String>) -> Check {
     Check {
-        id,
+        id: id.to_owned(),
         ok,
         detail: detail.into(),
     }
@@ -491,12 +491,12 @@ mod tests {
         }
     }
 
-    fn failed(report: &Report) -> Vec<&'static str> {
+    fn failed(report: &Report) -> Vec<&str> {
         report
             .checks
             .iter()
             .filter(|c| !c.ok)
-            .map(|c| c.id)
+            .map(|c| c.id.as_str())
             .collect()
     }
 

@@ -1,16 +1,20 @@
 //! `imgbuild build`: plan, base, layers, outputs.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use anyhow::{anyhow, Context};
 use engine::events::Reporter;
 use image::build::{BuildError, Formats, Settings};
+use image::compression::{Codec, Compression};
 use planner::{PlanOptions, Project};
 
 use super::session::{
-    cache_dir, describe_failure, downloads, reporter, save_lock, source_date_epoch,
+    cache_dir, describe_failure, downloads, reporter, save_lock, source_date_epoch, MirrorDownloads,
 };
-use crate::cli::{BuildArgs, OutputFormat};
+use crate::cli::{BuildArgs, LayerCompression, OutputFormat};
 use crate::Failure;
 
 fn failure(e: BuildError) -> Failure {
@@ -22,7 +26,7 @@ fn failure(e: BuildError) -> Failure {
     }
 }
 
-/// Builds each image in turn.
+/// Builds the images, `--jobs` at a time.
 pub fn run(
     project: &Project,
     args: &BuildArgs,
@@ -54,68 +58,133 @@ pub fn run(
     } else {
         std::env::current_dir().unwrap_or_default().join(&args.out)
     };
-    let mut result = Ok(ExitCode::SUCCESS);
-    for (i, plan) in plans.iter().enumerate() {
-        super::print_warnings(&plan.warnings);
-        let settings = Settings {
-            project_root: project.root.clone(),
-            out: out.clone(),
-            formats,
-            no_cache: args.no_cache,
-            exe: exe.clone(),
-            cache_dir: cache_dir(),
-            epoch: source_date_epoch(&project.root, &plan.inputs)?,
-            gzip_level: args.gzip_level,
-            verify: !args.no_verify,
-        };
-        // An artifact not pinned yet is fetched (into the download cache) so that the layer key
-        // holds its sha256: a changed file on the mirror then rebuilds the layer.
-        let pin = |url: &str| -> Option<String> {
-            if let Some(pinned) = lock.get(url) {
-                return Some(pinned.sha256.clone());
-            }
-            if let Some(pinned) = downloads.0.lock().get(url) {
-                return Some(pinned.sha256.clone());
-            }
-            downloads.0.fetch(url, None).ok()?;
-            downloads.0.lock().get(url).map(|p| p.sha256.clone())
-        };
-        match image::build::build(plan, &settings, &downloads, reporter.as_ref(), &pin) {
-            Ok(report) => {
-                if json {
-                    let layers: Vec<serde_json::Value> = report
-                        .layers
-                        .iter()
-                        .map(|l| serde_json::json!({"role": l.role, "digest": l.digest, "size": l.size, "cached": l.cached, "seconds": l.seconds, "why": l.why}))
-                        .collect();
-                    println!(
-                        "{}",
-                        serde_json::json!({"event": "built", "image": report.image, "manifest": report.manifest, "config": report.config, "layers": layers, "outputs": report.outputs, "seconds": report.seconds, "verify": report.verify})
-                    );
-                } else {
-                    println!(
-                        "{}: {} ({:.1}s)",
-                        report.image, report.manifest, report.seconds
-                    );
-                    for output in &report.outputs {
-                        println!("  {}", output.display());
-                    }
+    let codec = match args.compression {
+        LayerCompression::Gzip => Codec::gzip(args.gzip_level),
+        LayerCompression::Zstd => Codec {
+            compression: Compression::Zstd,
+            level: 3,
+        },
+    };
+    let context = Shared {
+        project,
+        args,
+        formats,
+        codec,
+        exe,
+        out,
+        downloads: &downloads,
+        lock: &lock,
+        reporter: reporter.as_ref(),
+        json,
+    };
+    // Workers take the next image until none is left or one failed.
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let errors = Mutex::new(Vec::new());
+    let workers = (args.jobs as usize).clamp(1, plans.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= plans.len() || failed.load(Ordering::SeqCst) {
+                    break;
                 }
-                if let Some(reference) = push_to.as_ref().and_then(|refs| refs.get(i)) {
-                    if let Err(e) = push(reference, &report.manifest) {
-                        result = Err(e);
-                        break;
-                    }
+                let push_to = push_to.as_ref().and_then(|refs| refs.get(i));
+                if let Err(e) = build_one(&context, &plans[i], push_to) {
+                    failed.store(true, Ordering::SeqCst);
+                    errors.lock().unwrap_or_else(|p| p.into_inner()).push(e);
+                }
+            });
+        }
+    });
+    save_lock(&project.root, &downloads, &lock)?;
+    let mut errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
+    match errors.len() {
+        0 => Ok(ExitCode::SUCCESS),
+        1 => Err(errors.remove(0)),
+        _ => {
+            // Several images failed at once: tell each, exit with the first one's code.
+            for e in &errors[1..] {
+                match e {
+                    Failure::Input(e) | Failure::Run(e) => eprintln!("error: {e:#}"),
                 }
             }
-            Err(e) => {
-                result = Err(failure(e));
-                break;
-            }
+            Err(errors.remove(0))
         }
     }
-    save_lock(&project.root, &downloads, &lock)?;
-    result
+}
+
+/// What every image of one `build` shares.
+struct Shared<'a> {
+    project: &'a Project,
+    args: &'a BuildArgs,
+    formats: Formats,
+    codec: Codec,
+    exe: PathBuf,
+    out: PathBuf,
+    downloads: &'a MirrorDownloads,
+    lock: &'a mirror::Lock,
+    reporter: &'a dyn Reporter,
+    json: bool,
+}
+
+/// Builds one image, prints what it made, and pushes it when asked.
+fn build_one(
+    cx: &Shared,
+    plan: &planner::Plan,
+    push_to: Option<&registry::Reference>,
+) -> Result<(), Failure> {
+    super::print_warnings(&plan.warnings);
+    let settings = Settings {
+        project_root: cx.project.root.clone(),
+        out: cx.out.clone(),
+        formats: cx.formats,
+        no_cache: cx.args.no_cache,
+        exe: cx.exe.clone(),
+        cache_dir: cache_dir(),
+        epoch: source_date_epoch(&cx.project.root, &plan.inputs)?,
+        codec: cx.codec,
+        squash: cx.args.squash,
+        verify: !cx.args.no_verify,
+    };
+    // An artifact not pinned yet is fetched (into the download cache) so that the layer key
+    // holds its sha256: a changed file on the mirror then rebuilds the layer.
+    let pin = |url: &str| -> Option<String> {
+        if let Some(pinned) = cx.lock.get(url) {
+            return Some(pinned.sha256.clone());
+        }
+        if let Some(pinned) = cx.downloads.0.lock().get(url) {
+            return Some(pinned.sha256.clone());
+        }
+        cx.downloads.0.fetch(url, None).ok()?;
+        cx.downloads.0.lock().get(url).map(|p| p.sha256.clone())
+    };
+    let report =
+        image::build::build(plan, &settings, cx.downloads, cx.reporter, &pin).map_err(failure)?;
+    if cx.json {
+        let layers: Vec<serde_json::Value> = report
+            .layers
+            .iter()
+            .map(|l| serde_json::json!({"role": l.role, "digest": l.digest, "size": l.size, "cached": l.cached, "seconds": l.seconds, "why": l.why}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({"event": "built", "image": report.image, "manifest": report.manifest, "config": report.config, "layers": layers, "outputs": report.outputs, "seconds": report.seconds, "verify": report.verify})
+        );
+    } else {
+        let mut text = format!(
+            "{}: {} ({:.1}s)\n",
+            report.image, report.manifest, report.seconds
+        );
+        for output in &report.outputs {
+            text.push_str(&format!("  {}\n", output.display()));
+        }
+        print!("{text}");
+    }
+    match push_to {
+        Some(reference) => push(reference, &report.manifest),
+        None => Ok(()),
+    }
 }
 
 /// The reference each image is pushed to: `REF` for one image; with several, `REF` must hold

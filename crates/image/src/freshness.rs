@@ -1,0 +1,182 @@
+//! Work a rebuild would redo byte for byte, skipped: verify results kept by manifest digest,
+//! and outputs left alone when they were written for the same manifest and are unchanged since.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::hashing::digest_of;
+
+/// Verify reports of images that passed, by manifest digest and expectations.
+#[derive(Debug, Clone)]
+pub struct VerifyCache {
+    dir: PathBuf,
+}
+
+impl VerifyCache {
+    /// The cache below `cache_dir/verify`.
+    pub fn new(cache_dir: &Path) -> Self {
+        Self {
+            dir: cache_dir.join("verify"),
+        }
+    }
+
+    fn path(&self, manifest: &str, expect: &verify::Expect) -> PathBuf {
+        // The verify crate's version is part of the key: new checks run on old images.
+        let key = digest_of(
+            format!(
+                "{}\0{manifest}\0{:?}\0{:?}\0{:?}\0{}",
+                env!("CARGO_PKG_VERSION"),
+                expect.kernel,
+                expect.mofed,
+                expect.nvidia,
+                expect.initramfs
+            )
+            .as_bytes(),
+        );
+        self.dir
+            .join(format!("{}.json", key.trim_start_matches("sha256:")))
+    }
+
+    /// The report of an earlier verify of the same image with the same expectations.
+    pub fn get(&self, manifest: &str, expect: &verify::Expect) -> Option<verify::Report> {
+        let text = std::fs::read(self.path(manifest, expect)).ok()?;
+        serde_json::from_slice::<verify::Report>(&text)
+            .ok()
+            .filter(|r| r.ok)
+    }
+
+    /// Keeps a passing report (through a temporary file and a rename).
+    pub fn put(
+        &self,
+        manifest: &str,
+        expect: &verify::Expect,
+        report: &verify::Report,
+    ) -> std::io::Result<()> {
+        if !report.ok {
+            return Ok(());
+        }
+        std::fs::create_dir_all(&self.dir)?;
+        let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)?;
+        std::io::Write::write_all(&mut tmp, &serde_json::to_vec(report)?)?;
+        tmp.persist(self.path(manifest, expect))
+            .map_err(|e| e.error)?;
+        Ok(())
+    }
+}
+
+/// What an output was when imgbuild wrote it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Stamp {
+    manifest: String,
+    size: u64,
+    modified_ns: u128,
+}
+
+const STAMPS: &str = ".imgbuild-outputs.json";
+
+fn stamp_of(identity: &Path, manifest: &str) -> Option<Stamp> {
+    let meta = std::fs::metadata(identity).ok()?;
+    let modified = meta.modified().ok()?;
+    let modified_ns = modified
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_nanos();
+    Some(Stamp {
+        manifest: manifest.to_owned(),
+        size: meta.len(),
+        modified_ns,
+    })
+}
+
+fn load(image_dir: &Path) -> BTreeMap<String, Stamp> {
+    std::fs::read(image_dir.join(STAMPS))
+        .ok()
+        .and_then(|t| serde_json::from_slice(&t).ok())
+        .unwrap_or_default()
+}
+
+fn key(output: &Path) -> String {
+    output
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Whether `output` (whose content `identity` stands for: the archive itself, or an OCI
+/// layout's `index.json`) was written for `manifest` and has not changed since.
+pub fn output_current(image_dir: &Path, output: &Path, identity: &Path, manifest: &str) -> bool {
+    match (
+        load(image_dir).get(&key(output)),
+        stamp_of(identity, manifest),
+    ) {
+        (Some(recorded), Some(now)) => *recorded == now,
+        _ => false,
+    }
+}
+
+/// Records that `output` was just written for `manifest`.
+pub fn record_output(
+    image_dir: &Path,
+    output: &Path,
+    identity: &Path,
+    manifest: &str,
+) -> std::io::Result<()> {
+    let mut stamps = load(image_dir);
+    match stamp_of(identity, manifest) {
+        Some(stamp) => stamps.insert(key(output), stamp),
+        None => stamps.remove(&key(output)),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(image_dir)?;
+    std::io::Write::write_all(&mut tmp, &serde_json::to_vec_pretty(&stamps)?)?;
+    tmp.persist(image_dir.join(STAMPS)).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outputs_are_current_until_touched_or_the_manifest_changes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let archive = dir.path().join("img.tar");
+        std::fs::write(&archive, b"one").expect("write");
+        assert!(!output_current(dir.path(), &archive, &archive, "sha256:a"));
+        record_output(dir.path(), &archive, &archive, "sha256:a").expect("record");
+        assert!(output_current(dir.path(), &archive, &archive, "sha256:a"));
+        assert!(!output_current(dir.path(), &archive, &archive, "sha256:b"));
+        std::fs::write(&archive, b"other").expect("write");
+        assert!(!output_current(dir.path(), &archive, &archive, "sha256:a"));
+        std::fs::remove_file(&archive).expect("rm");
+        assert!(!output_current(dir.path(), &archive, &archive, "sha256:a"));
+    }
+
+    #[test]
+    fn only_passing_reports_are_kept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = VerifyCache::new(dir.path());
+        let expect = verify::Expect {
+            kernel: Some("6.1.0-50-amd64".into()),
+            ..verify::Expect::default()
+        };
+        let mut report = verify::Report {
+            image: "x".into(),
+            kernel: expect.kernel.clone(),
+            ok: false,
+            checks: Vec::new(),
+            modules: Vec::new(),
+        };
+        cache.put("sha256:m", &expect, &report).expect("put");
+        assert!(cache.get("sha256:m", &expect).is_none());
+        report.ok = true;
+        cache.put("sha256:m", &expect, &report).expect("put");
+        assert_eq!(cache.get("sha256:m", &expect), Some(report));
+        let other = verify::Expect {
+            initramfs: true,
+            ..expect
+        };
+        assert!(cache.get("sha256:m", &other).is_none());
+    }
+}
