@@ -347,6 +347,55 @@ fn zstd_layers_squash_and_parallel_builds_give_the_same_tree() {
 }
 
 #[test]
+fn without_overlayfs_the_snapshot_fallback_gives_the_same_tree() {
+    let f = fixture();
+    build(&f, &["layers-test", "--format", "chroot"]);
+    let with_overlay = describe(&f.out.join("layers-test/rootfs"));
+    let out = f.root.join("out-snapshot");
+    let result = imgbuild_env(
+        &f.project,
+        &[
+            "--json",
+            "build",
+            "--no-verify",
+            "--no-cache",
+            "--format",
+            "chroot",
+            "--out",
+            &out.to_string_lossy(),
+            "layers-test",
+        ],
+        &[
+            ("IMGBUILD_CACHE", &f.cache),
+            ("SOURCE_DATE_EPOCH", Path::new("1700000000")),
+            ("IMGBUILD_NO_OVERLAY", Path::new("1")),
+        ],
+    );
+    assert!(result.status.success(), "{}", stderr(&result));
+    let with_snapshots = describe(&out.join("layers-test/rootfs"));
+    assert_eq!(with_snapshots.1, with_overlay.1, "hard links");
+    let differ: Vec<String> = with_overlay
+        .0
+        .iter()
+        .filter(|(k, v)| with_snapshots.0.get(*k) != Some(v))
+        .map(|(k, v)| format!("{k}: overlay {v} / snapshot {:?}", with_snapshots.0.get(k)))
+        .chain(
+            with_snapshots
+                .0
+                .keys()
+                .filter(|k| !with_overlay.0.contains_key(*k))
+                .map(|k| format!("{k}: only with snapshots")),
+        )
+        .take(20)
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "the trees differ:\n{}",
+        differ.join("\n")
+    );
+}
+
+#[test]
 fn the_same_inputs_give_the_same_digest_and_a_template_change_rebuilds_from_its_layer() {
     let f = fixture();
     let first = build(&f, &["repro-test", "--no-cache"]);

@@ -87,6 +87,11 @@ pub enum Event {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         why: Vec<String>,
     },
+    /// Something a person should know that is not a task's result (a fallback taken).
+    Note {
+        /// What happened and what it means.
+        message: String,
+    },
     /// A role ended.
     RoleEnd {
         /// The role.
@@ -185,6 +190,7 @@ impl Reporter for PlainReporter {
         let mut out = std::io::stderr().lock();
         let _ = match event {
             Event::RoleStart { role } => writeln!(out, "== {role}"),
+            Event::Note { message } => writeln!(out, "note: {message}"),
             Event::TaskStart { .. } => Ok(()),
             Event::Download { url, bytes, total } if total.is_some_and(|t| t == *bytes) => {
                 writeln!(out, "  downloaded {url} ({})", megabytes(*bytes))
@@ -303,6 +309,9 @@ impl Reporter for TerminalReporter {
                     "\r\x1b[K{}",
                     end_line(role, task, *status, *seconds, msg, *ignored)
                 );
+            }
+            Event::Note { message } => {
+                let _ = writeln!(err, "\r\x1b[Knote: {message}");
             }
             Event::Layer {
                 role,

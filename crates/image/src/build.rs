@@ -393,8 +393,43 @@ pub fn build(
                         work: overlay_work.clone(),
                     }),
                 };
-                let target = ChrootTarget::start_spec(&settings.exe, &spec)
-                    .map_err(|e| BuildError::Sandbox(e.to_string()))?;
+                let overlay = if overlay_wanted() {
+                    match ChrootTarget::start_spec(&settings.exe, &spec) {
+                        Ok(target) => Some(target),
+                        Err(e) if e.to_string().contains("overlay") => {
+                            reporter.event(&Event::Note {
+                                message: format!("overlayfs cannot be mounted here ({e}); {role} runs in a copy and its changes are found by comparing snapshots"),
+                            });
+                            None
+                        }
+                        Err(e) => return Err(BuildError::Sandbox(e.to_string())),
+                    }
+                } else {
+                    None
+                };
+                // Without overlayfs: a plain copy of the stack, compared before and after.
+                let plain = work.path().join("plain");
+                let (target, snapshot) = match overlay {
+                    Some(target) => (target, None),
+                    None => {
+                        let below = ImageSpec {
+                            layers: layers.clone(),
+                            labels: BTreeMap::new(),
+                            epoch: settings.epoch,
+                        };
+                        write_rootfs(&plain, &blobs, &below)?;
+                        let snapshot = crate::snapshot::Snapshot::take(&plain)
+                            .map_err(io("taking a snapshot of the rootfs"))?;
+                        let spec = SandboxSpec {
+                            root: plain.clone(),
+                            overlay: None,
+                            ..spec
+                        };
+                        let target = ChrootTarget::start_spec(&settings.exe, &spec)
+                            .map_err(|e| BuildError::Sandbox(e.to_string()))?;
+                        (target, Some(snapshot))
+                    }
+                };
                 if !facts_checked {
                     engine::facts_check::check(engine::target::Target::fs(&target), &plan.facts)
                         .map_err(BuildError::Facts)?;
@@ -403,6 +438,11 @@ pub fn build(
                 let ran = executor.run_role(role, &target);
                 target.stop();
                 ran.map_err(BuildError::Task)?;
+                if let Some(snapshot) = snapshot {
+                    snapshot
+                        .diff_into(&plain, &upper)
+                        .map_err(io(format!("finding what {role} changed")))?;
+                }
                 let blob = blobs
                     .write_layer(&upper, Source::OverlayUpper, settings.epoch, settings.codec)
                     .map_err(io(format!("writing the {role} layer")))?;
@@ -581,6 +621,11 @@ pub fn build(
         seconds: started.elapsed().as_secs_f64(),
         verify: verified,
     })
+}
+
+/// Whether roles run on an overlay (`IMGBUILD_NO_OVERLAY=1` forces the snapshot fallback).
+fn overlay_wanted() -> bool {
+    std::env::var_os("IMGBUILD_NO_OVERLAY").is_none_or(|v| v.is_empty() || v == "0")
 }
 
 /// Applies the layers in order into a plain folder (`--format chroot`), through a temporary

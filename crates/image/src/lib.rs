@@ -12,4 +12,5 @@ pub mod layer;
 pub mod oci;
 pub mod pargz;
 pub mod report;
+pub mod snapshot;
 pub mod unpack;
