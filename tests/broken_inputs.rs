@@ -5,7 +5,8 @@
 //! A case file holds `# error: PATH[:LINE]` (the location the error must name), `# message:`
 //! (text the error must contain), optionally `# args:` (default `plan broken`) and `# exit:`,
 //! then `=== path` sections with the files to write. `images/broken.yml` (a Rocky 9.5 recipe
-//! with the single role `r`) is written unless the case brings its own.
+//! with the single role `r`) is written unless the case brings its own. In `# args:`, `{root}`
+//! is a Debian bookworm rootfs shared by the cases that run tasks (`apply`; needs root).
 
 mod common;
 
@@ -79,7 +80,22 @@ fn run_case(case: &Case) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
         std::fs::write(&target, body).map_err(|e| e.to_string())?;
     }
-    let args: Vec<&str> = case.args.iter().map(String::as_str).collect();
+    let root_arg;
+    let args: Vec<&str> = if case.args.iter().any(|a| a.contains("{root}")) {
+        root_arg = shared_rootfs().to_string_lossy().into_owned();
+        case.args
+            .iter()
+            .map(|a| {
+                if a == "{root}" {
+                    root_arg.as_str()
+                } else {
+                    a.as_str()
+                }
+            })
+            .collect()
+    } else {
+        case.args.iter().map(String::as_str).collect()
+    };
     let out = common::imgbuild(root, &args);
     let err = common::stderr(&out);
     let mut problems = Vec::new();
@@ -115,6 +131,20 @@ fn run_case(case: &Case) -> Result<(), String> {
             err.trim()
         ))
     }
+}
+
+/// A bookworm rootfs for the cases that run tasks, made once and kept in the test cache.
+fn shared_rootfs() -> std::path::PathBuf {
+    static ROOT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        let root = common::test_cache().join("broken-cases-root");
+        if !root.join("etc/os-release").is_file() {
+            let _ = std::fs::remove_dir_all(&root);
+            common::bookworm_rootfs(&root);
+        }
+        root
+    })
+    .clone()
 }
 
 #[test]

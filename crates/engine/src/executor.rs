@@ -620,6 +620,38 @@ impl<'a> Executor<'a> {
         }
     }
 
+    /// The project file of a template or copy whose `src` only the build knows, looked for in
+    /// the folders the plan lists.
+    fn find_local_source(
+        &self,
+        task: &PlannedTask,
+        args: &Json,
+    ) -> Result<Option<String>, ModuleError> {
+        if task.local_file.is_some() || task.local_search.is_empty() {
+            return Ok(None);
+        }
+        let Some(src) = args.get("src").and_then(Json::as_str) else {
+            return Ok(None);
+        };
+        if src.starts_with('/') || src.split('/').any(|p| p == "..") {
+            return Err(ModuleError::new(format!(
+                "src '{src}' must name a file inside the role (relative, no '..')"
+            )));
+        }
+        task.local_search
+            .iter()
+            .map(|dir| format!("{dir}/{src}"))
+            .find(|candidate| self.project_root.join(candidate).exists())
+            .map(Some)
+            .ok_or_else(|| {
+                ModuleError::new(format!(
+                    "{} '{src}' not found (looked in {})",
+                    task.module,
+                    task.local_search.join(", ")
+                ))
+            })
+    }
+
     fn run_module(
         &mut self,
         task: &PlannedTask,
@@ -706,8 +738,10 @@ impl<'a> Executor<'a> {
                 })
             }
             module => {
+                let found_now = self.find_local_source(task, args)?;
+                let local_file = task.local_file.as_ref().or(found_now.as_ref());
                 let rendered_now;
-                let rendered = match (&task.rendered, module, &task.local_file) {
+                let rendered = match (&task.rendered, module, local_file) {
                     (Some(text), _, _) => Some(text.as_str()),
                     (None, "template", Some(file)) => {
                         let text = std::fs::read_to_string(self.project_root.join(file))
@@ -740,7 +774,7 @@ impl<'a> Executor<'a> {
                     check: self.options.check,
                     diff: self.options.diff,
                     project_root: self.project_root,
-                    local_file: task.local_file.as_deref(),
+                    local_file: local_file.map(String::as_str),
                     rendered,
                     env: &env,
                     pkg_mgr: &self.pkg_mgr,

@@ -769,6 +769,7 @@ impl Planner<'_> {
             environment: self.environment(ctx, def.environment.as_ref(), &pass.scope, at, label)?,
             no_log: false,
             local_file: None,
+            local_search: Vec::new(),
             rendered: None,
             context: IndexMap::new(),
         };
@@ -846,6 +847,8 @@ impl Planner<'_> {
                         .render_text(&text, &scope)
                         .map_err(|e| self.template_error(&file_at, label, e))?;
                     task.local_file = Some(path.display().to_string());
+                } else if task.deferred.contains(&"src".to_string()) {
+                    task.local_search = self.search_dirs("templates", ctx);
                 }
             }
             "copy" | "unarchive" => {
@@ -861,6 +864,8 @@ impl Planner<'_> {
                         let path = self.local_file(&src, "files", ctx, at, "file")?;
                         self.sources.record(&path);
                         task.local_file = Some(path.display().to_string());
+                    } else if !remote && task.deferred.contains(&"src".to_string()) {
+                        task.local_search = self.search_dirs("files", ctx);
                     }
                 }
             }
@@ -909,6 +914,24 @@ impl Planner<'_> {
     }
 
     /// Finds a file a task reads from the project: the role's `files/` or `templates/` first.
+    /// The folders a source named only at build time is looked for in, recorded as inputs.
+    fn search_dirs(&mut self, sub: &str, ctx: &Ctx) -> Vec<String> {
+        let here = ctx.file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut dirs = Vec::new();
+        if let Some(role_dir) = &ctx.role_dir {
+            dirs.push(role_dir.join(sub));
+            dirs.push(role_dir.clone());
+        }
+        dirs.push(here.join(sub));
+        dirs.push(here);
+        dirs.dedup();
+        dirs.retain(|d| self.sources.is_dir(d));
+        for dir in &dirs {
+            self.sources.record(dir);
+        }
+        dirs.iter().map(|d| d.display().to_string()).collect()
+    }
+
     fn local_file(
         &self,
         name: &str,

@@ -96,6 +96,10 @@ pub struct PlannedTask {
     /// The project file the task reads (template, copy or script source).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local_file: Option<String>,
+    /// Where the build looks for a template, copy or script source whose name only the build
+    /// knows (a deferred `src`), in order; each folder is an input of the image.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub local_search: Vec<String>,
     /// A template's rendered text, when it could be rendered at plan time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rendered: Option<String>,

@@ -104,7 +104,8 @@ pub fn recipe_facts(
 ) -> Result<RecipeFacts> {
     let recipe = Recipe::load(project, sources, image)?;
     let mirror_path = Path::new("mirror.toml");
-    let mirror = if sources.is_file(mirror_path) {
+    // A mirror.toml that exists but is not a readable file is an error, not "no mirror".
+    let mirror = if sources.exists(mirror_path) {
         let text = sources.read_text(mirror_path)?;
         mirror::MirrorConfig::parse(&text, mirror_path)
             .map_err(|e| PlanError::new(Location::file(mirror_path), ErrorKind::Mirror(e)))?

@@ -30,6 +30,11 @@ impl Sources {
         self.root.join(rel).is_file()
     }
 
+    /// Whether anything (file, folder, dangling link) exists at `rel`.
+    pub fn exists(&self, rel: &Path) -> bool {
+        std::fs::symlink_metadata(self.root.join(rel)).is_ok()
+    }
+
     /// Whether a directory exists at `rel`.
     pub fn is_dir(&self, rel: &Path) -> bool {
         self.root.join(rel).is_dir()

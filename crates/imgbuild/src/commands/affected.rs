@@ -85,8 +85,7 @@ fn reasons(
 
 /// The `mirror.lock` paths whose pins differ between `rev` and the working tree.
 fn changed_pins(project: &Project, rev: &str) -> Result<BTreeSet<String>, Failure> {
-    let lock_path = project.root.join(LOCK_FILE);
-    let now = mirror::Lock::load(&lock_path).map_err(|e| Failure::Input(anyhow!(e)))?;
+    let now = super::session::load_lock(&project.root)?;
     let then = match git::file_at(&project.root, rev, LOCK_FILE)? {
         Some(text) => mirror::Lock::parse(&text, Path::new(&format!("{rev}:{LOCK_FILE}")))
             .map_err(|e| Failure::Input(anyhow!(e)))?,

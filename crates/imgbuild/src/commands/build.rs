@@ -22,6 +22,10 @@ fn failure(e: BuildError) -> Failure {
         BuildError::Task(task) => Failure::Run(describe_failure(&task)),
         BuildError::Facts(message) => Failure::Run(anyhow!(message)),
         BuildError::Verify(message) => Failure::Run(anyhow!("{}", message)),
+        // The recipe asks for a base that cannot be: bad input.
+        BuildError::Base(image::base::BaseError::Unsupported(message)) => {
+            Failure::Input(anyhow!(message))
+        }
         other => Failure::Run(anyhow!(other)),
     }
 }

@@ -174,8 +174,7 @@ pub fn check(
     json: bool,
 ) -> Result<ExitCode, Failure> {
     let (artifacts, unknown) = artifacts(project, images, opts)?;
-    let lock =
-        Lock::load(&project.root.join("mirror.lock")).map_err(|e| Failure::Input(anyhow!(e)))?;
+    let lock = super::session::load_lock(&project.root)?;
     let prober = Prober::default();
     let rows: Vec<Checked> = artifacts
         .into_iter()

@@ -74,8 +74,7 @@ pub fn downloads(
     locked: bool,
     reporter: std::sync::Arc<dyn Reporter>,
 ) -> Result<(MirrorDownloads, mirror::Lock), crate::Failure> {
-    let lock_path = project_root.join("mirror.lock");
-    let lock = mirror::Lock::load(&lock_path).map_err(|e| crate::Failure::Input(anyhow!(e)))?;
+    let lock = load_lock(project_root)?;
     let options = mirror::FetchOptions {
         locked,
         ..mirror::FetchOptions::default()
@@ -90,6 +89,15 @@ pub fn downloads(
             });
         }));
     Ok((MirrorDownloads(fetcher), lock))
+}
+
+/// The project's `mirror.lock` (empty when there is none); errors name it relative to the root.
+pub fn load_lock(project_root: &std::path::Path) -> Result<mirror::Lock, crate::Failure> {
+    mirror::Lock::load(&project_root.join("mirror.lock")).map_err(|e| match e {
+        mirror::LockError::Invalid { message, .. } => {
+            crate::Failure::Input(anyhow!("mirror.lock: {message}"))
+        }
+    })
 }
 
 /// Writes the pins the run added to `mirror.lock`.
