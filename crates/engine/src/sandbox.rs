@@ -302,7 +302,7 @@ fn mount_point(root: &Path, inside: &str, mode: u32) -> Result<PathBuf, String> 
 }
 
 fn enter(config: &Config) -> Result<(), String> {
-    use rustix::mount::{mount, mount_bind, mount_bind_recursive, MountFlags};
+    use rustix::mount::{mount, mount_bind, MountFlags};
     let root = &config.root;
     let fail = |what: &str, e: rustix::io::Errno| format!("mounting {what}: {e}");
     if let Some(overlay) = &config.overlay {
@@ -347,7 +347,7 @@ fn enter(config: &Config) -> Result<(), String> {
     )
     .map_err(|e| fail("/sys", e))?;
     let dev_dir = mount_point(root, "dev", 0o755)?;
-    mount_bind_recursive("/dev", &dev_dir).map_err(|e| fail("/dev", e))?;
+    minimal_dev(&dev_dir)?;
     let run_dir = mount_point(root, "run", 0o755)?;
     mount(
         "tmpfs",
@@ -368,6 +368,97 @@ fn enter(config: &Config) -> Result<(), String> {
     }
     rustix::process::chroot(root).map_err(|e| format!("chroot {}: {e}", root.display()))?;
     rustix::process::chdir("/").map_err(|e| format!("chdir /: {e}"))?;
+    Ok(())
+}
+
+/// A private `/dev` with the devices a build needs (null, zero, full, random, urandom, tty, a
+/// new pty instance, shm) and none of the host's disks: a task cannot write to the build host's
+/// block devices.
+fn minimal_dev(dev: &Path) -> Result<(), String> {
+    use rustix::fs::{mknodat, symlink, FileType, Mode, CWD};
+    use rustix::mount::{mount, MountFlags};
+    let fail = |what: &str, e: rustix::io::Errno| format!("making /dev/{what}: {e}");
+    mount(
+        "tmpfs",
+        dev,
+        "tmpfs",
+        MountFlags::NOSUID | MountFlags::NOEXEC,
+        Some(c"mode=0755,size=4m"),
+    )
+    .map_err(|e| fail("", e))?;
+    for (name, major, minor) in [
+        ("null", 1, 3),
+        ("zero", 1, 5),
+        ("full", 1, 7),
+        ("random", 1, 8),
+        ("urandom", 1, 9),
+        ("tty", 5, 0),
+    ] {
+        let path = dev.join(name);
+        mknodat(
+            CWD,
+            &path,
+            FileType::CharacterDevice,
+            Mode::from_raw_mode(0o666),
+            rustix::fs::makedev(major, minor),
+        )
+        .map_err(|e| fail(name, e))?;
+        std::fs::set_permissions(
+            &path,
+            <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o666),
+        )
+        .map_err(|e| format!("making /dev/{name}: {e}"))?;
+    }
+    for (dir, mode) in [("pts", 0o755), ("shm", 0o1777)] {
+        std::fs::create_dir(dev.join(dir)).map_err(|e| format!("making /dev/{dir}: {e}"))?;
+        std::fs::set_permissions(
+            dev.join(dir),
+            <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(mode),
+        )
+        .map_err(|e| format!("making /dev/{dir}: {e}"))?;
+    }
+    mount(
+        "devpts",
+        dev.join("pts"),
+        "devpts",
+        MountFlags::NOSUID | MountFlags::NOEXEC,
+        Some(c"newinstance,ptmxmode=0666,mode=0620"),
+    )
+    .map_err(|e| fail("pts", e))?;
+    mount(
+        "tmpfs",
+        dev.join("shm"),
+        "tmpfs",
+        MountFlags::NOSUID | MountFlags::NODEV,
+        Some(c"mode=1777"),
+    )
+    .map_err(|e| fail("shm", e))?;
+    for (name, target) in [
+        ("ptmx", "pts/ptmx"),
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ] {
+        symlink(target, dev.join(name)).map_err(|e| fail(name, e))?;
+    }
+    Ok(())
+}
+
+/// Capabilities no task of an image build needs and that reach past the image: loading a module
+/// into the build host's kernel, rebooting it, setting its clock, raw I/O ports. Dropped from the
+/// bounding set, so no program the sandbox starts can have them.
+fn drop_host_capabilities() -> Result<(), String> {
+    use rustix::thread::{remove_capability_from_bounding_set, CapabilitySet};
+    for capability in [
+        CapabilitySet::SYS_MODULE,
+        CapabilitySet::SYS_BOOT,
+        CapabilitySet::SYS_TIME,
+        CapabilitySet::SYS_RAWIO,
+    ] {
+        remove_capability_from_bounding_set(capability)
+            .map_err(|e| format!("dropping {capability:?}: {e}"))?;
+    }
     Ok(())
 }
 
@@ -448,7 +539,7 @@ pub fn init_main() -> i32 {
             return 1;
         }
     };
-    if let Err(message) = enter(&config) {
+    if let Err(message) = enter(&config).and_then(|()| drop_host_capabilities()) {
         hello(&Hello::Fatal(message));
         return 1;
     }
