@@ -198,6 +198,8 @@ impl Fetcher {
             }
         } else if let Some(expected) = expected {
             if expected != sha {
+                // Not what the task pinned: it must not stay in the cache for a later build.
+                let _ = std::fs::remove_file(&path);
                 return Err(FetchError::Mismatch {
                     url: url.into(),
                     got: sha,
@@ -283,6 +285,14 @@ impl Fetcher {
                     url: url.into(),
                     status,
                     hint,
+                }));
+            }
+            Err(ureq::Error::Transport(t)) if t.kind() == ureq::ErrorKind::TooManyRedirects => {
+                // A redirect loop does not mend itself: no retry.
+                return Err(Attempt::Fatal(FetchError::Transport {
+                    url: url.into(),
+                    message: "too many redirects (a redirect loop on the mirror?)".into(),
+                    attempts: 1,
                 }));
             }
             Err(ureq::Error::Transport(t)) => return Err(Attempt::Retry(t.to_string())),
