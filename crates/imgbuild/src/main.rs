@@ -3,6 +3,7 @@
 mod cli;
 mod commands;
 mod git;
+mod interrupt;
 mod render;
 
 use std::process::ExitCode;
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
         _ => {}
     }
     let args = cli::Cli::parse();
+    interrupt::install();
     match commands::run(args) {
         Ok(code) => code,
         Err(Failure::Input(e)) => {

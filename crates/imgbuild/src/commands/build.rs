@@ -139,6 +139,7 @@ fn build_one(
     push_to: Option<&registry::Reference>,
 ) -> Result<(), Failure> {
     super::print_warnings(&plan.warnings);
+    crate::interrupt::building(&plan.image);
     let settings = Settings {
         project_root: cx.project.root.clone(),
         out: cx.out.clone(),

@@ -36,13 +36,15 @@ pub fn cache_dir() -> PathBuf {
 
 /// The reporter for this run: JSON events, plain lines in CI, or a live terminal line.
 pub fn reporter(json: bool) -> Box<dyn Reporter> {
-    if json {
+    let inner: Box<dyn Reporter> = if json {
         Box::new(JsonReporter)
     } else if std::env::var_os("CI").is_some() || !std::io::stderr().is_terminal() {
         Box::new(PlainReporter)
     } else {
         Box::new(TerminalReporter::new())
-    }
+    };
+    // What was running is what an interrupt reports.
+    Box::new(crate::interrupt::Tracking(inner))
 }
 
 /// Explains a failed task: role, task, source line, command, exit code, last output lines.

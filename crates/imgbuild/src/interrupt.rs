@@ -1,0 +1,81 @@
+//! Ctrl-C and SIGTERM: say what was interrupted, then exit 130 (or 143).
+//!
+//! Nothing needs undoing: the build sandboxes die with imgbuild (their namespaces, mounts and
+//! processes go with them), outputs and cache entries are only ever renamed into place, and
+//! leftovers of unfinished work are temporary folders `imgbuild cache prune` removes.
+
+use std::sync::Mutex;
+
+use engine::events::{Event, Reporter};
+
+/// What each build is doing, by image: the latest role and task.
+static ACTIVITY: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+std::thread_local! {
+    static IMAGE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Records that this thread now builds `image`.
+pub fn building(image: &str) {
+    IMAGE.with(|i| *i.borrow_mut() = image.to_owned());
+    set(image, "starting".into());
+}
+
+fn set(image: &str, doing: String) {
+    let mut activity = ACTIVITY.lock().unwrap_or_else(|e| e.into_inner());
+    match activity.iter_mut().find(|(i, _)| i == image) {
+        Some(entry) => entry.1 = doing,
+        None => activity.push((image.to_owned(), doing)),
+    }
+}
+
+/// Forwards events and remembers the latest role and task of the thread's image.
+pub struct Tracking(pub Box<dyn Reporter>);
+
+impl Reporter for Tracking {
+    fn event(&self, event: &Event) {
+        let doing = match event {
+            Event::RoleStart { role } => Some(format!("role {role}")),
+            Event::TaskStart { role, task, source } => {
+                Some(format!("role {role}, task '{task}' ({source})"))
+            }
+            Event::Layer { role, .. } => Some(format!("role {role}, writing its layer")),
+            _ => None,
+        };
+        if let Some(doing) = doing {
+            let image = IMAGE.with(|i| i.borrow().clone());
+            set(&image, doing);
+        }
+        self.0.event(event);
+    }
+}
+
+/// Starts the thread that turns SIGINT and SIGTERM into a message and an exit.
+pub fn install() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            let activity = ACTIVITY.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let what = if signal == SIGINT {
+                "interrupted"
+            } else {
+                "terminated"
+            };
+            if activity.is_empty() {
+                eprintln!("\n{what}");
+            }
+            for (image, doing) in activity {
+                let image = if image.is_empty() {
+                    "the run".into()
+                } else {
+                    image
+                };
+                eprintln!("\n{what}: {image} during {doing}; outputs and the cache are as they were before it (rerun to finish)");
+            }
+            std::process::exit(128 + signal);
+        }
+    });
+}
