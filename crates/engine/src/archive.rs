@@ -439,6 +439,55 @@ mod tests {
     }
 
     #[test]
+    fn refuses_a_symlink_then_a_file_through_it() {
+        for dest in ["/dest", "/"] {
+            let (dir, fs) = fs();
+            std::fs::create_dir_all(dir.path().join("root/etc")).expect("mkdir");
+            let data = tar_of(&[
+                ("etc2", tar::EntryType::Symlink, "etc", b""),
+                ("etc2/passwd", tar::EntryType::Regular, "", b"root::0:0::/:/bin/sh\n"),
+            ]);
+            let limits = Limits {
+                allow_devices: dest == "/",
+                whiteouts: dest == "/",
+                ..Limits::default()
+            };
+            let err = extract_tar(&data[..], &fs, Path::new(dest), limits)
+                .expect_err("through the archive's own symlink");
+            assert!(err.to_string().contains("through the symlink"), "{dest}: {err}");
+            assert!(!dir.path().join("root/etc/passwd").exists());
+        }
+    }
+
+    #[test]
+    fn a_huge_declared_size_is_refused_or_reported_corrupt() {
+        let (dir, fs) = fs();
+        // A header declaring 1 TiB with a few bytes behind it.
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(tar::EntryType::Regular);
+        header.set_mode(0o644);
+        header.set_size(1 << 40);
+        header.as_old_mut().name[..4].copy_from_slice(b"huge");
+        header.set_cksum();
+        let mut data = header.as_bytes().to_vec();
+        data.extend_from_slice(&[0u8; 1024]);
+        let limits = Limits {
+            max_bytes: 1 << 30,
+            ..Limits::default()
+        };
+        let err = extract_tar(&data[..], &fs, Path::new("/dest"), limits).expect_err("refused");
+        assert!(matches!(err, ArchiveError::Limit(_)), "{err}");
+        assert!(!dir.path().join("root/dest/huge").exists());
+        // Within the limit, the short body is an error too, not a silent short file.
+        let generous = Limits {
+            max_bytes: 2 << 40,
+            ..Limits::default()
+        };
+        let err = extract_tar(&data[..], &fs, Path::new("/dest"), generous).expect_err("short");
+        assert!(!matches!(err, ArchiveError::Limit(_)), "{err}");
+    }
+
+    #[test]
     fn limits_stop_bombs() {
         let (_dir, fs) = fs();
         let entries: Vec<(String, tar::EntryType, &str, &[u8])> = (0..20)
