@@ -445,7 +445,12 @@ mod tests {
             std::fs::create_dir_all(dir.path().join("root/etc")).expect("mkdir");
             let data = tar_of(&[
                 ("etc2", tar::EntryType::Symlink, "etc", b""),
-                ("etc2/passwd", tar::EntryType::Regular, "", b"root::0:0::/:/bin/sh\n"),
+                (
+                    "etc2/passwd",
+                    tar::EntryType::Regular,
+                    "",
+                    b"root::0:0::/:/bin/sh\n",
+                ),
             ]);
             let limits = Limits {
                 allow_devices: dest == "/",
@@ -454,7 +459,10 @@ mod tests {
             };
             let err = extract_tar(&data[..], &fs, Path::new(dest), limits)
                 .expect_err("through the archive's own symlink");
-            assert!(err.to_string().contains("through the symlink"), "{dest}: {err}");
+            assert!(
+                err.to_string().contains("through the symlink"),
+                "{dest}: {err}"
+            );
             assert!(!dir.path().join("root/etc/passwd").exists());
         }
     }

@@ -1,4 +1,5 @@
-//! Ctrl-C and SIGTERM: say what was interrupted, then exit 130 (or 143).
+//! Ctrl-C and SIGTERM: say what was interrupted, then exit 130 (or 143). The reporter wrapper
+//! that remembers what runs also keeps mirror credentials out of every event it passes on.
 //!
 //! Nothing needs undoing: the build sandboxes die with imgbuild (their namespaces, mounts and
 //! processes go with them), outputs and cache entries are only ever renamed into place, and
@@ -46,7 +47,34 @@ impl Reporter for Tracking {
             let image = IMAGE.with(|i| i.borrow().clone());
             set(&image, doing);
         }
-        self.0.event(event);
+        match redacted(event) {
+            Some(clean) => self.0.event(&clean),
+            None => self.0.event(event),
+        }
+    }
+}
+
+/// The event with mirror credentials removed from its URLs and messages, when it had any.
+fn redacted(event: &Event) -> Option<Event> {
+    let clean = |s: &str| {
+        let r = mirror::redact_credentials(s);
+        (r != s).then_some(r)
+    };
+    match event {
+        Event::Download { url, bytes, total } => clean(url).map(|url| Event::Download {
+            url,
+            bytes: *bytes,
+            total: *total,
+        }),
+        Event::TaskEnd { msg: Some(msg), .. } => clean(msg).map(|m| {
+            let mut copy = event.clone();
+            if let Event::TaskEnd { msg, .. } = &mut copy {
+                *msg = Some(m);
+            }
+            copy
+        }),
+        Event::Note { message } => clean(message).map(|message| Event::Note { message }),
+        _ => None,
     }
 }
 

@@ -37,11 +37,11 @@ fn main() -> ExitCode {
     match commands::run(args) {
         Ok(code) => code,
         Err(Failure::Input(e)) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", mirror::redact_credentials(&format!("{e:#}")));
             ExitCode::from(2)
         }
         Err(Failure::Run(e)) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", mirror::redact_credentials(&format!("{e:#}")));
             ExitCode::from(1)
         }
     }

@@ -13,4 +13,4 @@ pub use config::{MirrorConfig, MirrorConfigError, PathSettings};
 pub use fetch::{FetchError, FetchOptions, Fetcher};
 pub use lock::{url_path, Lock, LockError, Pin};
 pub use probe::{Presence, Prober};
-pub use url::{collapse_path_slashes, join_url};
+pub use url::{collapse_path_slashes, join_url, redact_credentials};

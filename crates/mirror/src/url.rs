@@ -30,6 +30,36 @@ pub fn collapse_path_slashes(url: &str) -> String {
     format!("{scheme}://{authority}{collapsed}{query}")
 }
 
+/// Replaces the password of every `scheme://user:password@host` in `text` with `***`, so that
+/// a mirror token in a URL never reaches output, logs or reports.
+pub fn redact_credentials(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (before, after) = rest.split_at(i + 3);
+        out.push_str(before);
+        // The authority ends at the first '/', whitespace, quote or end of text.
+        let end = after
+            .find(|c: char| c == '/' || c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>'))
+            .unwrap_or(after.len());
+        let authority = &after[..end];
+        match authority.rfind('@') {
+            Some(at) => {
+                let userinfo = &authority[..at];
+                match userinfo.split_once(':') {
+                    Some((user, _)) => out.push_str(&format!("{user}:***")),
+                    None => out.push_str(userinfo),
+                }
+                out.push_str(&authority[at..]);
+            }
+            None => out.push_str(authority),
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Joins `base` and `path` with exactly one `/` between them.
 pub fn join_url(base: &str, path: &str) -> String {
     collapse_path_slashes(&format!("{base}/{path}"))
@@ -38,6 +68,20 @@ pub fn join_url(base: &str, path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redacts_passwords_in_urls_only() {
+        assert_eq!(
+            redact_credentials("get http://bot:t0k3n@mirror:8080/a.tgz failed; see https://h/x"),
+            "get http://bot:***@mirror:8080/a.tgz failed; see https://h/x"
+        );
+        assert_eq!(
+            redact_credentials("\"url\": \"https://user:p@ss@h/\""),
+            "\"url\": \"https://user:***@h/\""
+        );
+        assert_eq!(redact_credentials("a@b: no url"), "a@b: no url");
+        assert_eq!(redact_credentials("http://user@h/"), "http://user@h/");
+    }
 
     #[test]
     fn collapses_repeated_slashes_in_path_only() {

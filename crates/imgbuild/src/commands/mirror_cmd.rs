@@ -183,9 +183,9 @@ pub fn check(
     let ok = rows.iter().all(|r| r.ok);
     if json {
         let report = serde_json::json!({ "ok": ok, "artifacts": rows, "unknown": unknown });
-        println!("{report:#}");
+        println!("{}", mirror::redact_credentials(&format!("{report:#}")));
     } else {
-        print!("{}", table(&rows));
+        print!("{}", mirror::redact_credentials(&table(&rows)));
         for u in &unknown {
             eprintln!(
                 "note: {} ({}): the URL is known only at build time; not checked",
@@ -234,7 +234,10 @@ pub fn lock(
                     );
                 }
             }
-            Err(e) => failed.push(format!("{}: {e}", artifact.url)),
+            Err(e) => failed.push(mirror::redact_credentials(&format!(
+                "{}: {e}",
+                artifact.url
+            ))),
         }
     }
     save_lock(&project.root, &fetcher, &before)?;

@@ -130,6 +130,7 @@ fn plan_options(vars: &VarArgs) -> Result<PlanOptions, Failure> {
 /// Prints warnings to standard error.
 pub fn print_warnings(warnings: &[planner::plan::Warning]) {
     for w in warnings {
-        eprintln!("warning: {}: {}", w.source, w.message);
+        let message = mirror::redact_credentials(&w.message);
+        eprintln!("warning: {}: {message}", w.source);
     }
 }

@@ -19,9 +19,12 @@ pub fn run(
     if json {
         let text = serde_json::to_string_pretty(&plan)
             .map_err(|e| Failure::Run(anyhow!("cannot write JSON: {e}")))?;
-        println!("{text}");
+        println!("{}", mirror::redact_credentials(&text));
     } else {
-        print!("{}", crate::render::plan_tree(&plan));
+        print!(
+            "{}",
+            mirror::redact_credentials(&crate::render::plan_tree(&plan))
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
