@@ -68,6 +68,8 @@ pub struct Executor<'a> {
     downloads: &'a dyn Downloader,
     pkg_mgr: String,
     notified: Vec<String>,
+    /// `meta: end_role` or `end_play` ended the rest.
+    ending: Option<Ending>,
 }
 
 struct Run {
@@ -122,6 +124,7 @@ impl<'a> Executor<'a> {
             downloads,
             pkg_mgr,
             notified: Vec::new(),
+            ending: None,
         }
     }
 
@@ -166,7 +169,14 @@ impl<'a> Executor<'a> {
             .cloned()
             .collect();
         let mut report = RoleReport::default();
-        let outcome = self.run_steps(&steps, target, &mut report);
+        let outcome = if self.ending == Some(Ending::Play) {
+            Ok(())
+        } else {
+            self.run_steps(&steps, target, &mut report)
+        };
+        if self.ending == Some(Ending::Role) {
+            self.ending = None;
+        }
         // Handlers run at the end of the role, even when a later task failed (as --force-handlers would not:
         // Ansible skips them on failure, and so does imgbuild).
         let outcome = outcome.and_then(|()| self.flush_handlers(target, &mut report));
@@ -207,6 +217,9 @@ impl<'a> Executor<'a> {
         report: &mut RoleReport,
     ) -> Result<(), Box<TaskFailure>> {
         for step in steps {
+            if self.ending.is_some() {
+                break;
+            }
             match step {
                 Step::Task(task) => self.run_task(task, target, report)?,
                 Step::Block(block) => {
@@ -737,6 +750,26 @@ impl<'a> Executor<'a> {
                     ..ModuleResult::default()
                 })
             }
+            "meta" => self.meta(args, target),
+            "pause" | "reboot" | "wait_for" | "wait_for_connection" => Ok(ModuleResult {
+                skipped: true,
+                msg: Some(format!(
+                    "{} skipped: it waits on a running host; an image build has none (the node boots from the image)",
+                    task.module
+                )),
+                ..ModuleResult::default()
+            }),
+            "setup" => {
+                let facts: serde_json::Map<String, Json> = self
+                    .plan
+                    .facts
+                    .iter()
+                    .filter(|(k, _)| k.as_str() != "ansible_facts")
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                Ok(ModuleResult::changed(false).with("ansible_facts", Json::Object(facts)))
+            }
+            "include_vars" => self.include_vars(task, args),
             module => {
                 let found_now = self.find_local_source(task, args)?;
                 let local_file = task.local_file.as_ref().or(found_now.as_ref());
@@ -780,12 +813,120 @@ impl<'a> Executor<'a> {
                     pkg_mgr: &self.pkg_mgr,
                     downloads: self.downloads,
                 };
-                modules::run(module, args, &ctx).unwrap_or_else(|| {
+                let result = modules::run(module, args, &ctx).unwrap_or_else(|| {
                     Err(ModuleError::new(format!(
                         "module {module} cannot run in an image build"
                     )))
-                })
+                })?;
+                self.merge_facts(&result);
+                Ok(result)
             }
         }
     }
+
+    /// Facts a module returned (`service_facts`) join `ansible_facts` and the top level.
+    fn merge_facts(&mut self, result: &ModuleResult) {
+        let Some(Json::Object(new)) = result.fields.get("ansible_facts") else {
+            return;
+        };
+        let mut facts = match self.plan.facts.get("ansible_facts") {
+            Some(Json::Object(known)) => known.clone(),
+            _ => serde_json::Map::new(),
+        };
+        if let Some(VarValue::Raw(Json::Object(set))) = self.facts_set.get("ansible_facts") {
+            facts.extend(set.clone());
+        }
+        let layer = Arc::make_mut(&mut self.facts_set);
+        for (k, v) in new {
+            facts.insert(k.clone(), v.clone());
+            layer.insert(k.clone(), VarValue::Raw(v.clone()));
+        }
+        layer.insert("ansible_facts".into(), VarValue::Raw(Json::Object(facts)));
+    }
+
+    /// `meta`.
+    fn meta(&mut self, args: &Json, target: &dyn Target) -> Result<ModuleResult, ModuleError> {
+        let action = args.get("cmd").and_then(Json::as_str).unwrap_or("noop");
+        match action {
+            "flush_handlers" => {
+                let mut report = RoleReport::default();
+                self.flush_handlers(target, &mut report).map_err(|f| {
+                    ModuleError::new(format!("handler '{}' failed: {}", f.task, f.msg))
+                })?;
+                Ok(ModuleResult {
+                    msg: Some(format!("{} handler tasks ran", report.tasks)),
+                    ..ModuleResult::default()
+                })
+            }
+            "end_role" => {
+                self.ending = Some(Ending::Role);
+                Ok(ModuleResult {
+                    msg: Some("the rest of the role is skipped".into()),
+                    ..ModuleResult::default()
+                })
+            }
+            "end_play" | "end_host" | "end_batch" => {
+                self.ending = Some(Ending::Play);
+                Ok(ModuleResult {
+                    msg: Some("the remaining tasks and roles are skipped; the image is what was built so far".into()),
+                    ..ModuleResult::default()
+                })
+            }
+            _ => Ok(ModuleResult::default()),
+        }
+    }
+
+    /// `include_vars` at build time: the file the plan found, read into the set facts.
+    fn include_vars(
+        &mut self,
+        task: &PlannedTask,
+        args: &Json,
+    ) -> Result<ModuleResult, ModuleError> {
+        let files: Vec<String> = match &task.local_file {
+            Some(file) => vec![file.clone()],
+            None => {
+                let found =
+                    self.find_local_source(task, &serde_json::json!({"src": args.get("file")}))?;
+                found.into_iter().collect()
+            }
+        };
+        let mut vars = serde_json::Map::new();
+        for file in &files {
+            let path = self.project_root.join(file);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| ModuleError::new(format!("{file}: {e}")))?;
+            let node = planner::yaml::parse(&text)
+                .map_err(|e| ModuleError::new(format!("{file}: {e}")))?;
+            match node.to_json() {
+                Json::Object(map) => vars.extend(map),
+                Json::Null => {}
+                _ => {
+                    return Err(ModuleError::new(format!(
+                        "{file} must hold a mapping of variables"
+                    )))
+                }
+            }
+        }
+        let layer = Arc::make_mut(&mut self.facts_set);
+        match args.get("name").and_then(Json::as_str) {
+            Some(name) => {
+                layer.insert(name.to_owned(), VarValue::Raw(Json::Object(vars.clone())));
+            }
+            None => {
+                for (k, v) in &vars {
+                    layer.insert(k.clone(), VarValue::Raw(v.clone()));
+                }
+            }
+        }
+        Ok(ModuleResult::changed(false).with("ansible_facts", Json::Object(vars)))
+    }
+}
+
+/// What `meta` ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// The rest of the role.
+    Role,
+    /// Everything after.
+    Play,
 }

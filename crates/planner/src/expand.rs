@@ -216,6 +216,9 @@ impl Planner<'_> {
     fn plan_task(&mut self, node: &Node, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
         let def = parse_task(node, &ctx.file)?;
         let at = Location::new(&ctx.file, def.line);
+        for note in &def.notes {
+            self.warn(&at, note.clone());
+        }
         let task_name = def.name.clone();
         let label = task_name.as_deref();
         let scope = ctx.scope.with_layer(crate::vars::layer_from(&def.vars));
@@ -368,7 +371,41 @@ impl Planner<'_> {
         let Some(looping) = &def.looping else {
             return Ok(vec![self.pass(def, scope.clone(), ctx, None, None, at)?]);
         };
-        let items = match self.render(&looping.value, scope, at, label)? {
+        let lookup = matches!(
+            looping.keyword,
+            "with_dict"
+                | "with_together"
+                | "with_subelements"
+                | "with_first_found"
+                | "with_fileglob"
+        );
+        let rendered = self.render(&looping.value, scope, at, label)?;
+        if lookup && rendered.is_none() {
+            return Err(PlanError::new(
+                at.clone(),
+                ErrorKind::Recipe(format!(
+                    "{} over a value only the build knows is not supported; use loop: with a filter (dict2items, zip, subelements)",
+                    looping.keyword
+                )),
+            ));
+        }
+        let rendered = match rendered {
+            Some(value) if lookup => {
+                let module = match &def.action {
+                    Action::Module { spec, .. } => spec.name,
+                    _ => "",
+                };
+                Some(Json::Array(self.lookup_items(
+                    looping.keyword,
+                    value,
+                    module,
+                    ctx,
+                    at,
+                )?))
+            }
+            other => other,
+        };
+        let items = match rendered {
             None => {
                 let mut deferred = Layer::new();
                 deferred.insert(def.loop_var.clone(), VarValue::Deferred);
@@ -895,6 +932,22 @@ impl Planner<'_> {
                     }
                 }
             }
+            "include_vars" => self.include_vars(task, ctx, at)?,
+            "patch" => {
+                if let Some(src) =
+                    arg("src").filter(|_| !task.deferred.contains(&"src".to_string()))
+                {
+                    let path = self.local_file(&src, "files", ctx, at, "patch")?;
+                    self.sources.record(&path);
+                    task.local_file = Some(path.display().to_string());
+                }
+            }
+            "service_facts" => {
+                // What services the image has is known once the build reads its unit files.
+                let layer = Arc::make_mut(&mut self.facts_set);
+                layer.insert("services".into(), VarValue::Deferred);
+                layer.insert("ansible_facts".into(), VarValue::Deferred);
+            }
             "shell" | "command" => {
                 let text = match (arg("cmd"), task.args.get("argv")) {
                     (Some(cmd), _) => cmd,
@@ -913,7 +966,6 @@ impl Planner<'_> {
         Ok(())
     }
 
-    /// Finds a file a task reads from the project: the role's `files/` or `templates/` first.
     /// The folders a source named only at build time is looked for in, recorded as inputs.
     fn search_dirs(&mut self, sub: &str, ctx: &Ctx) -> Vec<String> {
         let here = ctx.file.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -932,6 +984,7 @@ impl Planner<'_> {
         dirs.iter().map(|d| d.display().to_string()).collect()
     }
 
+    /// Finds a file a task reads from the project: the role's `files/` or `templates/` first.
     fn local_file(
         &self,
         name: &str,
@@ -948,6 +1001,8 @@ impl Planner<'_> {
         }
         candidates.push(here.join(sub).join(name));
         candidates.push(here.join(name));
+        // A project path, as with_first_found and with_fileglob give.
+        candidates.push(PathBuf::from(name));
         candidates.dedup();
         if name.split('/').any(|p| p == "..") {
             return Err(PlanError::new(

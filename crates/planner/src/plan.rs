@@ -224,6 +224,8 @@ impl PlannedTask {
         match self.module.as_str() {
             "get_url" => self.args.get("url").into_iter().for_each(&mut push),
             "unarchive" => self.args.get("src").into_iter().for_each(&mut push),
+            "rpm_key" => self.args.get("key").into_iter().for_each(&mut push),
+            "apt_key" => self.args.get("url").into_iter().for_each(&mut push),
             "dnf" | "package" | "apt" => match self.args.get("name") {
                 Some(Json::Array(items)) => items.iter().for_each(&mut push),
                 Some(other) => push(other),

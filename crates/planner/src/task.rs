@@ -60,7 +60,7 @@ pub enum Action<'n> {
 /// How a task loops.
 #[derive(Debug)]
 pub struct LoopDef {
-    /// `loop`, `with_items` or `with_list`.
+    /// `loop`, `with_items`, `with_list`, or a lookup loop (`with_dict`, `with_first_found`, ...).
     pub keyword: &'static str,
     /// The list or the expression giving it.
     pub value: Json,
@@ -85,6 +85,8 @@ pub struct TaskDef<'n> {
     pub index_var: Option<String>,
     /// `loop_control.label`.
     pub loop_label: Option<Json>,
+    /// Notes for the plan's warnings (a keyword accepted with another meaning).
+    pub notes: Vec<String>,
     /// `register:`.
     pub register: Option<String>,
     /// `vars:`.
@@ -120,6 +122,11 @@ const KEYWORDS: &[&str] = &[
     "loop",
     "with_items",
     "with_list",
+    "with_dict",
+    "with_together",
+    "with_subelements",
+    "with_first_found",
+    "with_fileglob",
     "loop_control",
     "register",
     "vars",
@@ -156,6 +163,30 @@ const KEYWORDS: &[&str] = &[
     "ignore_unreachable",
 ];
 
+/// Keywords an image build accepts with a different meaning, and the note the plan shows.
+const ACCEPTED_WITH_NOTE: &[(&str, &str)] = &[
+    (
+        "async",
+        "async/poll: the task runs synchronously in an image build",
+    ),
+    (
+        "poll",
+        "async/poll: the task runs synchronously in an image build",
+    ),
+    (
+        "connection",
+        "connection is ignored: tasks always run in the build rootfs",
+    ),
+];
+
+/// Keywords an image build accepts because it already does what they ask.
+const ACCEPTED_SILENTLY: &[&str] = &[
+    // Every task of an image build runs once.
+    "run_once",
+    // Every error already stops an image build.
+    "any_errors_fatal",
+];
+
 /// Ansible keywords that image builds do not run, and why.
 const UNSUPPORTED: &[(&str, &str)] = &[
     (
@@ -170,27 +201,7 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "action",
         "write the module as the task key (for example 'shell: ...')",
     ),
-    (
-        "run_once",
-        "an image build runs every task once already; remove it",
-    ),
-    (
-        "async",
-        "image builds run tasks synchronously; remove async/poll",
-    ),
-    (
-        "poll",
-        "image builds run tasks synchronously; remove async/poll",
-    ),
-    (
-        "connection",
-        "tasks always run in the build rootfs; remove it",
-    ),
     ("delegate_facts", "an image build has no other hosts"),
-    (
-        "any_errors_fatal",
-        "every error already stops an image build",
-    ),
     ("remote_user", "tasks run as root in the build rootfs"),
     (
         "port",
@@ -467,6 +478,7 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
         loop_var: "item".into(),
         index_var: None,
         loop_label: None,
+        notes: Vec::new(),
         register: None,
         vars: IndexMap::new(),
         tags: Vec::new(),
@@ -504,7 +516,8 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
         match k {
             "name" => def.name = Some(text(value, "name", file)?),
             "when" => def.when = condition_list(value, file)?,
-            "loop" | "with_items" | "with_list" => {
+            "loop" | "with_items" | "with_list" | "with_dict" | "with_together"
+            | "with_subelements" | "with_first_found" | "with_fileglob" => {
                 if let Some(previous) = &def.looping {
                     return Err(located(
                         file,
@@ -518,6 +531,11 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
                 let keyword = match k {
                     "loop" => "loop",
                     "with_items" => "with_items",
+                    "with_dict" => "with_dict",
+                    "with_together" => "with_together",
+                    "with_subelements" => "with_subelements",
+                    "with_first_found" => "with_first_found",
+                    "with_fileglob" => "with_fileglob",
                     _ => "with_list",
                 };
                 def.looping = Some(LoopDef {
@@ -611,6 +629,14 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
                 ))
             }
             other if KEYWORDS.contains(&other) => {}
+            other if ACCEPTED_SILENTLY.contains(&other) => {}
+            other if ACCEPTED_WITH_NOTE.iter().any(|(k, _)| *k == other) => {
+                if let Some((_, note)) = ACCEPTED_WITH_NOTE.iter().find(|(k, _)| *k == other) {
+                    if !def.notes.iter().any(|n| n == note) {
+                        def.notes.push((*note).to_owned());
+                    }
+                }
+            }
             other => {
                 if let Some((_, why)) = UNSUPPORTED.iter().find(|(u, _)| *u == other) {
                     return Err(located(

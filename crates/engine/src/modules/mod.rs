@@ -7,13 +7,17 @@ mod command;
 mod copy;
 mod file;
 mod get_url;
+mod hostconf;
+mod inspect;
 mod lineinfile;
 mod packages;
+mod repos;
 mod script;
 mod stat;
 mod systemd;
 mod template;
 mod textdiff;
+mod textedit;
 mod unarchive;
 mod users;
 
@@ -155,6 +159,24 @@ pub fn run(
         "service" => systemd::service(args, ctx),
         "user" => users::user(args, ctx),
         "group" => users::group(args, ctx),
+        "sysctl" => hostconf::sysctl(args, ctx),
+        "modprobe" => hostconf::modprobe(args, ctx),
+        "kernel_blacklist" => hostconf::kernel_blacklist(args, ctx),
+        "pam_limits" => hostconf::pam_limits(args, ctx),
+        "timezone" => hostconf::timezone(args, ctx),
+        "mount" => hostconf::mount(args, ctx),
+        "ini_file" => textedit::ini_file(args, ctx),
+        "replace" => textedit::replace(args, ctx),
+        "patch" => textedit::patch(args, ctx),
+        "find" => inspect::find(args, ctx),
+        "slurp" => inspect::slurp(args, ctx),
+        "tempfile" => inspect::tempfile(args, ctx),
+        "service_facts" => inspect::service_facts(args, ctx),
+        "yum_repository" => repos::yum_repository(args, ctx),
+        "rpm_key" => repos::rpm_key(args, ctx),
+        "apt_key" => repos::apt_key(args, ctx),
+        "apt_repository" => repos::apt_repository(args, ctx),
+        "deb822_repository" => repos::deb822_repository(args, ctx),
         _ => return None,
     })
 }

@@ -7,27 +7,48 @@
 pub mod types;
 
 pub mod apt;
+pub mod apt_key;
+pub mod apt_repository;
 pub mod assert;
 pub mod blockinfile;
 pub mod command;
 pub mod copy;
+pub mod deb822_repository;
 pub mod debug;
 pub mod dnf;
 pub mod fail;
 pub mod file;
+pub mod find;
 pub mod get_url;
 pub mod group;
+pub mod host_only;
+pub mod include_vars;
+pub mod ini_file;
+pub mod kernel_blacklist;
 pub mod lineinfile;
+pub mod meta;
+pub mod modprobe;
+pub mod mount;
 pub mod package;
+pub mod pam_limits;
+pub mod patch;
+pub mod replace;
+pub mod rpm_key;
 pub mod script;
 pub mod service;
+pub mod service_facts;
 pub mod set_fact;
 pub mod shell;
+pub mod slurp;
 pub mod stat;
+pub mod sysctl;
 pub mod systemd;
+pub mod tempfile;
 pub mod template;
+pub mod timezone;
 pub mod unarchive;
 pub mod user;
+pub mod yum_repository;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -83,33 +104,64 @@ pub fn normalize_with<P: Params>(args: Json) -> Result<Json, String> {
     serde_json::to_value(&params).map_err(|e| e.to_string())
 }
 
-/// Every module, in alphabetical order.
+/// Every module.
 pub static ALL: &[&ModuleSpec] = &[
     &apt::SPEC,
+    &apt_key::SPEC,
+    &apt_repository::SPEC,
     &assert::SPEC,
     &blockinfile::SPEC,
     &command::SPEC,
     &copy::SPEC,
+    &deb822_repository::SPEC,
     &debug::SPEC,
     &dnf::SPEC,
     &fail::SPEC,
     &file::SPEC,
+    &find::SPEC,
     &get_url::SPEC,
     &group::SPEC,
+    &host_only::PAUSE,
+    &host_only::REBOOT,
+    &host_only::SETUP,
+    &host_only::WAIT_FOR,
+    &host_only::WAIT_FOR_CONNECTION,
+    &include_vars::SPEC,
+    &ini_file::SPEC,
+    &kernel_blacklist::SPEC,
     &lineinfile::SPEC,
+    &meta::SPEC,
+    &modprobe::SPEC,
+    &mount::SPEC,
     &package::SPEC,
+    &pam_limits::SPEC,
+    &patch::SPEC,
+    &replace::SPEC,
+    &rpm_key::SPEC,
     &script::SPEC,
     &service::SPEC,
+    &service_facts::SPEC,
     &set_fact::SPEC,
     &shell::SPEC,
+    &slurp::SPEC,
     &stat::SPEC,
+    &sysctl::SPEC,
     &systemd::SPEC,
+    &tempfile::SPEC,
     &template::SPEC,
+    &timezone::SPEC,
     &unarchive::SPEC,
     &user::SPEC,
+    &yum_repository::SPEC,
 ];
 
-const BUILTIN_PREFIXES: &[&str] = &["ansible.builtin.", "ansible.legacy."];
+/// Collection prefixes whose modules imgbuild implements under their short names.
+const BUILTIN_PREFIXES: &[&str] = &[
+    "ansible.builtin.",
+    "ansible.legacy.",
+    "ansible.posix.",
+    "community.general.",
+];
 
 /// Finds a module by short name, alias or FQCN (`ansible.builtin.get_url`).
 pub fn lookup(name: &str) -> Option<&'static ModuleSpec> {

@@ -1,0 +1,255 @@
+//! Reading the image: `find` (files matching patterns), `slurp` (a file as base64),
+//! `service_facts` (units and whether each is enabled, from the unit files: no service manager
+//! runs in a build), and `tempfile` (a scratch file or folder in the role's `/tmp`).
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use planner::modules::find::{FileType, FindParams};
+use planner::modules::slurp::SlurpParams;
+use planner::modules::tempfile::{TempKind, TempfileParams};
+use planner::modules::types::Choice;
+use regex::Regex;
+use serde_json::{json, Map, Value as Json};
+
+use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use crate::rootfs::Kind;
+
+/// Shell-style glob match of a whole name (`*`, `?`, `[abc]`).
+pub fn glob_match(pattern: &str, name: &str) -> bool {
+    let mut re = String::from("^");
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' => re.push_str(".*"),
+            '?' => re.push('.'),
+            '[' => {
+                re.push('[');
+                if chars.peek() == Some(&'!') {
+                    chars.next();
+                    re.push('^');
+                }
+                for c in chars.by_ref() {
+                    if c == ']' {
+                        break;
+                    }
+                    if c == '\\' {
+                        re.push_str("\\\\");
+                    } else {
+                        re.push(c);
+                    }
+                }
+                re.push(']');
+            }
+            c => re.push_str(&regex::escape(&c.to_string())),
+        }
+    }
+    re.push('$');
+    Regex::new(&re).is_ok_and(|r| r.is_match(name))
+}
+
+/// A test of a base name.
+type NameMatch = Box<dyn Fn(&str) -> bool>;
+
+/// `find`.
+pub fn find(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: FindParams = params("find", args)?;
+    let use_regex = flag(&p.use_regex, false);
+    let matcher = |patterns: &[String]| -> Result<Vec<NameMatch>, ModuleError> {
+        patterns
+            .iter()
+            .flat_map(|p| p.split(','))
+            .map(|p| -> Result<NameMatch, ModuleError> {
+                let p = p.trim().to_owned();
+                if use_regex {
+                    let re = Regex::new(&format!("^(?:{p})$"))
+                        .map_err(|e| ModuleError::new(format!("pattern '{p}': {e}")))?;
+                    Ok(Box::new(move |n: &str| re.is_match(n)))
+                } else {
+                    Ok(Box::new(move |n: &str| glob_match(&p, n)))
+                }
+            })
+            .collect()
+    };
+    let patterns = matcher(p.patterns.as_ref().map(|l| l.0.as_slice()).unwrap_or(&[]))?;
+    let excludes = matcher(p.excludes.as_ref().map(|l| l.0.as_slice()).unwrap_or(&[]))?;
+    let contains = p
+        .contains
+        .as_ref()
+        .map(|c| {
+            Regex::new(&format!("(?m){}", c.as_str()))
+                .map_err(|e| ModuleError::new(format!("contains: {e}")))
+        })
+        .transpose()?;
+    let kind = match &p.file_type {
+        Some(Choice::Known(k)) => *k,
+        _ => FileType::File,
+    };
+    let recurse = flag(&p.recurse, false);
+    let hidden = flag(&p.hidden, false);
+    let depth: Option<usize> = p
+        .depth
+        .as_ref()
+        .and_then(|d| d.as_str().trim().parse().ok());
+    let fs = ctx.target.fs();
+    let mut files = Vec::new();
+    let mut examined = 0usize;
+    let mut stack: Vec<(PathBuf, usize)> =
+        p.paths.0.iter().map(|d| (PathBuf::from(d), 1)).collect();
+    while let Some((dir, level)) = stack.pop() {
+        let Ok(names) = fs.list(&dir) else { continue };
+        for name in names {
+            let path = dir.join(&name);
+            let Some(meta) = fs.meta(&path)? else {
+                continue;
+            };
+            examined += 1;
+            if meta.kind == Kind::Dir
+                && recurse
+                && depth.is_none_or(|d| level < d)
+                && (hidden || !name.starts_with('.'))
+            {
+                stack.push((path.clone(), level + 1));
+            }
+            if !hidden && name.starts_with('.') {
+                continue;
+            }
+            let kind_ok = match kind {
+                FileType::Any => true,
+                FileType::File => meta.kind == Kind::File,
+                FileType::Directory => meta.kind == Kind::Dir,
+                FileType::Link => meta.kind == Kind::Symlink,
+            };
+            let name_ok = (patterns.is_empty() || patterns.iter().any(|m| m(&name)))
+                && !excludes.iter().any(|m| m(&name));
+            if !kind_ok || !name_ok {
+                continue;
+            }
+            if let Some(re) = &contains {
+                if meta.kind != Kind::File
+                    || !re.is_match(&String::from_utf8_lossy(&fs.read(&path)?))
+                {
+                    continue;
+                }
+            }
+            files.push(json!({
+                "path": path.display().to_string(),
+                "mode": format!("{:04o}", meta.mode & 0o7777),
+                "uid": meta.uid,
+                "gid": meta.gid,
+                "size": meta.size,
+                "mtime": meta.mtime,
+                "isdir": meta.kind == Kind::Dir,
+                "isreg": meta.kind == Kind::File,
+                "islnk": meta.kind == Kind::Symlink,
+            }));
+        }
+    }
+    files.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
+    let matched = files.len();
+    Ok(ModuleResult::changed(false)
+        .with("files", Json::Array(files))
+        .with("matched", matched)
+        .with("examined", examined))
+}
+
+/// `slurp`.
+pub fn slurp(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: SlurpParams = params("slurp", args)?;
+    let bytes = ctx.target.fs().read(Path::new(p.src.as_str()))?;
+    Ok(ModuleResult::changed(false)
+        .with(
+            "content",
+            base64::engine::general_purpose::STANDARD.encode(bytes),
+        )
+        .with("encoding", "base64")
+        .with("source", p.src.as_str()))
+}
+
+/// `tempfile`: a new name each call (the role's `/tmp` is not part of the layer).
+pub fn tempfile(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: TempfileParams = params("tempfile", args)?;
+    let dir = PathBuf::from(p.path.as_ref().map_or("/tmp", |t| t.as_str()));
+    let prefix = p.prefix.as_ref().map_or("ansible.", |t| t.as_str());
+    let suffix = p.suffix.as_ref().map_or("", |t| t.as_str());
+    let fs = ctx.target.fs();
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let mut n = stamp;
+    let path = loop {
+        let candidate = dir.join(format!("{prefix}{n:08x}{suffix}"));
+        if !fs.exists(&candidate)? {
+            break candidate;
+        }
+        n = n.wrapping_add(1);
+    };
+    if !ctx.check {
+        match &p.state {
+            Some(Choice::Known(TempKind::Directory)) => {
+                fs.mkdir_all(&path, 0o700)?;
+            }
+            _ => fs.write_atomic(&path, b"", Some(0o600))?,
+        }
+    }
+    Ok(ModuleResult::changed(true).with("path", path.display().to_string()))
+}
+
+/// `service_facts`: every unit file of the image, `enabled` when a `.wants` link names it.
+pub fn service_facts(_args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let fs = ctx.target.fs();
+    let mut services = Map::new();
+    for dir in [
+        "/usr/lib/systemd/system",
+        "/lib/systemd/system",
+        "/etc/systemd/system",
+    ] {
+        let Ok(names) = fs.list(Path::new(dir)) else {
+            continue;
+        };
+        for name in names {
+            if name.ends_with(".service") && !name.contains('@') {
+                services.entry(name.clone()).or_insert_with(|| {
+                    json!({"name": name, "source": "systemd", "state": "stopped", "status": "disabled"})
+                });
+            }
+        }
+    }
+    // Enabled: a link in some *.wants folder of /etc/systemd/system.
+    if let Ok(dirs) = fs.list(Path::new("/etc/systemd/system")) {
+        for wants in dirs.iter().filter(|d| d.ends_with(".wants")) {
+            let folder = Path::new("/etc/systemd/system").join(wants);
+            for name in fs.list(&folder).unwrap_or_default() {
+                if let Some(entry) = services.get_mut(&name) {
+                    entry["status"] = json!("enabled");
+                }
+            }
+        }
+    }
+    for (name, entry) in services.iter_mut() {
+        let masked = fs
+            .read_link(&Path::new("/etc/systemd/system").join(name))
+            .is_ok_and(|t| t == "/dev/null");
+        if masked {
+            entry["status"] = json!("masked");
+        }
+    }
+    let services = Json::Object(services);
+    Ok(ModuleResult::changed(false).with("ansible_facts", json!({ "services": services })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("*.conf", "nhc.conf"));
+        assert!(!glob_match("*.conf", "nhc.conf.bak"));
+        assert!(glob_match("nhc-?.sh", "nhc-1.sh"));
+        assert!(glob_match("[!.]*", "file"));
+        assert!(!glob_match("[!.]*", ".hidden"));
+        assert!(glob_match("a.b", "a.b") && !glob_match("a.b", "axb"));
+    }
+}

@@ -1,0 +1,313 @@
+//! Package repositories and their keys in the image: `yum_repository` (a `.repo` file),
+//! `rpm_key` (`rpm --import` in the rootfs), `apt_key` (a key in `/etc/apt/trusted.gpg.d`),
+//! `apt_repository` (a `.list` line) and `deb822_repository` (a `.sources` file). Keys given as
+//! URLs come through the site mirror and are pinned like every artifact.
+
+use std::path::{Path, PathBuf};
+
+use planner::modules::apt_key::{AptKeyParams, AptKeyState};
+use planner::modules::apt_repository::{AptRepoState, AptRepositoryParams};
+use planner::modules::deb822_repository::{Deb822RepositoryParams, Deb822State};
+use planner::modules::rpm_key::{KeyState, RpmKeyParams};
+use planner::modules::types::{Choice, Flag, Text, TextList};
+use planner::modules::yum_repository::{RepoState, YumRepositoryParams};
+use serde_json::Value as Json;
+
+use super::copy::{place, Placement};
+use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use crate::target::Cmd;
+
+fn yes_no(v: &Option<Flag>) -> Option<&'static str> {
+    v.as_ref().map(|f| if f.or(false) { "1" } else { "0" })
+}
+
+fn list(v: &Option<TextList>, sep: &str) -> Option<String> {
+    v.as_ref().map(|l| l.0.join(sep))
+}
+
+/// Writes `content` at `path` through `place` (mode 0644), or removes the file.
+fn put(ctx: &ModuleCtx, path: &Path, content: Option<&str>) -> Result<ModuleResult, ModuleError> {
+    let fs = ctx.target.fs();
+    match content {
+        Some(content) => {
+            if let Some(parent) = path.parent() {
+                if !ctx.check {
+                    fs.mkdir_all(parent, 0o755)?;
+                }
+            }
+            let mode = Some(planner::modules::types::Mode::Octal(0o644));
+            place(
+                ctx,
+                path,
+                &Placement {
+                    bytes: content.as_bytes(),
+                    mode: &mode,
+                    owner: &None,
+                    group: &None,
+                    force: true,
+                    validate: None,
+                },
+            )
+        }
+        None => {
+            let there = fs.exists(path)?;
+            if there && !ctx.check {
+                fs.remove_all(path)?;
+            }
+            Ok(ModuleResult::changed(there))
+        }
+    }
+}
+
+/// `yum_repository`: the repository as its own `.repo` file.
+pub fn yum_repository(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: YumRepositoryParams = params("yum_repository", args)?;
+    let name = p.name.as_str().trim();
+    let file = p.file.as_ref().map_or(name, Text::as_str);
+    let dir = p.reposdir.as_ref().map_or("/etc/yum.repos.d", Text::as_str);
+    let path = PathBuf::from(dir).join(format!("{file}.repo"));
+    if matches!(p.state, Some(Choice::Known(RepoState::Absent))) {
+        return put(ctx, &path, None);
+    }
+    let mut lines = vec![format!("[{name}]")];
+    let mut kv = |k: &str, v: Option<String>| {
+        if let Some(v) = v {
+            lines.push(format!("{k}={v}"));
+        }
+    };
+    kv(
+        "name",
+        Some(p.description.as_ref().map_or(name, Text::as_str).to_owned()),
+    );
+    kv("baseurl", list(&p.baseurl, "\n        "));
+    kv(
+        "mirrorlist",
+        p.mirrorlist.as_ref().map(|t| t.as_str().to_owned()),
+    );
+    kv(
+        "metalink",
+        p.metalink.as_ref().map(|t| t.as_str().to_owned()),
+    );
+    kv(
+        "enabled",
+        yes_no(&p.enabled).map(str::to_owned).or(Some("1".into())),
+    );
+    kv("gpgcheck", yes_no(&p.gpgcheck).map(str::to_owned));
+    kv("gpgkey", list(&p.gpgkey, "\n       "));
+    kv("repo_gpgcheck", yes_no(&p.repo_gpgcheck).map(str::to_owned));
+    kv(
+        "priority",
+        p.priority.as_ref().map(|t| t.as_str().to_owned()),
+    );
+    kv("cost", p.cost.as_ref().map(|t| t.as_str().to_owned()));
+    kv("exclude", list(&p.exclude, " "));
+    kv("includepkgs", list(&p.includepkgs, " "));
+    kv(
+        "module_hotfixes",
+        yes_no(&p.module_hotfixes).map(str::to_owned),
+    );
+    kv("sslverify", yes_no(&p.sslverify).map(str::to_owned));
+    kv(
+        "skip_if_unavailable",
+        yes_no(&p.skip_if_unavailable).map(str::to_owned),
+    );
+    kv(
+        "metadata_expire",
+        p.metadata_expire.as_ref().map(|t| t.as_str().to_owned()),
+    );
+    kv("proxy", p.proxy.as_ref().map(|t| t.as_str().to_owned()));
+    kv("timeout", p.timeout.as_ref().map(|t| t.as_str().to_owned()));
+    kv("keepcache", yes_no(&p.keepcache).map(str::to_owned));
+    kv("countme", yes_no(&p.countme).map(str::to_owned));
+    let content = lines.join("\n") + "\n";
+    put(ctx, &path, Some(&content)).map(|r| r.with("repo", name))
+}
+
+/// The key bytes of `source`: a URL through the mirror, or a file of the image.
+fn key_bytes(ctx: &ModuleCtx, source: &str) -> Result<Vec<u8>, ModuleError> {
+    if source.starts_with("http://") || source.starts_with("https://") {
+        let file = ctx
+            .downloads
+            .fetch(source, None)
+            .map_err(ModuleError::new)?;
+        std::fs::read(&file).map_err(|e| ModuleError::new(format!("{}: {e}", file.display())))
+    } else {
+        Ok(ctx.target.fs().read(Path::new(source))?)
+    }
+}
+
+/// `rpm_key`: the key stored under `/etc/pki/rpm-gpg/` and imported with the image's `rpm`.
+pub fn rpm_key(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: RpmKeyParams = params("rpm_key", args)?;
+    let source = p.key.as_str().trim();
+    if matches!(p.state, Some(Choice::Known(KeyState::Absent))) {
+        return Err(ModuleError::new(
+            "rpm_key state=absent is not supported in an image build; leave the key out instead",
+        ));
+    }
+    let bytes = key_bytes(ctx, source)?;
+    let base = source.rsplit('/').next().unwrap_or("imported.key");
+    let stored = PathBuf::from("/etc/pki/rpm-gpg").join(format!("imgbuild-{base}"));
+    let result = put(ctx, &stored, Some(&String::from_utf8_lossy(&bytes)))?;
+    if result.changed && !ctx.check {
+        let cmd = Cmd::new(&["rpm", "--import", &stored.display().to_string()]);
+        let out = ctx.target.run(&cmd)?;
+        if out.rc != 0 {
+            return Err(ModuleError::new(format!(
+                "rpm --import {} failed (rc {}): {}",
+                stored.display(),
+                out.rc,
+                out.stderr.trim()
+            )));
+        }
+    }
+    Ok(result.with("key", stored.display().to_string()))
+}
+
+/// `apt_key`: the key as an armored file apt reads from `trusted.gpg.d` (or `keyring`).
+pub fn apt_key(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: AptKeyParams = params("apt_key", args)?;
+    let stem =
+        p.id.as_ref()
+            .map(|t| t.as_str().trim().to_owned())
+            .or_else(|| {
+                p.url.as_ref().and_then(|u| {
+                    u.as_str().rsplit('/').next().map(|b| {
+                        b.trim_end_matches(".asc")
+                            .trim_end_matches(".gpg")
+                            .to_owned()
+                    })
+                })
+            })
+            .unwrap_or_else(|| "imgbuild".into());
+    let path = p
+        .keyring
+        .as_ref()
+        .map(|k| PathBuf::from(k.as_str()))
+        .unwrap_or_else(|| PathBuf::from(format!("/etc/apt/trusted.gpg.d/{stem}.asc")));
+    if matches!(p.state, Some(Choice::Known(AptKeyState::Absent))) {
+        return put(ctx, &path, None);
+    }
+    let bytes = match (&p.url, &p.data, &p.file) {
+        (Some(url), _, _) => key_bytes(ctx, url.as_str())?,
+        (_, Some(data), _) => data.as_str().as_bytes().to_vec(),
+        (_, _, Some(file)) => ctx.target.fs().read(Path::new(file.as_str()))?,
+        _ => return Err(ModuleError::new("apt_key needs url, data or file")),
+    };
+    put(ctx, &path, Some(&String::from_utf8_lossy(&bytes)))
+}
+
+/// A file name for a one-line source, as Ansible makes it from the URL.
+fn list_name(repo: &str) -> String {
+    let url = repo
+        .split_whitespace()
+        .find(|w| w.contains("://"))
+        .unwrap_or(repo);
+    let host_path = url.split_once("://").map_or(url, |(_, r)| r);
+    host_path
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect::<String>()
+        .trim_matches('_')
+        .to_owned()
+}
+
+fn apt_update(ctx: &ModuleCtx) -> Result<(), ModuleError> {
+    let out = ctx.target.run(&Cmd::new(&["apt-get", "update", "-q"]))?;
+    if out.rc != 0 {
+        return Err(ModuleError::new(format!(
+            "apt-get update failed (rc {}): {}",
+            out.rc,
+            out.stderr.trim()
+        )));
+    }
+    Ok(())
+}
+
+/// `apt_repository`: the line in `sources.list.d/<filename>.list`, then `apt-get update`.
+pub fn apt_repository(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: AptRepositoryParams = params("apt_repository", args)?;
+    let repo = p.repo.as_str().trim();
+    let name = p
+        .filename
+        .as_ref()
+        .map(|f| f.as_str().to_owned())
+        .unwrap_or_else(|| list_name(repo));
+    let path = PathBuf::from(format!("/etc/apt/sources.list.d/{name}.list"));
+    let absent = matches!(p.state, Some(Choice::Known(AptRepoState::Absent)));
+    let result = put(
+        ctx,
+        &path,
+        (!absent).then(|| format!("{repo}\n")).as_deref(),
+    )?;
+    if result.changed && !absent && !ctx.check && flag(&p.update_cache, true) {
+        apt_update(ctx)?;
+    }
+    Ok(result.with("repo", repo))
+}
+
+/// `deb822_repository`: a `.sources` stanza.
+pub fn deb822_repository(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: Deb822RepositoryParams = params("deb822_repository", args)?;
+    let name = p.name.as_str().trim();
+    let path = PathBuf::from(format!("/etc/apt/sources.list.d/{name}.sources"));
+    if matches!(p.state, Some(Choice::Known(Deb822State::Absent))) {
+        return put(ctx, &path, None);
+    }
+    let mut lines = Vec::new();
+    let mut field = |k: &str, v: Option<String>| {
+        if let Some(v) = v.filter(|v| !v.is_empty()) {
+            lines.push(format!("{k}: {v}"));
+        }
+    };
+    field("X-Repolib-Name", Some(name.to_owned()));
+    field("Types", list(&p.types, " ").or(Some("deb".into())));
+    field("URIs", list(&p.uris, " "));
+    field("Suites", list(&p.suites, " "));
+    field("Components", list(&p.components, " "));
+    field("Architectures", list(&p.architectures, " "));
+    field(
+        "Signed-By",
+        p.signed_by.as_ref().map(|t| t.as_str().trim().to_owned()),
+    );
+    field(
+        "Enabled",
+        p.enabled.as_ref().map(|f| {
+            if f.or(true) {
+                "yes".into()
+            } else {
+                "no".into()
+            }
+        }),
+    );
+    field(
+        "Trusted",
+        p.trusted.as_ref().map(|f| {
+            if f.or(false) {
+                "yes".into()
+            } else {
+                "no".into()
+            }
+        }),
+    );
+    put(ctx, &path, Some(&(lines.join("\n") + "\n")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_names_follow_the_url() {
+        assert_eq!(
+            list_name("deb [arch=amd64] http://mirror.site/cuda/ubuntu2204 /"),
+            "mirror_site_cuda_ubuntu2204"
+        );
+    }
+}

@@ -1,0 +1,278 @@
+//! Editing text files of the image in place: `ini_file` (one option of an INI file),
+//! `replace` (every match of an expression) and `patch` (a role's patch file, with `patch`).
+
+use std::path::Path;
+
+use planner::modules::ini_file::{IniFileParams, IniState};
+use planner::modules::patch::PatchParams;
+use planner::modules::replace::ReplaceParams;
+use planner::modules::types::{Choice, Mode};
+use regex::Regex;
+use serde_json::Value as Json;
+
+use super::lineinfile::{python_backrefs, read_lines, write_lines};
+use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use crate::target::Cmd;
+
+fn section_name(line: &str) -> Option<&str> {
+    let t = line.trim();
+    t.strip_prefix('[')?.strip_suffix(']').map(str::trim)
+}
+
+fn option_of(line: &str) -> Option<&str> {
+    let t = line.trim_start();
+    if t.starts_with(['#', ';', '[']) || t.is_empty() {
+        return None;
+    }
+    let end = t.find(['=', ':']).unwrap_or(t.len());
+    Some(t[..end].trim())
+}
+
+/// The edited lines of an INI file: `option` of `section` set to `line`, or removed.
+pub fn edit_ini(
+    lines: &[String],
+    section: Option<&str>,
+    option: Option<&str>,
+    line: Option<&str>,
+) -> Vec<String> {
+    // The section's range: [start, end) where start is after its header (0 for no section).
+    let (start, end) = match section {
+        None => (
+            0,
+            lines
+                .iter()
+                .position(|l| section_name(l).is_some())
+                .unwrap_or(lines.len()),
+        ),
+        Some(name) => match lines.iter().position(|l| section_name(l) == Some(name)) {
+            Some(header) => {
+                let end = lines[header + 1..]
+                    .iter()
+                    .position(|l| section_name(l).is_some())
+                    .map_or(lines.len(), |i| header + 1 + i);
+                (header + 1, end)
+            }
+            None => {
+                let mut out = lines.to_vec();
+                if let (Some(option), Some(line)) = (option, line) {
+                    let _ = option;
+                    if out.last().is_some_and(|l| !l.trim().is_empty()) {
+                        out.push(String::new());
+                    }
+                    out.push(format!("[{name}]"));
+                    out.push(line.to_owned());
+                }
+                return out;
+            }
+        },
+    };
+    let mut out = lines.to_vec();
+    match (option, line) {
+        (None, None) => {
+            // Absent without option: the whole section goes.
+            let header = start.saturating_sub(1);
+            if section.is_some() {
+                out.drain(header..end);
+            }
+        }
+        (None, Some(_)) => {}
+        (Some(option), Some(line)) => {
+            match (start..end).find(|&i| option_of(&out[i]) == Some(option)) {
+                Some(i) => out[i] = line.to_owned(),
+                None => {
+                    let last = (start..end).rev().find(|&i| !out[i].trim().is_empty());
+                    let at = last.map_or(start, |i| i + 1);
+                    out.insert(at, line.to_owned());
+                }
+            }
+        }
+        (Some(option), None) => {
+            let mut i = start;
+            let mut end = end;
+            while i < end {
+                if option_of(&out[i]) == Some(option) {
+                    out.remove(i);
+                    end -= 1;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `ini_file`.
+pub fn ini_file(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: IniFileParams = params("ini_file", args)?;
+    let path = Path::new(p.path.as_str());
+    let existing = read_lines(ctx, path)?;
+    if existing.is_none() && !flag(&p.create, true) {
+        return Err(ModuleError::new(format!(
+            "{} does not exist and create is false",
+            path.display()
+        )));
+    }
+    let (lines, before) = existing.unwrap_or_default();
+    let absent = matches!(p.state, Some(Choice::Known(IniState::Absent)));
+    let option = p.option.as_ref().map(|o| o.as_str().trim());
+    let line = match (absent, option, &p.value) {
+        (true, _, _) => None,
+        (false, Some(o), Some(v)) if flag(&p.no_extra_spaces, false) => {
+            Some(format!("{o}={}", v.as_str()))
+        }
+        (false, Some(o), Some(v)) => Some(format!("{o} = {}", v.as_str())),
+        (false, Some(o), None) if flag(&p.allow_no_value, false) => Some(o.to_owned()),
+        (false, Some(o), None) => Some(format!("{o} = ")),
+        (false, None, _) => Some(String::new()),
+    };
+    let section = p.section.as_ref().map(|s| s.as_str().trim());
+    let mut after = edit_ini(&lines, section, option, line.as_deref());
+    if !absent && option.is_none() {
+        // A section alone.
+        if let Some(name) = section {
+            if !lines.iter().any(|l| section_name(l) == Some(name)) {
+                after.push(format!("[{name}]"));
+            }
+        }
+    }
+    write_lines(ctx, path, &before, &after, &p.mode, &p.owner, &p.group)
+}
+
+/// `replace`.
+pub fn replace(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: ReplaceParams = params("replace", args)?;
+    let path = Path::new(p.path.as_str());
+    let compile = |pattern: &str| {
+        Regex::new(&format!("(?m){pattern}"))
+            .map_err(|e| ModuleError::new(format!("regexp '{pattern}': {e}")))
+    };
+    let re = compile(p.regexp.as_str())?;
+    let Some(before) = ctx.target.fs().read_text_opt(path)? else {
+        return Err(ModuleError::new(format!(
+            "{} does not exist",
+            path.display()
+        )));
+    };
+    let start = match &p.after {
+        Some(after) => compile(after.as_str())?
+            .find(&before)
+            .map_or(before.len(), |m| m.end()),
+        None => 0,
+    };
+    let end = match &p.before {
+        Some(b) => compile(b.as_str())?
+            .find(&before[start..])
+            .map_or(before.len(), |m| start + m.start()),
+        None => before.len(),
+    };
+    let replacement = python_backrefs(p.replace.as_ref().map_or("", |r| r.as_str()));
+    let region = &before[start..end];
+    let count = re.find_iter(region).count();
+    let replaced = re.replace_all(region, replacement.as_str());
+    let after = format!("{}{}{}", &before[..start], replaced, &before[end..]);
+    let lines: Vec<String> = after.lines().map(str::to_owned).collect();
+    let mut result = if after == before {
+        ModuleResult::changed(false)
+    } else if after.ends_with('\n') || after.is_empty() {
+        write_lines(ctx, path, &before, &lines, &p.mode, &p.owner, &p.group)?
+    } else {
+        // Keep a missing final newline missing.
+        if !ctx.check {
+            let bits = match &p.mode {
+                Some(Mode::Octal(b)) => Some(*b),
+                _ => None,
+            };
+            ctx.target.fs().write_atomic(path, after.as_bytes(), bits)?;
+        }
+        ModuleResult::changed(true)
+    };
+    result.msg = Some(format!("{count} replacements made"));
+    Ok(result)
+}
+
+/// `patch`: applied unless it already is (a reverse dry run succeeds).
+pub fn patch(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: PatchParams = params("patch", args)?;
+    let text = std::fs::read_to_string(ctx.local_path()?)
+        .map_err(|e| ModuleError::new(format!("reading the patch {}: {e}", p.src.as_str())))?;
+    let strip = p
+        .strip
+        .as_ref()
+        .map_or("0", |s| s.as_str())
+        .trim()
+        .to_owned();
+    let mut argv: Vec<String> = vec!["patch".into(), "--batch".into(), format!("-p{strip}")];
+    if flag(&p.ignore_whitespace, false) {
+        argv.push("--ignore-whitespace".into());
+    }
+    let cwd = p.basedir.as_ref().map(|b| b.as_str().to_owned());
+    if let Some(dest) = &p.dest {
+        argv.push(dest.as_str().to_owned());
+    }
+    let run = |extra: &[&str]| {
+        let mut words = argv.clone();
+        words.splice(1..1, extra.iter().map(|s| (*s).to_owned()));
+        let mut cmd = Cmd::new(&words);
+        cmd.stdin = Some(text.clone());
+        cmd.cwd = cwd.clone();
+        ctx.target.run(&cmd)
+    };
+    let applied = run(&["--reverse", "--dry-run", "--silent"])?;
+    if applied.rc == 0 {
+        return Ok(ModuleResult::changed(false));
+    }
+    let check = run(&["--forward", "--dry-run"])?;
+    if check.rc != 0 {
+        return Err(ModuleError::new(format!(
+            "the patch {} does not apply: {}",
+            p.src.as_str(),
+            check.stdout.trim()
+        )));
+    }
+    if !ctx.check {
+        let out = run(&["--forward"])?;
+        if out.rc != 0 {
+            return Err(ModuleError::new(format!(
+                "patch failed: {}",
+                out.stdout.trim()
+            )));
+        }
+    }
+    Ok(ModuleResult::changed(true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &str) -> Vec<String> {
+        text.lines().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn ini_set_replace_add_and_remove() {
+        let base = lines("top = 1\n[main]\ngpgcheck = 0\n\n[other]\nx = y");
+        let set = edit_ini(&base, Some("main"), Some("gpgcheck"), Some("gpgcheck = 1"));
+        assert_eq!(
+            set.join("\n"),
+            "top = 1\n[main]\ngpgcheck = 1\n\n[other]\nx = y"
+        );
+        let added = edit_ini(&base, Some("main"), Some("enabled"), Some("enabled = 1"));
+        assert_eq!(
+            added.join("\n"),
+            "top = 1\n[main]\ngpgcheck = 0\nenabled = 1\n\n[other]\nx = y"
+        );
+        let new_section = edit_ini(&base, Some("new"), Some("a"), Some("a = b"));
+        assert!(new_section.join("\n").ends_with("x = y\n\n[new]\na = b"));
+        let removed = edit_ini(&base, Some("other"), Some("x"), None);
+        assert_eq!(
+            removed.join("\n"),
+            "top = 1\n[main]\ngpgcheck = 0\n\n[other]"
+        );
+        let no_section = edit_ini(&base, None, Some("top"), Some("top = 2"));
+        assert_eq!(no_section[0], "top = 2");
+        let gone = edit_ini(&base, Some("other"), None, None);
+        assert_eq!(gone.join("\n"), "top = 1\n[main]\ngpgcheck = 0\n");
+    }
+}

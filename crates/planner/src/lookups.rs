@@ -1,0 +1,419 @@
+//! The `with_*` loops that are lookups (`with_dict`, `with_together`, `with_subelements`,
+//! `with_first_found`, `with_fileglob`), resolved at plan time, and `include_vars`, whose file
+//! is read at plan time so later tasks plan with its variables.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{json, Value as Json};
+
+use crate::error::{ErrorKind, Location, PlanError, Result};
+use crate::expand::Ctx;
+use crate::plan::PlannedTask;
+use crate::planner::Planner;
+use crate::vars::VarValue;
+
+fn wrong(at: &Location, what: &str, expected: &'static str, found: &Json) -> PlanError {
+    PlanError::new(
+        at.clone(),
+        ErrorKind::WrongType {
+            what: what.into(),
+            expected,
+            found: crate::modules::types::json_type(found),
+        },
+    )
+}
+
+/// The folder a module's files are in (`vars/` for include_vars, `templates/` for template).
+pub fn file_folder(module: &str) -> &'static str {
+    match module {
+        "include_vars" => "vars",
+        "template" => "templates",
+        _ => "files",
+    }
+}
+
+/// Whether `name` matches a shell glob of `*` and `?`.
+fn glob(pattern: &str, name: &str) -> bool {
+    fn go(p: &[char], n: &[char]) -> bool {
+        match (p.first(), n.first()) {
+            (None, None) => true,
+            (Some('*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
+            (Some('?'), Some(_)) => go(&p[1..], &n[1..]),
+            (Some(a), Some(b)) if a == b => go(&p[1..], &n[1..]),
+            _ => false,
+        }
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    go(&p, &n)
+}
+
+impl Planner<'_> {
+    /// The folders a role's file named in a task is looked for in, in order.
+    pub(crate) fn file_search(&self, sub: &str, ctx: &Ctx) -> Vec<PathBuf> {
+        let here = ctx.file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut dirs = Vec::new();
+        if let Some(role_dir) = &ctx.role_dir {
+            dirs.push(role_dir.join(sub));
+            dirs.push(role_dir.clone());
+        }
+        dirs.push(here.join(sub));
+        dirs.push(here);
+        dirs.dedup();
+        dirs
+    }
+
+    /// The items of a lookup loop, from its rendered value.
+    pub(crate) fn lookup_items(
+        &mut self,
+        keyword: &str,
+        value: Json,
+        module: &str,
+        ctx: &Ctx,
+        at: &Location,
+    ) -> Result<Vec<Json>> {
+        match keyword {
+            "with_dict" => match value {
+                Json::Object(map) => Ok(map
+                    .into_iter()
+                    .map(|(key, value)| json!({"key": key, "value": value}))
+                    .collect()),
+                Json::Null => Ok(Vec::new()),
+                other => Err(wrong(at, keyword, "a mapping", &other)),
+            },
+            "with_together" => {
+                let Json::Array(lists) = value else {
+                    return Err(wrong(at, keyword, "a list of lists", &value));
+                };
+                let lists: Vec<Vec<Json>> = lists
+                    .into_iter()
+                    .map(|l| match l {
+                        Json::Array(items) => items,
+                        other => vec![other],
+                    })
+                    .collect();
+                let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
+                Ok((0..longest)
+                    .map(|i| {
+                        Json::Array(
+                            lists
+                                .iter()
+                                .map(|l| l.get(i).cloned().unwrap_or(Json::Null))
+                                .collect(),
+                        )
+                    })
+                    .collect())
+            }
+            "with_subelements" => {
+                let (list, key, skip_missing) = match &value {
+                    Json::Array(parts) if parts.len() >= 2 => (
+                        parts[0].clone(),
+                        parts[1].as_str().unwrap_or_default().to_owned(),
+                        parts
+                            .get(2)
+                            .and_then(|f| f["skip_missing"].as_bool())
+                            .unwrap_or(false),
+                    ),
+                    other => return Err(wrong(at, keyword, "[list, 'subkey']", other)),
+                };
+                let Json::Array(parents) = list else {
+                    return Err(wrong(at, keyword, "a list of mappings first", &list));
+                };
+                let mut items = Vec::new();
+                for parent in parents {
+                    match parent.get(&key) {
+                        Some(Json::Array(subs)) => {
+                            for sub in subs {
+                                items.push(json!([parent.clone(), sub.clone()]));
+                            }
+                        }
+                        None if skip_missing => {}
+                        _ => {
+                            return Err(PlanError::new(
+                                at.clone(),
+                                ErrorKind::Recipe(format!(
+                                    "with_subelements: an item has no list '{key}' (add skip_missing: true to skip it)"
+                                )),
+                            ))
+                        }
+                    }
+                }
+                Ok(items)
+            }
+            "with_first_found" => self
+                .first_found(value, module, ctx, at)
+                .map(|found| found.into_iter().collect()),
+            "with_fileglob" => {
+                let patterns: Vec<String> = match value {
+                    Json::Array(items) => items
+                        .iter()
+                        .filter_map(Json::as_str)
+                        .map(str::to_owned)
+                        .collect(),
+                    Json::String(s) => vec![s],
+                    other => return Err(wrong(at, keyword, "a list of globs", &other)),
+                };
+                let mut found = Vec::new();
+                for pattern in patterns {
+                    let (dir_part, name_part) = pattern.rsplit_once('/').unwrap_or(("", &pattern));
+                    for dir in self.file_search("files", ctx) {
+                        let dir = dir.join(dir_part);
+                        if !self.sources.is_dir(&dir) {
+                            continue;
+                        }
+                        self.sources.record(&dir);
+                        let mut names: Vec<String> =
+                            std::fs::read_dir(self.project.root.join(&dir))
+                                .map(|d| {
+                                    d.flatten()
+                                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                                        .collect()
+                                })
+                                .unwrap_or_default();
+                        names.sort();
+                        for name in names.into_iter().filter(|n| glob(name_part, n)) {
+                            let path = dir.join(&name);
+                            if self.sources.is_file(&path) {
+                                found.push(Json::String(path.display().to_string()));
+                            }
+                        }
+                        break;
+                    }
+                }
+                Ok(found)
+            }
+            _ => Ok(match value {
+                Json::Array(items) => items,
+                other => vec![other],
+            }),
+        }
+    }
+
+    /// `with_first_found` / `lookup('first_found')`: the first of the named files that exists,
+    /// as a project path; `None` when `skip: true` and none does.
+    pub(crate) fn first_found(
+        &mut self,
+        value: Json,
+        module: &str,
+        ctx: &Ctx,
+        at: &Location,
+    ) -> Result<Option<Json>> {
+        let (files, paths, skip) = match value {
+            Json::Array(items) if items.iter().all(Json::is_object) && !items.is_empty() => {
+                let first = &items[0];
+                (
+                    list_of(&first["files"]),
+                    list_of(&first["paths"]),
+                    first["skip"].as_bool().unwrap_or(false),
+                )
+            }
+            Json::Object(map) => {
+                let v = Json::Object(map);
+                (
+                    list_of(&v["files"]),
+                    list_of(&v["paths"]),
+                    v["skip"].as_bool().unwrap_or(false),
+                )
+            }
+            other => (list_of(&other), Vec::new(), false),
+        };
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for p in &paths {
+            for base in self.file_search("", ctx) {
+                dirs.push(base.join(p));
+            }
+        }
+        dirs.extend(self.file_search(file_folder(module), ctx));
+        for name in &files {
+            if name.starts_with('/') || name.split('/').any(|c| c == "..") {
+                return Err(PlanError::new(
+                    at.clone(),
+                    ErrorKind::Recipe(format!(
+                        "first_found: '{name}' must be a file of the role (relative, no '..')"
+                    )),
+                ));
+            }
+            for dir in &dirs {
+                let path = dir.join(name);
+                if self.sources.is_file(&path) {
+                    self.sources.record(&path);
+                    return Ok(Some(Json::String(path.display().to_string())));
+                }
+            }
+        }
+        // A file added later under any of these names would change the plan.
+        for dir in &dirs {
+            if self.sources.is_dir(dir) {
+                self.sources.record(dir);
+            }
+        }
+        if skip {
+            return Ok(None);
+        }
+        Err(PlanError::new(
+            at.clone(),
+            ErrorKind::Recipe(format!(
+                "first_found: none of {} exists (looked in {})",
+                files.join(", "),
+                dirs.iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        ))
+    }
+
+    /// `include_vars`: finds the file (or folder), reads it now, and puts its variables in scope
+    /// for the tasks after it (as build-time values when the task itself is decided at build).
+    pub(crate) fn include_vars(
+        &mut self,
+        task: &mut PlannedTask,
+        ctx: &Ctx,
+        at: &Location,
+    ) -> Result<()> {
+        if task.deferred.iter().any(|d| d == "file" || d == "dir") {
+            let dirs: Vec<PathBuf> = self
+                .file_search("vars", ctx)
+                .into_iter()
+                .filter(|d| self.sources.is_dir(d))
+                .collect();
+            for dir in &dirs {
+                self.sources.record(dir);
+            }
+            task.local_search = dirs.iter().map(|d| d.display().to_string()).collect();
+            self.defer_all_later_vars(at);
+            return Ok(());
+        }
+        let arg = |k: &str| task.args.get(k).and_then(Json::as_str).map(str::to_owned);
+        let files: Vec<PathBuf> = match (arg("file"), arg("dir")) {
+            (Some(file), _) => vec![self.project_file(&file, ctx, at)?],
+            (None, Some(dir)) => {
+                let dir = self.project_file(&dir, ctx, at)?;
+                let mut names: Vec<String> = std::fs::read_dir(self.project.root.join(&dir))
+                    .map(|d| {
+                        d.flatten()
+                            .map(|e| e.file_name().to_string_lossy().into_owned())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                names.sort();
+                names
+                    .into_iter()
+                    .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml") || n.ends_with(".json"))
+                    .map(|n| dir.join(n))
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let mut vars = serde_json::Map::new();
+        for file in &files {
+            let node = self.sources.yaml(file)?;
+            match node.to_json() {
+                Json::Object(map) => vars.extend(map),
+                Json::Null => {}
+                other => {
+                    return Err(wrong(
+                        &Location::file(file),
+                        "a var file",
+                        "a mapping",
+                        &other,
+                    ))
+                }
+            }
+        }
+        if let [single] = files.as_slice() {
+            task.local_file = Some(single.display().to_string());
+        }
+        let decided_later = task.when.is_some() || task.loop_over.is_some();
+        let layer = Arc::make_mut(&mut self.facts_set);
+        let value = |v: Json| {
+            if decided_later {
+                VarValue::Deferred
+            } else {
+                VarValue::Raw(v)
+            }
+        };
+        match arg("name") {
+            Some(name) => {
+                layer.insert(name, value(Json::Object(vars)));
+            }
+            None => {
+                for (k, v) in vars {
+                    layer.insert(k, value(v));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A var file or folder named in a task: the role's `vars/`, the role, the task's folder,
+    /// or a project path (what `with_first_found` gives).
+    fn project_file(&mut self, name: &str, ctx: &Ctx, at: &Location) -> Result<PathBuf> {
+        if name.starts_with('/') || name.split('/').any(|c| c == "..") {
+            return Err(PlanError::new(
+                at.clone(),
+                ErrorKind::Recipe(format!(
+                    "include_vars: '{name}' must be a file of the project (relative, no '..')"
+                )),
+            ));
+        }
+        let mut candidates: Vec<PathBuf> = self
+            .file_search("vars", ctx)
+            .into_iter()
+            .map(|d| d.join(name))
+            .collect();
+        candidates.push(PathBuf::from(name));
+        candidates
+            .iter()
+            .find(|c| self.sources.is_file(c) || self.sources.is_dir(c))
+            .cloned()
+            .inspect(|found| self.sources.record(found))
+            .ok_or_else(|| {
+                PlanError::new(
+                    at.clone(),
+                    ErrorKind::MissingFile {
+                        what: "var file",
+                        name: name.to_owned(),
+                        searched: candidates
+                            .iter()
+                            .map(|c| c.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    },
+                )
+            })
+    }
+
+    /// An include_vars whose file only the build knows: its variables are unknown until then.
+    fn defer_all_later_vars(&mut self, at: &Location) {
+        self.warn(
+            at,
+            "include_vars names its file with a build-time value: the variables it sets are known only at build time",
+        );
+    }
+}
+
+fn list_of(v: &Json) -> Vec<String> {
+    match v {
+        Json::Array(items) => items
+            .iter()
+            .filter_map(Json::as_str)
+            .map(str::to_owned)
+            .collect(),
+        Json::String(s) => vec![s.clone()],
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_names() {
+        assert!(glob("*.repo", "cuda.repo"));
+        assert!(!glob("*.repo", "cuda.repo.bak"));
+        assert!(glob("nhc-?.conf", "nhc-1.conf"));
+    }
+}

@@ -1,0 +1,62 @@
+//! `apt_key`: a signing key placed in the image's `/etc/apt/trusted.gpg.d/` (or `keyring`),
+//! where apt reads it; a URL is downloaded through the site mirror.
+
+use serde::{Deserialize, Serialize};
+
+use super::types::{Choice, Flag, Text};
+use super::{FreeForm, ModuleSpec, Params, Runs};
+
+crate::choices!(
+    /// There or not.
+    AptKeyState { Present => "present", Absent => "absent" }
+);
+
+/// Parameters of `apt_key`.
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AptKeyParams {
+    /// The key's URL.
+    pub url: Option<Text>,
+    /// The key itself (armored text).
+    pub data: Option<Text>,
+    /// A key file in the image.
+    pub file: Option<Text>,
+    /// The key id (names the file; needed for absent).
+    pub id: Option<Text>,
+    /// The keyring file to write (default `/etc/apt/trusted.gpg.d/<id or name>.asc`).
+    pub keyring: Option<Text>,
+    /// Present or absent.
+    pub state: Option<Choice<AptKeyState>>,
+    /// Accepted; keys come from the mirror or the task.
+    pub keyserver: Option<Text>,
+    /// Accepted.
+    pub validate_certs: Option<Flag>,
+}
+
+impl Params for AptKeyParams {
+    fn check(&self) -> Result<(), String> {
+        let absent = matches!(self.state, Some(Choice::Known(AptKeyState::Absent)));
+        if !absent {
+            super::exactly_one(
+                "apt_key",
+                &[
+                    ("url", self.url.is_some()),
+                    ("data", self.data.is_some()),
+                    ("file", self.file.is_some()),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// `apt_key`.
+pub static SPEC: ModuleSpec = ModuleSpec {
+    name: "apt_key",
+    aliases: &[],
+    free_form: FreeForm::KeyValue,
+    runs: Runs::Target,
+    url_params: &["url"],
+    normalize: super::normalize_with::<AptKeyParams>,
+};

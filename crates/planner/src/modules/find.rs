@@ -1,0 +1,55 @@
+//! `find`: files of the image matching patterns, registered as `files` and `matched`.
+
+use serde::{Deserialize, Serialize};
+
+use super::types::{Choice, Flag, Text, TextList};
+use super::{FreeForm, ModuleSpec, Params, Runs};
+
+crate::choices!(
+    /// What kind of entries to list.
+    FileType { File => "file", Directory => "directory", Link => "link", Any => "any" }
+);
+
+/// Parameters of `find`.
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FindParams {
+    /// Folders to search.
+    #[serde(alias = "name", alias = "path")]
+    pub paths: TextList,
+    /// Shell globs (or regular expressions with `use_regex`) of base names.
+    #[serde(alias = "pattern")]
+    pub patterns: Option<TextList>,
+    /// Globs or expressions of base names to leave out.
+    #[serde(alias = "exclude")]
+    pub excludes: Option<TextList>,
+    /// A regular expression the file content must match.
+    pub contains: Option<Text>,
+    /// Kind of entries (default `file`).
+    pub file_type: Option<Choice<FileType>>,
+    /// Descend into subfolders.
+    pub recurse: Option<Flag>,
+    /// Include hidden entries.
+    pub hidden: Option<Flag>,
+    /// Patterns are regular expressions.
+    pub use_regex: Option<Flag>,
+    /// Follow symlinks.
+    pub follow: Option<Flag>,
+    /// Deepest level with `recurse`.
+    pub depth: Option<Text>,
+    /// Accepted.
+    pub get_checksum: Option<Flag>,
+}
+
+impl Params for FindParams {}
+
+/// `find`.
+pub static SPEC: ModuleSpec = ModuleSpec {
+    name: "find",
+    aliases: &[],
+    free_form: FreeForm::KeyValue,
+    runs: Runs::Target,
+    url_params: &[],
+    normalize: super::normalize_with::<FindParams>,
+};

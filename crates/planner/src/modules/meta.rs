@@ -1,0 +1,35 @@
+//! `meta`: `flush_handlers` runs the handlers notified so far, `end_role` ends the role,
+//! `end_play` ends the build's tasks (the layers so far are the image), `noop`,
+//! `reset_connection`, `clear_facts`, `clear_host_errors` and `refresh_inventory` do nothing in
+//! an image build.
+
+use serde::{Deserialize, Serialize};
+
+use super::types::Choice;
+use super::{FreeForm, ModuleSpec, Params, Runs};
+
+crate::choices!(
+    /// The meta actions.
+    MetaAction { FlushHandlers => "flush_handlers", EndRole => "end_role", EndPlay => "end_play", EndHost => "end_host", EndBatch => "end_batch", Noop => "noop", ResetConnection => "reset_connection", ClearFacts => "clear_facts", ClearHostErrors => "clear_host_errors", RefreshInventory => "refresh_inventory" }
+);
+
+/// Parameters of `meta` (its free-form word).
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetaParams {
+    /// The action.
+    #[serde(alias = "free_form")]
+    pub cmd: Choice<MetaAction>,
+}
+
+impl Params for MetaParams {}
+
+/// `meta`.
+pub static SPEC: ModuleSpec = ModuleSpec {
+    name: "meta",
+    aliases: &[],
+    free_form: FreeForm::Command(&[]),
+    runs: Runs::Controller,
+    url_params: &[],
+    normalize: super::normalize_with::<MetaParams>,
+};

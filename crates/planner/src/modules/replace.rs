@@ -1,0 +1,48 @@
+//! `replace`: every match of a regular expression in a file of the image replaced.
+
+use serde::{Deserialize, Serialize};
+
+use super::types::{Flag, Mode, Text};
+use super::{FreeForm, ModuleSpec, Params, Runs};
+
+/// Parameters of `replace`.
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplaceParams {
+    /// The file.
+    #[serde(alias = "dest", alias = "destfile", alias = "name")]
+    pub path: Text,
+    /// The regular expression (Python syntax, multiline mode).
+    pub regexp: Text,
+    /// The replacement (`\1`, `\g<name>` backreferences); empty removes the matches.
+    pub replace: Option<Text>,
+    /// Only after the first match of this expression.
+    pub after: Option<Text>,
+    /// Only before the first match of this expression.
+    pub before: Option<Text>,
+    /// Mode.
+    pub mode: Option<Mode>,
+    /// Owner.
+    pub owner: Option<Text>,
+    /// Group.
+    pub group: Option<Text>,
+    /// Accepted.
+    pub backup: Option<Flag>,
+    /// Accepted.
+    pub encoding: Option<Text>,
+    /// Command validating the new file.
+    pub validate: Option<Text>,
+}
+
+impl Params for ReplaceParams {}
+
+/// `replace`.
+pub static SPEC: ModuleSpec = ModuleSpec {
+    name: "replace",
+    aliases: &[],
+    free_form: FreeForm::KeyValue,
+    runs: Runs::Target,
+    url_params: &[],
+    normalize: super::normalize_with::<ReplaceParams>,
+};

@@ -1,0 +1,23 @@
+//! `service_facts`: the image's systemd units and whether each is enabled, read from its unit
+//! files (no service manager runs in a build), as `ansible_facts.services`.
+
+use serde::{Deserialize, Serialize};
+
+use super::{FreeForm, ModuleSpec, Params, Runs};
+
+/// `service_facts` takes no parameters.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceFactsParams {}
+
+impl Params for ServiceFactsParams {}
+
+/// `service_facts`.
+pub static SPEC: ModuleSpec = ModuleSpec {
+    name: "service_facts",
+    aliases: &[],
+    free_form: FreeForm::KeyValue,
+    runs: Runs::Target,
+    url_params: &[],
+    normalize: super::normalize_with::<ServiceFactsParams>,
+};

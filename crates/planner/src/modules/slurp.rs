@@ -1,0 +1,27 @@
+//! `slurp`: a file of the image, registered as base64 `content`.
+
+use serde::{Deserialize, Serialize};
+
+use super::types::Text;
+use super::{FreeForm, ModuleSpec, Params, Runs};
+
+/// Parameters of `slurp`.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlurpParams {
+    /// The file.
+    #[serde(alias = "path")]
+    pub src: Text,
+}
+
+impl Params for SlurpParams {}
+
+/// `slurp`.
+pub static SPEC: ModuleSpec = ModuleSpec {
+    name: "slurp",
+    aliases: &[],
+    free_form: FreeForm::KeyValue,
+    runs: Runs::Target,
+    url_params: &[],
+    normalize: super::normalize_with::<SlurpParams>,
+};

@@ -1,0 +1,157 @@
+//! Roles written in the style of public HPC roles (an OFED/DOCA install with `include_vars` and
+//! `with_first_found`, a CUDA repository with `rpm_key`, `yum_repository` and `dnf` or apt's
+//! equivalents, NHC with `with_fileglob`, `find` and `replace`, chrony with handlers and
+//! `meta: flush_handlers`): each plans for Rocky 9 and Ubuntu 22.04, and runs in a Debian rootfs.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn plan(image: &str) -> Value {
+    let dir = repo_root().join("tests/fixtures/public-style");
+    let out = imgbuild(&dir, &["--json", "plan", image]);
+    assert!(out.status.success(), "{image}: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("plan JSON")
+}
+
+fn tasks<'a>(plan: &'a Value, role: &str) -> Vec<&'a Value> {
+    plan["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .flat_map(|t| match t["block"].as_array() {
+            Some(block) => block.iter().collect::<Vec<_>>(),
+            None => vec![t],
+        })
+        .filter(|t| t["role"] == role)
+        .collect()
+}
+
+fn modules(plan: &Value, role: &str) -> Vec<String> {
+    tasks(plan, role)
+        .iter()
+        .filter_map(|t| t["module"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn they_plan_for_rocky_9_and_ubuntu_22_04() {
+    let rocky = plan("rocky9");
+    let ubuntu = plan("ubuntu22");
+
+    // include_vars + with_first_found picks the distribution's file.
+    let vars_file = |p: &Value| {
+        tasks(p, "doca")[0]["args"]["file"]
+            .as_str()
+            .map(str::to_owned)
+    };
+    assert_eq!(
+        vars_file(&rocky).as_deref(),
+        Some("roles/doca/vars/Rocky-9.yml")
+    );
+    assert_eq!(
+        vars_file(&ubuntu).as_deref(),
+        Some("roles/doca/vars/Ubuntu-22.yml")
+    );
+    let recorded = |p: &Value, role: &str| {
+        tasks(p, role)[2]["args"]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        recorded(&rocky, "doca").contains("/doca/2.9.1/rhel9.5/x86_64\ndoca-ofed mlnx-fw-updater")
+    );
+    assert!(recorded(&ubuntu, "doca").contains("/doca/2.9.1/ubuntu2204/x86_64\ndoca-ofed"));
+
+    // The CUDA repository takes each family's own modules.
+    assert_eq!(
+        modules(&rocky, "cuda_repo"),
+        ["rpm_key", "yum_repository", "dnf"]
+    );
+    assert_eq!(
+        modules(&ubuntu, "cuda_repo"),
+        ["apt_key", "deb822_repository"]
+    );
+    let key = &tasks(&rocky, "cuda_repo")[0]["args"]["key"];
+    assert_eq!(
+        key,
+        "http://mirror.site.test/cuda/rhel9/x86_64/D42D0685.pub"
+    );
+
+    // with_fileglob finds the role's files; find and replace follow.
+    for p in [&rocky, &ubuntu] {
+        assert_eq!(
+            modules(p, "nhc"),
+            ["file", "copy", "copy", "find", "replace"],
+            "{p:#}"
+        );
+        assert_eq!(
+            modules(p, "chrony_site"),
+            ["set_fact", "template", "meta", "stat", "assert", "wait_for", "sysctl"]
+        );
+    }
+}
+
+#[test]
+fn they_run_in_a_debian_rootfs() {
+    require_root();
+    let work = tempfile::Builder::new()
+        .prefix("imgbuild-public-roles-")
+        .tempdir_in("/var/tmp")
+        .expect("work dir");
+    let root = work.path().join("root");
+    bookworm_rootfs(&root);
+    let dir = repo_root().join("tests/fixtures/public-style");
+    let root_arg = root.to_string_lossy().into_owned();
+    let out = imgbuild(&dir, &["apply", "debian12", "--root", &root_arg]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let read =
+        |p: &str| std::fs::read_to_string(root.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
+
+    assert!(
+        read("etc/doca-repo.txt").starts_with("http://mirror.site.test//doca/2.9.1/generic/x86_64")
+    );
+    assert_eq!(read("etc/modules-load.d/mlx5_ib.conf"), "mlx5_ib\n");
+    assert!(read("etc/security/limits.conf").contains("*\t-\tmemlock\tunlimited\n"));
+    let sources = read("etc/apt/sources.list.d/cuda.sources");
+    assert!(
+        sources.contains("URIs: http://mirror.site.test/cuda/debian12/x86_64/\n"),
+        "{sources}"
+    );
+    assert!(sources.contains("Signed-By: /usr/share/keyrings/cuda.asc\n"));
+    assert!(read("usr/share/keyrings/cuda.asc").contains("stand-in key"));
+    for conf in ["nhc.conf", "scratch.conf"] {
+        let text = read(&format!("etc/nhc/conf.d/{conf}"));
+        assert!(
+            text.contains("check_hw_ib 200") && !text.contains("check_hw_ib 100"),
+            "{text}"
+        );
+    }
+    assert!(read("etc/chrony.conf").contains("server ntp2.site.test iburst"));
+    assert_eq!(read("etc/chrony.reloaded"), "reloaded\n");
+    assert_eq!(
+        read("etc/sysctl.d/99-imgbuild.conf"),
+        "kernel.sched_rt_runtime_us = -1\n"
+    );
+    let err = stderr(&out);
+    assert!(err.contains("wait_for skipped"), "{err}");
+    assert!(
+        err.contains("never loads a module into the build host's kernel"),
+        "{err}"
+    );
+
+    // A second run changes nothing in the roles whose tasks do not undo each other.
+    let again = imgbuild(&dir, &["apply", "debian12", "--root", &root_arg]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    let again = stderr(&again);
+    for role in ["doca", "cuda_repo", "chrony_site"] {
+        assert!(
+            again
+                .lines()
+                .any(|l| l.starts_with(&format!("== {role}:")) && l.contains(" 0 changed")),
+            "{role} changed on a second run:\n{again}"
+        );
+    }
+}
