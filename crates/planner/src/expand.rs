@@ -216,6 +216,11 @@ impl Planner<'_> {
     fn plan_task(&mut self, node: &Node, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
         let def = parse_task(node, &ctx.file)?;
         let at = Location::new(&ctx.file, def.line);
+        let mut lookup_dirs = self.file_search("files", ctx);
+        for sub in ["templates", "vars"] {
+            lookup_dirs.extend(self.file_search(sub, ctx).into_iter().take(1));
+        }
+        crate::template::lookups::set_search(&self.project.root, lookup_dirs);
         for note in &def.notes {
             self.warn(&at, note.clone());
         }
@@ -870,6 +875,9 @@ impl Planner<'_> {
                 .map(|f| f.or(false))
                 .unwrap_or(false)
         };
+        for read in crate::template::lookups::take_reads() {
+            self.sources.record(&read);
+        }
         match task.module.as_str() {
             "template" => {
                 if let Some(src) =

@@ -45,6 +45,41 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("combine", combine);
     env.add_filter("dict2items", dict2items);
     env.add_filter("items2dict", items2dict);
+    env.add_filter("version_sort", version_sort);
+    env.add_filter("community.general.version_sort", version_sort);
+}
+
+/// Sorts version strings the way people read them: `1.9` before `1.10`.
+fn version_sort(values: Vec<Value>) -> Vec<Value> {
+    fn key(v: &str) -> Vec<(u64, String)> {
+        let mut parts = Vec::new();
+        let mut digits = String::new();
+        let mut text = String::new();
+        for c in v.chars() {
+            if c.is_ascii_digit() {
+                if !text.is_empty() {
+                    parts.push((0, std::mem::take(&mut text)));
+                }
+                digits.push(c);
+            } else {
+                if !digits.is_empty() {
+                    parts.push((digits.parse().unwrap_or(u64::MAX), String::new()));
+                    digits.clear();
+                }
+                text.push(c);
+            }
+        }
+        if !digits.is_empty() {
+            parts.push((digits.parse().unwrap_or(u64::MAX), String::new()));
+        }
+        if !text.is_empty() {
+            parts.push((0, text));
+        }
+        parts
+    }
+    let mut values = values;
+    values.sort_by_key(|v| key(&v.to_string()));
+    values
 }
 
 /// Ansible's truthiness of strings: `yes on 1 true y t` in any case.

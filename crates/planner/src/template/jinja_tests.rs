@@ -17,6 +17,9 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_test("skipped", |r: Value| result_flag(&r, "skipped"));
     env.add_test("succeeded", |r: Value| Ok(!result_flag(&r, "failed")?));
     env.add_test("success", |r: Value| Ok(!result_flag(&r, "failed")?));
+    env.add_test("file", super::lookups::path_test("file"));
+    env.add_test("directory", super::lookups::path_test("directory"));
+    env.add_test("exists", super::lookups::path_test("exists"));
 }
 
 fn result_flag(result: &Value, flag: &str) -> Result<bool, Error> {

@@ -5,6 +5,7 @@
 mod context;
 pub mod filters;
 mod jinja_tests;
+pub mod lookups;
 
 use std::sync::{Arc, Mutex};
 
@@ -91,6 +92,9 @@ impl Templar {
         env.add_global("omit", OMIT);
         filters::register(&mut env);
         jinja_tests::register(&mut env);
+        env.add_function("lookup", lookups::lookup);
+        env.add_function("query", lookups::query);
+        env.add_function("q", lookups::query);
         Self { env: Arc::new(env) }
     }
 

@@ -1,3 +1,4 @@
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -167,4 +168,54 @@ fn vars_magic_variable() {
     let t = Templar::new();
     let sc = scope(&[("a", json!("x"))]);
     assert_eq!(render(&t, "{{ vars['a'] }}", &sc), Ok(Some(json!("x"))));
+}
+
+#[test]
+fn lookups_read_role_files_and_record_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let files = dir.path().join("roles/r/files");
+    std::fs::create_dir_all(&files).expect("mkdir");
+    std::fs::write(files.join("motd"), "hello\n\n").expect("write");
+    std::fs::write(files.join("a.repo"), "").expect("write");
+    std::fs::write(files.join("b.repo"), "").expect("write");
+    lookups::set_search(dir.path(), vec![PathBuf::from("roles/r/files")]);
+    let t = Templar::new();
+    let sc = Scope::default();
+    assert_eq!(
+        render(&t, "{{ lookup('file', 'motd') }}", &sc),
+        Ok(Some(json!("hello")))
+    );
+    assert_eq!(
+        render(&t, "{{ query('fileglob', '*.repo') }}", &sc),
+        Ok(Some(json!([
+            "roles/r/files/a.repo",
+            "roles/r/files/b.repo"
+        ])))
+    );
+    assert_eq!(
+        render(&t, "{{ lookup('first_found', ['nope', 'motd']) }}", &sc),
+        Ok(Some(json!("roles/r/files/motd")))
+    );
+    assert_eq!(
+        render(&t, "{{ 'motd' is file and 'nope' is not exists }}", &sc),
+        Ok(Some(json!(true)))
+    );
+    let reads = lookups::take_reads();
+    assert!(
+        reads.contains(&PathBuf::from("roles/r/files/motd")),
+        "{reads:?}"
+    );
+    assert!(render(&t, "{{ lookup('file', '/etc/passwd') }}", &sc).is_err());
+    assert!(render(&t, "{{ '/etc/passwd' is file }}", &sc).is_err());
+    assert!(render(&t, "{{ lookup('nosuch', 'x') }}", &sc).is_err());
+}
+
+#[test]
+fn version_sort_reads_numbers_as_numbers() {
+    let t = Templar::new();
+    let sc = scope(&[("v", json!(["1.10.0", "1.9.2", "1.9.10", "24.10-2.1.8.0"]))]);
+    assert_eq!(
+        render(&t, "{{ v | community.general.version_sort }}", &sc),
+        Ok(Some(json!(["1.9.2", "1.9.10", "1.10.0", "24.10-2.1.8.0"])))
+    );
 }

@@ -1,0 +1,270 @@
+//! `lookup()` and `query()`/`q()`: `file`, `env`, `first_found` and `fileglob`, over the files
+//! of the role being planned. The planner says where to look before it renders a task, and
+//! records every file a lookup read as an input of the image.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
+use minijinja::value::{Kwargs, Rest};
+use minijinja::{Error, ErrorKind, Value};
+
+#[derive(Default)]
+struct Search {
+    root: PathBuf,
+    /// Folders relative to the root, in search order.
+    dirs: Vec<PathBuf>,
+    /// Files and folders lookups read, relative to the root.
+    read: Vec<PathBuf>,
+}
+
+thread_local! {
+    static SEARCH: RefCell<Option<Search>> = const { RefCell::new(None) };
+}
+
+/// Where lookups look for the tasks rendered next (the role's `files/`, `templates/`, `vars/`,
+/// the role, the task file's folder), all relative to `root`.
+pub fn set_search(root: &Path, dirs: Vec<PathBuf>) {
+    SEARCH.with(|s| {
+        let read = s
+            .borrow_mut()
+            .take()
+            .map(|old| old.read)
+            .unwrap_or_default();
+        *s.borrow_mut() = Some(Search {
+            root: root.to_owned(),
+            dirs,
+            read,
+        });
+    });
+}
+
+/// The files lookups read since the last call, relative to the root.
+pub fn take_reads() -> Vec<PathBuf> {
+    SEARCH.with(|s| {
+        s.borrow_mut()
+            .as_mut()
+            .map(|search| std::mem::take(&mut search.read))
+            .unwrap_or_default()
+    })
+}
+
+fn invalid(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::InvalidOperation, message.into())
+}
+
+fn safe(name: &str) -> Result<(), Error> {
+    if name.starts_with('/') || name.split('/').any(|c| c == "..") {
+        return Err(invalid(format!(
+            "lookup: '{name}' must be a file of the role (relative, no '..'): the build host's files are not inputs of the image"
+        )));
+    }
+    Ok(())
+}
+
+/// The first search folder holding `name`, as a path relative to the root.
+fn find(name: &str) -> Result<Option<PathBuf>, Error> {
+    safe(name)?;
+    SEARCH.with(|s| {
+        let mut s = s.borrow_mut();
+        let Some(search) = s.as_mut() else {
+            return Err(invalid(
+                "lookup() of files works while planning; this value is rendered at build time",
+            ));
+        };
+        let candidates = search
+            .dirs
+            .iter()
+            .map(|d| d.join(name))
+            .chain(std::iter::once(PathBuf::from(name)));
+        for candidate in candidates {
+            if search.root.join(&candidate).exists() {
+                search.read.push(candidate.clone());
+                return Ok(Some(candidate));
+            }
+        }
+        Ok(None)
+    })
+}
+
+/// The first search folder that exists (recorded as read).
+fn first_dir() -> Option<PathBuf> {
+    SEARCH.with(|s| {
+        let mut s = s.borrow_mut();
+        let search = s.as_mut()?;
+        let found = search
+            .dirs
+            .iter()
+            .find(|d| search.root.join(d).is_dir())
+            .cloned()?;
+        search.read.push(found.clone());
+        Some(found)
+    })
+}
+
+fn root() -> PathBuf {
+    SEARCH.with(|s| {
+        s.borrow()
+            .as_ref()
+            .map(|s| s.root.clone())
+            .unwrap_or_default()
+    })
+}
+
+fn glob(pattern: &str, name: &str) -> bool {
+    fn go(p: &[char], n: &[char]) -> bool {
+        match (p.first(), n.first()) {
+            (None, None) => true,
+            (Some('*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
+            (Some('?'), Some(_)) => go(&p[1..], &n[1..]),
+            (Some(a), Some(b)) if a == b => go(&p[1..], &n[1..]),
+            _ => false,
+        }
+    }
+    go(
+        &pattern.chars().collect::<Vec<_>>(),
+        &name.chars().collect::<Vec<_>>(),
+    )
+}
+
+fn terms(args: &[Value]) -> Vec<String> {
+    args.iter()
+        .flat_map(|a| match a.try_iter() {
+            Ok(items) if a.as_str().is_none() => items.map(|i| i.to_string()).collect::<Vec<_>>(),
+            _ => vec![a
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| a.to_string())],
+        })
+        .collect()
+}
+
+/// The items a lookup gives.
+fn items(plugin: &str, args: &[Value], kwargs: &Kwargs) -> Result<Vec<Value>, Error> {
+    match plugin {
+        "file" | "ansible.builtin.file" => {
+            let rstrip: bool = kwargs.get::<Option<bool>>("rstrip")?.unwrap_or(true);
+            terms(args)
+                .iter()
+                .map(|name| {
+                    let path = find(name)?.ok_or_else(|| {
+                        invalid(format!(
+                            "lookup('file'): '{name}' is not a file of the role"
+                        ))
+                    })?;
+                    let text = std::fs::read_to_string(root().join(&path))
+                        .map_err(|e| invalid(format!("lookup('file', '{name}'): {e}")))?;
+                    Ok(Value::from(if rstrip {
+                        text.trim_end().to_owned()
+                    } else {
+                        text
+                    }))
+                })
+                .collect()
+        }
+        "env" | "ansible.builtin.env" => Ok(terms(args)
+            .iter()
+            .map(|name| Value::from(std::env::var(name).unwrap_or_default()))
+            .collect()),
+        "first_found" | "ansible.builtin.first_found" => {
+            let mut names = terms(args);
+            if let Ok(Some(files)) = kwargs.get::<Option<Vec<String>>>("files") {
+                names.extend(files);
+            }
+            let skip: bool = kwargs.get::<Option<bool>>("skip")?.unwrap_or(false);
+            for name in &names {
+                if let Some(path) = find(name)? {
+                    return Ok(vec![Value::from(path.display().to_string())]);
+                }
+            }
+            if skip {
+                Ok(Vec::new())
+            } else {
+                Err(invalid(format!(
+                    "lookup('first_found'): none of {} is a file of the role",
+                    names.join(", ")
+                )))
+            }
+        }
+        "fileglob" | "ansible.builtin.fileglob" => {
+            let mut found = Vec::new();
+            for pattern in terms(args) {
+                safe(&pattern)?;
+                let (dir, name) = pattern.rsplit_once('/').unwrap_or(("", &pattern));
+                let folder = if dir.is_empty() {
+                    first_dir()
+                } else {
+                    find(dir)?
+                };
+                let Some(folder) = folder else {
+                    continue;
+                };
+                let mut names: Vec<String> = std::fs::read_dir(root().join(&folder))
+                    .map(|d| {
+                        d.flatten()
+                            .map(|e| e.file_name().to_string_lossy().into_owned())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                names.sort();
+                for n in names.into_iter().filter(|n| glob(name, n)) {
+                    found.push(Value::from(folder.join(n).display().to_string()));
+                }
+            }
+            Ok(found)
+        }
+        "template" | "ansible.builtin.template" => Err(invalid(
+            "lookup('template') is not supported; render the file with the template module",
+        )),
+        other => Err(invalid(format!(
+            "unknown lookup '{other}'; imgbuild knows file, env, first_found and fileglob"
+        ))),
+    }
+}
+
+/// `lookup(name, terms...)`: the items joined with commas (a list with `wantlist=True`).
+pub fn lookup(plugin: String, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    let want_list: bool = kwargs.get::<Option<bool>>("wantlist")?.unwrap_or(false);
+    let found = items(&plugin, &args, &kwargs)?;
+    kwargs.assert_all_used()?;
+    if want_list {
+        return Ok(Value::from(found));
+    }
+    Ok(match found.len() {
+        1 => found.into_iter().next().unwrap_or_default(),
+        _ => Value::from(
+            found
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+    })
+}
+
+/// `query(name, terms...)` and `q(...)`: always a list.
+pub fn query(plugin: String, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    let found = items(&plugin, &args, &kwargs)?;
+    kwargs.assert_all_used()?;
+    Ok(Value::from(found))
+}
+
+/// The `file`, `directory` and `exists` tests: on the project's files (relative paths, looked
+/// for like lookups); absolute paths would test the build host, which no image should depend on.
+pub fn path_test(kind: &'static str) -> impl Fn(String) -> Result<bool, Error> {
+    move |path: String| {
+        if path.starts_with('/') {
+            return Err(invalid(format!(
+                "'{path}' is {kind} would test the build host, not the image; test the image's files at build time with stat"
+            )));
+        }
+        let Some(found) = find(&path)? else {
+            return Ok(false);
+        };
+        let meta = std::fs::metadata(root().join(found));
+        Ok(match kind {
+            "file" => meta.is_ok_and(|m| m.is_file()),
+            "directory" => meta.is_ok_and(|m| m.is_dir()),
+            _ => meta.is_ok(),
+        })
+    }
+}
