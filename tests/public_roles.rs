@@ -155,3 +155,86 @@ fn they_run_in_a_debian_rootfs() {
         );
     }
 }
+
+#[test]
+fn lint_names_what_an_image_build_does_differently() {
+    let dir = repo_root().join("tests/fixtures/public-style");
+    let out = imgbuild(&dir, &["lint", "rocky9"]);
+    assert_eq!(out.status.code(), Some(1), "findings exit 1");
+    let text = stdout(&out);
+    assert!(
+        text.contains("roles/chrony_site/tasks/main.yml:23: wait_for is skipped"),
+        "{text}"
+    );
+    assert!(
+        text.contains("sysctl kernel.sched_rt_runtime_us is written to the image"),
+        "{text}"
+    );
+    let clean = imgbuild(&repo_root(), &["lint"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", stdout(&clean));
+}
+
+#[test]
+fn a_downloaded_role_plans_alone_for_each_os() {
+    let role = repo_root().join("tests/fixtures/public-style/roles/doca");
+    let role = role.to_string_lossy().into_owned();
+    for (os, file) in [
+        ("rocky-9.5", "Rocky-9.yml"),
+        ("ubuntu-22.04", "Ubuntu-22.yml"),
+        ("debian-12", "default.yml"),
+    ] {
+        let out = imgbuild(
+            &repo_root(),
+            &[
+                "--json",
+                "plan",
+                "--role",
+                &role,
+                "--os",
+                os,
+                "-e",
+                "mirror_server=http://m/",
+            ],
+        );
+        assert!(out.status.success(), "{os}: {}", stderr(&out));
+        let plan: Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(
+            plan["tasks"][0]["args"]["file"],
+            format!("roles/doca/vars/{file}"),
+            "{os}"
+        );
+    }
+    let bad = imgbuild(
+        &repo_root(),
+        &["plan", "--role", &role, "--os", "windows-11"],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn keywords_for_a_running_host_plan_with_a_note() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("images")).expect("mkdir");
+    std::fs::create_dir_all(dir.path().join("roles/r/tasks")).expect("mkdir");
+    std::fs::write(
+        dir.path().join("images/i.yml"),
+        "- hosts: all\n  vars: {kernel_version: \"6.1.0-50-amd64\"}\n  facts: {distribution: Debian, distribution_version: \"12\"}\n  roles: [r]\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("roles/r/tasks/main.yml"),
+        "- shell: make -j\n  async: 3600\n  poll: 10\n  run_once: true\n  any_errors_fatal: true\n- command: 'true'\n  connection: local\n",
+    )
+    .expect("write");
+    let out = imgbuild(dir.path(), &["plan", "i"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("roles/r/tasks/main.yml:1: async/poll: the task runs synchronously"),
+        "{err}"
+    );
+    assert!(
+        err.contains("roles/r/tasks/main.yml:6: connection is ignored"),
+        "{err}"
+    );
+}

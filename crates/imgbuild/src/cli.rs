@@ -28,6 +28,8 @@ pub enum Command {
     Plan(PlanArgs),
     /// Show the version matrix (image, OS, kernel, MOFED, NVIDIA), or edit it with `matrix set`.
     Matrix(MatrixArgs),
+    /// List tasks that would have no effect, or a surprising one, in an image build.
+    Lint(LintArgs),
     /// List the images whose inputs changed since a git revision (for CI).
     Affected(AffectedArgs),
     /// Build images: base, one layer per role (cached), OCI layout and docker-archive.
@@ -71,10 +73,29 @@ pub struct VarArgs {
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// The image (a file name below images/, without .yml).
-    pub image: String,
+    #[arg(required_unless_present = "role", conflicts_with = "role")]
+    pub image: Option<String>,
+    /// Plan one role folder (a role you downloaded) instead of an image.
+    #[arg(long, value_name = "PATH")]
+    pub role: Option<PathBuf>,
+    /// With --role: the OS whose facts the role is planned for.
+    #[arg(
+        long,
+        value_name = "OS",
+        default_value = "rocky-9.5",
+        requires = "role"
+    )]
+    pub os: String,
     /// Variables and tags.
     #[command(flatten)]
     pub vars: VarArgs,
+}
+
+/// `imgbuild lint`.
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// The images (default: all).
+    pub images: Vec<String>,
 }
 
 /// `imgbuild apply`.

@@ -214,7 +214,7 @@ impl Planner<'_> {
     }
 
     fn plan_task(&mut self, node: &Node, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
-        let def = parse_task(node, &ctx.file)?;
+        let def = parse_task(node, &ctx.file).map_err(|e| self.library_module(e, ctx))?;
         let at = Location::new(&ctx.file, def.line);
         let mut lookup_dirs = self.file_search("files", ctx);
         for sub in ["templates", "vars"] {
@@ -972,6 +972,40 @@ impl Planner<'_> {
             _ => {}
         }
         Ok(())
+    }
+
+    /// An unknown module that is the role's own `library/` module gets an error saying so.
+    fn library_module(&self, error: PlanError, ctx: &Ctx) -> PlanError {
+        let ErrorKind::UnknownKey { key, .. } = &error.kind else {
+            return error;
+        };
+        let short = key.rsplit('.').next().unwrap_or(key);
+        let Some(role_dir) = &ctx.role_dir else {
+            return error;
+        };
+        let library = role_dir.join("library");
+        let found = ["py", "ps1", "sh", ""].iter().find_map(|ext| {
+            let name = if ext.is_empty() {
+                short.to_owned()
+            } else {
+                format!("{short}.{ext}")
+            };
+            let path = library.join(name);
+            self.sources.is_file(&path).then_some(path)
+        });
+        match found {
+            Some(path) => PlanError::new(
+                error.location,
+                ErrorKind::Unsupported {
+                    key: key.clone(),
+                    why: format!(
+                        "it is the role's own module {}, which imgbuild cannot run (it runs no Python on a controller); replace the task with a command or shell task doing the same, or add the module to imgbuild in Rust",
+                        path.display()
+                    ),
+                },
+            ),
+            None => error,
+        }
     }
 
     /// The folders a source named only at build time is looked for in, recorded as inputs.

@@ -4,6 +4,7 @@ mod affected;
 mod apply;
 mod build;
 mod cache;
+mod lint;
 mod list;
 mod matrix;
 mod mirror_cmd;
@@ -33,10 +34,14 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
         }
         Command::List => list::run(&project(cli.dir.as_deref())?, json),
         Command::Plan(args) => {
-            let project = project(cli.dir.as_deref())?;
             let opts = plan_options(&args.vars)?;
-            plan::run(&project, &args.image, &opts, json)
+            match (&args.role, &args.image) {
+                (Some(role), _) => plan::run_role(role, &args.os, cli.dir.as_deref(), &opts, json),
+                (None, Some(image)) => plan::run(&project(cli.dir.as_deref())?, image, &opts, json),
+                (None, None) => Err(Failure::Input(anyhow!("name an image, or --role PATH"))),
+            }
         }
+        Command::Lint(args) => lint::run(&project(cli.dir.as_deref())?, &args.images, json),
         Command::Build(args) => {
             let project = project(cli.dir.as_deref())?;
             let opts = plan_options(&args.vars)?;

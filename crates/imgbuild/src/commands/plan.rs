@@ -28,3 +28,75 @@ pub fn run(
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// The kernel each OS of the matrix pins, for planning a role alone.
+const OS_FACTS: &[(&str, &str, &str, &str)] = &[
+    (
+        "rocky-8.10",
+        "Rocky",
+        "8.10",
+        "4.18.0-553.56.1.el8_10.x86_64",
+    ),
+    ("rocky-9.5", "Rocky", "9.5", "5.14.0-503.40.1.el9_5.x86_64"),
+    ("ubuntu-22.04", "Ubuntu", "22.04", "6.8.0-1019-nvidia"),
+    ("ubuntu-24.04", "Ubuntu", "24.04", "6.8.0-31-generic"),
+    ("debian-12", "Debian", "12", "6.1.0-50-amd64"),
+];
+
+/// Plans one role folder for `os`: a throwaway project holding the role (linked) and a recipe
+/// with that OS's facts, plus this project's `mirror.toml` when there is one.
+pub fn run_role(
+    role: &std::path::Path,
+    os: &str,
+    dir: Option<&std::path::Path>,
+    opts: &PlanOptions,
+    json: bool,
+) -> Result<ExitCode, Failure> {
+    let role = role
+        .canonicalize()
+        .map_err(|e| Failure::Input(anyhow!("--role {}: {e}", role.display())))?;
+    if !role.join("tasks").is_dir() {
+        return Err(Failure::Input(anyhow!(
+            "--role {}: not a role folder (it has no tasks/)",
+            role.display()
+        )));
+    }
+    let Some((_, distro, version, kernel)) = OS_FACTS.iter().find(|(name, ..)| *name == os) else {
+        let names: Vec<&str> = OS_FACTS.iter().map(|(n, ..)| *n).collect();
+        return Err(Failure::Input(anyhow!(
+            "--os {os}: one of {}",
+            names.join(", ")
+        )));
+    };
+    let name = role
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "role".into());
+    let work = tempfile::tempdir().map_err(|e| Failure::Run(anyhow!(e)))?;
+    let root = work.path();
+    let setup = || -> std::io::Result<()> {
+        std::fs::create_dir_all(root.join("images"))?;
+        std::fs::create_dir_all(root.join("roles"))?;
+        std::os::unix::fs::symlink(&role, root.join("roles").join(&name))?;
+        std::fs::write(
+            root.join("images/role-check.yml"),
+            format!(
+                "- hosts: localhost\n  vars:\n    kernel_version: \"{kernel}\"\n  facts: {{distribution: {distro}, distribution_version: \"{version}\"}}\n  roles: [\"{name}\"]\n"
+            ),
+        )?;
+        let here = match dir {
+            Some(d) => Some(d.to_owned()),
+            None => std::env::current_dir().ok(),
+        };
+        if let Some(project) = here.and_then(|d| Project::discover(&d)) {
+            let mirror = project.root.join("mirror.toml");
+            if mirror.is_file() {
+                std::fs::copy(mirror, root.join("mirror.toml"))?;
+            }
+        }
+        Ok(())
+    };
+    setup().map_err(|e| Failure::Run(anyhow!("preparing the role check: {e}")))?;
+    let project = Project::at(root)?;
+    run(&project, "role-check", opts, json)
+}
