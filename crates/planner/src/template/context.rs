@@ -70,6 +70,22 @@ impl LazyContext {
                 if name == "vars" {
                     return Some(Value::from_dyn_object(self.clone()));
                 }
+                // The build has one host, the image: hostvars[inventory_hostname] is `vars`.
+                if name == "hostvars" {
+                    let host = self
+                        .scope
+                        .get("inventory_hostname")
+                        .and_then(|v| match v {
+                            VarValue::Raw(serde_json::Value::String(s)) => Some(s.clone()),
+                            _ => None,
+                        })
+                        .unwrap_or_else(|| "localhost".into());
+                    let vars = Value::from_dyn_object(self.clone());
+                    return Some(Value::from_iter([
+                        (host, vars.clone()),
+                        ("localhost".to_owned(), vars),
+                    ]));
+                }
                 let mut state = self.lock();
                 let chain = state.stack.clone();
                 state.missing.push((name.to_owned(), chain));

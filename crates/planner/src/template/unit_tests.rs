@@ -168,6 +168,11 @@ fn vars_magic_variable() {
     let t = Templar::new();
     let sc = scope(&[("a", json!("x"))]);
     assert_eq!(render(&t, "{{ vars['a'] }}", &sc), Ok(Some(json!("x"))));
+    let sc = scope(&[("a", json!("x")), ("inventory_hostname", json!("img"))]);
+    assert_eq!(
+        render(&t, "{{ hostvars[inventory_hostname]['a'] }}{{ hostvars['localhost'].a }}", &sc),
+        Ok(Some(json!("xx")))
+    );
 }
 
 #[test]
