@@ -107,6 +107,10 @@ impl<'a> Executor<'a> {
         for (k, v) in plan.facts.iter().chain(&plan.vars) {
             base.insert(k.clone(), VarValue::Raw(v.clone()));
         }
+        base.insert(
+            "ansible_check_mode".into(),
+            VarValue::Raw(Json::Bool(options.check)),
+        );
         let pkg_mgr = plan
             .facts
             .get("ansible_pkg_mgr")
