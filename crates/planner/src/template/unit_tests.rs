@@ -170,7 +170,11 @@ fn vars_magic_variable() {
     assert_eq!(render(&t, "{{ vars['a'] }}", &sc), Ok(Some(json!("x"))));
     let sc = scope(&[("a", json!("x")), ("inventory_hostname", json!("img"))]);
     assert_eq!(
-        render(&t, "{{ hostvars[inventory_hostname]['a'] }}{{ hostvars['localhost'].a }}", &sc),
+        render(
+            &t,
+            "{{ hostvars[inventory_hostname]['a'] }}{{ hostvars['localhost'].a }}",
+            &sc
+        ),
         Ok(Some(json!("xx")))
     );
 }

@@ -1,0 +1,109 @@
+//! The project files a task names: a role's `files/`/`templates/` sources, the folders a
+//! source only the build knows is looked for in, and a role's own `library/` modules (refused).
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{ErrorKind, Location, PlanError, Result};
+use crate::planner::Planner;
+
+use super::Ctx;
+
+impl Planner<'_> {
+    /// An unknown module that is the role's own `library/` module gets an error saying so.
+    pub(super) fn library_module(&self, error: PlanError, ctx: &Ctx) -> PlanError {
+        let ErrorKind::UnknownKey { key, .. } = &error.kind else {
+            return error;
+        };
+        let short = key.rsplit('.').next().unwrap_or(key);
+        let Some(role_dir) = &ctx.role_dir else {
+            return error;
+        };
+        let library = role_dir.join("library");
+        let found = ["py", "ps1", "sh", ""].iter().find_map(|ext| {
+            let name = if ext.is_empty() {
+                short.to_owned()
+            } else {
+                format!("{short}.{ext}")
+            };
+            let path = library.join(name);
+            self.sources.is_file(&path).then_some(path)
+        });
+        match found {
+            Some(path) => PlanError::new(
+                error.location,
+                ErrorKind::Unsupported {
+                    key: key.clone(),
+                    why: format!(
+                        "it is the role's own module {}, which imgbuild cannot run (it runs no Python on a controller); replace the task with a command or shell task doing the same, or add the module to imgbuild in Rust",
+                        path.display()
+                    ),
+                },
+            ),
+            None => error,
+        }
+    }
+
+    /// The folders a source named only at build time is looked for in, recorded as inputs.
+    pub(super) fn search_dirs(&mut self, sub: &str, ctx: &Ctx) -> Vec<String> {
+        let here = ctx.file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut dirs = Vec::new();
+        if let Some(role_dir) = &ctx.role_dir {
+            dirs.push(role_dir.join(sub));
+            dirs.push(role_dir.clone());
+        }
+        dirs.push(here.join(sub));
+        dirs.push(here);
+        dirs.dedup();
+        dirs.retain(|d| self.sources.is_dir(d));
+        for dir in &dirs {
+            self.sources.record(dir);
+        }
+        dirs.iter().map(|d| d.display().to_string()).collect()
+    }
+
+    /// Finds a file a task reads from the project: the role's `files/` or `templates/` first.
+    pub(super) fn local_file(
+        &self,
+        name: &str,
+        sub: &str,
+        ctx: &Ctx,
+        at: &Location,
+        what: &'static str,
+    ) -> Result<PathBuf> {
+        let here = ctx.file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut candidates = Vec::new();
+        if let Some(role_dir) = &ctx.role_dir {
+            candidates.push(role_dir.join(sub).join(name));
+            candidates.push(role_dir.join(name));
+        }
+        candidates.push(here.join(sub).join(name));
+        candidates.push(here.join(name));
+        // A project path, as with_first_found and with_fileglob give.
+        candidates.push(PathBuf::from(name));
+        candidates.dedup();
+        if name.split('/').any(|p| p == "..") {
+            return Err(PlanError::new(
+                at.clone(),
+                ErrorKind::Recipe(format!("{what} '{name}' must be inside the role folder")),
+            ));
+        }
+        candidates
+            .iter()
+            .find(|c| self.sources.is_file(c) || self.sources.is_dir(c))
+            .cloned()
+            .ok_or_else(|| {
+                PlanError::new(
+                    at.clone(),
+                    ErrorKind::MissingFile {
+                        what,
+                        name: name.to_owned(),
+                        searched: candidates
+                            .iter()
+                            .map(|c| c.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    },
+                )
+            })
+    }
+}

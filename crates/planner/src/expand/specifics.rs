@@ -1,0 +1,137 @@
+//! What planning does for particular modules: templates rendered and sources found, var files
+//! read, facts a module sets, and warnings about tasks that mean little in an image build.
+
+use std::sync::Arc;
+
+use serde_json::Value as Json;
+
+use crate::error::{Location, Result};
+use crate::modules::types::Flag;
+use crate::plan::PlannedTask;
+use crate::planner::Planner;
+use crate::vars::VarValue;
+
+use super::{Ctx, Pass};
+
+impl Planner<'_> {
+    /// What some modules need at plan time: local files, rendered templates, facts, lint.
+    pub(super) fn module_specifics(
+        &mut self,
+        task: &mut PlannedTask,
+        pass: &Pass,
+        ctx: &Ctx,
+        at: &Location,
+        label: Option<&str>,
+    ) -> Result<()> {
+        let arg = |name: &str| {
+            task.args
+                .get(name)
+                .and_then(Json::as_str)
+                .map(str::to_owned)
+        };
+        let flag = |name: &str| {
+            task.args
+                .get(name)
+                .and_then(|v| serde_json::from_value::<Flag>(v.clone()).ok())
+                .map(|f| f.or(false))
+                .unwrap_or(false)
+        };
+        for read in crate::template::lookups::take_reads() {
+            self.sources.record(&read);
+        }
+        match task.module.as_str() {
+            "template" => {
+                if let Some(src) =
+                    arg("src").filter(|_| !task.deferred.contains(&"src".to_string()))
+                {
+                    let path = self.local_file(&src, "templates", ctx, at, "template")?;
+                    let text = self.sources.read_text(&path)?;
+                    let file_at = Location::file(&path);
+                    let scope = self.full(&pass.scope);
+                    task.rendered = self
+                        .templar
+                        .render_text(&text, &scope)
+                        .map_err(|e| self.template_error(&file_at, label, e))?;
+                    task.local_file = Some(path.display().to_string());
+                } else if task.deferred.contains(&"src".to_string()) {
+                    task.local_search = self.search_dirs("templates", ctx);
+                }
+            }
+            "copy" | "unarchive" => {
+                let remote = flag("remote_src")
+                    || (task.module == "unarchive"
+                        && task.args.get("copy") == Some(&Json::Bool(false)));
+                if let Some(src) = arg("src") {
+                    let local = !remote
+                        && !src.starts_with('/')
+                        && !src.contains("://")
+                        && !task.deferred.contains(&"src".to_string());
+                    if local {
+                        let path = self.local_file(&src, "files", ctx, at, "file")?;
+                        self.sources.record(&path);
+                        task.local_file = Some(path.display().to_string());
+                    } else if !remote && task.deferred.contains(&"src".to_string()) {
+                        task.local_search = self.search_dirs("files", ctx);
+                    }
+                }
+            }
+            "script" => {
+                if let Some(cmd) =
+                    arg("cmd").filter(|_| !task.deferred.contains(&"cmd".to_string()))
+                {
+                    let script = cmd.split_whitespace().next().unwrap_or_default().to_owned();
+                    let path = self.local_file(&script, "files", ctx, at, "script")?;
+                    self.sources.record(&path);
+                    task.local_file = Some(path.display().to_string());
+                }
+            }
+            "set_fact" => {
+                let deferred_task = task.when.is_some() || task.loop_over.is_some();
+                if let Json::Object(facts) = &task.args {
+                    for (name, value) in facts {
+                        if name == "cacheable" {
+                            continue;
+                        }
+                        let var = if deferred_task || task.deferred.contains(name) {
+                            VarValue::Deferred
+                        } else {
+                            VarValue::Raw(value.clone())
+                        };
+                        Arc::make_mut(&mut self.facts_set).insert(name.clone(), var);
+                    }
+                }
+            }
+            "include_vars" => self.include_vars(task, ctx, at)?,
+            "patch" => {
+                if let Some(src) =
+                    arg("src").filter(|_| !task.deferred.contains(&"src".to_string()))
+                {
+                    let path = self.local_file(&src, "files", ctx, at, "patch")?;
+                    self.sources.record(&path);
+                    task.local_file = Some(path.display().to_string());
+                }
+            }
+            "service_facts" => {
+                // What services the image has is known once the build reads its unit files.
+                let layer = Arc::make_mut(&mut self.facts_set);
+                layer.insert("services".into(), VarValue::Deferred);
+                layer.insert("ansible_facts".into(), VarValue::Deferred);
+            }
+            "shell" | "command" => {
+                let text = match (arg("cmd"), task.args.get("argv")) {
+                    (Some(cmd), _) => cmd,
+                    (None, Some(argv)) => argv.to_string(),
+                    _ => String::new(),
+                };
+                if text.contains("uname") {
+                    self.warn(at, "uname reports the build host's kernel, not the image's; use {{ kernel_version }}");
+                }
+            }
+            "systemd" | "service" if task.args.get("state").is_some() => {
+                self.warn(at, "state: started/stopped/restarted has no meaning in an image build (no daemon runs); the build refuses it, use enabled:");
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
