@@ -1,4 +1,4 @@
-//! `lookup()` and `query()`/`q()`: `file`, `env`, `first_found` and `fileglob`, over the files
+//! `lookup()` and `query()`/`q()`: `file`, `template`, `env`, `first_found` and `fileglob`, over the files
 //! of the role being planned. The planner says where to look before it renders a task, and
 //! records every file a lookup read as an input of the image.
 
@@ -19,6 +19,50 @@ struct Search {
 
 thread_local! {
     static SEARCH: RefCell<Option<Search>> = const { RefCell::new(None) };
+    /// The templar and variables of the renders under way (innermost last), for
+    /// `lookup('template')`, which renders a file with the variables of the task using it.
+    static CURRENT: RefCell<Vec<(super::Templar, crate::vars::Scope)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Marks a render under way until dropped.
+pub struct Rendering(());
+
+impl Rendering {
+    /// Records that `templar` renders with `scope` now.
+    pub fn enter(templar: &super::Templar, scope: &crate::vars::Scope) -> Self {
+        CURRENT.with(|c| c.borrow_mut().push((templar.clone(), scope.clone())));
+        Rendering(())
+    }
+}
+
+impl Drop for Rendering {
+    fn drop(&mut self) {
+        CURRENT.with(|c| {
+            c.borrow_mut().pop();
+        });
+    }
+}
+
+/// `lookup('template', name)`: the role's template rendered with the current variables.
+fn render_template(name: &str) -> Result<Value, Error> {
+    let path = find(name)?.ok_or_else(|| {
+        invalid(format!(
+            "lookup('template'): '{name}' is not a template of the role"
+        ))
+    })?;
+    let text = std::fs::read_to_string(root().join(&path))
+        .map_err(|e| invalid(format!("lookup('template', '{name}'): {e}")))?;
+    let current = CURRENT.with(|c| c.borrow().last().cloned());
+    let Some((templar, scope)) = current else {
+        return Err(invalid("lookup('template') outside a render"));
+    };
+    match templar.render_text(&text, &scope) {
+        Ok(Some(rendered)) => Ok(Value::from(rendered)),
+        Ok(None) => Err(invalid(format!(
+            "lookup('template', '{name}') uses a value only the build knows; use the template module"
+        ))),
+        Err(e) => Err(invalid(format!("lookup('template', '{name}'): {e}"))),
+    }
 }
 
 /// Where lookups look for the tasks rendered next (the role's `files/`, `templates/`, `vars/`,
@@ -212,11 +256,12 @@ fn items(plugin: &str, args: &[Value], kwargs: &Kwargs) -> Result<Vec<Value>, Er
             }
             Ok(found)
         }
-        "template" | "ansible.builtin.template" => Err(invalid(
-            "lookup('template') is not supported; render the file with the template module",
-        )),
+        "template" | "ansible.builtin.template" => terms(args)
+            .iter()
+            .map(|name| render_template(name))
+            .collect(),
         other => Err(invalid(format!(
-            "unknown lookup '{other}'; imgbuild knows file, env, first_found and fileglob"
+            "unknown lookup '{other}'; imgbuild knows file, template, env, first_found and fileglob"
         ))),
     }
 }

@@ -118,6 +118,7 @@ impl Templar {
         if !contains_template(raw) {
             return Ok(Some(raw.clone()));
         }
+        let _rendering = lookups::Rendering::enter(self, scope);
         let ctx = self.context(scope);
         let result = self.render_json_in(raw, &ctx);
         Self::finish(&ctx, result)
@@ -128,6 +129,7 @@ impl Templar {
         if !is_template(text) {
             return Ok(Some(text.to_owned()));
         }
+        let _rendering = lookups::Rendering::enter(self, scope);
         let ctx = self.context(scope);
         let result = self.render_to_string_in(text, &ctx);
         Self::finish(&ctx, result)
@@ -135,6 +137,7 @@ impl Templar {
 
     /// Evaluates a bare expression (`when:`, `loop:` without braces). `Ok(None)`: deferred.
     pub fn eval(&self, expr: &str, scope: &Scope) -> Result<Option<Json>, TemplateError> {
+        let _rendering = lookups::Rendering::enter(self, scope);
         let ctx = self.context(scope);
         let result = self.eval_in(expr, &ctx);
         Self::finish(&ctx, result)

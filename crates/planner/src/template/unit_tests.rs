@@ -187,9 +187,14 @@ fn lookups_read_role_files_and_record_them() {
     std::fs::write(files.join("motd"), "hello\n\n").expect("write");
     std::fs::write(files.join("a.repo"), "").expect("write");
     std::fs::write(files.join("b.repo"), "").expect("write");
+    std::fs::write(files.join("greeting.j2"), "hi {{ who }}").expect("write");
     lookups::set_search(dir.path(), vec![PathBuf::from("roles/r/files")]);
     let t = Templar::new();
-    let sc = Scope::default();
+    let sc = scope(&[("who", json!("{{ name }}")), ("name", json!("node"))]);
+    assert_eq!(
+        render(&t, "{{ lookup('template', 'greeting.j2') }}!", &sc),
+        Ok(Some(json!("hi node!")))
+    );
     assert_eq!(
         render(&t, "{{ lookup('file', 'motd') }}", &sc),
         Ok(Some(json!("hello")))
@@ -217,6 +222,7 @@ fn lookups_read_role_files_and_record_them() {
     assert!(render(&t, "{{ lookup('file', '/etc/passwd') }}", &sc).is_err());
     assert!(render(&t, "{{ '/etc/passwd' is file }}", &sc).is_err());
     assert!(render(&t, "{{ lookup('nosuch', 'x') }}", &sc).is_err());
+    assert!(render(&t, "{{ lookup('template', 'missing.j2') }}", &sc).is_err());
 }
 
 #[test]
