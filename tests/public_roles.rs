@@ -89,7 +89,7 @@ fn they_plan_for_rocky_9_and_ubuntu_22_04() {
         );
         assert_eq!(
             modules(p, "chrony_site"),
-            ["set_fact", "template", "meta", "stat", "assert", "wait_for", "sysctl"]
+            ["set_fact", "template", "meta", "stat", "assert", "wait_for", "sysctl", "copy"]
         );
     }
 }
@@ -105,6 +105,15 @@ fn they_run_in_a_debian_rootfs() {
     bookworm_rootfs(&root);
     let dir = repo_root().join("tests/fixtures/public-style");
     let root_arg = root.to_string_lossy().into_owned();
+    // --check changes nothing, and roles see ansible_check_mode true.
+    let check = imgbuild(&dir, &["apply", "debian12", "--root", &root_arg, "--check"]);
+    assert!(check.status.success(), "{}", stderr(&check));
+    assert!(
+        !stderr(&check).contains("a marker only real runs write"),
+        "{}",
+        stderr(&check)
+    );
+    assert!(!root.join("etc/doca-repo.txt").exists());
     let out = imgbuild(&dir, &["apply", "debian12", "--root", &root_arg]);
     assert!(out.status.success(), "{}", stderr(&out));
     let read =
@@ -131,6 +140,7 @@ fn they_run_in_a_debian_rootfs() {
     }
     assert!(read("etc/chrony.conf").contains("server ntp2.site.test iburst"));
     assert_eq!(read("etc/chrony.reloaded"), "reloaded\n");
+    assert_eq!(read("etc/real-run"), "real\n");
     assert_eq!(
         read("etc/sysctl.d/99-imgbuild.conf"),
         "kernel.sched_rt_runtime_us = -1\n"

@@ -20,7 +20,13 @@ pub fn run(
     opts: &PlanOptions,
     json: bool,
 ) -> Result<ExitCode, Failure> {
-    let plan = planner::plan(project, &args.image, opts)?;
+    // Under --check, roles see ansible_check_mode true, also where the plan decides on it.
+    let mut opts = opts.clone();
+    if args.check {
+        opts.extra_vars
+            .insert("ansible_check_mode".into(), serde_json::Value::Bool(true));
+    }
+    let plan = planner::plan(project, &args.image, &opts)?;
     super::print_warnings(&plan.warnings);
     let root = args
         .root
