@@ -92,9 +92,6 @@ pub fn install() {
             } else {
                 "terminated"
             };
-            if activity.is_empty() {
-                eprintln!("\n{what}");
-            }
             for (image, doing) in activity {
                 let image = if image.is_empty() {
                     "the run".into()
