@@ -259,6 +259,8 @@ pub fn build(
     let started = Instant::now();
     let blobs = BlobStore::new(&settings.cache_dir.join("blobs")).map_err(io("the blob cache"))?;
     let cache = LayerCache::new(&settings.cache_dir).map_err(io("the layer cache"))?;
+    // Held until the build ends: `cache prune` never removes what a running build uses.
+    let _in_use = cache.hold().map_err(io("the layer cache"))?;
     let request = BaseRequest::from_vars(&plan.vars);
     let base_started = Instant::now();
     let base_layers = base::prepare(

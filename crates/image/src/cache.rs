@@ -201,9 +201,21 @@ impl LayerCache {
         out
     }
 
-    /// Removes entries no image's last build uses, half-written entries and work folders.
-    /// Returns how many entries went.
-    pub fn prune(&self) -> std::io::Result<usize> {
+    /// Marks the cache as in use by a build until the file is dropped (a shared lock: builds run
+    /// side by side; `prune` waits for none of them and refuses while any runs).
+    pub fn hold(&self) -> std::io::Result<std::fs::File> {
+        let file = in_use_file(&self.dir)?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockShared)?;
+        Ok(file)
+    }
+
+    /// Removes layers no image's last build uses, and what interrupted builds left behind
+    /// (work folders, temporary blobs, partial downloads, unfinished bases). Refuses with
+    /// `WouldBlock` while a build holds the cache: its work folders and lowers are in use.
+    pub fn prune(&self) -> std::io::Result<Pruned> {
+        let lock = in_use_file(&self.dir)?;
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::WouldBlock))?;
         let mut used = std::collections::HashSet::new();
         for image in std::fs::read_dir(self.dir.join("last"))?.filter_map(|e| e.ok()) {
             for role in std::fs::read_dir(image.path())?.filter_map(|e| e.ok()) {
@@ -214,19 +226,74 @@ impl LayerCache {
                 }
             }
         }
-        let mut removed = 0;
+        let mut pruned = Pruned::default();
         for entry in std::fs::read_dir(self.dir.join("layers"))?.filter_map(|e| e.ok()) {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') || !used.contains(&name) {
+            if name.starts_with('.') {
                 std::fs::remove_dir_all(entry.path())?;
-                removed += usize::from(!name.starts_with('.'));
+                pruned.leftovers += 1;
+            } else if !used.contains(&name) {
+                std::fs::remove_dir_all(entry.path())?;
+                pruned.layers += 1;
             }
         }
-        for work in std::fs::read_dir(self.dir.join("work"))?.filter_map(|e| e.ok()) {
-            let _ = std::fs::remove_dir_all(work.path());
+        let everything = |_: &str| true;
+        let temporary = |name: &str| name.starts_with(".tmp");
+        let unfinished_base = |name: &str| name.contains(".tmp");
+        for (dir, leftover) in [
+            ("work", &everything as &dyn Fn(&str) -> bool),
+            ("blobs/sha256", &temporary),
+            ("registry/sha256", &temporary),
+            ("downloads/partial", &everything),
+            ("verify", &temporary),
+        ] {
+            pruned.leftovers += remove_matching(&self.dir.join(dir), leftover)?;
         }
-        Ok(removed)
+        if let Ok(bases) = std::fs::read_dir(self.dir.join("bases")) {
+            for base in bases.flatten().filter(|b| b.path().is_dir()) {
+                pruned.leftovers += remove_matching(&base.path(), &unfinished_base)?;
+            }
+        }
+        Ok(pruned)
     }
+}
+
+/// What `prune` removed.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Pruned {
+    /// Layers no image's last build uses.
+    pub layers: usize,
+    /// Leftovers of interrupted builds.
+    pub leftovers: usize,
+}
+
+fn in_use_file(dir: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(".in-use"))
+}
+
+/// Removes the entries of `dir` whose names `leftover` accepts; a missing folder is empty.
+fn remove_matching(dir: &Path, leftover: &dyn Fn(&str) -> bool) -> std::io::Result<usize> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(0);
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        if leftover(&entry.file_name().to_string_lossy()) {
+            let path = entry.path();
+            if path.is_dir() && !path.is_symlink() {
+                std::fs::remove_dir_all(&path)?;
+            } else {
+                std::fs::remove_file(&path)?;
+            }
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 #[cfg(test)]
@@ -284,7 +351,47 @@ mod tests {
         assert!(cache
             .get(&inputs)
             .is_some_and(|e| e.tree.join("etc").is_dir()));
-        assert_eq!(cache.prune().expect("prune"), 1, "unused by any last build");
+        assert_eq!(
+            cache.prune().expect("prune").layers,
+            1,
+            "unused by any last build"
+        );
         assert!(cache.get(&inputs).is_none());
+    }
+
+    #[test]
+    fn prune_removes_leftovers_and_waits_for_running_builds() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = LayerCache::new(dir.path()).expect("cache");
+        let leftovers = [
+            "blobs/sha256/.tmpAbC",
+            "registry/sha256/.tmpXyZ",
+            "downloads/partial/0123abcd",
+            "bases/feed/tree.tmp-42/etc/x",
+        ];
+        for file in leftovers {
+            let path = dir.path().join(file);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&path, "x").expect("write");
+        }
+        std::fs::write(dir.path().join("blobs/sha256/abcd"), "kept").expect("write");
+        let work = cache.work_dir().expect("work").keep();
+
+        let held = cache.hold().expect("hold");
+        let busy = cache.prune().expect_err("a build holds the cache");
+        assert_eq!(busy.kind(), std::io::ErrorKind::WouldBlock);
+        assert!(work.is_dir(), "nothing removed while a build runs");
+        drop(held);
+
+        let pruned = cache.prune().expect("prune");
+        assert_eq!(pruned.leftovers, 5, "{pruned:?}");
+        assert!(!work.exists());
+        for file in leftovers {
+            assert!(!dir.path().join(file).exists(), "{file}");
+        }
+        assert!(
+            dir.path().join("blobs/sha256/abcd").is_file(),
+            "finished blobs stay"
+        );
     }
 }

@@ -36,10 +36,20 @@ pub fn run(args: &CacheArgs, json: bool) -> Result<ExitCode, Failure> {
             }
         }
         CacheAction::Prune => {
-            let removed = cache
-                .prune()
-                .map_err(|e| Failure::Run(anyhow!("pruning {}: {e}", cache_dir().display())))?;
-            println!("removed {removed} layers no last build uses");
+            let pruned = cache.prune().map_err(|e| {
+                if e.kind() == std::io::ErrorKind::WouldBlock {
+                    Failure::Run(anyhow!(
+                        "a build is using {}; prune when it has ended",
+                        cache_dir().display()
+                    ))
+                } else {
+                    Failure::Run(anyhow!("pruning {}: {e}", cache_dir().display()))
+                }
+            })?;
+            println!(
+                "removed {} layers no last build uses and {} leftovers of interrupted builds",
+                pruned.layers, pruned.leftovers
+            );
         }
     }
     Ok(ExitCode::SUCCESS)
