@@ -150,6 +150,41 @@ fn store_cached(dir: &Path, layers: &[BaseLayer]) -> Result<(), BaseError> {
     std::fs::rename(&tmp, dir.join("base.json")).map_err(io("writing the base cache"))
 }
 
+/// The cached base under `key`, or a new one: `make` fills a work folder (which it may have to
+/// create), the folder becomes the cached tree and one gzip layer. Under an exclusive lock, so
+/// builds running at the same time make a base once.
+fn cached_or_made(
+    key: &str,
+    created_by: String,
+    cache: &Path,
+    blobs: &BlobStore,
+    epoch: u64,
+    make: impl FnOnce(&Path) -> Result<(), BaseError>,
+) -> Result<Vec<BaseLayer>, BaseError> {
+    let dir = cache.join("bases").join(key.trim_start_matches("sha256:"));
+    let _guard = lock(&dir.with_extension("lock")).map_err(io("locking the base cache"))?;
+    if let Some(layers) = load_cached(&dir, blobs) {
+        return Ok(layers);
+    }
+    std::fs::create_dir_all(&dir).map_err(io("creating the base cache"))?;
+    let tree = dir.join("tree");
+    let work = dir.join(format!("tree.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    make(&work)?;
+    let _ = std::fs::remove_dir_all(&tree);
+    std::fs::rename(&work, &tree).map_err(io("caching the base"))?;
+    let blob = blobs
+        .write_layer(&tree, Source::Tree, epoch, Codec::gzip(6))
+        .map_err(io("writing the base layer"))?;
+    let layers = vec![BaseLayer {
+        blob,
+        tree,
+        created_by,
+    }];
+    store_cached(&dir, &layers)?;
+    Ok(layers)
+}
+
 fn debootstrap(
     request: &BaseRequest,
     cache: &Path,
@@ -174,59 +209,36 @@ fn debootstrap(
         )
         .as_bytes(),
     );
-    let dir = cache.join("bases").join(key.trim_start_matches("sha256:"));
-    let _guard = lock(&dir.with_extension("lock")).map_err(io("locking the base cache"))?;
-    if let Some(layers) = load_cached(&dir, blobs) {
-        return Ok(layers);
-    }
-    std::fs::create_dir_all(&dir).map_err(io("creating the base cache"))?;
-    let tree = dir.join("tree");
-    let work = dir.join(format!("tree.tmp-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work);
-    let mut command = Command::new("debootstrap");
-    command.arg("--variant=minbase");
-    if !include.is_empty() {
-        command.arg(format!("--include={}", include.join(",")));
-    }
-    let output = command
-        .arg(suite)
-        .arg(&work)
-        .arg(&archive)
-        .output()
-        .map_err(|e| {
-            BaseError::Failed(format!(
-                "cannot run debootstrap ({e}); install it (apt-get install debootstrap)"
-            ))
-        })?;
-    if !output.status.success() {
+    let created_by = format!("debootstrap --variant=minbase {suite}");
+    cached_or_made(&key, created_by, cache, blobs, epoch, |work| {
+        let mut command = Command::new("debootstrap");
+        command.arg("--variant=minbase");
+        if !include.is_empty() {
+            command.arg(format!("--include={}", include.join(",")));
+        }
+        let output = command
+            .arg(suite)
+            .arg(work)
+            .arg(&archive)
+            .output()
+            .map_err(|e| {
+                BaseError::Failed(format!(
+                    "cannot run debootstrap ({e}); install it (apt-get install debootstrap)"
+                ))
+            })?;
+        if output.status.success() {
+            return Ok(());
+        }
         let log =
             std::fs::read_to_string(work.join("debootstrap/debootstrap.log")).unwrap_or_default();
-        let tail: Vec<&str> = log
-            .lines()
-            .rev()
-            .take(12)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        return Err(BaseError::Failed(format!(
+        let lines: Vec<&str> = log.lines().collect();
+        let tail = &lines[lines.len().saturating_sub(12)..];
+        Err(BaseError::Failed(format!(
             "debootstrap {suite} failed: {}\n{}",
             String::from_utf8_lossy(&output.stderr).trim(),
             tail.join("\n")
-        )));
-    }
-    let _ = std::fs::remove_dir_all(&tree);
-    std::fs::rename(&work, &tree).map_err(io("caching the debootstrap tree"))?;
-    let blob = blobs
-        .write_layer(&tree, Source::Tree, epoch, Codec::gzip(6))
-        .map_err(io("writing the base layer"))?;
-    let layers = vec![BaseLayer {
-        blob,
-        tree,
-        created_by: format!("debootstrap --variant=minbase {suite}"),
-    }];
-    store_cached(&dir, &layers)?;
-    Ok(layers)
+        )))
+    })
 }
 
 fn read_json(path: &Path) -> Result<Json, BaseError> {
@@ -351,40 +363,23 @@ fn apply_layers(
     epoch: u64,
 ) -> Result<Vec<BaseLayer>, BaseError> {
     let key = digest_of(layers.digests.join("\n").as_bytes());
-    let dir = cache.join("bases").join(key.trim_start_matches("sha256:"));
-    let _guard = lock(&dir.with_extension("lock")).map_err(io("locking the base cache"))?;
-    if let Some(cached) = load_cached(&dir, blobs) {
-        return Ok(cached);
-    }
-    std::fs::create_dir_all(&dir).map_err(io("creating the base cache"))?;
-    let tree = dir.join("tree");
-    let work = dir.join(format!("tree.tmp-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).map_err(io("unpacking the base"))?;
-    let fs = engine::rootfs::RootFs::plain(&work).map_err(io("unpacking the base"))?;
-    for (i, (file, compression)) in layers.files.iter().enumerate() {
-        let opened = std::fs::File::open(file).map_err(io("reading a layer"))?;
-        let limits = engine::archive::Limits {
-            allow_devices: true,
-            whiteouts: true,
-            ..engine::archive::Limits::default()
-        };
-        let reader = compression
-            .reader(std::io::BufReader::with_capacity(1 << 20, opened))
-            .map_err(io("reading a layer"))?;
-        engine::archive::extract_tar(reader, &fs, Path::new("/"), limits)
-            .map_err(|e| BaseError::Failed(format!("base layer {i} of {}: {e}", layers.what)))?;
-    }
-    let _ = std::fs::remove_dir_all(&tree);
-    std::fs::rename(&work, &tree).map_err(io("caching the base"))?;
-    let blob = blobs
-        .write_layer(&tree, Source::Tree, epoch, Codec::gzip(6))
-        .map_err(io("writing the base layer"))?;
-    let layers = vec![BaseLayer {
-        blob,
-        tree,
-        created_by: layers.what,
-    }];
-    store_cached(&dir, &layers)?;
-    Ok(layers)
+    let LayerFiles { files, what, .. } = layers;
+    cached_or_made(&key, what.clone(), cache, blobs, epoch, |work| {
+        std::fs::create_dir_all(work).map_err(io("unpacking the base"))?;
+        let fs = engine::rootfs::RootFs::plain(work).map_err(io("unpacking the base"))?;
+        for (i, (file, compression)) in files.iter().enumerate() {
+            let opened = std::fs::File::open(file).map_err(io("reading a layer"))?;
+            let limits = engine::archive::Limits {
+                allow_devices: true,
+                whiteouts: true,
+                ..engine::archive::Limits::default()
+            };
+            let reader = compression
+                .reader(std::io::BufReader::with_capacity(1 << 20, opened))
+                .map_err(io("reading a layer"))?;
+            engine::archive::extract_tar(reader, &fs, Path::new("/"), limits)
+                .map_err(|e| BaseError::Failed(format!("base layer {i} of {what}: {e}")))?;
+        }
+        Ok(())
+    })
 }

@@ -9,6 +9,7 @@ pub mod error;
 mod expand;
 mod extra_vars;
 pub mod facts;
+pub mod glob;
 mod lookups;
 pub mod matrix;
 pub mod modules;

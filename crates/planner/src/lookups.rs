@@ -2,7 +2,7 @@
 //! `with_first_found`, `with_fileglob`), resolved at plan time, and `include_vars`, whose file
 //! is read at plan time so later tasks plan with its variables.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
@@ -33,37 +33,7 @@ pub fn file_folder(module: &str) -> &'static str {
     }
 }
 
-/// Whether `name` matches a shell glob of `*` and `?`.
-fn glob(pattern: &str, name: &str) -> bool {
-    fn go(p: &[char], n: &[char]) -> bool {
-        match (p.first(), n.first()) {
-            (None, None) => true,
-            (Some('*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
-            (Some('?'), Some(_)) => go(&p[1..], &n[1..]),
-            (Some(a), Some(b)) if a == b => go(&p[1..], &n[1..]),
-            _ => false,
-        }
-    }
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    go(&p, &n)
-}
-
 impl Planner<'_> {
-    /// The folders a role's file named in a task is looked for in, in order.
-    pub(crate) fn file_search(&self, sub: &str, ctx: &Ctx) -> Vec<PathBuf> {
-        let here = ctx.file.parent().map(Path::to_path_buf).unwrap_or_default();
-        let mut dirs = Vec::new();
-        if let Some(role_dir) = &ctx.role_dir {
-            dirs.push(role_dir.join(sub));
-            dirs.push(role_dir.clone());
-        }
-        dirs.push(here.join(sub));
-        dirs.push(here);
-        dirs.dedup();
-        dirs
-    }
-
     /// The items of a lookup loop, from its rendered value.
     pub(crate) fn lookup_items(
         &mut self,
@@ -172,7 +142,10 @@ impl Planner<'_> {
                                 })
                                 .unwrap_or_default();
                         names.sort();
-                        for name in names.into_iter().filter(|n| glob(name_part, n)) {
+                        for name in names
+                            .into_iter()
+                            .filter(|n| crate::glob::matches(name_part, n))
+                        {
                             let path = dir.join(&name);
                             if self.sources.is_file(&path) {
                                 found.push(Json::String(path.display().to_string()));
@@ -273,15 +246,7 @@ impl Planner<'_> {
         at: &Location,
     ) -> Result<()> {
         if task.deferred.iter().any(|d| d == "file" || d == "dir") {
-            let dirs: Vec<PathBuf> = self
-                .file_search("vars", ctx)
-                .into_iter()
-                .filter(|d| self.sources.is_dir(d))
-                .collect();
-            for dir in &dirs {
-                self.sources.record(dir);
-            }
-            task.local_search = dirs.iter().map(|d| d.display().to_string()).collect();
+            task.local_search = self.search_dirs("vars", ctx);
             self.defer_all_later_vars(at);
             return Ok(());
         }
@@ -403,17 +368,5 @@ fn list_of(v: &Json) -> Vec<String> {
             .collect(),
         Json::String(s) => vec![s.clone()],
         _ => Vec::new(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn globs_match_names() {
-        assert!(glob("*.repo", "cuda.repo"));
-        assert!(!glob("*.repo", "cuda.repo.bak"));
-        assert!(glob("nhc-?.conf", "nhc-1.conf"));
     }
 }

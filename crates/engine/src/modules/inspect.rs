@@ -15,39 +15,6 @@ use serde_json::{json, Map, Value as Json};
 use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::Kind;
 
-/// Shell-style glob match of a whole name (`*`, `?`, `[abc]`).
-pub fn glob_match(pattern: &str, name: &str) -> bool {
-    let mut re = String::from("^");
-    let mut chars = pattern.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '*' => re.push_str(".*"),
-            '?' => re.push('.'),
-            '[' => {
-                re.push('[');
-                if chars.peek() == Some(&'!') {
-                    chars.next();
-                    re.push('^');
-                }
-                for c in chars.by_ref() {
-                    if c == ']' {
-                        break;
-                    }
-                    if c == '\\' {
-                        re.push_str("\\\\");
-                    } else {
-                        re.push(c);
-                    }
-                }
-                re.push(']');
-            }
-            c => re.push_str(&regex::escape(&c.to_string())),
-        }
-    }
-    re.push('$');
-    Regex::new(&re).is_ok_and(|r| r.is_match(name))
-}
-
 /// A test of a base name.
 type NameMatch = Box<dyn Fn(&str) -> bool>;
 
@@ -66,7 +33,7 @@ pub fn find(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
                         .map_err(|e| ModuleError::new(format!("pattern '{p}': {e}")))?;
                     Ok(Box::new(move |n: &str| re.is_match(n)))
                 } else {
-                    Ok(Box::new(move |n: &str| glob_match(&p, n)))
+                    Ok(Box::new(move |n: &str| planner::glob::matches(&p, n)))
                 }
             })
             .collect()
@@ -237,19 +204,4 @@ pub fn service_facts(_args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, Modu
     }
     let services = Json::Object(services);
     Ok(ModuleResult::changed(false).with("ansible_facts", json!({ "services": services })))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn globs() {
-        assert!(glob_match("*.conf", "nhc.conf"));
-        assert!(!glob_match("*.conf", "nhc.conf.bak"));
-        assert!(glob_match("nhc-?.sh", "nhc-1.sh"));
-        assert!(glob_match("[!.]*", "file"));
-        assert!(!glob_match("[!.]*", ".hidden"));
-        assert!(glob_match("a.b", "a.b") && !glob_match("a.b", "axb"));
-    }
 }

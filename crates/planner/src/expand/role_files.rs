@@ -43,8 +43,8 @@ impl Planner<'_> {
         }
     }
 
-    /// The folders a source named only at build time is looked for in, recorded as inputs.
-    pub(super) fn search_dirs(&mut self, sub: &str, ctx: &Ctx) -> Vec<String> {
+    /// The folders a role's file named in a task is looked for in, in order.
+    pub(crate) fn file_search(&self, sub: &str, ctx: &Ctx) -> Vec<PathBuf> {
         let here = ctx.file.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut dirs = Vec::new();
         if let Some(role_dir) = &ctx.role_dir {
@@ -54,7 +54,16 @@ impl Planner<'_> {
         dirs.push(here.join(sub));
         dirs.push(here);
         dirs.dedup();
-        dirs.retain(|d| self.sources.is_dir(d));
+        dirs
+    }
+
+    /// The folders a source named only at build time is looked for in, recorded as inputs.
+    pub(crate) fn search_dirs(&mut self, sub: &str, ctx: &Ctx) -> Vec<String> {
+        let dirs: Vec<PathBuf> = self
+            .file_search(sub, ctx)
+            .into_iter()
+            .filter(|d| self.sources.is_dir(d))
+            .collect();
         for dir in &dirs {
             self.sources.record(dir);
         }
@@ -70,14 +79,11 @@ impl Planner<'_> {
         at: &Location,
         what: &'static str,
     ) -> Result<PathBuf> {
-        let here = ctx.file.parent().map(Path::to_path_buf).unwrap_or_default();
-        let mut candidates = Vec::new();
-        if let Some(role_dir) = &ctx.role_dir {
-            candidates.push(role_dir.join(sub).join(name));
-            candidates.push(role_dir.join(name));
-        }
-        candidates.push(here.join(sub).join(name));
-        candidates.push(here.join(name));
+        let mut candidates: Vec<PathBuf> = self
+            .file_search(sub, ctx)
+            .into_iter()
+            .map(|d| d.join(name))
+            .collect();
         // A project path, as with_first_found and with_fileglob give.
         candidates.push(PathBuf::from(name));
         candidates.dedup();

@@ -154,22 +154,6 @@ fn root() -> PathBuf {
     })
 }
 
-fn glob(pattern: &str, name: &str) -> bool {
-    fn go(p: &[char], n: &[char]) -> bool {
-        match (p.first(), n.first()) {
-            (None, None) => true,
-            (Some('*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
-            (Some('?'), Some(_)) => go(&p[1..], &n[1..]),
-            (Some(a), Some(b)) if a == b => go(&p[1..], &n[1..]),
-            _ => false,
-        }
-    }
-    go(
-        &pattern.chars().collect::<Vec<_>>(),
-        &name.chars().collect::<Vec<_>>(),
-    )
-}
-
 fn terms(args: &[Value]) -> Vec<String> {
     args.iter()
         .flat_map(|a| match a.try_iter() {
@@ -250,7 +234,7 @@ fn items(plugin: &str, args: &[Value], kwargs: &Kwargs) -> Result<Vec<Value>, Er
                     })
                     .unwrap_or_default();
                 names.sort();
-                for n in names.into_iter().filter(|n| glob(name, n)) {
+                for n in names.into_iter().filter(|n| crate::glob::matches(name, n)) {
                     found.push(Value::from(folder.join(n).display().to_string()));
                 }
             }
