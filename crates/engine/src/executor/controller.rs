@@ -1,10 +1,11 @@
-//! The controller-side modules that steer the run: `meta`, `include_vars` at build time, and
-//! facts returned by modules (`service_facts`) merged into `ansible_facts`.
+//! The modules that run in imgbuild itself rather than in the rootfs: `set_fact`, `debug`,
+//! `fail`, `assert`, `meta`, `include_vars` at build time, and facts returned by modules
+//! (`service_facts`) merged into `ansible_facts`.
 
 use std::sync::Arc;
 
 use planner::plan::PlannedTask;
-use planner::vars::VarValue;
+use planner::vars::{Scope, VarValue};
 use serde_json::Value as Json;
 
 use super::{Ending, Executor, RoleReport};
@@ -12,6 +13,86 @@ use crate::modules::{ModuleError, ModuleResult};
 use crate::target::Target;
 
 impl Executor<'_> {
+    /// `set_fact`: the variables join the set facts.
+    pub(super) fn set_fact(&mut self, args: &Json) -> Result<ModuleResult, ModuleError> {
+        let Json::Object(facts) = args else {
+            return Err(ModuleError::new("set_fact needs variables"));
+        };
+        let layer = Arc::make_mut(&mut self.facts_set);
+        for (k, v) in facts {
+            if k != "cacheable" {
+                layer.insert(k.clone(), VarValue::Raw(v.clone()));
+            }
+        }
+        Ok(ModuleResult::changed(false).with("ansible_facts", Json::Object(facts.clone())))
+    }
+
+    /// `debug`: a message, or a variable's value.
+    pub(super) fn debug(&self, args: &Json, scope: &Scope) -> ModuleResult {
+        let text = match (args.get("msg"), args.get("var").and_then(Json::as_str)) {
+            (_, Some(var)) => {
+                let value = self
+                    .templar
+                    .eval(var, scope)
+                    .ok()
+                    .flatten()
+                    .unwrap_or(Json::Null);
+                format!(
+                    "{var}: {}",
+                    serde_json::to_string_pretty(&value).unwrap_or_default()
+                )
+            }
+            (Some(Json::String(s)), None) => s.clone(),
+            (Some(other), None) => serde_json::to_string_pretty(other).unwrap_or_default(),
+            (None, None) => "Hello world!".into(),
+        };
+        ModuleResult {
+            msg: Some(text),
+            ..ModuleResult::default()
+        }
+    }
+
+    /// `assert`: every condition must hold.
+    pub(super) fn assert(
+        &self,
+        task: &PlannedTask,
+        args: &Json,
+        scope: &Scope,
+    ) -> Result<ModuleResult, ModuleError> {
+        let conditions: Vec<Json> = match args.get("that") {
+            Some(Json::Array(items)) => items.clone(),
+            Some(one) => vec![one.clone()],
+            None => Vec::new(),
+        };
+        for cond in conditions {
+            let ok = match &cond {
+                Json::Bool(b) => *b,
+                Json::String(expr) => self
+                    .condition(task, expr, scope)
+                    .map_err(ModuleError::new)?,
+                other => {
+                    return Err(ModuleError::new(format!(
+                        "assert: {other} is not a condition"
+                    )))
+                }
+            };
+            if !ok {
+                let msg = match args.get("fail_msg") {
+                    Some(Json::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                    None => {
+                        format!("Assertion failed: {}", cond.as_str().unwrap_or_default())
+                    }
+                };
+                return Err(ModuleError::new(msg));
+            }
+        }
+        Ok(ModuleResult {
+            msg: Some("All assertions passed".into()),
+            ..ModuleResult::default()
+        })
+    }
+
     /// Facts a module returned (`service_facts`) join `ansible_facts` and the top level.
     pub(super) fn merge_facts(&mut self, result: &ModuleResult) {
         let Some(Json::Object(new)) = result.fields.get("ansible_facts") else {
@@ -112,4 +193,14 @@ impl Executor<'_> {
         }
         Ok(ModuleResult::changed(false).with("ansible_facts", Json::Object(vars)))
     }
+}
+
+/// `fail`: the task fails with its message.
+pub(super) fn fail(args: &Json) -> ModuleError {
+    let msg = match args.get("msg") {
+        Some(Json::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => "Failed as requested from task".into(),
+    };
+    ModuleError::new(msg)
 }

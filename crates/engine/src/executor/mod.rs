@@ -679,83 +679,10 @@ impl<'a> Executor<'a> {
         scope: &Scope,
     ) -> Result<ModuleResult, ModuleError> {
         match task.module.as_str() {
-            "set_fact" => {
-                let Json::Object(facts) = args else {
-                    return Err(ModuleError::new("set_fact needs variables"));
-                };
-                let layer = Arc::make_mut(&mut self.facts_set);
-                for (k, v) in facts {
-                    if k != "cacheable" {
-                        layer.insert(k.clone(), VarValue::Raw(v.clone()));
-                    }
-                }
-                Ok(ModuleResult::changed(false).with("ansible_facts", Json::Object(facts.clone())))
-            }
-            "debug" => {
-                let text = match (args.get("msg"), args.get("var").and_then(Json::as_str)) {
-                    (_, Some(var)) => {
-                        let value = self
-                            .templar
-                            .eval(var, scope)
-                            .ok()
-                            .flatten()
-                            .unwrap_or(Json::Null);
-                        format!(
-                            "{var}: {}",
-                            serde_json::to_string_pretty(&value).unwrap_or_default()
-                        )
-                    }
-                    (Some(Json::String(s)), None) => s.clone(),
-                    (Some(other), None) => serde_json::to_string_pretty(other).unwrap_or_default(),
-                    (None, None) => "Hello world!".into(),
-                };
-                Ok(ModuleResult {
-                    msg: Some(text),
-                    ..ModuleResult::default()
-                })
-            }
-            "fail" => {
-                let msg = match args.get("msg") {
-                    Some(Json::String(s)) => s.clone(),
-                    Some(other) => other.to_string(),
-                    None => "Failed as requested from task".into(),
-                };
-                Err(ModuleError::new(msg))
-            }
-            "assert" => {
-                let conditions: Vec<Json> = match args.get("that") {
-                    Some(Json::Array(items)) => items.clone(),
-                    Some(one) => vec![one.clone()],
-                    None => Vec::new(),
-                };
-                for cond in conditions {
-                    let ok = match &cond {
-                        Json::Bool(b) => *b,
-                        Json::String(expr) => self
-                            .condition(task, expr, scope)
-                            .map_err(ModuleError::new)?,
-                        other => {
-                            return Err(ModuleError::new(format!(
-                                "assert: {other} is not a condition"
-                            )))
-                        }
-                    };
-                    if !ok {
-                        let msg = match args.get("fail_msg") {
-                            Some(Json::String(s)) => s.clone(),
-                            Some(other) => other.to_string(),
-                            None => {
-                                format!("Assertion failed: {}", cond.as_str().unwrap_or_default())
-                            }
-                        };
-                        return Err(ModuleError::new(msg));
-                    }
-                }
-                Ok(ModuleResult {
-                    msg: Some("All assertions passed".into()),
-                    ..ModuleResult::default()
-                })
-            }
+            "set_fact" => self.set_fact(args),
+            "debug" => Ok(self.debug(args, scope)),
+            "fail" => Err(controller::fail(args)),
+            "assert" => self.assert(task, args, scope),
             "meta" => self.meta(args, target),
             "pause" | "reboot" | "wait_for" | "wait_for_connection" => Ok(ModuleResult {
                 skipped: true,

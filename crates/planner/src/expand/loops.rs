@@ -1,0 +1,158 @@
+//! A task's passes: one per item of a loop known at plan time (lookup loops resolved here),
+//! one with a build-time loop, or the task itself.
+
+use std::sync::Arc;
+
+use serde_json::Value as Json;
+
+use crate::error::{ErrorKind, Location, PlanError, Result};
+use crate::plan::LoopItem;
+use crate::planner::Planner;
+use crate::task::{Action, TaskDef};
+use crate::vars::{Layer, Scope, VarValue};
+
+use super::{Ctx, Pass};
+
+impl Planner<'_> {
+    /// The passes of a task: one per loop item (None where `when` folds to false).
+    pub(super) fn passes(
+        &mut self,
+        def: &TaskDef,
+        scope: &Scope,
+        ctx: &Ctx,
+        at: &Location,
+    ) -> Result<Vec<Option<Pass>>> {
+        let label = def.name.as_deref();
+        let Some(looping) = &def.looping else {
+            return Ok(vec![self.pass(def, scope.clone(), ctx, None, None, at)?]);
+        };
+        let lookup = matches!(
+            looping.keyword,
+            "with_dict"
+                | "with_together"
+                | "with_subelements"
+                | "with_first_found"
+                | "with_fileglob"
+        );
+        let rendered = self.render(&looping.value, scope, at, label)?;
+        if lookup && rendered.is_none() {
+            return Err(PlanError::new(
+                at.clone(),
+                ErrorKind::Recipe(format!(
+                    "{} over a value only the build knows is not supported; use loop: with a filter (dict2items, zip, subelements)",
+                    looping.keyword
+                )),
+            ));
+        }
+        let rendered = match rendered {
+            Some(value) if lookup => {
+                let module = match &def.action {
+                    Action::Module { spec, .. } => spec.name,
+                    _ => "",
+                };
+                Some(Json::Array(self.lookup_items(
+                    looping.keyword,
+                    value,
+                    module,
+                    ctx,
+                    at,
+                )?))
+            }
+            other => other,
+        };
+        let items = match rendered {
+            None => {
+                let mut deferred = Layer::new();
+                deferred.insert(def.loop_var.clone(), VarValue::Deferred);
+                if let Some(index_var) = &def.index_var {
+                    deferred.insert(index_var.clone(), VarValue::Deferred);
+                }
+                let loop_scope = scope.with_layer(Arc::new(deferred));
+                return Ok(vec![self.pass(
+                    def,
+                    loop_scope,
+                    ctx,
+                    None,
+                    Some(looping.value.clone()),
+                    at,
+                )?]);
+            }
+            Some(Json::Array(items)) if looping.keyword == "with_items" => items
+                .into_iter()
+                .flat_map(|item| match item {
+                    Json::Array(inner) => inner,
+                    other => vec![other],
+                })
+                .collect(),
+            Some(Json::Array(items)) => items,
+            Some(Json::Null) if looping.keyword == "with_items" => Vec::new(),
+            Some(scalar @ Json::String(_)) if looping.keyword == "with_items" => vec![scalar],
+            Some(other) => {
+                return Err(PlanError::new(
+                    at.clone(),
+                    ErrorKind::WrongType {
+                        what: looping.keyword.into(),
+                        expected: "a list",
+                        found: crate::modules::types::json_type(&other),
+                    },
+                ))
+            }
+        };
+        let length = items.len();
+        let mut passes = Vec::with_capacity(length);
+        for (index, value) in items.into_iter().enumerate() {
+            let mut layer = Layer::new();
+            layer.insert(def.loop_var.clone(), VarValue::Raw(value.clone()));
+            if let Some(index_var) = &def.index_var {
+                layer.insert(index_var.clone(), VarValue::Raw(Json::from(index)));
+            }
+            let item_scope = scope.with_layer(Arc::new(layer));
+            let label = match &def.loop_label {
+                Some(raw) => match self.render(raw, &item_scope, at, label)? {
+                    Some(Json::String(s)) => Some(s),
+                    Some(other) => Some(other.to_string()),
+                    None => None,
+                },
+                None => None,
+            };
+            let item = LoopItem {
+                var: def.loop_var.clone(),
+                value,
+                index,
+                length,
+                index_var: def.index_var.clone(),
+                label,
+            };
+            passes.push(self.pass(def, item_scope, ctx, Some(item), None, at)?);
+        }
+        Ok(passes)
+    }
+
+    pub(super) fn pass(
+        &mut self,
+        def: &TaskDef,
+        scope: Scope,
+        ctx: &Ctx,
+        item: Option<LoopItem>,
+        loop_over: Option<Json>,
+        at: &Location,
+    ) -> Result<Option<Pass>> {
+        let mut whens = ctx.when.clone();
+        for cond in &def.when {
+            match self.condition(cond, &scope, at, def.name.as_deref())? {
+                Some(true) => {}
+                Some(false) => return Ok(None),
+                None => whens.push(match cond {
+                    Json::String(s) => s.clone(),
+                    other => other.to_string(),
+                }),
+            }
+        }
+        Ok(Some(Pass {
+            scope,
+            whens,
+            item,
+            loop_over,
+        }))
+    }
+}
