@@ -24,6 +24,23 @@ pub struct FsError {
 /// `Result` with [`FsError`].
 pub type FsResult<T> = Result<T, FsError>;
 
+/// `openat2(RESOLVE_IN_ROOT)`, retried on `EAGAIN`: the kernel answers that when a rename or
+/// mount anywhere on the machine raced the lookup (openat2(2)), which a busy build host sees.
+fn open_in_root(
+    base: impl AsFd,
+    path: &Path,
+    flags: OFlags,
+    mode: Mode,
+) -> std::io::Result<OwnedFd> {
+    let mut attempts = 0;
+    loop {
+        match rustix::fs::openat2(&base, path, flags, mode, ResolveFlags::IN_ROOT) {
+            Err(rustix::io::Errno::AGAIN) if attempts < 64 => attempts += 1,
+            other => return Ok(other?),
+        }
+    }
+}
+
 fn err(path: &Path, source: impl Into<std::io::Error>) -> FsError {
     FsError {
         path: path.display().to_string(),
@@ -161,12 +178,11 @@ impl RootFs {
         } else {
             parent
         };
-        let fd = rustix::fs::openat2(
+        let fd = open_in_root(
             base,
             &parent,
             OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
-            ResolveFlags::IN_ROOT,
         )?;
         Ok((fd, name))
     }
@@ -178,13 +194,12 @@ impl RootFs {
         } else {
             rel
         };
-        Ok(rustix::fs::openat2(
+        open_in_root(
             base,
             &rel,
             flags | OFlags::CLOEXEC,
             Mode::from_raw_mode(mode),
-            ResolveFlags::IN_ROOT,
-        )?)
+        )
     }
 
     /// `lstat`; `None` when nothing is there.

@@ -15,6 +15,7 @@ pub mod matrix;
 pub mod modules;
 pub mod plan;
 mod planner;
+pub mod pyjson;
 pub mod recipe;
 mod roles;
 mod runtime_context;

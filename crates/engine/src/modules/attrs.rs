@@ -71,6 +71,29 @@ pub fn symbolic(mode: &str, current: u32, is_dir: bool) -> Result<u32, ModuleErr
     Ok(bits & 0o7777)
 }
 
+/// Makes `path` and its missing parents as Ansible's `file` and `copy` do: each folder made gets
+/// the owner, group and mode asked for, not only the last (default mode 0755).
+pub fn make_folders(
+    fs: &RootFs,
+    path: &Path,
+    owner: &Option<Text>,
+    group: &Option<Text>,
+    mode: &Option<Mode>,
+) -> Result<(), ModuleError> {
+    let mut missing = Vec::new();
+    for dir in path.ancestors() {
+        if fs.meta_follow(dir)?.is_some() {
+            break;
+        }
+        missing.push(dir);
+    }
+    for dir in missing.into_iter().rev() {
+        fs.mkdir_all(dir, 0o755)?;
+        apply(fs, dir, owner, group, mode, false)?;
+    }
+    Ok(())
+}
+
 /// Sets owner, group and mode of `path` where asked; `true` if anything changed.
 pub fn apply(
     fs: &RootFs,

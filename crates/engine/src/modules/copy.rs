@@ -169,6 +169,11 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     };
     let dest_is_dir = p.dest.as_str().ends_with('/')
         || fs.meta_follow(&dest)?.is_some_and(|m| m.kind == Kind::Dir);
+    if p.dest.as_str().ends_with('/') && !ctx.check {
+        // A dest ending in '/' is a folder that Ansible makes, parents and all, with
+        // directory_mode and the task's owner and group.
+        attrs::make_folders(fs, &dest, &p.owner, &p.group, &p.directory_mode)?;
+    }
     if dest_is_dir {
         let name = p
             .src

@@ -20,6 +20,33 @@ fn apply_recursive(ctx: &ModuleCtx, path: &Path, p: &FileParams) -> Result<bool,
     Ok(changed)
 }
 
+/// A symlink's source must exist unless `force` (relative sources from the link's folder), as
+/// Ansible checks before it links.
+fn check_link_source(
+    ctx: &ModuleCtx,
+    path: &Path,
+    src: &str,
+    current: Option<Kind>,
+    p: &FileParams,
+) -> Result<(), ModuleError> {
+    if flag(&p.force, false) {
+        return Ok(());
+    }
+    let base = if current == Some(Kind::Dir) {
+        path
+    } else {
+        path.parent().unwrap_or(Path::new("/"))
+    };
+    let absolute = base.join(src);
+    if ctx.target.fs().meta_follow(&absolute)?.is_none() {
+        return Err(ModuleError::new(format!(
+            "src file does not exist, use \"force=yes\" if you really want to create the link: {}",
+            absolute.display()
+        )));
+    }
+    Ok(())
+}
+
 /// `file`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: FileParams = params("file", args)?;
@@ -68,11 +95,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
                 None => {
                     changed = true;
                     if !ctx.check {
-                        let mode = match &p.mode {
-                            Some(Mode::Octal(bits)) => *bits,
-                            _ => 0o755,
-                        };
-                        fs.mkdir_all(path, mode)?;
+                        attrs::make_folders(fs, path, &p.owner, &p.group, &p.mode)?;
                     }
                 }
             }
@@ -114,6 +137,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
                 .map(|s| s.to_string())
                 .ok_or_else(|| ModuleError::new("links need src"))?;
             if state == FileState::Link {
+                check_link_source(ctx, path, &src, current.map(|m| m.kind), &p)?;
                 let same =
                     current.is_some_and(|m| m.kind == Kind::Symlink) && fs.read_link(path)? == src;
                 if !same {

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::types::{Flag, Mode, Text};
+use super::types::{Content, Flag, Mode, Text};
 use super::{exactly_one, FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `copy`.
@@ -12,8 +12,8 @@ use super::{exactly_one, FreeForm, ModuleSpec, Params, Runs};
 pub struct CopyParams {
     /// Source file or directory (role `files/`, or in the rootfs with `remote_src`).
     pub src: Option<Text>,
-    /// Inline content instead of `src`.
-    pub content: Option<Text>,
+    /// Inline content instead of `src` (a mapping or list is written as JSON).
+    pub content: Option<Content>,
     /// Destination in the rootfs.
     pub dest: Text,
     /// Mode of the written file.

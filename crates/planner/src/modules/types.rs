@@ -119,6 +119,35 @@ impl Serialize for Text {
     }
 }
 
+/// A file's content: text as given; a mapping or list written as JSON, the way Ansible's
+/// `copy` writes it (`json.dumps`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Content(pub String);
+
+impl Content {
+    /// The text written.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match serde_json::Value::deserialize(d)? {
+            value @ (serde_json::Value::Array(_) | serde_json::Value::Object(_)) => {
+                Ok(Content(crate::pyjson::Dumps::default().dumps(&value)))
+            }
+            other => scalar_text(other).map(Content).map_err(de::Error::custom),
+        }
+    }
+}
+
+impl Serialize for Content {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
 /// An integer, from a number or numeric text, or a deferred template.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Int {

@@ -356,24 +356,28 @@ fn json_of(value: &Value) -> Result<serde_json::Value, Error> {
     serde_json::to_value(value).map_err(|e| invalid(format!("cannot convert to JSON: {e}")))
 }
 
+/// `to_json`: Python's `json.dumps` (`", "` and `": "`, ASCII only unless told).
 fn to_json(value: Value, kwargs: Kwargs) -> Result<String, Error> {
-    let _: Option<bool> = kwargs.get("sort_keys")?;
-    let _: Option<bool> = kwargs.get("ensure_ascii")?;
+    let sort_keys: Option<bool> = kwargs.get("sort_keys")?;
+    let ensure_ascii: Option<bool> = kwargs.get("ensure_ascii")?;
     let indent: Option<usize> = kwargs.get("indent")?;
     kwargs.assert_all_used()?;
-    let json = json_of(&value)?;
-    let text = match indent {
-        Some(_) => serde_json::to_string_pretty(&json),
-        None => serde_json::to_string(&json),
+    let dumps = crate::pyjson::Dumps {
+        indent,
+        sort_keys: sort_keys.unwrap_or(false),
+        ensure_ascii: ensure_ascii.unwrap_or(true),
     };
-    text.map_err(|e| invalid(e.to_string()))
+    Ok(dumps.dumps(&json_of(&value)?))
 }
 
+/// `to_nice_json`: four spaces and sorted keys unless told otherwise.
 fn to_nice_json(value: Value, kwargs: Kwargs) -> Result<String, Error> {
-    let _: Option<usize> = kwargs.get("indent")?;
-    let _: Option<bool> = kwargs.get("sort_keys")?;
+    let indent: Option<usize> = kwargs.get("indent")?;
+    let sort_keys: Option<bool> = kwargs.get("sort_keys")?;
     kwargs.assert_all_used()?;
-    serde_json::to_string_pretty(&json_of(&value)?).map_err(|e| invalid(e.to_string()))
+    let mut dumps = crate::pyjson::Dumps::nice(indent.unwrap_or(4));
+    dumps.sort_keys = sort_keys.unwrap_or(true);
+    Ok(dumps.dumps(&json_of(&value)?))
 }
 
 fn from_json(value: String) -> Result<Value, Error> {

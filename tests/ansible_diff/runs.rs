@@ -1,0 +1,139 @@
+//! The two runs of one case: `ansible-playbook` over the `community.general.chroot` connection
+//! and `imgbuild apply`, each on its own overlayfs view of one shared rootfs, mounted in a mount
+//! namespace of its own (so nothing stays mounted when a run ends, however it ends).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The folders of one side of a case: an overlay upper and work folder, and the merged root.
+pub struct Side {
+    /// What the run wrote (the overlay's upper folder).
+    pub upper: PathBuf,
+    work: PathBuf,
+    merged: PathBuf,
+}
+
+impl Side {
+    /// Makes the side's folders below `dir`.
+    pub fn new(dir: &Path) -> Self {
+        let side = Self {
+            upper: dir.join("upper"),
+            work: dir.join("work"),
+            merged: dir.join("merged"),
+        };
+        for d in [&side.upper, &side.work, &side.merged] {
+            std::fs::create_dir_all(d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+        }
+        side
+    }
+
+    /// A shell prefix that mounts the overlay (and, with `host_mounts`, what a container runtime
+    /// would give a play: proc, sys, dev, and fresh tmpfs on /tmp and /run), then execs `argv`.
+    fn script(&self, lower: &Path, host_mounts: bool) -> String {
+        let m = self.merged.display();
+        let mut script = format!(
+            "set -e; mount -t overlay overlay -o lowerdir={},upperdir={},workdir={} {m}; ",
+            lower.display(),
+            self.upper.display(),
+            self.work.display()
+        );
+        if host_mounts {
+            script.push_str(&format!(
+                "mount -t proc proc {m}/proc; mount -t sysfs sysfs {m}/sys; \
+                 mount --rbind /dev {m}/dev; mount -t tmpfs tmpfs {m}/tmp; \
+                 mount -t tmpfs tmpfs {m}/run; "
+            ));
+        }
+        script.push_str("exec \"$@\"");
+        script
+    }
+
+    fn run(&self, lower: &Path, host_mounts: bool, command: Command) -> Output {
+        let mut wrapped = Command::new("unshare");
+        wrapped
+            .args(["--mount", "--propagation", "private", "sh", "-c"])
+            .arg(self.script(lower, host_mounts))
+            .arg("sh")
+            .arg(command.get_program())
+            .args(command.get_args());
+        for (k, v) in command.get_envs() {
+            match v {
+                Some(v) => wrapped.env(k, v),
+                None => wrapped.env_remove(k),
+            };
+        }
+        if let Some(dir) = command.get_current_dir() {
+            wrapped.current_dir(dir);
+        }
+        wrapped
+            .output()
+            .unwrap_or_else(|e| panic!("unshare (util-linux): {e}"))
+    }
+}
+
+/// What a case needs to run on either side.
+pub struct Case<'a> {
+    /// The case's name (its role and its recipe's name).
+    pub name: &'a str,
+    /// The project: `images/<name>.yml`, `roles/`.
+    pub project: &'a Path,
+    /// Extra variables file (`-e @file`), if the case has one.
+    pub extra_vars: Option<&'a Path>,
+    /// The shared rootfs.
+    pub lower: &'a Path,
+    /// The folder of this case's scratch files.
+    pub scratch: &'a Path,
+}
+
+/// Runs the case's recipe, a playbook, with `ansible-playbook` on `side`.
+pub fn ansible(case: &Case, side: &Side) -> Output {
+    let home = case.scratch.join("ansible-home");
+    std::fs::create_dir_all(&home).expect("ansible home");
+    let inventory = case.scratch.join("inventory");
+    std::fs::write(
+        &inventory,
+        format!(
+            "localhost ansible_connection=community.general.chroot ansible_host={} \
+             ansible_python_interpreter=/usr/bin/python3\n",
+            side.merged.display()
+        ),
+    )
+    .expect("inventory");
+    let mut command = Command::new("ansible-playbook");
+    command
+        .arg("-i")
+        .arg(&inventory)
+        .arg(case.project.join(format!("images/{}.yml", case.name)));
+    if let Some(file) = case.extra_vars {
+        command.arg("-e").arg(format!("@{}", file.display()));
+    }
+    command
+        .env("HOME", &home)
+        .env("ANSIBLE_ROLES_PATH", case.project.join("roles"))
+        .env("ANSIBLE_LOCAL_TEMP", home.join("tmp"))
+        // Module files go to the play's /tmp (a tmpfs), not to /root/.ansible in the tree.
+        .env("ANSIBLE_REMOTE_TMP", "/tmp/.ansible-tmp")
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_RETRY_FILES_ENABLED", "0")
+        .env("ANSIBLE_DEPRECATION_WARNINGS", "0")
+        .env("ANSIBLE_COLLECTIONS_PATH", "/usr/share/ansible/collections")
+        .env("LC_ALL", "C.UTF-8");
+    side.run(case.lower, true, command)
+}
+
+/// Runs the case's recipe with `imgbuild apply` on `side`.
+pub fn imgbuild(case: &Case, side: &Side) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_imgbuild"));
+    command
+        .arg("-C")
+        .arg(case.project)
+        .args(["apply", case.name, "--root"])
+        .arg(&side.merged);
+    if let Some(file) = case.extra_vars {
+        command.arg("-e").arg(format!("@{}", file.display()));
+    }
+    command
+        .env("IMGBUILD_CACHE", case.scratch.join("imgbuild-cache"))
+        .env("CI", "1");
+    side.run(case.lower, false, command)
+}
