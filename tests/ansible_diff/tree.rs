@@ -121,8 +121,8 @@ fn entry(path: &Path) -> Option<Entry> {
 }
 
 impl Layered<'_> {
-    /// What `rel` is in the merged tree, as overlayfs would show it.
-    pub fn resolve(&self, rel: &Path) -> Option<Entry> {
+    /// What `rel` is in the merged tree, as overlayfs would show it, and where it is.
+    pub fn resolve(&self, rel: &Path) -> Option<(Entry, PathBuf)> {
         let parts: Vec<Component> = rel.components().collect();
         let mut upper = self.upper.to_path_buf();
         let mut lower_hidden = false;
@@ -131,7 +131,7 @@ impl Layered<'_> {
             let last = i + 1 == parts.len();
             match std::fs::symlink_metadata(&upper) {
                 Ok(meta) if is_whiteout(&meta) => return None,
-                Ok(_) if last => return entry(&upper),
+                Ok(_) if last => return entry(&upper).map(|e| (e, upper)),
                 Ok(meta) if !meta.is_dir() => return None,
                 Ok(_) => lower_hidden |= is_opaque(&upper),
                 Err(_) => break,
@@ -149,7 +149,7 @@ impl Layered<'_> {
                 return None;
             }
         }
-        entry(&lower)
+        entry(&lower).map(|e| (e, lower))
     }
 
     /// Every path this run may have changed, relative to the root.
@@ -194,6 +194,8 @@ pub struct Difference {
     pub ansible: Option<Entry>,
     /// What imgbuild left.
     pub imgbuild: Option<Entry>,
+    /// The lines only one side has, for text files that differ (`-` Ansible's, `+` imgbuild's).
+    pub lines: Vec<String>,
 }
 
 impl fmt::Display for Difference {
@@ -205,8 +207,46 @@ impl fmt::Display for Difference {
             self.path,
             show(&self.ansible),
             show(&self.imgbuild)
-        )
+        )?;
+        for line in &self.lines {
+            write!(f, "\n        {line}")?;
+        }
+        Ok(())
     }
+}
+
+/// The lines only one of two small text files has, in order, at most 16.
+fn line_changes(ansible: &Path, imgbuild: &Path) -> Vec<String> {
+    let read = |p: &Path| {
+        std::fs::read(p)
+            .ok()
+            .filter(|b| b.len() < 65536)
+            .and_then(|b| String::from_utf8(b).ok())
+    };
+    let (Some(a), Some(b)) = (read(ansible), read(imgbuild)) else {
+        return Vec::new();
+    };
+    let (a_lines, b_lines): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    let mut out: Vec<String> = a_lines
+        .iter()
+        .filter(|l| !b_lines.contains(l))
+        .map(|l| format!("- {l:?}"))
+        .chain(
+            b_lines
+                .iter()
+                .filter(|l| !a_lines.contains(l))
+                .map(|l| format!("+ {l:?}")),
+        )
+        .take(16)
+        .collect();
+    if out.is_empty() {
+        out.push(format!(
+            "(same lines; {} and {} bytes, line ends or order differ)",
+            a.len(),
+            b.len()
+        ));
+    }
+    out
 }
 
 /// Every path the two runs left differently, except those `ignored` says change on every run.
@@ -226,10 +266,22 @@ pub fn compare(
                 return None;
             }
             let (a, b) = (ansible.resolve(rel), imgbuild.resolve(rel));
+            let lines = match (&a, &b) {
+                (Some((ea, pa)), Some((eb, pb))) if ea.kind == "file" && eb.kind == "file" => {
+                    if ea.digest != eb.digest {
+                        line_changes(pa, pb)
+                    } else {
+                        Vec::new()
+                    }
+                }
+                _ => Vec::new(),
+            };
+            let (a, b) = (a.map(|x| x.0), b.map(|x| x.0));
             (a != b).then_some(Difference {
                 path,
                 ansible: a,
                 imgbuild: b,
+                lines,
             })
         })
         .collect()

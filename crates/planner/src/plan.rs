@@ -38,7 +38,7 @@ pub enum Step {
 }
 
 /// One task, resolved.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct PlannedTask {
     /// The recipe role (layer) it belongs to.
     pub role: String,
@@ -66,6 +66,12 @@ pub struct PlannedTask {
     /// The loop variable of a loop the build resolves (`item` unless `loop_control.loop_var`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loop_var: Option<String>,
+    /// `loop_control.index_var` of a loop the build resolves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loop_index_var: Option<String>,
+    /// `loop_control.extended` of a loop the build resolves.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub loop_extended: bool,
     /// `register:`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub register: Option<String>,
@@ -110,7 +116,7 @@ pub struct PlannedTask {
 }
 
 /// One iteration of a loop.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct LoopItem {
     /// `item`, or `loop_control.loop_var`.
     pub var: String,
@@ -126,6 +132,59 @@ pub struct LoopItem {
     /// `loop_control.label`, rendered for this item.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// `ansible_loop`, with `loop_control.extended`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extended: Option<Json>,
+    /// Its `when` is false at plan time: kept only so that `register` sees every item.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub skipped: bool,
+}
+
+/// The variables Ansible sets in one iteration of a loop: the loop variable, `ansible_loop_var`,
+/// the index variable, and with `extended` the `ansible_loop` mapping.
+pub fn loop_vars(
+    var: &str,
+    index_var: Option<&str>,
+    items: &[Json],
+    index: usize,
+    extended: bool,
+) -> Vec<(String, Json)> {
+    let mut vars = vec![
+        (
+            var.to_owned(),
+            items.get(index).cloned().unwrap_or(Json::Null),
+        ),
+        ("ansible_loop_var".to_owned(), Json::from(var)),
+    ];
+    if let Some(index_var) = index_var {
+        vars.push((index_var.to_owned(), Json::from(index)));
+        vars.push(("ansible_index_var".to_owned(), Json::from(index_var)));
+    }
+    if extended {
+        vars.push(("ansible_loop".to_owned(), extended_loop(items, index)));
+    }
+    vars
+}
+
+/// `ansible_loop` for iteration `index` of `items`.
+pub fn extended_loop(items: &[Json], index: usize) -> Json {
+    let length = items.len();
+    let mut map = serde_json::Map::new();
+    map.insert("allitems".into(), Json::Array(items.to_vec()));
+    map.insert("index".into(), Json::from(index + 1));
+    map.insert("index0".into(), Json::from(index));
+    map.insert("revindex".into(), Json::from(length - index));
+    map.insert("revindex0".into(), Json::from(length - index - 1));
+    map.insert("first".into(), Json::Bool(index == 0));
+    map.insert("last".into(), Json::Bool(index + 1 == length));
+    map.insert("length".into(), Json::from(length));
+    if index > 0 {
+        map.insert("previtem".into(), items[index - 1].clone());
+    }
+    if index + 1 < length {
+        map.insert("nextitem".into(), items[index + 1].clone());
+    }
+    Json::Object(map)
 }
 
 /// `until` with its retry settings.

@@ -246,10 +246,7 @@ fn magic_vars(recipe: &Recipe) -> Vec<(String, Json)> {
         ("ansible_play_name".into(), json!(recipe.image)),
         ("ansible_check_mode".into(), json!(false)),
         ("ansible_connection".into(), json!("chroot")),
-        (
-            "ansible_managed".into(),
-            json!("Managed by imgbuild: do not edit in the image"),
-        ),
+        ("ansible_managed".into(), json!("Ansible managed")),
         ("group_names".into(), json!([])),
         (
             "groups".into(),

@@ -1,6 +1,7 @@
-//! JSON written the way Python's `json.dumps` writes it, which is what Ansible writes: `copy`
-//! with a mapping as `content`, and the `to_json` / `to_nice_json` filters. serde_json's own
-//! forms differ in separators, indentation, key order and escapes.
+//! Values written the way Python writes them, which is what Ansible writes: `json.dumps` for
+//! `copy` with a mapping as `content` and the `to_json` / `to_nice_json` filters (serde_json's
+//! own forms differ in separators, indentation, key order and escapes), and `repr` for a list
+//! or mapping printed by a template (`['a', 'b']`, `{'k': True, 'n': None}`).
 
 use serde_json::Value as Json;
 
@@ -117,6 +118,71 @@ impl Dumps {
     }
 }
 
+/// `value` as Python's `str()` of it prints in a template: lists and mappings in `repr` form.
+pub fn repr(value: &Json) -> String {
+    let mut out = String::new();
+    write_repr(value, &mut out);
+    out
+}
+
+fn write_repr(value: &Json, out: &mut String) {
+    match value {
+        Json::Null => out.push_str("None"),
+        Json::Bool(b) => out.push_str(if *b { "True" } else { "False" }),
+        Json::Number(n) => out.push_str(&python_number(n)),
+        Json::String(s) => repr_str(s, out),
+        Json::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_repr(item, out);
+            }
+            out.push(']');
+        }
+        Json::Object(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                repr_str(key, out);
+                out.push_str(": ");
+                write_repr(item, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// A string as Python's `repr`: single quotes unless it holds one and no double quote.
+fn repr_str(s: &str, out: &mut String) {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+}
+
 /// A number as Python's `repr` writes it (`1.0`, `1e+20`).
 fn python_number(n: &serde_json::Number) -> String {
     match n.as_f64() {
@@ -159,6 +225,16 @@ mod tests {
             Dumps::default().dumps(&json!("é \"q\" \u{1F600}\t\u{7f}")),
             r#""\u00e9 \"q\" \ud83d\ude00\t\u007f""#
         );
+    }
+
+    #[test]
+    fn repr_as_python_prints_containers() {
+        let value = json!({"a": [1, 2.5, "x"], "on": true, "n": null, "q": "it's", "e": "a\nb"});
+        assert_eq!(
+            repr(&value),
+            r#"{'a': [1, 2.5, 'x'], 'on': True, 'n': None, 'q': "it's", 'e': 'a\nb'}"#
+        );
+        assert_eq!(repr(&json!(["both ' and \""])), r#"['both \' and "']"#);
     }
 
     #[test]

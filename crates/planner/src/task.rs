@@ -83,6 +83,8 @@ pub struct TaskDef<'n> {
     pub loop_var: String,
     /// `loop_control.index_var`.
     pub index_var: Option<String>,
+    /// `loop_control.extended`: `ansible_loop` is set in each iteration.
+    pub loop_extended: bool,
     /// `loop_control.label`.
     pub loop_label: Option<Json>,
     /// Notes for the plan's warnings (a keyword accepted with another meaning).
@@ -477,6 +479,7 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
         looping: None,
         loop_var: "item".into(),
         index_var: None,
+        loop_extended: false,
         loop_label: None,
         notes: Vec::new(),
         register: None,
@@ -552,7 +555,12 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
                         "loop_var" => def.loop_var = text(cv, "loop_var", file)?,
                         "index_var" => def.index_var = Some(text(cv, "index_var", file)?),
                         "label" => def.loop_label = Some(cv.to_json()),
-                        "pause" | "extended" | "extended_allitems" => {}
+                        "extended" => {
+                            def.loop_extended = cv.to_json().as_bool().unwrap_or_else(|| {
+                                crate::template::ansible_bool_str(&cv.to_json().to_string())
+                            })
+                        }
+                        "pause" | "extended_allitems" => {}
                         other => {
                             return Err(located(
                                 file,

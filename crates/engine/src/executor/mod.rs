@@ -70,6 +70,8 @@ pub struct Executor<'a> {
     downloads: &'a dyn Downloader,
     pkg_mgr: String,
     notified: Vec<String>,
+    /// The results so far of the loop the plan unrolled that is running (its task's source).
+    loop_results: (String, Vec<Json>),
     /// `meta: end_role` or `end_play` ended the rest.
     ending: Option<Ending>,
 }
@@ -130,6 +132,7 @@ impl<'a> Executor<'a> {
             downloads,
             pkg_mgr,
             notified: Vec::new(),
+            loop_results: (String::new(), Vec::new()),
             ending: None,
         }
     }
@@ -254,8 +257,8 @@ impl<'a> Executor<'a> {
     }
 
     /// Variables for a task at build time: facts and recipe vars, the task's plan-time context,
-    /// the loop item, and what earlier tasks registered.
-    fn scope(&self, task: &PlannedTask, item: Option<(&str, &Json, usize)>) -> Scope {
+    /// the loop variables of this iteration, and what earlier tasks registered.
+    fn scope(&self, task: &PlannedTask, loop_vars: Option<&[(String, Json)]>) -> Scope {
         let mut context = Layer::new();
         for (k, v) in &task.context {
             context.insert(k.clone(), VarValue::Raw(v.clone()));
@@ -263,17 +266,31 @@ impl<'a> Executor<'a> {
         let mut scope = Scope::default()
             .with_layer(self.base.clone())
             .with_layer(Arc::new(context));
-        let item = item.or_else(|| {
-            task.item
-                .as_ref()
-                .map(|i| (i.var.as_str(), &i.value, i.index))
-        });
-        if let Some((var, value, index)) = item {
-            let mut layer = Layer::new();
-            layer.insert(var.to_owned(), VarValue::Raw(value.clone()));
-            if let Some(index_var) = task.item.as_ref().and_then(|i| i.index_var.clone()) {
-                layer.insert(index_var, VarValue::Raw(json!(index)));
+        let planned;
+        let loop_vars = match (loop_vars, &task.item) {
+            (Some(vars), _) => Some(vars),
+            (None, Some(item)) => {
+                let mut vars = vec![
+                    (item.var.clone(), item.value.clone()),
+                    ("ansible_loop_var".to_owned(), json!(item.var)),
+                ];
+                if let Some(index_var) = &item.index_var {
+                    vars.push((index_var.clone(), json!(item.index)));
+                    vars.push(("ansible_index_var".to_owned(), json!(index_var)));
+                }
+                if let Some(extended) = &item.extended {
+                    vars.push(("ansible_loop".to_owned(), extended.clone()));
+                }
+                planned = vars;
+                Some(planned.as_slice())
             }
+            (None, None) => None,
+        };
+        if let Some(vars) = loop_vars {
+            let layer: Layer = vars
+                .iter()
+                .map(|(k, v)| (k.clone(), VarValue::Raw(v.clone())))
+                .collect();
             scope = scope.with_layer(Arc::new(layer));
         }
         scope.with_facts_set(self.facts_set.clone())
@@ -334,11 +351,15 @@ impl<'a> Executor<'a> {
         if run.status == Status::Skipped {
             result.insert("skipped".into(), json!(true));
         }
+        if run.status == Status::Skipped && task.loop_over.is_none() {
+            result.insert("skip_reason".into(), json!("Conditional result was False"));
+        }
         if let Some(register) = &task.register {
-            Arc::make_mut(&mut self.facts_set).insert(
-                register.clone(),
-                VarValue::Raw(Json::Object(result.clone())),
-            );
+            let registered = match &task.item {
+                Some(item) => self.planned_loop_result(task, item, &result),
+                None => Json::Object(result.clone()),
+            };
+            Arc::make_mut(&mut self.facts_set).insert(register.clone(), VarValue::Raw(registered));
         }
         if run.status != Status::Skipped {
             report.tasks += 1;
@@ -371,6 +392,28 @@ impl<'a> Executor<'a> {
         }
     }
 
+    /// What a loop the plan unrolled registers after this item: one result per item so far
+    /// under `results`, as Ansible registers a loop (skipped items included).
+    fn planned_loop_result(
+        &mut self,
+        task: &PlannedTask,
+        item: &planner::plan::LoopItem,
+        result: &Map<String, Json>,
+    ) -> Json {
+        let mut one = result.clone();
+        one.insert(item.var.clone(), item.value.clone());
+        one.insert("ansible_loop_var".into(), json!(item.var));
+        if let Some(index_var) = &item.index_var {
+            one.insert(index_var.clone(), json!(item.index));
+            one.insert("ansible_index_var".into(), json!(index_var));
+        }
+        if item.index == 0 || self.loop_results.0 != task.source {
+            self.loop_results = (task.source.clone(), Vec::new());
+        }
+        self.loop_results.1.push(Json::Object(one));
+        loop_summary(&self.loop_results.1)
+    }
+
     fn truthy(&self, task: &PlannedTask, value: &Json) -> bool {
         match value {
             Json::Bool(b) => *b,
@@ -398,13 +441,31 @@ impl<'a> Executor<'a> {
         let mut results = Vec::new();
         let (mut changed, mut all_skipped) = (false, true);
         for (index, item) in items.iter().enumerate() {
-            let run = self.run_once(task, target, Some((&var, item, index)));
+            let vars = planner::plan::loop_vars(
+                &var,
+                task.loop_index_var.as_deref(),
+                &items,
+                index,
+                task.loop_extended,
+            );
+            let run = self.run_once(task, target, Some(&vars));
             changed |= run.status == Status::Changed;
             all_skipped &= run.status == Status::Skipped;
             let mut result = run.result;
+            for (key, value) in vars
+                .into_iter()
+                .skip(1)
+                .filter(|(k, _)| k != "ansible_loop")
+            {
+                result.insert(key, value);
+            }
             result.insert(var.clone(), item.clone());
             result.insert("changed".into(), json!(run.status == Status::Changed));
             result.insert("failed".into(), json!(run.failure.is_some()));
+            if run.status == Status::Skipped {
+                result.insert("skipped".into(), json!(true));
+                result.insert("skip_reason".into(), json!("Conditional result was False"));
+            }
             results.push(Json::Object(result));
             if let Some(failure) = run.failure {
                 let mut map = Map::new();
@@ -417,8 +478,9 @@ impl<'a> Executor<'a> {
                 };
             }
         }
-        let mut map = Map::new();
-        map.insert("results".into(), Json::Array(results));
+        let Json::Object(map) = loop_summary(&results) else {
+            unreachable!("loop_summary returns a mapping")
+        };
         let status = if changed {
             Status::Changed
         } else if all_skipped && !items.is_empty() {
@@ -488,9 +550,9 @@ impl<'a> Executor<'a> {
         &mut self,
         task: &PlannedTask,
         target: &dyn Target,
-        item: Option<(&str, &Json, usize)>,
+        loop_vars: Option<&[(String, Json)]>,
     ) -> Run {
-        let scope = self.scope(task, item);
+        let scope = self.scope(task, loop_vars);
         if let Some(when) = &task.when {
             match self.condition(task, when, &scope) {
                 Ok(true) => {}
@@ -712,9 +774,10 @@ impl<'a> Executor<'a> {
                     (None, "template", Some(file)) => {
                         let text = std::fs::read_to_string(self.project_root.join(file))
                             .map_err(|e| ModuleError::new(format!("{file}: {e}")))?;
+                        let options = planner::modules::template::file_options(args);
                         rendered_now = self
                             .templar
-                            .render_text(&text, scope)
+                            .render_file(&text, scope, options)
                             .map_err(|e| ModuleError::new(format!("{file}: {e}")))?
                             .ok_or_else(|| {
                                 ModuleError::new(format!("{file} uses a result no task registered"))
@@ -756,6 +819,31 @@ impl<'a> Executor<'a> {
             }
         }
     }
+}
+
+/// What a loop registers: its items' results, `changed` and `failed` if any item was, and
+/// `skipped` if every item was.
+fn loop_summary(results: &[Json]) -> Json {
+    let any = |key: &str| results.iter().any(|r| r[key] == Json::Bool(true));
+    let all_skipped = !results.is_empty() && results.iter().all(|r| r["skipped"] == json!(true));
+    let mut map = Map::new();
+    map.insert("results".into(), Json::Array(results.to_vec()));
+    map.insert("changed".into(), json!(any("changed")));
+    map.insert(
+        "msg".into(),
+        json!(if all_skipped {
+            "All items skipped"
+        } else {
+            "All items completed"
+        }),
+    );
+    if any("failed") {
+        map.insert("failed".into(), json!(true));
+    }
+    if all_skipped {
+        map.insert("skipped".into(), json!(true));
+    }
+    Json::Object(map)
 }
 
 /// What `meta` ended.

@@ -7,7 +7,7 @@ use planner::modules::lineinfile::LineState;
 use planner::modules::types::Choice;
 use serde_json::Value as Json;
 
-use super::lineinfile::{insert_index, read_lines, write_lines};
+use super::lineinfile::{insert_index, missing_file, read_lines, write_lines};
 use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 
 /// `blockinfile`.
@@ -17,12 +17,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let (mut lines, before) = match read_lines(ctx, path)? {
         Some(found) => found,
         None if flag(&p.create, false) => (Vec::new(), String::new()),
-        None => {
-            return Err(ModuleError::new(format!(
-                "{} does not exist; set create: yes to make it",
-                path.display()
-            )))
-        }
+        None => return Err(missing_file(path)),
     };
     let marker = p
         .marker

@@ -90,6 +90,10 @@ pub fn write_lines(
                 Some(Mode::Octal(bits)) => Some(*bits),
                 _ => None,
             };
+            // `create: yes` makes missing parent folders too, as Ansible's os.makedirs does.
+            if let Some(parent) = path.parent() {
+                ctx.target.fs().mkdir_all(parent, 0o755)?;
+            }
             ctx.target.fs().write_atomic(path, after.as_bytes(), bits)?;
         }
     }
@@ -99,6 +103,16 @@ pub fn write_lines(
     Ok(result)
 }
 
+/// A missing file without `create`: Ansible's lineinfile and blockinfile fail with rc 257.
+pub fn missing_file(path: &Path) -> ModuleError {
+    let mut error = ModuleError::new(format!(
+        "{} does not exist; set create: yes to make it",
+        path.display()
+    ));
+    error.fields.insert("rc".into(), Json::from(257));
+    error
+}
+
 /// `lineinfile`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: LineinfileParams = params("lineinfile", args)?;
@@ -106,12 +120,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let (mut lines, before) = match read_lines(ctx, path)? {
         Some(found) => found,
         None if flag(&p.create, false) => (Vec::new(), String::new()),
-        None => {
-            return Err(ModuleError::new(format!(
-                "{} does not exist; set create: yes to make it",
-                path.display()
-            )))
-        }
+        None => return Err(missing_file(path)),
     };
     let absent = matches!(p.state, Some(Choice::Known(LineState::Absent)));
     let regexp = p.regexp.as_ref().map(|r| compile(r.as_str())).transpose()?;

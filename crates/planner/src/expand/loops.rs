@@ -67,6 +67,9 @@ impl Planner<'_> {
                 if let Some(index_var) = &def.index_var {
                     deferred.insert(index_var.clone(), VarValue::Deferred);
                 }
+                if def.loop_extended {
+                    deferred.insert("ansible_loop".into(), VarValue::Deferred);
+                }
                 let loop_scope = scope.with_layer(Arc::new(deferred));
                 return Ok(vec![self.pass(
                     def,
@@ -100,12 +103,18 @@ impl Planner<'_> {
         };
         let length = items.len();
         let mut passes = Vec::with_capacity(length);
-        for (index, value) in items.into_iter().enumerate() {
-            let mut layer = Layer::new();
-            layer.insert(def.loop_var.clone(), VarValue::Raw(value.clone()));
-            if let Some(index_var) = &def.index_var {
-                layer.insert(index_var.clone(), VarValue::Raw(Json::from(index)));
-            }
+        for (index, value) in items.iter().cloned().enumerate() {
+            let vars = crate::plan::loop_vars(
+                &def.loop_var,
+                def.index_var.as_deref(),
+                &items,
+                index,
+                def.loop_extended,
+            );
+            let layer: Layer = vars
+                .into_iter()
+                .map(|(k, v)| (k, VarValue::Raw(v)))
+                .collect();
             let item_scope = scope.with_layer(Arc::new(layer));
             let label = match &def.loop_label {
                 Some(raw) => match self.render(raw, &item_scope, at, label)? {
@@ -122,8 +131,25 @@ impl Planner<'_> {
                 length,
                 index_var: def.index_var.clone(),
                 label,
+                extended: def
+                    .loop_extended
+                    .then(|| crate::plan::extended_loop(&items, index)),
+                skipped: false,
             };
-            passes.push(self.pass(def, item_scope, ctx, Some(item), None, at)?);
+            let skipped_item = def.register.is_some().then(|| LoopItem {
+                skipped: true,
+                ..item.clone()
+            });
+            match self.pass(def, item_scope.clone(), ctx, Some(item), None, at)? {
+                Some(pass) => passes.push(Some(pass)),
+                // Ansible registers a loop's skipped items too (`results[i].skipped`).
+                None => passes.push(skipped_item.map(|item| Pass {
+                    scope: item_scope,
+                    whens: vec!["False".into()],
+                    item: Some(item),
+                    loop_over: None,
+                })),
+            }
         }
         Ok(passes)
     }

@@ -350,10 +350,18 @@ impl Planner<'_> {
                 }
             }
         }
-        if !ran_any && def.looping.is_none() {
+        if !ran_any {
             if let Some(register) = &def.register {
-                // A task skipped at plan time still registers, as Ansible does.
-                let skipped = serde_json::json!({"changed": false, "skipped": true, "skip_reason": "Conditional result was False"});
+                // A task skipped at plan time still registers, as Ansible does; with a loop
+                // (whose skipped items would have passed) the list was empty.
+                let skipped = match def.looping {
+                    None => {
+                        serde_json::json!({"changed": false, "skipped": true, "skip_reason": "Conditional result was False"})
+                    }
+                    Some(_) => {
+                        serde_json::json!({"changed": false, "skipped": true, "skipped_reason": "No items in the list", "results": []})
+                    }
+                };
                 Arc::make_mut(&mut self.facts_set).insert(register.clone(), VarValue::Raw(skipped));
             }
             return Ok(());
@@ -596,6 +604,22 @@ impl Planner<'_> {
         out: &mut Vec<Step>,
     ) -> Result<()> {
         let label = def.name.as_deref();
+        if pass.item.as_ref().is_some_and(|i| i.skipped) {
+            // Ansible decides `when` before it renders the arguments: nothing to render.
+            out.push(Step::Task(Box::new(PlannedTask {
+                role: ctx.layer.to_string(),
+                name: def.name.clone().unwrap_or_else(|| spec.name.to_owned()),
+                module: spec.name.to_owned(),
+                args: Json::Object(Map::new()),
+                tags: tags.to_vec(),
+                when: Some("False".into()),
+                source: at.to_string(),
+                item: pass.item.clone(),
+                register: def.register.clone(),
+                ..PlannedTask::default()
+            })));
+            return Ok(());
+        }
         self.warn_decimal_mode(node, &ctx.file);
         let mut args = Map::new();
         let mut deferred = Vec::new();
@@ -657,6 +681,8 @@ impl Planner<'_> {
             item: pass.item.clone(),
             loop_over: pass.loop_over.clone(),
             loop_var: pass.loop_over.as_ref().map(|_| def.loop_var.clone()),
+            loop_index_var: pass.loop_over.as_ref().and_then(|_| def.index_var.clone()),
+            loop_extended: pass.loop_over.is_some() && def.loop_extended,
             register: def.register.clone(),
             notify: def.notify.clone(),
             listen: def.listen.clone(),

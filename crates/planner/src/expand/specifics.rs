@@ -48,9 +48,10 @@ impl Planner<'_> {
                     let text = self.sources.read_text(&path)?;
                     let file_at = Location::file(&path);
                     let scope = self.full(&pass.scope);
+                    let options = crate::modules::template::file_options(&task.args);
                     task.rendered = self
                         .templar
-                        .render_text(&text, &scope)
+                        .render_file(&text, &scope, options)
                         .map_err(|e| self.template_error(&file_at, label, e))?;
                     task.local_file = Some(path.display().to_string());
                 } else if task.deferred.contains(&"src".to_string()) {

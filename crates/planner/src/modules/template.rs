@@ -44,6 +44,22 @@ pub struct TemplateParams {
 
 impl Params for TemplateParams {}
 
+/// The rendering options a `template` task's arguments set.
+pub fn file_options(args: &serde_json::Value) -> crate::template::FileOptions {
+    let flag = |name: &str| {
+        args.get(name)
+            .and_then(|v| serde_json::from_value::<Flag>(v.clone()).ok())
+            .and_then(|f| match f {
+                Flag::Known(b) => Some(b),
+                Flag::Deferred(_) => None,
+            })
+    };
+    crate::template::FileOptions {
+        trim_blocks: flag("trim_blocks"),
+        lstrip_blocks: flag("lstrip_blocks"),
+    }
+}
+
 /// `template`.
 pub static SPEC: ModuleSpec = ModuleSpec {
     name: "template",

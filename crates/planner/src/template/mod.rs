@@ -86,9 +86,12 @@ impl Templar {
     pub fn new() -> Self {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
-        env.set_keep_trailing_newline(true);
+        // Jinja2 drops one final newline; Ansible then adds back as many as the source ended
+        // with (see `render_to_string_in`).
+        env.set_keep_trailing_newline(false);
         env.set_trim_blocks(true);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.set_formatter(python_formatter);
         env.add_global("omit", OMIT);
         filters::register(&mut env);
         jinja_tests::register(&mut env);
@@ -133,6 +136,26 @@ impl Templar {
         let ctx = self.context(scope);
         let result = self.render_to_string_in(text, &ctx);
         Self::finish(&ctx, result)
+    }
+
+    /// Renders a role's template file as Ansible's `template` module does: the module's
+    /// `trim_blocks`/`lstrip_blocks`, then a first line `#jinja2: key: value, ...` overriding
+    /// them (and taken out of the output). `Ok(None)`: deferred.
+    pub fn render_file(
+        &self,
+        text: &str,
+        scope: &Scope,
+        options: FileOptions,
+    ) -> Result<Option<String>, TemplateError> {
+        let (options, body) = options.with_header(text)?;
+        if options == FileOptions::default() {
+            return self.render_text(body, scope);
+        }
+        let mut env = (*self.env).clone();
+        env.set_trim_blocks(options.trim_blocks.unwrap_or(true));
+        env.set_lstrip_blocks(options.lstrip_blocks.unwrap_or(false));
+        let templar = Templar { env: Arc::new(env) };
+        templar.render_text(body, scope)
     }
 
     /// Evaluates a bare expression (`when:`, `loop:` without braces). `Ok(None)`: deferred.
@@ -260,7 +283,7 @@ impl Templar {
         let (result, deferred) = Self::tracking_deferred(ctx, || self.env.render_str(s, root));
         match result {
             Ok(_) if deferred => Ok(None),
-            Ok(text) => Ok(Some(text)),
+            Ok(text) => Ok(Some(with_trailing_newlines(s, text))),
             Err(e) => self.explain(s, &e, ctx, deferred).map(|()| None),
         }
     }
@@ -315,6 +338,89 @@ impl Templar {
             template: text.to_owned(),
             message: describe(e),
         })
+    }
+}
+
+/// How a template file is rendered, as the `template` module's options say (`None`: Ansible's
+/// default, trim_blocks on and lstrip_blocks off).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FileOptions {
+    /// Drop the newline after a block tag.
+    pub trim_blocks: Option<bool>,
+    /// Strip spaces before a block tag.
+    pub lstrip_blocks: Option<bool>,
+}
+
+impl FileOptions {
+    /// These options with a `#jinja2:` first line applied, and the text without that line.
+    fn with_header(self, text: &str) -> Result<(Self, &str), TemplateError> {
+        let Some(rest) = text.strip_prefix("#jinja2:") else {
+            return Ok((self, text));
+        };
+        let (line, body) = rest.split_once('\n').unwrap_or((rest, ""));
+        let mut options = self;
+        for pair in line.split(',') {
+            let (key, value) = pair.split_once(':').ok_or_else(|| TemplateError::Other {
+                template: "#jinja2:".into(),
+                message: format!("the '#jinja2:' line: '{pair}' is not 'key: value'"),
+            })?;
+            let value = match value.trim() {
+                "True" | "true" => true,
+                "False" | "false" => false,
+                other => {
+                    return Err(TemplateError::Other {
+                        template: "#jinja2:".into(),
+                        message: format!(
+                            "the '#jinja2:' line: {}: '{other}' is not True or False",
+                            key.trim()
+                        ),
+                    })
+                }
+            };
+            match key.trim() {
+                "trim_blocks" => options.trim_blocks = Some(value),
+                "lstrip_blocks" => options.lstrip_blocks = Some(value),
+                other => {
+                    return Err(TemplateError::Other { template: "#jinja2:".into(), message: format!(
+                        "the '#jinja2:' line sets '{other}', which imgbuild does not support (trim_blocks, lstrip_blocks)"
+                    ) })
+                }
+            }
+        }
+        Ok((options, body))
+    }
+}
+
+/// Ansible's `preserve_trailing_newlines`: the output ends with at least as many newlines as
+/// the template did.
+fn with_trailing_newlines(source: &str, mut text: String) -> String {
+    let count = |s: &str| s.bytes().rev().take_while(|b| *b == b'\n').count();
+    let missing = count(source).saturating_sub(count(&text));
+    text.push_str(&"\n".repeat(missing));
+    text
+}
+
+/// Prints a value as Jinja2 under Ansible does: nothing for None, Python's `repr` for lists and
+/// mappings, `True`/`False` for booleans.
+fn python_formatter(
+    out: &mut minijinja::Output,
+    state: &minijinja::State,
+    value: &Value,
+) -> Result<(), minijinja::Error> {
+    use minijinja::value::ValueKind;
+    match value.kind() {
+        ValueKind::None => Ok(()),
+        ValueKind::Bool => out
+            .write_str(if value.is_true() { "True" } else { "False" })
+            .map_err(minijinja::Error::from),
+        ValueKind::Seq | ValueKind::Map => {
+            let json = serde_json::to_value(value).map_err(|e| {
+                minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
+            })?;
+            out.write_str(&crate::pyjson::repr(&json))
+                .map_err(minijinja::Error::from)
+        }
+        _ => minijinja::escape_formatter(out, state, value),
     }
 }
 

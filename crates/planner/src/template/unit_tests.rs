@@ -104,7 +104,7 @@ fn ansible_filters() {
         ("{{ 'yes' | bool }}", json!(true)),
         ("{{ '42' | int + 1 }}", json!(43)),
         ("{{ 5 | string }}", json!("5")),
-        ("{{ {'a': 1} | to_json }}", json!("{\"a\":1}")),
+        ("{{ {'a': 1} | to_json }}", json!("{\"a\": 1}")),
         ("{{ '[1,2]' | from_json }}", json!([1, 2])),
         ("{{ 'hi' | b64encode }}", json!("aGk=")),
         ("{{ 'aGk=' | b64decode }}", json!("hi")),
@@ -232,5 +232,16 @@ fn version_sort_reads_numbers_as_numbers() {
     assert_eq!(
         render(&t, "{{ v | community.general.version_sort }}", &sc),
         Ok(Some(json!(["1.9.2", "1.9.10", "1.10.0", "24.10-2.1.8.0"])))
+    );
+}
+
+#[test]
+fn whitespace_as_jinja2_under_ansible() {
+    let t = Templar::new();
+    let sc = scope(&[("d", json!({"a": 1, "b": 2}))]);
+    let text = "{% if false %}\non\n{% else %}\noff\n{% endif %}\n    {%- for k, v in d | dictsort %}\n{{ k }}={{ v }}\n    {%- endfor %}\n\nlist\n";
+    assert_eq!(
+        t.render_text(text, &sc),
+        Ok(Some("off\na=1b=2\nlist\n".into()))
     );
 }
