@@ -159,6 +159,13 @@ pub fn facts_for(
     facts.insert("system".into(), json!("Linux"));
     facts.insert("service_mgr".into(), json!("systemd"));
     facts.insert("kernel".into(), kernel);
+    // Tasks run as root inside the image (the chroot connection's user).
+    facts.insert("user_id".into(), json!("root"));
+    facts.insert("user_uid".into(), json!(0));
+    facts.insert("user_gid".into(), json!(0));
+    facts.insert("user_gecos".into(), json!("root"));
+    facts.insert("user_dir".into(), json!("/root"));
+    facts.insert("user_shell".into(), json!("/bin/bash"));
     for (name, value) in overrides {
         let name = name.strip_prefix("ansible_").unwrap_or(name);
         facts.insert(name.to_owned(), value.clone());

@@ -371,14 +371,13 @@ impl Planner<'_> {
             tags: [ctx.tags.clone(), role.tags.clone()].concat(),
             ..ctx.clone()
         };
-        self.plan_role_handlers(&role_dir, &role_ctx)?;
         match yaml_file(&self.sources, &role_dir.join("tasks"), "main") {
-            Some(file) => self.plan_file(&file, &role_ctx, out),
-            None => {
-                self.warn(&at, format!("role '{}' has no tasks/main.yml", role.name));
-                Ok(())
-            }
+            Some(file) => self.plan_file(&file, &role_ctx, out)?,
+            None => self.warn(&at, format!("role '{}' has no tasks/main.yml", role.name)),
         }
+        // Handlers are planned after the tasks: they see what the role's tasks set
+        // (set_fact, include_vars, register), as Ansible renders them when they run.
+        self.plan_role_handlers(&role_dir, &role_ctx)
     }
 
     /// The recipe-level variables, resolved where they can be (raw where they cannot).

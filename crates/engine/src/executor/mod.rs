@@ -313,7 +313,20 @@ impl<'a> Executor<'a> {
             task: task.name.clone(),
             source_line: task.source.clone(),
             module: task.module.clone(),
-            command: result.get("cmd").and_then(Json::as_str).map(str::to_owned),
+            command: match result.get("cmd") {
+                Some(Json::String(cmd)) => Some(cmd.clone()),
+                Some(Json::Array(argv)) => Some(
+                    argv.iter()
+                        .map(|a| {
+                            a.as_str()
+                                .map(str::to_owned)
+                                .unwrap_or_else(|| a.to_string())
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ),
+                _ => None,
+            },
             rc: result.get("rc").and_then(Json::as_i64),
             msg: msg.into(),
             output_tail: if task.no_log {
@@ -346,7 +359,10 @@ impl<'a> Executor<'a> {
                 .as_ref()
                 .is_some_and(|v| self.truthy(task, v));
         let mut result = run.result;
-        result.insert("changed".into(), json!(run.status == Status::Changed));
+        // A failed task keeps the `changed` its changed_when gave it.
+        let changed = run.status == Status::Changed
+            || (run.failure.is_some() && result.get("changed") == Some(&json!(true)));
+        result.insert("changed".into(), json!(changed));
         result.insert("failed".into(), json!(run.failure.is_some()));
         if run.status == Status::Skipped {
             result.insert("skipped".into(), json!(true));
@@ -574,7 +590,8 @@ impl<'a> Executor<'a> {
         let attempts = task
             .until
             .as_ref()
-            .map(|u| u.retries.as_u64().unwrap_or(3) + 1)
+            // ansible-core 2.14 makes `retries` attempts in all (2.16 and later: one more).
+            .map(|u| u.retries.as_u64().unwrap_or(3).max(1))
             .unwrap_or(1);
         let delay = task
             .until
@@ -685,6 +702,7 @@ impl<'a> Executor<'a> {
                 diff: modules::unified(&path, &before, &after),
             });
         }
+        result.insert("changed".into(), json!(changed));
         let failure = failure_msg.map(|m| self.failure(task, m, &result));
         let status = if failure.is_some() {
             Status::Failed

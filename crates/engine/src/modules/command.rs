@@ -108,15 +108,12 @@ fn strip_end(text: &str, strip: bool) -> String {
 }
 
 /// Turns a command's output into the result Ansible registers (`rc`, `stdout`, `stdout_lines`...).
-pub fn command_result(
-    shown: &str,
-    out: CmdOutput,
-    strip: bool,
-) -> Result<ModuleResult, ModuleError> {
+pub fn command_result(cmd: Json, out: CmdOutput, strip: bool) -> Result<ModuleResult, ModuleError> {
     let stdout = strip_end(&out.stdout, strip);
     let stderr = strip_end(&out.stderr, strip);
     let mut fields = Map::new();
-    fields.insert("cmd".into(), Json::String(shown.to_owned()));
+    // `command` registers its argv as a list, `shell` and `script` their text.
+    fields.insert("cmd".into(), cmd);
     fields.insert("rc".into(), Json::from(out.rc));
     fields.insert(
         "stdout_lines".into(),
@@ -194,7 +191,11 @@ pub fn shell(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> 
         &p.stdin,
         flag(&p.stdin_add_newline, true),
     )?;
-    command_result(p.cmd.as_str(), out, flag(&p.strip_empty_ends, true))
+    command_result(
+        Json::from(p.cmd.as_str()),
+        out,
+        flag(&p.strip_empty_ends, true),
+    )
 }
 
 /// `command`.
@@ -211,7 +212,7 @@ pub fn command(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
         (None, Some(cmd)) => split_words(cmd.as_str())?,
         (None, None) => return Err(ModuleError::new("command needs cmd or argv")),
     };
-    let shown = argv.join(" ");
+    let shown = Json::from(argv.clone());
     let out = run_cmd(
         ctx,
         argv,
@@ -219,7 +220,7 @@ pub fn command(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
         &p.stdin,
         flag(&p.stdin_add_newline, true),
     )?;
-    command_result(&shown, out, flag(&p.strip_empty_ends, true))
+    command_result(shown, out, flag(&p.strip_empty_ends, true))
 }
 
 #[cfg(test)]

@@ -38,5 +38,5 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     };
     let out = ctx.target.run(&cmd);
     ctx.target.fs().remove_all(Path::new(&inside))?;
-    command_result(p.cmd.as_str(), out?, true)
+    command_result(serde_json::Value::from(p.cmd.as_str()), out?, true)
 }

@@ -79,6 +79,13 @@ fn unit_name(name: &str) -> String {
     }
 }
 
+/// The template unit of an instance name: `demo@blue.service` → `demo@.service`.
+fn template_of(unit: &str) -> Option<String> {
+    let (prefix, rest) = unit.split_once('@')?;
+    let (instance, suffix) = rest.rsplit_once('.')?;
+    (!instance.is_empty()).then(|| format!("{prefix}@.{suffix}"))
+}
+
 /// Where the unit file is, searched as systemd does; aliases in /etc are followed.
 fn find_unit(fs: &RootFs, unit: &str) -> Result<Option<PathBuf>, ModuleError> {
     for dir in UNIT_DIRS {
@@ -134,7 +141,15 @@ fn set_enabled(
         return Ok(false);
     }
     seen.push(unit.clone());
-    let Some(path) = find_unit(fs, &unit)? else {
+    // An instance (`getty@tty2.service`) is enabled from its template (`getty@.service`).
+    let path = match find_unit(fs, &unit)? {
+        Some(path) => Some(path),
+        None => match template_of(&unit) {
+            Some(template) => find_unit(fs, &template)?,
+            None => None,
+        },
+    };
+    let Some(path) = path else {
         if !enabled {
             // Nothing to disable when the unit is not installed at all.
             return Ok(false);
@@ -187,6 +202,7 @@ fn set_enabled(
             changed = true;
             if !check {
                 fs.remove_all(&link)?;
+                remove_if_empty(fs, link.parent())?;
             }
         }
     }
@@ -196,12 +212,28 @@ fn set_enabled(
     Ok(changed)
 }
 
+/// Removes a `.wants`/`.requires` folder that the last link left, as systemctl disable does.
+fn remove_if_empty(fs: &RootFs, dir: Option<&Path>) -> Result<(), ModuleError> {
+    let Some(dir) = dir.filter(|d| *d != Path::new(ETC)) else {
+        return Ok(());
+    };
+    if fs.list(dir)?.is_empty() {
+        fs.remove_all(dir)?;
+    }
+    Ok(())
+}
+
 fn set_masked(fs: &RootFs, name: &str, masked: bool, check: bool) -> Result<bool, ModuleError> {
     let link = Path::new(ETC).join(unit_name(name));
     let is_masked = fs.meta(&link)?.is_some_and(|m| m.kind == Kind::Symlink)
         && fs.read_link(&link)? == "/dev/null";
     if masked == is_masked {
         return Ok(false);
+    }
+    if fs.meta(&link)?.is_some_and(|m| m.kind == Kind::File) {
+        // A unit file of its own in /etc cannot be masked: systemctl leaves it (and Ansible
+        // still reports the mask as a change); unmasking it has nothing to remove.
+        return Ok(masked);
     }
     if !check {
         if masked {
@@ -251,7 +283,11 @@ pub fn systemd(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
             &mut Vec::new(),
         )?;
     }
-    Ok(ModuleResult::changed(changed).with("name", name.to_string()))
+    let mut result = ModuleResult::changed(changed).with("name", name.to_string());
+    if let Some(enabled) = &p.enabled {
+        result = result.with("enabled", enabled.or(false));
+    }
+    Ok(result)
 }
 
 /// `service`.

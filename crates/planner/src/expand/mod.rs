@@ -560,8 +560,9 @@ impl Planner<'_> {
             role_dir: Some(role_dir.clone()),
             ..ctx.clone()
         };
-        self.plan_role_handlers(&role_dir, &child)?;
-        self.plan_file(&file, &child, out)
+        self.plan_file(&file, &child, out)?;
+        // After the tasks: handlers see what they set (see plan_role).
+        self.plan_role_handlers(&role_dir, &child)
     }
 
     /// Plans a role's `handlers/main.yml` once.

@@ -38,6 +38,25 @@ impl Params for SetFactParams {
     }
 }
 
+/// Checks the variables and, as Ansible's set_fact does (without jinja2_native), turns the
+/// texts `true`/`false`/`yes`/`no` (any case) into booleans. A template stays as it is until
+/// the build renders it, then comes through here again.
+fn normalize(args: serde_json::Value) -> Result<serde_json::Value, String> {
+    let mut value = super::normalize_with::<SetFactParams>(args)?;
+    if let serde_json::Value::Object(map) = &mut value {
+        for (_, fact) in map.iter_mut().filter(|(name, _)| *name != "cacheable") {
+            if let Some(text) = fact.as_str().filter(|t| !crate::template::is_template(t)) {
+                match text.to_ascii_lowercase().as_str() {
+                    "true" | "yes" => *fact = serde_json::Value::Bool(true),
+                    "false" | "no" => *fact = serde_json::Value::Bool(false),
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(value)
+}
+
 /// `set_fact`.
 pub static SPEC: ModuleSpec = ModuleSpec {
     name: "set_fact",
@@ -45,5 +64,5 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Controller,
     url_params: &[],
-    normalize: super::normalize_with::<SetFactParams>,
+    normalize,
 };
