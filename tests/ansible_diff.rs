@@ -166,7 +166,7 @@ fn cases(fixtures: &Path) -> Vec<String> {
         .expect("roles")
         .flatten()
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| only.as_ref().map_or(true, |o| o.contains(n)))
+        .filter(|n| only.as_ref().is_none_or(|o| o.contains(n)))
         .collect();
     names.sort();
     names
