@@ -41,6 +41,8 @@ pub struct Limits {
     /// Apply OCI whiteouts (`.wh.name` removes `name`, `.wh..wh..opq` empties the folder), as
     /// image layers need.
     pub whiteouts: bool,
+    /// Leading path components dropped from every name (tar's `--strip-components`).
+    pub strip_components: usize,
 }
 
 impl Default for Limits {
@@ -50,6 +52,7 @@ impl Default for Limits {
             max_bytes: 64 << 30,
             allow_devices: false,
             whiteouts: false,
+            strip_components: 0,
         }
     }
 }
@@ -149,6 +152,7 @@ pub fn extract_tar(
             entry: name.clone(),
             why,
         })?;
+        let rel: PathBuf = rel.components().skip(limits.strip_components).collect();
         if rel.as_os_str().is_empty() {
             continue;
         }
@@ -278,6 +282,10 @@ pub fn extract_tar(
                     entry: name.clone(),
                     why: format!("is a hard link to '{target}', which {why}"),
                 })?;
+                let target_rel: PathBuf = target_rel
+                    .components()
+                    .skip(limits.strip_components)
+                    .collect();
                 let target_path = dest.join(target_rel);
                 check_no_symlink_between(fs, dest, &target_path, &name)?;
                 if fs.meta(&target_path)?.is_none() {

@@ -78,6 +78,8 @@ pub struct Meta {
     pub mtime: i64,
     /// Inode number (hard links share it).
     pub ino: u64,
+    /// Hard links to it.
+    pub nlink: u64,
 }
 
 /// A rootfs folder on the host, with its `/tmp` kept in a scratch folder.
@@ -409,6 +411,44 @@ impl RootFs {
         Ok(target.to_string_lossy().into_owned())
     }
 
+    /// `path` with every symlink resolved inside the rootfs (absolute targets from its root),
+    /// as Python's `os.path.realpath`: a part that does not exist is kept as written.
+    pub fn resolve(&self, path: &Path) -> FsResult<PathBuf> {
+        fn parts(path: &Path) -> std::collections::VecDeque<String> {
+            path.components()
+                .filter_map(|c| match c {
+                    Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
+                    Component::ParentDir => Some("..".into()),
+                    _ => None,
+                })
+                .collect()
+        }
+        let mut out = PathBuf::from("/");
+        let mut rest = parts(path);
+        let mut hops = 0;
+        while let Some(part) = rest.pop_front() {
+            if part == ".." {
+                out.pop();
+                continue;
+            }
+            let next = out.join(&part);
+            match self.meta(&next)? {
+                Some(m) if m.kind == Kind::Symlink && hops < 40 => {
+                    hops += 1;
+                    let target = PathBuf::from(self.read_link(&next)?);
+                    if target.is_absolute() {
+                        out = PathBuf::from("/");
+                    }
+                    let mut ahead = parts(&target);
+                    ahead.extend(rest);
+                    rest = ahead;
+                }
+                _ => out = next,
+            }
+        }
+        Ok(out)
+    }
+
     /// Removes a file, link or whole folder; `true` if something was there.
     pub fn remove_all(&self, path: &Path) -> FsResult<bool> {
         let Some(meta) = self.meta(path)? else {
@@ -507,6 +547,7 @@ fn meta_of(st: &rustix::fs::Stat) -> Meta {
         size: st.st_size as u64,
         mtime: st.st_mtime,
         ino: st.st_ino,
+        nlink: st.st_nlink,
     }
 }
 

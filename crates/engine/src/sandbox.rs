@@ -462,6 +462,11 @@ fn drop_host_capabilities() -> Result<(), String> {
     Ok(())
 }
 
+/// What a command whose program is not in the image reports on stderr (with rc 127).
+pub fn not_found(program: &str) -> String {
+    format!("{program}: command not found in the image")
+}
+
 fn run_one(cmd: &Cmd, config: &Config) -> CmdOutput {
     let Some((program, args)) = cmd.argv.split_first() else {
         return CmdOutput {
@@ -512,7 +517,7 @@ fn run_one(cmd: &Cmd, config: &Config) -> CmdOutput {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => CmdOutput {
             rc: 127,
             stdout: String::new(),
-            stderr: format!("{program}: command not found in the image"),
+            stderr: not_found(program),
         },
         Err(e) => CmdOutput {
             rc: 126,

@@ -364,11 +364,13 @@ impl Planner<'_> {
                 ),
             }
         }
+        let environment = self.environment(ctx, role.environment.as_ref(), &scope, &at, None)?;
         let role_ctx = Ctx {
             role_dir: Some(role_dir.clone()),
             scope,
             when,
             tags: [ctx.tags.clone(), role.tags.clone()].concat(),
+            environment,
             ..ctx.clone()
         };
         match yaml_file(&self.sources, &role_dir.join("tasks"), "main") {

@@ -93,6 +93,8 @@ pub struct RoleRef {
     pub tags: Vec<String>,
     /// `when:` of the entry.
     pub when: Vec<Json>,
+    /// `environment:` of the entry, for every task of the role.
+    pub environment: Option<Json>,
 }
 
 /// A recipe: `images/<name>.yml`.
@@ -398,6 +400,7 @@ impl Recipe {
                 vars: IndexMap::new(),
                 tags: Vec::new(),
                 when: Vec::new(),
+                environment: None,
             }),
             Value::Map(entries) => {
                 let name = item
@@ -416,6 +419,7 @@ impl Recipe {
                     vars: IndexMap::new(),
                     tags: Vec::new(),
                     when: Vec::new(),
+                    environment: None,
                 };
                 for (key, value) in entries {
                     match key.name.as_str() {
@@ -423,6 +427,7 @@ impl Recipe {
                         "vars" => role.vars.extend(var_map(value, "vars", path)?),
                         "tags" => role.tags = string_list(value, "tags", path)?,
                         "when" => role.when = condition_list(value, path)?,
+                        "environment" => role.environment = Some(value.to_json()),
                         param => {
                             if ROLE_ENTRY_KEYS.contains(&param) {
                                 continue;

@@ -242,9 +242,20 @@ fn word_spans(text: &str) -> Vec<(usize, usize)> {
     let mut start = None;
     let mut quote: Option<char> = None;
     let mut escaped = false;
+    // Inside `{{ }}`, `{% %}` and `{# #}` spaces do not split words (Ansible's split_args).
+    let mut jinja = 0usize;
     for (i, c) in text.char_indices() {
         if escaped {
             escaped = false;
+            continue;
+        }
+        let pair = text.get(i..i + 2).unwrap_or("");
+        if quote.is_none() && matches!(pair, "{{" | "{%" | "{#") {
+            jinja += 1;
+        } else if quote.is_none() && jinja > 0 && matches!(pair, "}}" | "%}" | "#}") {
+            jinja -= 1;
+        }
+        if jinja > 0 && quote.is_none() && c.is_whitespace() {
             continue;
         }
         match (quote, c) {
@@ -284,6 +295,53 @@ fn unquote(value: &str) -> String {
     v.to_owned()
 }
 
+/// Python's escapes in a `key=value` word, decoded as Ansible's parse_kv does (`\n`, `\t`,
+/// `\\`, quotes, `\xNN`, `\uNNNN`); other backslashes stay.
+fn decode_escapes(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    let mut chars = value.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let simple = match chars.peek() {
+            Some('n') => Some('\n'),
+            Some('t') => Some('\t'),
+            Some('r') => Some('\r'),
+            Some('\\') => Some('\\'),
+            Some('\'') => Some('\''),
+            Some('"') => Some('"'),
+            Some('a') => Some('\u{7}'),
+            Some('b') => Some('\u{8}'),
+            Some('f') => Some('\u{c}'),
+            Some('v') => Some('\u{b}'),
+            _ => None,
+        };
+        if let Some(decoded) = simple {
+            chars.next();
+            out.push(decoded);
+            continue;
+        }
+        let digits = match chars.peek() {
+            Some('x') => 2,
+            Some('u') => 4,
+            _ => 0,
+        };
+        let hex: String = chars.clone().skip(1).take(digits).collect();
+        match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+            Some(decoded) if digits > 0 && hex.len() == digits => {
+                for _ in 0..=digits {
+                    chars.next();
+                }
+                out.push(decoded);
+            }
+            _ => out.push('\\'),
+        }
+    }
+    out
+}
+
 /// Reads `key=value` words (`file: path=/x state=touch`); `Err` names the word that is not one.
 pub fn parse_key_values(text: &str) -> std::result::Result<Map<String, Json>, String> {
     let mut out = Map::new();
@@ -293,7 +351,7 @@ pub fn parse_key_values(text: &str) -> std::result::Result<Map<String, Json>, St
             Some((k, v))
                 if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
             {
-                out.insert(k.to_owned(), Json::String(unquote(v)));
+                out.insert(k.to_owned(), Json::String(decode_escapes(&unquote(v))));
             }
             _ => return Err(word.to_owned()),
         }
@@ -315,8 +373,10 @@ pub fn parse_command(text: &str, keys: &[&str]) -> Map<String, Json> {
             _ => keep.push((s, e)),
         }
     }
+    // A command that took no key=value words is kept as written but for leading space (a
+    // block scalar's final newline stays, as Ansible's cmd shows it).
     let cmd = if out.is_empty() {
-        text.trim().to_owned()
+        text.trim_start().to_owned()
     } else {
         keep.iter()
             .map(|&(s, e)| &text[s..e])
@@ -757,6 +817,18 @@ mod tests {
         assert_eq!(args["cmd"], json!("./mlnxofedinstall --kernel 5.14"));
         let args = parse_command("echo 'a  b' | tr a b", &[]);
         assert_eq!(args["cmd"], json!("echo 'a  b' | tr a b"));
+    }
+
+    #[test]
+    fn key_value_words_keep_jinja_whole_and_decode_escapes() {
+        let args = parse_key_values(
+            "dest={{ base_dir }}/x mode={{ m | default('0644') }} content=\"a\\nb\" name={{ item }}",
+        )
+        .expect("key=value");
+        assert_eq!(args["dest"], "{{ base_dir }}/x");
+        assert_eq!(args["mode"], "{{ m | default('0644') }}");
+        assert_eq!(args["content"], "a\nb");
+        assert_eq!(args["name"], "{{ item }}");
     }
 
     #[test]

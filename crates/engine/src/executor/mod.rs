@@ -651,7 +651,10 @@ impl<'a> Executor<'a> {
     ) -> Run {
         let (mut result, mut failure_msg, mut changed, skipped, msg, diff) = match outcome {
             Ok(r) => (r.fields, None, r.changed, r.skipped, r.msg, r.diff),
-            Err(e) => (e.fields, Some(e.msg), false, false, None, None),
+            Err(e) => {
+                let changed = e.fields.get("changed") == Some(&Json::Bool(true));
+                (e.fields, Some(e.msg), changed, false, None, None)
+            }
         };
         if let Some(msg) = &msg {
             result.insert("msg".into(), json!(msg));
@@ -808,11 +811,12 @@ impl<'a> Executor<'a> {
                     .environment
                     .iter()
                     .map(|(k, v)| {
+                        // Python's str() of the value, as Ansible exports it (`True`).
                         (
                             k.clone(),
                             v.as_str()
                                 .map(str::to_owned)
-                                .unwrap_or_else(|| v.to_string()),
+                                .unwrap_or_else(|| planner::pyjson::repr(v)),
                         )
                     })
                     .collect();

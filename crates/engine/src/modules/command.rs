@@ -72,31 +72,78 @@ pub fn split_words(line: &str) -> Result<Vec<String>, ModuleError> {
     Ok(words)
 }
 
-/// Skips when `creates` exists or `removes` does not, as Ansible does.
+/// What `creates` and `removes` decide: `None` runs the command. `cmd` given (command, shell):
+/// the task is ok with Ansible's fields (rc 0, stdout "skipped, since ..."); `None` (script):
+/// the task is skipped.
 pub fn creates_removes(
     ctx: &ModuleCtx,
     creates: &Option<Text>,
     removes: &Option<Text>,
+    cmd: Option<Json>,
 ) -> Result<Option<ModuleResult>, ModuleError> {
-    if let Some(path) = creates {
-        if ctx.target.fs().exists(Path::new(path.as_str()))? {
-            return Ok(Some(ModuleResult {
-                skipped: true,
-                msg: Some(format!("skipped, since {path} exists")),
-                ..ModuleResult::default()
-            }));
+    let fs = ctx.target.fs();
+    let why = match (creates, removes) {
+        (Some(path), _) if fs.exists(Path::new(path.as_str()))? => {
+            format!("skipped, since {path} exists")
         }
-    }
-    if let Some(path) = removes {
-        if !ctx.target.fs().exists(Path::new(path.as_str()))? {
-            return Ok(Some(ModuleResult {
-                skipped: true,
-                msg: Some(format!("skipped, since {path} does not exist")),
-                ..ModuleResult::default()
-            }));
+        (_, Some(path)) if !fs.exists(Path::new(path.as_str()))? => {
+            format!("skipped, since {path} does not exist")
         }
-    }
-    Ok(None)
+        _ => return Ok(None),
+    };
+    let Some(cmd) = cmd else {
+        return Ok(Some(ModuleResult {
+            skipped: true,
+            msg: Some(why),
+            ..ModuleResult::default()
+        }));
+    };
+    let mut result = ModuleResult::changed(false)
+        .with("cmd", cmd)
+        .with("rc", 0)
+        .with("stdout", why.clone())
+        .with("stdout_lines", vec![why])
+        .with("stderr", "")
+        .with("stderr_lines", Vec::<String>::new());
+    result.msg = None;
+    Ok(Some(result))
+}
+
+/// `os.path.expanduser(os.path.expandvars(word))`, as ansible-core 2.14's run_command does to
+/// each argument of `command`: `$NAME` and `${NAME}` from the task's environment (unknown ones
+/// stay), a leading `~` or `~user` from the image's passwd (root's home for `~`).
+fn expand_word(ctx: &ModuleCtx, word: &str) -> Result<String, ModuleError> {
+    let env = |name: &str| {
+        ctx.env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    };
+    static VARIABLE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"\$(\w+|\{[^}]*\})").expect("constant pattern") // ok: a constant
+    });
+    let expanded = VARIABLE.replace_all(word, |caps: &regex::Captures| {
+        let name = caps[1].trim_start_matches('{').trim_end_matches('}');
+        env(name).unwrap_or_else(|| caps[0].to_owned())
+    });
+    let Some(rest) = expanded.strip_prefix('~') else {
+        return Ok(expanded.into_owned());
+    };
+    let (user, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let home = if user.is_empty() {
+        Some(env("HOME").unwrap_or_else(|| "/root".into()))
+    } else {
+        let passwd = ctx.target.fs().read_text_opt(Path::new("/etc/passwd"))?;
+        passwd.unwrap_or_default().lines().find_map(|line| {
+            let fields: Vec<&str> = line.split(':').collect();
+            (fields.first() == Some(&user)).then(|| fields.get(5).map(|h| (*h).to_owned()))?
+        })
+    };
+    Ok(match home {
+        Some(home) => format!("{home}{tail}"),
+        None => expanded.into_owned(),
+    })
 }
 
 fn strip_end(text: &str, strip: bool) -> String {
@@ -126,6 +173,8 @@ pub fn command_result(cmd: Json, out: CmdOutput, strip: bool) -> Result<ModuleRe
     fields.insert("stdout".into(), Json::String(stdout));
     fields.insert("stderr".into(), Json::String(stderr));
     if out.rc != 0 {
+        // Ansible's command and shell report a change even when the command fails.
+        fields.insert("changed".into(), Json::Bool(true));
         return Err(ModuleError {
             msg: format!("non-zero return code {}", out.rc),
             fields,
@@ -172,7 +221,8 @@ fn not_in_check_mode() -> ModuleResult {
 /// `shell`.
 pub fn shell(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: ShellParams = params("shell", args)?;
-    if let Some(skip) = creates_removes(ctx, &p.creates, &p.removes)? {
+    let shown = Json::from(p.cmd.as_str());
+    if let Some(skip) = creates_removes(ctx, &p.creates, &p.removes, Some(shown))? {
         return Ok(skip);
     }
     if ctx.check {
@@ -201,25 +251,48 @@ pub fn shell(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> 
 /// `command`.
 pub fn command(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: CommandParams = params("command", args)?;
-    if let Some(skip) = creates_removes(ctx, &p.creates, &p.removes)? {
-        return Ok(skip);
-    }
-    if ctx.check {
-        return Ok(not_in_check_mode());
-    }
     let argv: Vec<String> = match (&p.argv, &p.cmd) {
         (Some(argv), _) => argv.iter().map(|a| a.to_string()).collect(),
         (None, Some(cmd)) => split_words(cmd.as_str())?,
         (None, None) => return Err(ModuleError::new("command needs cmd or argv")),
     };
     let shown = Json::from(argv.clone());
+    if let Some(skip) = creates_removes(ctx, &p.creates, &p.removes, Some(shown.clone()))? {
+        return Ok(skip);
+    }
+    if ctx.check {
+        return Ok(not_in_check_mode());
+    }
+    let argv = argv
+        .iter()
+        .map(|word| expand_word(ctx, word))
+        .collect::<Result<Vec<_>, _>>()?;
+    let program = argv.first().cloned().unwrap_or_default();
     let out = run_cmd(
         ctx,
-        argv,
+        argv.clone(),
         &p.chdir,
         &p.stdin,
         flag(&p.stdin_add_newline, true),
     )?;
+    if out.rc == 127 && out.stderr == crate::sandbox::not_found(&program) {
+        // As ansible-core's run_command: Python's ENOENT, rc 2, nothing on stdout or stderr.
+        let mut error =
+            ModuleError::new(format!("[Errno 2] No such file or directory: b'{program}'"));
+        error.fields.insert("rc".into(), Json::from(2));
+        error
+            .fields
+            .insert("cmd".into(), Json::from(argv.join(" ")));
+        for (key, value) in [
+            ("stdout", Json::from("")),
+            ("stderr", Json::from("")),
+            ("stdout_lines", Json::Array(Vec::new())),
+            ("stderr_lines", Json::Array(Vec::new())),
+        ] {
+            error.fields.insert(key.into(), value);
+        }
+        return Err(error);
+    }
     command_result(shown, out, flag(&p.strip_empty_ends, true))
 }
 

@@ -76,7 +76,12 @@ pub fn write_lines(
     p_group: &Option<planner::modules::types::Text>,
 ) -> Result<ModuleResult, ModuleError> {
     let mut after = lines.join("\n");
-    if !lines.is_empty() {
+    // A file whose last line had no newline keeps it that way while that line stays last
+    // (Ansible only adds one to a line it writes or to the line it appends after).
+    let unterminated_last = !before.is_empty()
+        && !before.ends_with('\n')
+        && before.lines().last() == lines.last().map(String::as_str);
+    if !lines.is_empty() && !unterminated_last {
         after.push('\n');
     }
     let mut result = ModuleResult::default();

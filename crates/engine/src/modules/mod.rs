@@ -11,6 +11,7 @@ mod hostconf;
 mod inspect;
 mod lineinfile;
 mod packages;
+mod pathinfo;
 mod repos;
 mod script;
 mod stat;
@@ -136,6 +137,18 @@ pub fn params<P: DeserializeOwned>(module: &str, args: &Json) -> Result<P, Modul
 
 /// Runs a target-side module; `None` when `module` is not one (controller modules).
 pub fn run(
+    module: &str,
+    args: &Json,
+    ctx: &ModuleCtx,
+) -> Option<Result<ModuleResult, ModuleError>> {
+    let outcome = dispatch(module, args, ctx)?;
+    Some(outcome.and_then(|mut result| {
+        pathinfo::add_path_info(ctx.target.fs(), &mut result.fields)?;
+        Ok(result)
+    }))
+}
+
+fn dispatch(
     module: &str,
     args: &Json,
     ctx: &ModuleCtx,

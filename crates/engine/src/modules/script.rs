@@ -12,7 +12,7 @@ use crate::target::Cmd;
 /// `script`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: ScriptParams = params("script", args)?;
-    if let Some(skip) = creates_removes(ctx, &p.creates, &p.removes)? {
+    if let Some(skip) = creates_removes(ctx, &p.creates, &p.removes, None)? {
         return Ok(skip);
     }
     if ctx.check {

@@ -1,13 +1,38 @@
-//! `stat`: facts about a path in the rootfs.
+//! `stat`: facts about a path in the rootfs, with the fields Ansible's stat returns.
 
 use std::path::Path;
 
 use planner::modules::stat::StatParams;
-use serde_json::{json, Value as Json};
+use serde_json::{json, Map, Value as Json};
 use sha2::Digest;
 
+use super::pathinfo::{name_of, sha1_of};
 use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
-use crate::rootfs::Kind;
+use crate::rootfs::{Kind, Meta};
+
+/// The permission bits Ansible names one by one.
+const PERMISSIONS: &[(&str, u32)] = &[
+    ("rusr", 0o400),
+    ("wusr", 0o200),
+    ("xusr", 0o100),
+    ("rgrp", 0o040),
+    ("wgrp", 0o020),
+    ("xgrp", 0o010),
+    ("roth", 0o004),
+    ("woth", 0o002),
+    ("xoth", 0o001),
+    ("isuid", 0o4000),
+    ("isgid", 0o2000),
+];
+
+fn type_flags(meta: &Meta, stat: &mut Map<String, Json>) {
+    stat.insert("isdir".into(), json!(meta.kind == Kind::Dir));
+    stat.insert("isreg".into(), json!(meta.kind == Kind::File));
+    stat.insert("islnk".into(), json!(meta.kind == Kind::Symlink));
+    for (name, bit) in PERMISSIONS {
+        stat.insert((*name).into(), json!(meta.mode & bit != 0));
+    }
+}
 
 /// `stat`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
@@ -22,35 +47,61 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let Some(meta) = meta else {
         return Ok(ModuleResult::changed(false).with("stat", json!({"exists": false})));
     };
-    let mut stat = json!({
-        "exists": true,
-        "path": p.path.to_string(),
-        "mode": format!("{:04o}", meta.mode),
-        "isdir": meta.kind == Kind::Dir,
-        "isreg": meta.kind == Kind::File,
-        "islnk": meta.kind == Kind::Symlink,
-        "uid": meta.uid,
-        "gid": meta.gid,
-        "size": meta.size,
-        "mtime": meta.mtime,
-        "executable": meta.mode & 0o111 != 0,
-    });
-    if meta.kind == Kind::Symlink {
-        stat["lnk_target"] = Json::String(fs.read_link(path)?);
+    let mut stat = Map::new();
+    stat.insert("exists".into(), json!(true));
+    stat.insert("path".into(), json!(p.path.to_string()));
+    stat.insert("mode".into(), json!(format!("{:04o}", meta.mode)));
+    type_flags(&meta, &mut stat);
+    for (key, value) in [
+        ("uid", json!(meta.uid)),
+        ("gid", json!(meta.gid)),
+        ("size", json!(meta.size)),
+        ("inode", json!(meta.ino)),
+        ("nlink", json!(meta.nlink)),
+        ("mtime", json!(meta.mtime)),
+    ] {
+        stat.insert(key.into(), value);
     }
-    let algorithm = p.checksum_algorithm.as_ref().map(|a| a.to_string());
-    if meta.kind == Kind::File && flag(&p.get_checksum, algorithm.is_some()) {
-        match algorithm.as_deref().unwrap_or("sha256") {
-            "sha256" => {
-                stat["checksum"] =
-                    Json::String(format!("{:x}", sha2::Sha256::digest(fs.read(path)?)))
-            }
+    if let Some(name) = name_of(fs, "/etc/passwd", meta.uid)? {
+        stat.insert("pw_name".into(), json!(name));
+    }
+    if let Some(name) = name_of(fs, "/etc/group", meta.gid)? {
+        stat.insert("gr_name".into(), json!(name));
+    }
+    // What root may do with it (os.access follows links): read and write anything that
+    // exists, execute what has an x bit, enter any folder.
+    let target = fs.meta_follow(path)?;
+    stat.insert("readable".into(), json!(target.is_some()));
+    stat.insert("writeable".into(), json!(target.is_some()));
+    stat.insert(
+        "executable".into(),
+        json!(target.is_some_and(|t| t.kind == Kind::Dir || t.mode & 0o111 != 0)),
+    );
+    if meta.kind == Kind::Symlink {
+        let target_text = fs.read_link(path)?;
+        let base = path.parent().unwrap_or(Path::new("/"));
+        stat.insert(
+            "lnk_source".into(),
+            json!(fs.resolve(&base.join(&target_text))?.display().to_string()),
+        );
+        stat.insert("lnk_target".into(), json!(target_text));
+    }
+    let algorithm = p
+        .checksum_algorithm
+        .as_ref()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|| "sha1".into());
+    if meta.kind == Kind::File && flag(&p.get_checksum, true) {
+        let checksum = match algorithm.as_str() {
+            "sha1" => sha1_of(fs, path)?,
+            "sha256" => format!("{:x}", sha2::Sha256::digest(fs.read(path)?)),
             other => {
                 return Err(ModuleError::new(format!(
-                    "checksum_algorithm {other} is not supported; use sha256"
+                    "checksum_algorithm {other} is not supported; use sha1 or sha256"
                 )))
             }
-        }
+        };
+        stat.insert("checksum".into(), json!(checksum));
     }
-    Ok(ModuleResult::changed(false).with("stat", stat))
+    Ok(ModuleResult::changed(false).with("stat", Json::Object(stat)))
 }

@@ -9,6 +9,50 @@ use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::archive::{extract_tar, tar_reader, Limits};
 use crate::rootfs::Kind;
 
+/// `--strip-components=N` (or `--strip-components N`) from `extra_opts`; other options of tar
+/// are refused by name, since imgbuild extracts without tar.
+fn strip_components(p: &UnarchiveParams) -> Result<usize, ModuleError> {
+    let opts: Vec<String> = p
+        .extra_opts
+        .iter()
+        .flatten()
+        .map(|o| o.to_string())
+        .collect();
+    let mut strip = 0;
+    let mut words = opts.iter();
+    while let Some(word) = words.next() {
+        let value = match word.split_once('=') {
+            Some(("--strip-components", n)) => Some(n.to_owned()),
+            None if word == "--strip-components" => words.next().cloned(),
+            _ => {
+                return Err(ModuleError::new(format!(
+                    "unarchive extra_opts '{word}' is not supported (only --strip-components)"
+                )))
+            }
+        };
+        strip = value
+            .and_then(|n| n.trim().parse().ok())
+            .ok_or_else(|| ModuleError::new("--strip-components needs a number"))?;
+    }
+    Ok(strip)
+}
+
+/// The name of the handler class Ansible's unarchive reports for an archive of this name.
+fn handler_name(src: &str) -> &'static str {
+    let name = src.to_ascii_lowercase();
+    if name.ends_with(".tar.gz") || name.ends_with(".tgz") {
+        "TgzArchive"
+    } else if name.ends_with(".tar.xz") || name.ends_with(".txz") {
+        "TarXzArchive"
+    } else if name.ends_with(".tar.bz2") || name.ends_with(".tbz2") {
+        "TarBzipArchive"
+    } else if name.ends_with(".tar.zst") {
+        "TarZstdArchive"
+    } else {
+        "TarArchive"
+    }
+}
+
 /// `unarchive`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: UnarchiveParams = params("unarchive", args)?;
@@ -55,7 +99,11 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         });
     }
     let reader = tar_reader(src, file).map_err(|e| ModuleError::new(e.to_string()))?;
-    let stats = extract_tar(reader, fs, &dest, Limits::default())
+    let limits = Limits {
+        strip_components: strip_components(&p)?,
+        ..Limits::default()
+    };
+    let stats = extract_tar(reader, fs, &dest, limits)
         .map_err(|e| ModuleError::new(format!("{src}: {e}")))?;
     let mut changed = stats.written > 0;
     if p.owner.is_some() || p.group.is_some() || p.mode.is_some() {
@@ -65,7 +113,8 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     }
     let mut result = ModuleResult::changed(changed)
         .with("dest", dest.display().to_string())
-        .with("src", src);
+        .with("src", src)
+        .with("handler", handler_name(src));
     if flag(&p.list_files, false) {
         result = result.with("files", json!(stats.files));
     }

@@ -69,9 +69,27 @@ fn absent(state: &Option<Choice<LineState>>) -> bool {
     matches!(state, Some(Choice::Known(LineState::Absent)))
 }
 
-/// `group`.
+/// `group`, with the result fields Ansible's group module returns.
 pub fn group(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: GroupParams = params("group", args)?;
+    let mut result = group_apply(&p, ctx)?;
+    let present = !absent(&p.state);
+    let fields = &mut result.fields;
+    fields.insert(
+        "state".into(),
+        Json::from(if present { "present" } else { "absent" }),
+    );
+    if let Some(info) = entry(ctx, "/etc/group", p.name.as_str())? {
+        fields.insert("system".into(), Json::from(flag(&p.system, false)));
+        fields.insert(
+            "gid".into(),
+            Json::from(info.get(2).and_then(|g| g.parse::<u64>().ok())),
+        );
+    }
+    Ok(result)
+}
+
+fn group_apply(p: &GroupParams, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let name = p.name.to_string();
     let current = entry(ctx, "/etc/group", &name)?;
     let gid = int(&p.gid)?;
@@ -111,9 +129,48 @@ pub fn group(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> 
     Ok(ModuleResult::changed(true).with("name", name))
 }
 
-/// `user`.
+/// `user`, with the result fields Ansible's user module returns.
 pub fn user(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: UserParams = params("user", args)?;
+    let existed = entry(ctx, "/etc/passwd", p.name.as_str())?.is_some();
+    let mut result = user_apply(&p, ctx)?;
+    let fields = &mut result.fields;
+    let present = !absent(&p.state);
+    fields.insert(
+        "state".into(),
+        Json::from(if present { "present" } else { "absent" }),
+    );
+    match (present, existed) {
+        (false, true) => {
+            fields.insert("force".into(), Json::from(flag(&p.force, false)));
+            fields.insert("remove".into(), Json::from(flag(&p.remove, false)));
+        }
+        (true, false) => {
+            fields.insert("system".into(), Json::from(flag(&p.system, false)));
+            fields.insert("create_home".into(), Json::from(flag(&p.create_home, true)));
+        }
+        (true, true) => {
+            fields.insert("append".into(), Json::from(flag(&p.append, false)));
+            fields.insert("move_home".into(), Json::from(flag(&p.move_home, false)));
+        }
+        (false, false) => {}
+    }
+    if let (true, Some(info)) = (present, entry(ctx, "/etc/passwd", p.name.as_str())?) {
+        let number = |i: usize| info.get(i).and_then(|v| v.parse::<u64>().ok());
+        let text = |i: usize| Json::from(info.get(i).cloned().unwrap_or_default());
+        fields.insert("uid".into(), Json::from(number(2)));
+        fields.insert("group".into(), Json::from(number(3)));
+        fields.insert("comment".into(), text(4));
+        fields.insert("home".into(), text(5));
+        fields.insert("shell".into(), text(6));
+        if let Some(TextList(groups)) = &p.groups {
+            fields.insert("groups".into(), Json::from(groups.join(",")));
+        }
+    }
+    Ok(result)
+}
+
+fn user_apply(p: &UserParams, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let name = p.name.to_string();
     let current = entry(ctx, "/etc/passwd", &name)?;
     if absent(&p.state) {

@@ -402,7 +402,7 @@ impl Planner<'_> {
         })
     }
 
-    fn environment(
+    pub(crate) fn environment(
         &self,
         ctx: &Ctx,
         env: Option<&Json>,

@@ -38,7 +38,8 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("b64encode", b64encode);
     env.add_filter("b64decode", b64decode);
     env.add_filter("hash", hash);
-    env.add_filter("checksum", |v: String| hash(v, Some("sha256".into())));
+    env.add_filter("sha1", |v: String| hash(v, Some("sha1".into())));
+    env.add_filter("checksum", |v: String| hash(v, Some("sha1".into())));
     env.add_filter("ternary", ternary);
     env.add_filter("quote", quote);
     env.add_filter("flatten", flatten);
@@ -417,13 +418,14 @@ fn hash(value: String, algorithm: Option<String>) -> Result<String, Error> {
     let algorithm = algorithm.unwrap_or_else(|| "sha1".into());
     let data = value.as_bytes();
     Ok(match algorithm.as_str() {
+        "sha1" => hex(&sha1::Sha1::digest(data)),
         "sha224" => hex(&sha2::Sha224::digest(data)),
         "sha256" => hex(&sha2::Sha256::digest(data)),
         "sha384" => hex(&sha2::Sha384::digest(data)),
         "sha512" => hex(&sha2::Sha512::digest(data)),
         other => {
             return Err(invalid(format!(
-                "hash('{other}') is not supported; use sha256, sha224, sha384 or sha512"
+                "hash('{other}') is not supported; use sha1, sha256, sha224, sha384 or sha512"
             )))
         }
     })

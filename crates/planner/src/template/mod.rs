@@ -6,6 +6,7 @@ mod context;
 pub mod filters;
 mod jinja_tests;
 pub mod lookups;
+mod set_filters;
 
 use std::sync::{Arc, Mutex};
 
@@ -94,6 +95,7 @@ impl Templar {
         env.set_formatter(python_formatter);
         env.add_global("omit", OMIT);
         filters::register(&mut env);
+        set_filters::register(&mut env);
         jinja_tests::register(&mut env);
         env.add_function("lookup", lookups::lookup);
         env.add_function("query", lookups::query);
