@@ -72,15 +72,11 @@ const OPEN: &[(&str, &str)] = &[
     ),
     (
         "filters_and_tests",
-        "missing filters and tests (splitext, md5, union, difference, subset, ...), to_yaml/to_nice_yaml forms, round",
-    ),
-    (
-        "find_slurp_tempfile",
-        "find counts examined differently; results lack pw_name; tempfile lacks state",
+        "filters imgbuild lacks (splitext, md5, zip_longest, type_debug, log) or takes fewer arguments of (replace count, flatten levels, min/max attribute), to_yaml forms, round, a bare text in when",
     ),
     (
         "get_url_downloads",
-        "checksum given as a URL of a checksum file; results lack status_code, size, mode",
+        "failed downloads (wrong checksum, 404, no folder) register no dest, status_code or checksum_src; a kept file reports no 304",
     ),
     (
         "host_config",
@@ -97,11 +93,7 @@ const OPEN: &[(&str, &str)] = &[
     ),
     (
         "task_environment",
-        "environment on a role entry of the play; booleans exported as Python text",
-    ),
-    (
-        "text_edits",
-        "backup: yes makes no backup; ini_file blank lines; results lack msg",
+        "the `environment` magic variable (the task's environment) is undefined",
     ),
 ];
 

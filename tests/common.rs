@@ -110,16 +110,36 @@ pub fn serve_dir(dir: &Path) -> String {
                 let mut reader = BufReader::new(stream.try_clone().expect("clone"));
                 let mut request = String::new();
                 let _ = reader.read_line(&mut request);
+                let mut since = None;
                 loop {
                     let mut line = String::new();
                     if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
                         break;
+                    }
+                    if let Some((name, value)) = line.split_once(':') {
+                        if name.eq_ignore_ascii_case("if-modified-since") {
+                            since = http_date(value.trim());
+                        }
                     }
                 }
                 let mut words = request.split_whitespace();
                 let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or("/"));
                 let file = root.join(path.trim_start_matches('/'));
                 let safe = !path.contains("..");
+                let modified = std::fs::metadata(&file)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map(|d| d.as_secs());
+                if let (Some(since), Some(modified), true) = (since, modified, safe) {
+                    if modified <= since {
+                        let _ = write!(
+                            stream,
+                            "HTTP/1.1 304 Not Modified\r\nConnection: close\r\n\r\n"
+                        );
+                        return;
+                    }
+                }
                 match std::fs::read(&file).ok().filter(|_| safe && file.is_file()) {
                     Some(body) => {
                         let _ = write!(
@@ -139,6 +159,32 @@ pub fn serve_dir(dir: &Path) -> String {
         }
     });
     format!("http://{addr}/")
+}
+
+/// Seconds since the epoch of an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`).
+fn http_date(text: &str) -> Option<u64> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let [_, day, month, year, time, ..] = words.as_slice() else {
+        return None;
+    };
+    let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = months.iter().position(|m| m == month)? as i64 + 1;
+    let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
+    let hms: Vec<i64> = time.split(':').filter_map(|p| p.parse().ok()).collect();
+    let [h, m, s] = hms.as_slice() else {
+        return None;
+    };
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + h * 3600 + m * 60 + s).ok()
 }
 
 /// Runs `imgbuild -C <dir> <args...>` with extra environment variables.

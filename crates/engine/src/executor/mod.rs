@@ -359,6 +359,12 @@ impl<'a> Executor<'a> {
                 .as_ref()
                 .is_some_and(|v| self.truthy(task, v));
         let mut result = run.result;
+        if let Some(failure) = &run.failure {
+            // What Ansible registers for a failed task says why.
+            result
+                .entry("msg")
+                .or_insert_with(|| Json::from(failure.msg.clone()));
+        }
         // A failed task keeps the `changed` its changed_when gave it.
         let changed = run.status == Status::Changed
             || (run.failure.is_some() && result.get("changed") == Some(&json!(true)));

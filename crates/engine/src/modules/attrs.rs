@@ -71,6 +71,29 @@ pub fn symbolic(mode: &str, current: u32, is_dir: bool) -> Result<u32, ModuleErr
     Ok(bits & 0o7777)
 }
 
+/// What a module that writes a text file asks for besides its content.
+#[derive(Debug, Clone, Copy)]
+pub struct FileAttrs<'a> {
+    /// Mode of the file.
+    pub mode: &'a Option<Mode>,
+    /// Owner name or uid.
+    pub owner: &'a Option<Text>,
+    /// Group name or gid.
+    pub group: &'a Option<Text>,
+    /// Keep a timestamped copy of the file before changing it (`backup: yes`).
+    pub backup: bool,
+}
+
+impl FileAttrs<'static> {
+    /// No mode, owner or group asked for, no backup.
+    pub const NONE: FileAttrs<'static> = FileAttrs {
+        mode: &None,
+        owner: &None,
+        group: &None,
+        backup: false,
+    };
+}
+
 /// Makes `path` and its missing parents as Ansible's `file` and `copy` do: each folder made gets
 /// the owner, group and mode asked for, not only the last (default mode 0755).
 pub fn make_folders(

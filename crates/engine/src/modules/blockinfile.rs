@@ -7,6 +7,7 @@ use planner::modules::lineinfile::LineState;
 use planner::modules::types::Choice;
 use serde_json::Value as Json;
 
+use super::attrs::FileAttrs;
 use super::lineinfile::{insert_index, missing_file, read_lines, write_lines};
 use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 
@@ -61,5 +62,11 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         new.push(end);
         lines.splice(at..at, new);
     }
-    write_lines(ctx, path, &before, &lines, &p.mode, &p.owner, &p.group)
+    let attrs = FileAttrs {
+        mode: &p.mode,
+        owner: &p.owner,
+        group: &p.group,
+        backup: flag(&p.backup, false),
+    };
+    write_lines(ctx, path, &before, &lines, &attrs)
 }

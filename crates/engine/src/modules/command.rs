@@ -277,8 +277,10 @@ pub fn command(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
     )?;
     if out.rc == 127 && out.stderr == crate::sandbox::not_found(&program) {
         // As ansible-core's run_command: Python's ENOENT, rc 2, nothing on stdout or stderr.
-        let mut error =
-            ModuleError::new(format!("[Errno 2] No such file or directory: b'{program}'"));
+        let mut error = ModuleError::new(format!(
+            "{}: install it in an earlier task ([Errno 2] No such file or directory: b'{program}')",
+            crate::sandbox::not_found(&program)
+        ));
         error.fields.insert("rc".into(), Json::from(2));
         error
             .fields

@@ -24,6 +24,8 @@ pub struct Placement<'a> {
     pub force: bool,
     /// Command validating the new file (`%s`).
     pub validate: Option<&'a str>,
+    /// Keep a timestamped copy of a file it replaces.
+    pub backup: bool,
 }
 
 /// Writes `bytes` to `dest` when different; applies attributes. Shared by copy and template.
@@ -83,6 +85,10 @@ pub fn place(ctx: &ModuleCtx, dest: &Path, how: &Placement) -> Result<ModuleResu
                 Some(Mode::Octal(bits)) => Some(*bits),
                 _ => None,
             };
+            if how.backup && existing.is_some() {
+                let name = super::pathinfo::backup(fs, dest)?;
+                result.fields.insert("backup_file".into(), Json::from(name));
+            }
             fs.write_atomic(dest, how.bytes, mode)?;
         }
     }
@@ -133,6 +139,7 @@ fn copy_tree(ctx: &ModuleCtx, from: &Path, to: &Path, p: &CopyParams) -> Result<
                 group: &p.group,
                 force: flag(&p.force, true),
                 validate: None,
+                backup: flag(&p.backup, false),
             };
             changed |= place(ctx, &dest, &how)?.changed;
         }
@@ -196,6 +203,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         group: &p.group,
         force,
         validate: p.validate.as_ref().map(Text::as_str),
+        backup: flag(&p.backup, false),
     };
     place(ctx, &dest, &how)
 }

@@ -6,6 +6,7 @@ use planner::modules::get_url::GetUrlParams;
 use serde_json::Value as Json;
 use sha2::Digest;
 
+use super::pathinfo::{md5_of, sha1_of};
 use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::Kind;
 
@@ -15,22 +16,66 @@ fn sha256_of(reader: &mut dyn std::io::Read) -> Result<String, ModuleError> {
     Ok(format!("{:x}", hasher.finalize()))
 }
 
-/// The sha256 asked for by `checksum: sha256:<hex>`.
-fn expected_sha256(checksum: Option<&str>) -> Result<Option<String>, ModuleError> {
+/// The sha256 asked for by `checksum:`: `sha256:<hex>`, or `sha256:<url>` of a checksum file
+/// (`sha256sum` lines, `<hex>  name` or `<hex> *name`, or one hash alone), whose line for the
+/// downloaded file's name gives it, as Ansible reads it.
+fn expected_sha256(
+    checksum: Option<&str>,
+    url: &str,
+    ctx: &ModuleCtx,
+) -> Result<Option<String>, ModuleError> {
     let Some(checksum) = checksum else {
         return Ok(None);
     };
-    match checksum.split_once(':') {
-        Some(("sha256", hex)) if hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit()) => {
-            Ok(Some(hex.to_ascii_lowercase()))
+    let hex = match checksum.split_once(':') {
+        Some(("sha256", sums)) if sums.contains("://") => checksum_from_file(sums, url, ctx)?,
+        Some(("sha256", hex)) => hex.to_owned(),
+        _ => {
+            return Err(ModuleError::new(format!(
+                "checksum '{checksum}' must be sha256:<64 hex digits> or sha256:<URL of a checksum file>"
+            )))
         }
-        Some(("sha256", url)) if url.contains("://") => Err(ModuleError::new(
-            "checksum from a URL is not supported; pin the sha256 itself",
-        )),
-        _ => Err(ModuleError::new(format!(
-            "checksum '{checksum}' must be sha256:<64 hex digits>"
-        ))),
+    };
+    if hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        Ok(Some(hex.to_ascii_lowercase()))
+    } else {
+        Err(ModuleError::new(format!(
+            "checksum '{checksum}': '{hex}' is not a sha256 (64 hex digits)"
+        )))
     }
+}
+
+fn checksum_from_file(sums: &str, url: &str, ctx: &ModuleCtx) -> Result<String, ModuleError> {
+    let file = ctx.downloads.fetch(sums, None).map_err(ModuleError::new)?;
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| ModuleError::new(format!("checksum file {sums}: {e}")))?;
+    let name = url_file_name(url);
+    let lines: Vec<&str> = text.lines().collect();
+    if let [only] = lines.as_slice() {
+        if only.split_whitespace().count() == 1 {
+            return Ok(only.trim().to_owned());
+        }
+    }
+    lines
+        .iter()
+        .filter_map(|line| line.split_once(' '))
+        .map(|(hash, file)| (hash, file.trim_start_matches([' ', '*'])))
+        .find(|(_, file)| file.trim_start_matches("./") == name)
+        .map(|(hash, _)| hash.to_owned())
+        .ok_or_else(|| {
+            ModuleError::new(format!(
+                "Unable to find a checksum for file '{name}' in '{sums}'"
+            ))
+        })
+}
+
+/// The file name a URL names (its last path segment, without a query).
+fn url_file_name(url: &str) -> &str {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    path.rsplit('/')
+        .next()
+        .filter(|n| !n.is_empty())
+        .unwrap_or("download")
 }
 
 /// `get_url`.
@@ -45,14 +90,9 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let fs = ctx.target.fs();
     let mut dest = PathBuf::from(p.dest.as_str());
     if fs.meta_follow(&dest)?.is_some_and(|m| m.kind == Kind::Dir) {
-        let name = url
-            .rsplit('/')
-            .next()
-            .filter(|n| !n.is_empty())
-            .unwrap_or("download");
-        dest = dest.join(name.split('?').next().unwrap_or(name));
+        dest = dest.join(url_file_name(url));
     }
-    let expected = expected_sha256(p.checksum.as_ref().map(|c| c.as_str()))?;
+    let expected = expected_sha256(p.checksum.as_ref().map(|c| c.as_str()), url, ctx)?;
     let existing = fs.meta_follow(&dest)?.is_some();
     if existing && !flag(&p.force, false) {
         let matches = match &expected {
@@ -79,6 +119,12 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let sha =
         sha256_of(&mut std::fs::File::open(&cached).map_err(|e| ModuleError::new(e.to_string()))?)?;
     let same = existing && sha256_of(&mut fs.open_read(&dest)?)? == sha;
+    // Ansible's checksums here are SHA-1: of the file that was there, and of the download.
+    let checksum_dest = if existing {
+        Json::from(sha1_of(fs, &dest)?)
+    } else {
+        Json::Null
+    };
     if !same {
         let mode = match &p.mode {
             Some(planner::modules::types::Mode::Octal(bits)) => Some(*bits),
@@ -90,5 +136,8 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     Ok(ModuleResult::changed(!same || attrs_changed)
         .with("dest", dest.display().to_string())
         .with("url", url)
-        .with("checksum_dest", sha))
+        .with("status_code", 200)
+        .with("checksum_dest", checksum_dest)
+        .with("checksum_src", sha1_of(fs, &dest)?)
+        .with("md5sum", md5_of(fs, &dest)?))
 }

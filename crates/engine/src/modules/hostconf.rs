@@ -14,6 +14,7 @@ use planner::modules::timezone::TimezoneParams;
 use planner::modules::types::{Choice, Choices, Text};
 use serde_json::Value as Json;
 
+use super::attrs::FileAttrs;
 use super::copy::{place, Placement};
 use super::lineinfile::{read_lines, write_lines};
 use super::{params, ModuleCtx, ModuleError, ModuleResult};
@@ -47,7 +48,7 @@ pub fn set_line(
     if line.is_none() && before.is_empty() && lines.is_empty() {
         return Ok(ModuleResult::changed(false));
     }
-    write_lines(ctx, path, &before, &lines, &None, &None, &None)
+    write_lines(ctx, path, &before, &lines, &FileAttrs::NONE)
 }
 
 fn text(t: &Text) -> &str {
@@ -117,6 +118,7 @@ fn whole_file(ctx: &ModuleCtx, path: &Path, content: Option<&str>) -> Result<boo
                 group: &None,
                 force: true,
                 validate: None,
+                backup: false,
             };
             Ok(place(ctx, path, &how)?.changed)
         }

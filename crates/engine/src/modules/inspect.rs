@@ -12,6 +12,7 @@ use planner::modules::types::Choice;
 use regex::Regex;
 use serde_json::{json, Map, Value as Json};
 
+use super::pathinfo::name_of;
 use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::Kind;
 
@@ -65,6 +66,12 @@ pub fn find(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         p.paths.0.iter().map(|d| (PathBuf::from(d), 1)).collect();
     while let Some((dir, level)) = stack.pop() {
         let Ok(names) = fs.list(&dir) else { continue };
+        if depth.is_some_and(|d| level > d) {
+            // Ansible's os.walk still lists the folder one level past `depth` (and counts
+            // what is in it as examined) before it stops there.
+            examined += names.len();
+            continue;
+        }
         for name in names {
             let path = dir.join(&name);
             let Some(meta) = fs.meta(&path)? else {
@@ -73,7 +80,7 @@ pub fn find(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             examined += 1;
             if meta.kind == Kind::Dir
                 && recurse
-                && depth.is_none_or(|d| level < d)
+                && depth.is_none_or(|d| level <= d)
                 && (hidden || !name.starts_with('.'))
             {
                 stack.push((path.clone(), level + 1));
@@ -99,7 +106,7 @@ pub fn find(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
                     continue;
                 }
             }
-            files.push(json!({
+            let mut entry = json!({
                 "path": path.display().to_string(),
                 "mode": format!("{:04o}", meta.mode & 0o7777),
                 "uid": meta.uid,
@@ -109,7 +116,14 @@ pub fn find(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
                 "isdir": meta.kind == Kind::Dir,
                 "isreg": meta.kind == Kind::File,
                 "islnk": meta.kind == Kind::Symlink,
-            }));
+            });
+            if let Some(name) = name_of(fs, "/etc/passwd", meta.uid)? {
+                entry["pw_name"] = json!(name);
+            }
+            if let Some(name) = name_of(fs, "/etc/group", meta.gid)? {
+                entry["gr_name"] = json!(name);
+            }
+            files.push(entry);
         }
     }
     files.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));

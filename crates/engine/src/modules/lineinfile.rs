@@ -7,7 +7,8 @@ use planner::modules::types::{Choice, Mode};
 use regex::Regex;
 use serde_json::Value as Json;
 
-use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::attrs::FileAttrs;
+use super::{attrs, flag, params, pathinfo, ModuleCtx, ModuleError, ModuleResult};
 
 /// Python's `\1` and `\g<name>` in a replacement, as the regex crate's `${1}`.
 pub fn python_backrefs(template: &str) -> String {
@@ -71,10 +72,9 @@ pub fn write_lines(
     path: &Path,
     before: &str,
     lines: &[String],
-    mode: &Option<Mode>,
-    p_owner: &Option<planner::modules::types::Text>,
-    p_group: &Option<planner::modules::types::Text>,
+    attrs: &FileAttrs,
 ) -> Result<ModuleResult, ModuleError> {
+    let (mode, p_owner, p_group) = (attrs.mode, attrs.owner, attrs.group);
     let mut after = lines.join("\n");
     // A file whose last line had no newline keeps it that way while that line stays last
     // (Ansible only adds one to a line it writes or to the line it appends after).
@@ -91,6 +91,10 @@ pub fn write_lines(
             result.diff = Some((path.display().to_string(), before.to_owned(), after.clone()));
         }
         if !ctx.check {
+            if attrs.backup && !before.is_empty() {
+                let name = pathinfo::backup(ctx.target.fs(), path)?;
+                result.fields.insert("backup_file".into(), Json::from(name));
+            }
             let bits = match mode {
                 Some(Mode::Octal(bits)) => Some(*bits),
                 _ => None,
@@ -179,7 +183,13 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             }
         }
     }
-    write_lines(ctx, path, &before, &lines, &p.mode, &p.owner, &p.group)
+    let attrs = FileAttrs {
+        mode: &p.mode,
+        owner: &p.owner,
+        group: &p.group,
+        backup: flag(&p.backup, false),
+    };
+    write_lines(ctx, path, &before, &lines, &attrs)
 }
 
 #[cfg(test)]

@@ -23,8 +23,20 @@ pub fn name_of(fs: &RootFs, file: &str, id: u32) -> Result<Option<String>, Modul
 
 /// The SHA-1 of a file in the image, as hex (Ansible's `checksum`).
 pub fn sha1_of(fs: &RootFs, path: &Path) -> Result<String, ModuleError> {
+    digest_of::<sha1::Sha1>(fs, path)
+}
+
+/// The MD5 of a file in the image, as hex (Ansible's `md5sum`).
+pub fn md5_of(fs: &RootFs, path: &Path) -> Result<String, ModuleError> {
+    digest_of::<md5::Md5>(fs, path)
+}
+
+fn digest_of<D: Digest>(fs: &RootFs, path: &Path) -> Result<String, ModuleError>
+where
+    sha1::digest::Output<D>: std::fmt::LowerHex,
+{
     let mut file = fs.open_read(path)?;
-    let mut hasher = sha1::Sha1::new();
+    let mut hasher = D::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {
         let n = file
@@ -77,4 +89,59 @@ pub fn add_path_info(fs: &RootFs, fields: &mut Map<String, Json>) -> Result<(), 
     fields.insert("state".into(), Json::from(state_of(&meta, Some(&followed))));
     fields.insert("size".into(), Json::from(meta.size));
     Ok(())
+}
+
+/// Copies `path` aside before a module changes it, as Ansible's `backup: yes` does:
+/// `<path>.<pid>.<YYYY-MM-DD@HH:MM:SS>~` (UTC), with the file's mode and owner. Returns the name.
+pub fn backup(fs: &RootFs, path: &Path) -> Result<String, ModuleError> {
+    let meta = fs
+        .meta_follow(path)?
+        .ok_or_else(|| ModuleError::new(format!("{}: nothing to back up", path.display())))?;
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let name = format!(
+        "{}.{}.{}~",
+        path.display(),
+        std::process::id(),
+        utc_timestamp(seconds)
+    );
+    let copy = Path::new(&name);
+    fs.write_atomic(copy, &fs.read(path)?, Some(meta.mode))?;
+    fs.chown(copy, Some(meta.uid), Some(meta.gid))?;
+    Ok(name)
+}
+
+/// `YYYY-MM-DD@HH:MM:SS` of a Unix time, in UTC.
+fn utc_timestamp(seconds: u64) -> String {
+    let (days, rest) = (seconds / 86_400, seconds % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}@{:02}:{:02}:{:02}",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_timestamp;
+
+    #[test]
+    fn backup_names_carry_the_utc_time() {
+        assert_eq!(utc_timestamp(0), "1970-01-01@00:00:00");
+        assert_eq!(utc_timestamp(1_795_000_000), "2026-11-18@11:06:40");
+        assert_eq!(utc_timestamp(951_782_400), "2000-02-29@00:00:00");
+    }
 }

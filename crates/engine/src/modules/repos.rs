@@ -46,6 +46,7 @@ fn put(ctx: &ModuleCtx, path: &Path, content: Option<&str>) -> Result<ModuleResu
                     group: &None,
                     force: true,
                     validate: None,
+                    backup: false,
                 },
             )
         }

@@ -27,6 +27,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         group: &p.group,
         force: flag(&p.force, true),
         validate: p.validate.as_ref().map(Text::as_str),
+        backup: flag(&p.backup, false),
     };
     place(ctx, Path::new(p.dest.as_str()), &how)
 }

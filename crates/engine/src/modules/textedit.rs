@@ -10,6 +10,7 @@ use planner::modules::types::{Choice, Mode};
 use regex::Regex;
 use serde_json::Value as Json;
 
+use super::attrs::FileAttrs;
 use super::lineinfile::{python_backrefs, read_lines, write_lines};
 use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::target::Cmd;
@@ -53,12 +54,10 @@ pub fn edit_ini(
                 (header + 1, end)
             }
             None => {
+                // A new section goes at the end, right after the last line (as Ansible's
+                // ini_file writes it: no blank line before it).
                 let mut out = lines.to_vec();
-                if let (Some(option), Some(line)) = (option, line) {
-                    let _ = option;
-                    if out.last().is_some_and(|l| !l.trim().is_empty()) {
-                        out.push(String::new());
-                    }
+                if let (Some(_), Some(line)) = (option, line) {
                     out.push(format!("[{name}]"));
                     out.push(line.to_owned());
                 }
@@ -83,6 +82,11 @@ pub fn edit_ini(
                     let last = (start..end).rev().find(|&i| !out[i].trim().is_empty());
                     let at = last.map_or(start, |i| i + 1);
                     out.insert(at, line.to_owned());
+                    // The first option outside any section is set apart from the first
+                    // section by a blank line, as Ansible writes it.
+                    if section.is_none() && last.is_none() && at + 1 < out.len() {
+                        out.insert(at + 1, String::new());
+                    }
                 }
             }
         }
@@ -108,10 +112,9 @@ pub fn ini_file(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleErro
     let path = Path::new(p.path.as_str());
     let existing = read_lines(ctx, path)?;
     if existing.is_none() && !flag(&p.create, true) {
-        return Err(ModuleError::new(format!(
-            "{} does not exist and create is false",
-            path.display()
-        )));
+        let mut error = ModuleError::new(format!("Destination {} does not exist!", path.display()));
+        error.fields.insert("rc".into(), Json::from(257));
+        return Err(error);
     }
     let (lines, before) = existing.unwrap_or_default();
     let absent = matches!(p.state, Some(Choice::Known(IniState::Absent)));
@@ -136,7 +139,36 @@ pub fn ini_file(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleErro
             }
         }
     }
-    write_lines(ctx, path, &before, &after, &p.mode, &p.owner, &p.group)
+    let attrs = FileAttrs {
+        mode: &p.mode,
+        owner: &p.owner,
+        group: &p.group,
+        backup: flag(&p.backup, false),
+    };
+    let msg = ini_message(&lines, &after, section, option, absent);
+    let mut result = write_lines(ctx, path, &before, &after, &attrs)?;
+    result.msg = Some(msg.into());
+    Ok(result)
+}
+
+/// The `msg` Ansible's ini_file gives for what the edit did.
+fn ini_message(
+    before: &[String],
+    after: &[String],
+    section: Option<&str>,
+    option: Option<&str>,
+    absent: bool,
+) -> &'static str {
+    let section_was_there =
+        section.is_none_or(|s| before.iter().any(|l| section_name(l) == Some(s)));
+    match () {
+        _ if before == after => "OK",
+        _ if absent && option.is_none() => "section removed",
+        _ if absent => "option changed",
+        _ if !section_was_there => "section and option added",
+        _ if after.len() > before.len() => "option added",
+        _ => "option changed",
+    }
 }
 
 /// `replace`.
@@ -149,10 +181,9 @@ pub fn replace(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
     };
     let re = compile(p.regexp.as_str())?;
     let Some(before) = ctx.target.fs().read_text_opt(path)? else {
-        return Err(ModuleError::new(format!(
-            "{} does not exist",
-            path.display()
-        )));
+        let mut error = ModuleError::new(format!("Path {} does not exist !", path.display()));
+        error.fields.insert("rc".into(), Json::from(257));
+        return Err(error);
     };
     let start = match &p.after {
         Some(after) => compile(after.as_str())?
@@ -175,7 +206,13 @@ pub fn replace(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
     let mut result = if after == before {
         ModuleResult::changed(false)
     } else if after.ends_with('\n') || after.is_empty() {
-        write_lines(ctx, path, &before, &lines, &p.mode, &p.owner, &p.group)?
+        let attrs = FileAttrs {
+            mode: &p.mode,
+            owner: &p.owner,
+            group: &p.group,
+            backup: flag(&p.backup, false),
+        };
+        write_lines(ctx, path, &before, &lines, &attrs)?
     } else {
         // Keep a missing final newline missing.
         if !ctx.check {
@@ -187,7 +224,12 @@ pub fn replace(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
         }
         ModuleResult::changed(true)
     };
-    result.msg = Some(format!("{count} replacements made"));
+    // Ansible says nothing when nothing was replaced.
+    result.msg = (count > 0).then(|| format!("{count} replacements made"));
+    result.fields.insert(
+        "msg".into(),
+        Json::from(result.msg.clone().unwrap_or_default()),
+    );
     Ok(result)
 }
 
@@ -264,7 +306,8 @@ mod tests {
             "top = 1\n[main]\ngpgcheck = 0\nenabled = 1\n\n[other]\nx = y"
         );
         let new_section = edit_ini(&base, Some("new"), Some("a"), Some("a = b"));
-        assert!(new_section.join("\n").ends_with("x = y\n\n[new]\na = b"));
+        // Matched with Ansible's ini_file: a new section follows the last line directly.
+        assert!(new_section.join("\n").ends_with("x = y\n[new]\na = b"));
         let removed = edit_ini(&base, Some("other"), Some("x"), None);
         assert_eq!(
             removed.join("\n"),
