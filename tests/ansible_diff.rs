@@ -88,10 +88,6 @@ const OPEN: &[(&str, &str)] = &[
         "a bad mode is a plan error despite ignore_errors; 0o604; a YAML-octal mode passed through a template",
     ),
     (
-        "symlinks_and_types",
-        "file with no state on an existing link asks for src; force over an empty folder; copy follow",
-    ),
-    (
         "task_environment",
         "the `environment` magic variable (the task's environment) is undefined",
     ),

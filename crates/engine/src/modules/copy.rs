@@ -174,6 +174,10 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         }
         std::fs::read(&local).map_err(|e| ModuleError::new(format!("{}: {e}", local.display())))?
     };
+    if flag(&p.follow, false) && fs.meta(&dest)?.is_some_and(|m| m.kind == Kind::Symlink) {
+        // follow: yes writes what the link points at; without it the link is replaced.
+        dest = fs.resolve(&dest)?;
+    }
     let dest_is_dir = p.dest.as_str().ends_with('/')
         || fs.meta_follow(&dest)?.is_some_and(|m| m.kind == Kind::Dir);
     if p.dest.as_str().ends_with('/') && !ctx.check {

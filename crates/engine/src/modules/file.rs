@@ -1,13 +1,13 @@
 //! `file`: folders, links, permissions, touch and removal in the rootfs.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use planner::modules::file::{FileParams, FileState};
 use planner::modules::types::{Choice, Mode};
 use serde_json::Value as Json;
 
 use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
-use crate::rootfs::Kind;
+use crate::rootfs::{Kind, Meta};
 
 fn apply_recursive(ctx: &ModuleCtx, path: &Path, p: &FileParams) -> Result<bool, ModuleError> {
     let fs = ctx.target.fs();
@@ -50,6 +50,18 @@ fn check_link_source(
 /// `file`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: FileParams = params("file", args)?;
+    // Ansible's file failures name the path they are about.
+    ensure(ctx, &p).map_err(|mut e| {
+        if !e.fields.contains_key("dest") {
+            e.fields
+                .entry("path")
+                .or_insert_with(|| Json::from(p.path.to_string()));
+        }
+        e
+    })
+}
+
+fn ensure(ctx: &ModuleCtx, p: &FileParams) -> Result<ModuleResult, ModuleError> {
     let fs = ctx.target.fs();
     let path = Path::new(p.path.as_str());
     let current = fs.meta(path)?;
@@ -85,12 +97,17 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             match current.map(|m| m.kind) {
                 Some(Kind::Dir) => {}
                 Some(Kind::Symlink)
-                    if fs.meta_follow(path)?.is_some_and(|m| m.kind == Kind::Dir) => {}
-                Some(_) => {
+                    if flag(&p.follow, true)
+                        && fs.meta_follow(path)?.is_some_and(|m| m.kind == Kind::Dir) => {}
+                Some(other) => {
+                    let what = match other {
+                        Kind::Symlink => "link",
+                        _ => "file",
+                    };
                     return Err(ModuleError::new(format!(
-                        "{} exists and is not a folder",
+                        "{} already exists as a {what}",
                         path.display()
-                    )))
+                    )));
                 }
                 None => {
                     changed = true;
@@ -100,7 +117,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
                 }
             }
             if flag(&p.recurse, false) {
-                changed |= apply_recursive(ctx, path, &p)?;
+                changed |= apply_recursive(ctx, path, p)?;
             }
         }
         FileState::File => {
@@ -130,50 +147,129 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
                     .unwrap_or(true);
             }
         }
-        FileState::Link | FileState::Hard => {
-            let src = p
-                .src
-                .as_ref()
-                .map(|s| s.to_string())
-                .ok_or_else(|| ModuleError::new("links need src"))?;
-            if state == FileState::Link {
-                check_link_source(ctx, path, &src, current.map(|m| m.kind), &p)?;
-                let same =
-                    current.is_some_and(|m| m.kind == Kind::Symlink) && fs.read_link(path)? == src;
-                if !same {
-                    if current.is_some_and(|m| m.kind == Kind::Dir) {
-                        return Err(ModuleError::new(format!(
-                            "{} is a folder; remove it before linking",
-                            path.display()
-                        )));
-                    }
-                    if current.is_some_and(|m| m.kind != Kind::Symlink) && !flag(&p.force, false) {
-                        return Err(ModuleError::new(format!(
-                            "{} exists and is not a link; set force: yes to replace it",
-                            path.display()
-                        )));
-                    }
-                    changed = true;
-                    if !ctx.check {
-                        fs.symlink(&src, path)?;
-                    }
-                }
-            } else {
-                let src_meta = fs.meta(Path::new(&src))?.ok_or_else(|| {
-                    ModuleError::new(format!("hard link source {src} does not exist"))
-                })?;
-                if current.map(|m| m.ino) != Some(src_meta.ino) {
-                    changed = true;
-                    if !ctx.check {
-                        fs.hardlink(Path::new(&src), path)?;
-                    }
-                }
-            }
-            return Ok(ModuleResult::changed(changed).with("path", p.path.to_string()));
-        }
+        FileState::Link => return link(ctx, path, p, current),
+        FileState::Hard => return hard_link(ctx, path, p, current),
     }
     if !(ctx.check && current.is_none()) {
-        changed |= attrs::apply(fs, path, &p.owner, &p.group, &p.mode, ctx.check)?;
+        let target = attribute_path(ctx, path, p)?;
+        changed |= attrs::apply(fs, &target, &p.owner, &p.group, &p.mode, ctx.check)?;
     }
-    Ok(ModuleResult::changed(changed).with("path", p.path.to_string()))
+    // Through a link, Ansible reports the path it followed to.
+    let shown = match state {
+        FileState::Directory | FileState::File => attribute_path(ctx, path, p)?,
+        _ => path.to_path_buf(),
+    };
+    Ok(ModuleResult::changed(changed).with("path", shown.display().to_string()))
+}
+
+/// Where the task's owner, group and mode go: through a link to what it points at when
+/// `follow` (Ansible's default), else the path itself.
+fn attribute_path(ctx: &ModuleCtx, path: &Path, p: &FileParams) -> Result<PathBuf, ModuleError> {
+    let fs = ctx.target.fs();
+    if flag(&p.follow, true) && fs.meta(path)?.is_some_and(|m| m.kind == Kind::Symlink) {
+        Ok(fs.resolve(path)?)
+    } else {
+        Ok(path.to_path_buf())
+    }
+}
+
+/// `state: link` (also what a task with no state means for an existing link), as Ansible's
+/// ensure_symlink: `src` defaults to the link's own target; a file or folder in the way is
+/// replaced only with `force` (a folder only when empty); attributes go through the link.
+fn link(
+    ctx: &ModuleCtx,
+    path: &Path,
+    p: &FileParams,
+    current: Option<Meta>,
+) -> Result<ModuleResult, ModuleError> {
+    let fs = ctx.target.fs();
+    let force = flag(&p.force, false);
+    let src = match (&p.src, current.map(|m| m.kind)) {
+        (Some(src), _) => {
+            check_link_source(ctx, path, src.as_str(), current.map(|m| m.kind), p)?;
+            src.to_string()
+        }
+        (None, Some(Kind::Symlink)) => fs.read_link(path)?,
+        (None, _) => {
+            return Err(ModuleError::new(
+                "src is required for creating new symlinks",
+            ))
+        }
+    };
+    let refuse = |what: &str| {
+        ModuleError::new(format!(
+            "refusing to convert from {what} to symlink for {}",
+            path.display()
+        ))
+    };
+    let mut changed = match current.map(|m| m.kind) {
+        None => true,
+        Some(Kind::Symlink) => fs.read_link(path)? != src,
+        Some(Kind::Dir) if !force => return Err(refuse("directory")),
+        Some(Kind::Dir) if !fs.list(path)?.is_empty() => {
+            return Err(ModuleError::new(format!(
+                "the directory {} is not empty, refusing to convert it",
+                path.display()
+            )))
+        }
+        Some(Kind::Dir) => true,
+        Some(_) if !force => return Err(refuse("file")),
+        Some(_) => true,
+    };
+    if changed && !ctx.check {
+        if current.is_some_and(|m| m.kind == Kind::Dir) {
+            fs.remove_all(path)?;
+        }
+        fs.symlink(&src, path)?;
+    }
+    // A link to nothing takes no attributes through it (Ansible warns and skips them).
+    let target = attribute_path(ctx, path, p)?;
+    if fs.meta(&target)?.is_some() {
+        changed |= attrs::apply(fs, &target, &p.owner, &p.group, &p.mode, ctx.check)?;
+    }
+    Ok(ModuleResult::changed(changed)
+        .with("dest", p.path.to_string())
+        // With no src given, Ansible reports the link's target when it follows it, else none.
+        .with(
+            "src",
+            (p.src.is_some() || flag(&p.follow, true)).then_some(src),
+        ))
+}
+
+/// `state: hard`, as Ansible's ensure_hardlink: another file in the way is replaced only with
+/// `force`.
+fn hard_link(
+    ctx: &ModuleCtx,
+    path: &Path,
+    p: &FileParams,
+    current: Option<Meta>,
+) -> Result<ModuleResult, ModuleError> {
+    let fs = ctx.target.fs();
+    let src = p
+        .src
+        .as_ref()
+        .map(|s| s.to_string())
+        .ok_or_else(|| ModuleError::new("src is required for creating new hardlinks"))?;
+    let src_meta = fs
+        .meta(Path::new(&src))?
+        .ok_or_else(|| ModuleError::new(format!("src does not exist: {src}")))?;
+    let mut changed = current.map(|m| m.ino) != Some(src_meta.ino);
+    if changed
+        && current.is_some_and(|m| m.kind == Kind::File && m.nlink == 1)
+        && !flag(&p.force, false)
+    {
+        let mut error = ModuleError::new("Cannot link, file exists at destination");
+        error
+            .fields
+            .insert("dest".into(), Json::from(p.path.to_string()));
+        error.fields.insert("src".into(), Json::from(src));
+        return Err(error);
+    }
+    if changed && !ctx.check {
+        fs.hardlink(Path::new(&src), path)?;
+    }
+    changed |= attrs::apply(fs, path, &p.owner, &p.group, &p.mode, ctx.check)?;
+    Ok(ModuleResult::changed(changed)
+        .with("dest", p.path.to_string())
+        .with("src", src))
 }

@@ -142,10 +142,16 @@ pub fn run(
     ctx: &ModuleCtx,
 ) -> Option<Result<ModuleResult, ModuleError>> {
     let outcome = dispatch(module, args, ctx)?;
-    Some(outcome.and_then(|mut result| {
-        pathinfo::add_path_info(ctx.target.fs(), &mut result.fields)?;
-        Ok(result)
-    }))
+    let fs = ctx.target.fs();
+    Some(match outcome {
+        Ok(mut result) => pathinfo::add_path_info(fs, &mut result.fields).map(|()| result),
+        // Ansible's failures carry the path's facts too, where they can be read: the
+        // failure itself is what the task reports.
+        Err(mut error) => {
+            let _ = pathinfo::add_path_info(fs, &mut error.fields);
+            Err(error)
+        }
+    })
 }
 
 fn dispatch(
