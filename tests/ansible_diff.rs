@@ -84,10 +84,6 @@ const OPEN: &[(&str, &str)] = &[
     ),
     ("lookups", "lookup('template', template_vars=), lookup vars and sequence, env default="),
     (
-        "numeric_modes",
-        "a bad mode is a plan error despite ignore_errors; 0o604; a YAML-octal mode passed through a template",
-    ),
-    (
         "task_environment",
         "the `environment` magic variable (the task's environment) is undefined",
     ),

@@ -552,7 +552,10 @@ impl<'a> Executor<'a> {
                     map.remove(key);
                 }
                 Ok(Some(value)) => {
-                    map.insert(key.clone(), value);
+                    map.insert(
+                        key.clone(),
+                        planner::modules::templated_argument(key, value),
+                    );
                 }
                 Ok(None) => {
                     return Err(format!("argument '{key}' uses a result no task registered"))

@@ -149,8 +149,23 @@ fn copy_tree(ctx: &ModuleCtx, from: &Path, to: &Path, p: &CopyParams) -> Result<
 
 /// `copy`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: CopyParams = params("copy", args)?;
+    let mut p: CopyParams = params("copy", args)?;
     let fs = ctx.target.fs();
+    if matches!(&p.mode, Some(Mode::Symbolic(m)) if m == "preserve") {
+        // The source file's own mode: the role file's, or the image file's with remote_src.
+        let local = ctx
+            .local_path()
+            .ok()
+            .filter(|_| !flag(&p.remote_src, false));
+        let bits = match (local, &p.src) {
+            (Some(local), _) => std::fs::metadata(&local)
+                .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777)
+                .ok(),
+            (None, Some(src)) => fs.meta_follow(Path::new(src.as_str()))?.map(|m| m.mode),
+            (None, None) => None,
+        };
+        p.mode = bits.map(Mode::Octal);
+    }
     let mut dest = PathBuf::from(p.dest.as_str());
     let force = flag(&p.force, true);
     let bytes: Vec<u8> = if let Some(content) = &p.content {

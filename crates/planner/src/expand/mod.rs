@@ -640,6 +640,12 @@ impl Planner<'_> {
                         .collect();
                     args.insert(key.clone(), Json::Array(items));
                 }
+                Some(rendered) if crate::template::contains_template(value) => {
+                    args.insert(
+                        key.clone(),
+                        crate::modules::templated_argument(key, rendered),
+                    );
+                }
                 Some(rendered) => {
                     args.insert(key.clone(), rendered);
                 }

@@ -104,6 +104,17 @@ pub fn normalize_with<P: Params>(args: Json) -> Result<Json, String> {
     serde_json::to_value(&params).map_err(|e| e.to_string())
 }
 
+/// A module argument that a template gave: ansible-core 2.14 hands modules the text of a
+/// template's result, so a number given through a template becomes its digits. For a mode that
+/// matters: `mode: "{{ item.mode }}"` with the YAML octal `0644` (420) is the text "420", which
+/// Ansible reads as octal 0420 where the literal 0644 would be 0644.
+pub fn templated_argument(key: &str, rendered: Json) -> Json {
+    match rendered {
+        Json::Number(n) if matches!(key, "mode" | "directory_mode") => Json::String(n.to_string()),
+        other => other,
+    }
+}
+
 /// Every module.
 pub static ALL: &[&ModuleSpec] = &[
     &apt::SPEC,

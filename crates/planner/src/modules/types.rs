@@ -214,18 +214,21 @@ impl<'de> Deserialize<'de> for Mode {
                 _ => Err(bad(&n.to_string())),
             },
             serde_json::Value::String(s) if is_template(&s) => Ok(Mode::Deferred(s)),
-            serde_json::Value::String(s) if !s.is_empty() && s.chars().all(|c| c.is_digit(8)) => {
-                u32::from_str_radix(&s, 8)
+            // Digits are octal, as Python's int(mode, 8) reads them (`0o` prefix allowed).
+            serde_json::Value::String(s)
+                if !s.is_empty()
+                    && s.strip_prefix("0o")
+                        .unwrap_or(&s)
+                        .chars()
+                        .all(|c| c.is_ascii_digit()) =>
+            {
+                u32::from_str_radix(s.strip_prefix("0o").unwrap_or(&s), 8)
                     .ok()
                     .filter(|bits| *bits <= 0o7777)
                     .map(Mode::Octal)
                     .ok_or_else(|| bad(&s))
             }
-            serde_json::Value::String(s)
-                if s == "preserve"
-                    || (!s.is_empty()
-                        && s.chars().all(|c| "ugoa+-=rwxXst,0123456789".contains(c))) =>
-            {
+            serde_json::Value::String(s) if s == "preserve" || is_symbolic_mode(&s) => {
                 Ok(Mode::Symbolic(s))
             }
             serde_json::Value::String(s) => Err(bad(&s)),
@@ -235,6 +238,22 @@ impl<'de> Deserialize<'de> for Mode {
             ))),
         }
     }
+}
+
+/// `u=rwx,g+s,o-w`: comma-separated `[ugoa]*` `[-+=]` `[rwxXst]*` (or one of `ugo`), as
+/// Ansible's symbolic modes are.
+fn is_symbolic_mode(text: &str) -> bool {
+    !text.is_empty()
+        && text.split(',').all(|part| {
+            let who_end = part.find(['-', '+', '=']).unwrap_or(part.len());
+            let (who, rest) = part.split_at(who_end);
+            let mut ops = rest.chars();
+            who.chars().all(|c| "ugoa".contains(c)) && ops.next().is_some() && {
+                let perms: String = ops.collect();
+                perms.chars().all(|c| "rwxXst".contains(c))
+                    || matches!(perms.as_str(), "u" | "g" | "o")
+            }
+        })
 }
 
 impl Serialize for Mode {
