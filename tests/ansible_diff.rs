@@ -82,7 +82,6 @@ const OPEN: &[(&str, &str)] = &[
         "host_config",
         "pam_limits use_max and comments; sysctl/kernel_blacklist succeed where Ansible's fail in a chroot",
     ),
-    ("lookups", "lookup('template', template_vars=), lookup vars and sequence, env default="),
     (
         "task_environment",
         "the `environment` magic variable (the task's environment) is undefined",

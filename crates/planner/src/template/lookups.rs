@@ -1,4 +1,4 @@
-//! `lookup()` and `query()`/`q()`: `file`, `template`, `env`, `first_found` and `fileglob`, over the files
+//! `lookup()` and `query()`/`q()`: `file`, `template`, `first_found` and `fileglob` over the files
 //! of the role being planned. The planner says where to look before it renders a task, and
 //! records every file a lookup read as an input of the image.
 
@@ -6,7 +6,9 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use minijinja::value::{Kwargs, Rest};
-use minijinja::{Error, ErrorKind, Value};
+use minijinja::{Error, ErrorKind, State, Value};
+
+use super::lookup_plugins;
 
 #[derive(Default)]
 struct Search {
@@ -44,7 +46,7 @@ impl Drop for Rendering {
 }
 
 /// `lookup('template', name)`: the role's template rendered with the current variables.
-fn render_template(name: &str) -> Result<Value, Error> {
+fn render_template(name: &str, extra: Option<&Value>) -> Result<Value, Error> {
     let path = find(name)?.ok_or_else(|| {
         invalid(format!(
             "lookup('template'): '{name}' is not a template of the role"
@@ -55,6 +57,13 @@ fn render_template(name: &str) -> Result<Value, Error> {
     let current = CURRENT.with(|c| c.borrow().last().cloned());
     let Some((templar, scope)) = current else {
         return Err(invalid("lookup('template') outside a render"));
+    };
+    // template_vars= are seen over the task's variables.
+    let scope = match extra.and_then(|v| serde_json::to_value(v).ok()) {
+        Some(serde_json::Value::Object(map)) => {
+            scope.with_layer(crate::vars::layer_from(map.iter()))
+        }
+        _ => scope,
     };
     match templar.render_text(&text, &scope) {
         Ok(Some(rendered)) => Ok(Value::from(rendered)),
@@ -167,14 +176,28 @@ fn terms(args: &[Value]) -> Vec<String> {
 }
 
 /// The items a lookup gives.
-fn items(plugin: &str, args: &[Value], kwargs: &Kwargs) -> Result<Vec<Value>, Error> {
+fn items(
+    state: &State,
+    plugin: &str,
+    args: &[Value],
+    kwargs: &Kwargs,
+) -> Result<Vec<Value>, Error> {
     match plugin {
+        "vars" | "ansible.builtin.vars" => lookup_plugins::vars(state, &terms(args), kwargs),
+        "env" | "ansible.builtin.env" => lookup_plugins::env(&terms(args), kwargs),
+        "sequence" | "ansible.builtin.sequence" => lookup_plugins::sequence(&terms(args)),
         "file" | "ansible.builtin.file" => {
             let rstrip: bool = kwargs.get::<Option<bool>>("rstrip")?.unwrap_or(true);
+            // errors='ignore' (or 'warn') leaves a missing file out instead of failing.
+            let strict = kwargs.get::<Option<String>>("errors")?.is_none_or(|e| e == "strict");
             terms(args)
                 .iter()
-                .map(|name| {
-                    let path = find(name)?.ok_or_else(|| {
+                .filter_map(|name| match find(name) {
+                    Ok(None) if !strict => None,
+                    other => Some((name, other)),
+                })
+                .map(|(name, found)| {
+                    let path = found?.ok_or_else(|| {
                         invalid(format!(
                             "lookup('file'): '{name}' is not a file of the role"
                         ))
@@ -189,12 +212,8 @@ fn items(plugin: &str, args: &[Value], kwargs: &Kwargs) -> Result<Vec<Value>, Er
                 })
                 .collect()
         }
-        "env" | "ansible.builtin.env" => Ok(terms(args)
-            .iter()
-            .map(|name| Value::from(std::env::var(name).unwrap_or_default()))
-            .collect()),
         "first_found" | "ansible.builtin.first_found" => {
-            let mut names = terms(args);
+            let mut names = first_found_names(args);
             if let Ok(Some(files)) = kwargs.get::<Option<Vec<String>>>("files") {
                 names.extend(files);
             }
@@ -240,20 +259,60 @@ fn items(plugin: &str, args: &[Value], kwargs: &Kwargs) -> Result<Vec<Value>, Er
             }
             Ok(found)
         }
-        "template" | "ansible.builtin.template" => terms(args)
-            .iter()
-            .map(|name| render_template(name))
-            .collect(),
+        "template" | "ansible.builtin.template" => {
+            let extra: Option<Value> = kwargs.get("template_vars")?;
+            terms(args)
+                .iter()
+                .map(|name| render_template(name, extra.as_ref()))
+                .collect()
+        }
         other => Err(invalid(format!(
-            "unknown lookup '{other}'; imgbuild knows file, template, env, first_found and fileglob"
+            "unknown lookup '{other}'; imgbuild knows file, template, env, first_found, fileglob, vars and sequence"
         ))),
     }
 }
 
+/// first_found's names: strings, lists of them, and `{files: [...], paths: [...]}` mappings
+/// (every file in every path, in order).
+fn first_found_names(args: &[Value]) -> Vec<String> {
+    let mut names = Vec::new();
+    for arg in args {
+        let list = |key: &str| -> Vec<String> {
+            arg.get_attr(key)
+                .ok()
+                .filter(|v| !v.is_undefined() && !v.is_none())
+                .map(|v| match v.as_str() {
+                    Some(s) => s.split([',', ';']).map(str::to_owned).collect(),
+                    None => terms(&[v]),
+                })
+                .unwrap_or_default()
+        };
+        if arg.kind() == minijinja::value::ValueKind::Map {
+            let paths = list("paths");
+            for file in list("files") {
+                if paths.is_empty() {
+                    names.push(file.clone());
+                }
+                for path in &paths {
+                    names.push(format!("{}/{file}", path.trim_end_matches('/')));
+                }
+            }
+        } else {
+            names.extend(terms(std::slice::from_ref(arg)));
+        }
+    }
+    names
+}
+
 /// `lookup(name, terms...)`: the items joined with commas (a list with `wantlist=True`).
-pub fn lookup(plugin: String, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+pub fn lookup(
+    state: &State,
+    plugin: String,
+    args: Rest<Value>,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
     let want_list: bool = kwargs.get::<Option<bool>>("wantlist")?.unwrap_or(false);
-    let found = items(&plugin, &args, &kwargs)?;
+    let found = items(state, &plugin, &args, &kwargs)?;
     kwargs.assert_all_used()?;
     if want_list {
         return Ok(Value::from(found));
@@ -271,8 +330,13 @@ pub fn lookup(plugin: String, args: Rest<Value>, kwargs: Kwargs) -> Result<Value
 }
 
 /// `query(name, terms...)` and `q(...)`: always a list.
-pub fn query(plugin: String, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
-    let found = items(&plugin, &args, &kwargs)?;
+pub fn query(
+    state: &State,
+    plugin: String,
+    args: Rest<Value>,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
+    let found = items(state, &plugin, &args, &kwargs)?;
     kwargs.assert_all_used()?;
     Ok(Value::from(found))
 }

@@ -5,6 +5,7 @@
 mod context;
 pub mod filters;
 mod jinja_tests;
+mod lookup_plugins;
 pub mod lookups;
 mod set_filters;
 
