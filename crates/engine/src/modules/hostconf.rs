@@ -8,10 +8,9 @@ use std::path::Path;
 use planner::modules::kernel_blacklist::{BlacklistState, KernelBlacklistParams};
 use planner::modules::modprobe::{ModprobeParams, ModprobeState, Persistence};
 use planner::modules::mount::{MountParams, MountState};
-use planner::modules::pam_limits::PamLimitsParams;
 use planner::modules::sysctl::{SysctlParams, SysctlState};
 use planner::modules::timezone::TimezoneParams;
-use planner::modules::types::{Choice, Choices, Text};
+use planner::modules::types::{Choice, Text};
 use serde_json::Value as Json;
 
 use super::attrs::FileAttrs;
@@ -188,32 +187,6 @@ pub fn kernel_blacklist(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, Mo
         Path::new(file),
         |l| words(l) == ["blacklist", name.as_str()],
         (!absent).then_some(line.as_str()),
-    )
-}
-
-/// `pam_limits`: one `domain type item value` line.
-pub fn pam_limits(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: PamLimitsParams = params("pam_limits", args)?;
-    let file = p.dest.as_ref().map_or("/etc/security/limits.conf", text);
-    let domain = text(&p.domain).trim().to_owned();
-    let kind = match &p.limit_type {
-        Choice::Known(k) => k.as_str().to_owned(),
-        Choice::Deferred(t) => t.clone(),
-    };
-    let item = text(&p.limit_item).trim().to_owned();
-    let mut line = format!("{domain}\t{kind}\t{item}\t{}", text(&p.value).trim());
-    if let Some(comment) = &p.comment {
-        line.push_str(&format!("\t#{}", text(comment)));
-    }
-    ensure_parent(ctx, Path::new(file))?;
-    set_line(
-        ctx,
-        Path::new(file),
-        |l| {
-            let w = words(l);
-            w.len() >= 3 && w[0] == domain && w[1] == kind && w[2] == item
-        },
-        Some(&line),
     )
 }
 

@@ -11,6 +11,7 @@ mod hostconf;
 mod inspect;
 mod lineinfile;
 mod packages;
+mod pam_limits;
 mod pathinfo;
 mod repos;
 mod script;
@@ -181,7 +182,7 @@ fn dispatch(
         "sysctl" => hostconf::sysctl(args, ctx),
         "modprobe" => hostconf::modprobe(args, ctx),
         "kernel_blacklist" => hostconf::kernel_blacklist(args, ctx),
-        "pam_limits" => hostconf::pam_limits(args, ctx),
+        "pam_limits" => pam_limits::pam_limits(args, ctx),
         "timezone" => hostconf::timezone(args, ctx),
         "mount" => hostconf::mount(args, ctx),
         "ini_file" => textedit::ini_file(args, ctx),

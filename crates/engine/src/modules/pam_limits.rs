@@ -1,0 +1,133 @@
+//! `pam_limits`: one limit in a limits.conf file, edited line by line as community.general's
+//! pam_limits edits it (whitespace-insensitive match of domain, type and item; use_max and
+//! use_min; a new or changed line takes the task's comment, or else the first comment of the
+//! file's limit lines, as that module does).
+
+use std::path::Path;
+
+use planner::modules::pam_limits::PamLimitsParams;
+use planner::modules::types::{Choice, Choices};
+use serde_json::Value as Json;
+
+use super::copy::{place, Placement};
+use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+
+const UNLIMITED: &[&str] = &["unlimited", "infinity", "-1"];
+
+/// The value use_max or use_min keeps, given the value asked for and the one in the file.
+fn combined(
+    kind: &str,
+    wanted: &str,
+    actual: &str,
+    max: bool,
+    min: bool,
+) -> Result<String, ModuleError> {
+    let priority = matches!(kind, "nice" | "priority");
+    let (actual_unlimited, wanted_unlimited) = if priority {
+        (false, false)
+    } else {
+        (UNLIMITED.contains(&actual), UNLIMITED.contains(&wanted))
+    };
+    let number = |v: &str| {
+        v.parse::<i64>()
+            .map_err(|_| ModuleError::new(format!("pam_limits: '{v}' is not a number")))
+    };
+    Ok(match (max, min) {
+        (true, _) if actual_unlimited => actual.to_owned(),
+        (true, _) if wanted_unlimited => wanted.to_owned(),
+        (true, _) => number(wanted)?.max(number(actual)?).to_string(),
+        (_, true) if actual_unlimited => wanted.to_owned(),
+        (_, true) if wanted_unlimited => actual.to_owned(),
+        (_, true) => number(wanted)?.min(number(actual)?).to_string(),
+        _ => wanted.to_owned(),
+    })
+}
+
+/// `pam_limits`.
+pub fn pam_limits(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: PamLimitsParams = params("pam_limits", args)?;
+    let (use_max, use_min) = (flag(&p.use_max, false), flag(&p.use_min, false));
+    if use_max && use_min {
+        return Err(ModuleError::new(
+            "Cannot use use_min and use_max at the same time.",
+        ));
+    }
+    let file = p
+        .dest
+        .as_ref()
+        .map_or("/etc/security/limits.conf", |d| d.as_str());
+    let path = Path::new(file);
+    let domain = p.domain.as_str().trim();
+    let kind = match &p.limit_type {
+        Choice::Known(k) => k.as_str().to_owned(),
+        Choice::Deferred(t) => t.clone(),
+    };
+    let item = p.limit_item.as_str().trim();
+    let value = p.value.as_str().trim();
+    let fs = ctx.target.fs();
+    let before = fs.read_text_opt(path)?.unwrap_or_default();
+    let mut comment = p
+        .comment
+        .as_ref()
+        .map(|c| c.to_string())
+        .unwrap_or_default();
+    let limit = |value: &str, comment: &str| {
+        let comment = if comment.is_empty() {
+            String::new()
+        } else {
+            format!("\t#{comment}")
+        };
+        format!("{domain}\t{kind}\t{item}\t{value}{comment}\n")
+    };
+    let mut after = String::new();
+    let mut found = false;
+    for line in before.split_inclusive('\n') {
+        let collapsed = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        if line.starts_with('#') || collapsed.is_empty() {
+            after.push_str(line);
+            continue;
+        }
+        if comment.is_empty() {
+            comment = line
+                .split_once('#')
+                .map(|(_, c)| c.to_owned())
+                .unwrap_or_default();
+        }
+        let data = collapsed.split('#').next().unwrap_or_default().trim_end();
+        let fields: Vec<&str> = data.split(' ').collect();
+        let [line_domain, line_kind, line_item, actual] = fields.as_slice() else {
+            after.push_str(line);
+            continue;
+        };
+        if (*line_domain, *line_kind, *line_item) != (domain, kind.as_str(), item) {
+            after.push_str(line);
+            continue;
+        }
+        found = true;
+        let new_value = combined(&kind, value, actual, use_max, use_min)?;
+        if value == *actual || new_value == *actual {
+            after.push_str(line);
+        } else {
+            after.push_str(&limit(&new_value, &comment));
+        }
+    }
+    if !found {
+        after.push_str(&limit(value, &comment));
+    }
+    if after == before {
+        return Ok(ModuleResult::changed(false));
+    }
+    if let Some(parent) = path.parent().filter(|_| !ctx.check) {
+        fs.mkdir_all(parent, 0o755)?;
+    }
+    let how = Placement {
+        bytes: after.as_bytes(),
+        mode: &None,
+        owner: &None,
+        group: &None,
+        force: true,
+        validate: None,
+        backup: flag(&p.backup, false),
+    };
+    place(ctx, path, &how)
+}
