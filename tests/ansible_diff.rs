@@ -75,7 +75,6 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
 /// printed, and the test fails if one of them starts to match (take it off this list) or if
 /// ansible-playbook itself stops running it to its end.
 const OPEN: &[(&str, &str)] = &[
-    ("apt_packages", "apt results lack stdout; cache_updated where Ansible has none"),
     (
         "apt_repositories",
         "apt_repository: a second line into one filename replaces the first, sources.list not read, mode ignored, invalid lines accepted",

@@ -23,6 +23,14 @@ fn run(ctx: &ModuleCtx, argv: Vec<String>, env: &[(&str, &str)]) -> Result<CmdOu
 }
 
 fn failed(what: &str, out: &CmdOutput) -> ModuleError {
+    // A name apt does not know: Ansible's apt says so before it runs apt-get (no output).
+    if let Some(name) = out
+        .stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("E: Unable to locate package "))
+    {
+        return ModuleError::new(format!("No package matching '{name}' is available"));
+    }
     let tail: Vec<&str> = out
         .stderr
         .lines()
@@ -121,8 +129,14 @@ fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError
         ),
         AptState::BuildDep => ("build-dep", req.names.clone()),
     };
+    // Ansible's apt reports cache_updated on installs only; a removal says what apt-get said.
+    let removing = matches!(req.state, AptState::Absent);
     if todo.is_empty() && !req.autoremove {
-        return Ok(ModuleResult::changed(false).with("cache_updated", cache_updated));
+        return Ok(if removing {
+            ModuleResult::changed(false)
+        } else {
+            ModuleResult::changed(false).with("cache_updated", cache_updated)
+        });
     }
     if ctx.check {
         return Ok(ModuleResult {
@@ -149,6 +163,7 @@ fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError
         None => {}
     }
     argv.extend(req.extra.iter().cloned());
+    let mut said = (String::new(), String::new());
     if !todo.is_empty() {
         argv.push(verb.into());
         argv.extend(todo.iter().cloned());
@@ -156,6 +171,7 @@ fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError
         if out.rc != 0 {
             return Err(failed(&format!("apt-get {verb}"), &out));
         }
+        said = (out.stdout, out.stderr);
     }
     if req.autoremove {
         let out = run(
@@ -168,9 +184,15 @@ fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError
         }
     }
     let after = dpkg_versions(ctx, &req.names)?;
-    Ok(ModuleResult::changed(after != before)
-        .with("cache_updated", cache_updated)
-        .with("packages", json!(todo)))
+    let mut result = ModuleResult::changed(after != before).with("packages", json!(todo));
+    if after != before {
+        // Ansible shows apt-get's output only when it did something.
+        result = result.with("stdout", said.0).with("stderr", said.1);
+    }
+    if !removing {
+        result = result.with("cache_updated", cache_updated);
+    }
+    Ok(result)
 }
 
 /// `apt`.
