@@ -76,10 +76,6 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
 /// ansible-playbook itself stops running it to its end.
 const OPEN: &[(&str, &str)] = &[
     (
-        "apt_repositories",
-        "apt_repository: a second line into one filename replaces the first, sources.list not read, mode ignored, invalid lines accepted",
-    ),
-    (
         "filters_and_tests",
         "filters imgbuild lacks (splitext, md5, zip_longest, type_debug, log) or takes fewer arguments of (replace count, flatten levels, min/max attribute), to_yaml forms, round, a bare text in when",
     ),

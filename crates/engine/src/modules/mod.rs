@@ -1,6 +1,7 @@
 //! The modules, one file each: each reads its typed parameters (from the planner) and acts on
 //! the target, reporting `changed` honestly and changing nothing in check mode.
 
+mod apt_repository;
 mod attrs;
 mod blockinfile;
 mod command;
@@ -195,7 +196,7 @@ fn dispatch(
         "yum_repository" => repos::yum_repository(args, ctx),
         "rpm_key" => repos::rpm_key(args, ctx),
         "apt_key" => repos::apt_key(args, ctx),
-        "apt_repository" => repos::apt_repository(args, ctx),
+        "apt_repository" => apt_repository::apt_repository(args, ctx),
         "deb822_repository" => repos::deb822_repository(args, ctx),
         _ => return None,
     })

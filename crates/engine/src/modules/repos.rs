@@ -6,7 +6,6 @@
 use std::path::{Path, PathBuf};
 
 use planner::modules::apt_key::{AptKeyParams, AptKeyState};
-use planner::modules::apt_repository::{AptRepoState, AptRepositoryParams};
 use planner::modules::deb822_repository::{Deb822RepositoryParams, Deb822State};
 use planner::modules::rpm_key::{KeyState, RpmKeyParams};
 use planner::modules::types::{Choice, Flag, Text, TextList};
@@ -14,7 +13,7 @@ use planner::modules::yum_repository::{RepoState, YumRepositoryParams};
 use serde_json::Value as Json;
 
 use super::copy::{place, Placement};
-use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::{params, ModuleCtx, ModuleError, ModuleResult};
 use crate::target::Cmd;
 
 fn yes_no(v: &Option<Flag>) -> Option<&'static str> {
@@ -199,60 +198,6 @@ pub fn apt_key(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
 }
 
 /// A file name for a one-line source, as Ansible makes it from the URL.
-fn list_name(repo: &str) -> String {
-    let url = repo
-        .split_whitespace()
-        .find(|w| w.contains("://"))
-        .unwrap_or(repo);
-    let host_path = url.split_once("://").map_or(url, |(_, r)| r);
-    host_path
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect::<String>()
-        .trim_matches('_')
-        .to_owned()
-}
-
-fn apt_update(ctx: &ModuleCtx) -> Result<(), ModuleError> {
-    let out = ctx.target.run(&Cmd::new(&["apt-get", "update", "-q"]))?;
-    if out.rc != 0 {
-        return Err(ModuleError::new(format!(
-            "apt-get update failed (rc {}): {}",
-            out.rc,
-            out.stderr.trim()
-        )));
-    }
-    Ok(())
-}
-
-/// `apt_repository`: the line in `sources.list.d/<filename>.list`, then `apt-get update`.
-pub fn apt_repository(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: AptRepositoryParams = params("apt_repository", args)?;
-    let repo = p.repo.as_str().trim();
-    let name = p
-        .filename
-        .as_ref()
-        .map(|f| f.as_str().to_owned())
-        .unwrap_or_else(|| list_name(repo));
-    let path = PathBuf::from(format!("/etc/apt/sources.list.d/{name}.list"));
-    let absent = matches!(p.state, Some(Choice::Known(AptRepoState::Absent)));
-    let result = put(
-        ctx,
-        &path,
-        (!absent).then(|| format!("{repo}\n")).as_deref(),
-    )?;
-    if result.changed && !absent && !ctx.check && flag(&p.update_cache, true) {
-        apt_update(ctx)?;
-    }
-    Ok(result.with("repo", repo))
-}
-
 /// `deb822_repository`: a `.sources` stanza.
 pub fn deb822_repository(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: Deb822RepositoryParams = params("deb822_repository", args)?;
@@ -298,17 +243,4 @@ pub fn deb822_repository(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, M
         }),
     );
     put(ctx, &path, Some(&(lines.join("\n") + "\n")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn list_names_follow_the_url() {
-        assert_eq!(
-            list_name("deb [arch=amd64] http://mirror.site/cuda/ubuntu2204 /"),
-            "mirror_site_cuda_ubuntu2204"
-        );
-    }
 }
