@@ -83,10 +83,6 @@ const OPEN: &[(&str, &str)] = &[
         "get_url_downloads",
         "failed downloads (wrong checksum, 404, no folder) register no dest, status_code or checksum_src; a kept file reports no 304",
     ),
-    (
-        "task_environment",
-        "the `environment` magic variable (the task's environment) is undefined",
-    ),
 ];
 
 /// The recipe of a case that brings none: the role alone, the harness's facts and vars.

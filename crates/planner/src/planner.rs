@@ -264,12 +264,12 @@ impl Planner<'_> {
             scope,
         } = base;
         let recipe_at = Location::file(&recipe.path);
-        let environment = match &recipe.environment {
+        let environment: Vec<IndexMap<String, Json>> = match &recipe.environment {
             Some(env) => match self.render(env, &scope, &recipe_at, None)? {
-                Some(Json::Object(map)) => map.into_iter().collect(),
-                _ => IndexMap::new(),
+                Some(Json::Object(map)) => vec![map.into_iter().collect()],
+                _ => Vec::new(),
             },
-            None => IndexMap::new(),
+            None => Vec::new(),
         };
         let mut tasks = Vec::new();
         let mut roles = Vec::new();

@@ -39,8 +39,9 @@ pub(crate) struct Ctx {
     pub when: Vec<String>,
     /// Inherited tags.
     pub tags: Vec<String>,
-    /// Inherited environment.
-    pub environment: IndexMap<String, Json>,
+    /// Inherited `environment:` mappings, outermost first (what Ansible's `environment`
+    /// variable lists).
+    pub environment: Vec<IndexMap<String, Json>>,
     /// Inherited `ignore_errors`.
     pub ignore_errors: Option<Json>,
     /// Planning handlers (no tag selection).
@@ -50,6 +51,7 @@ pub(crate) struct Ctx {
 }
 
 /// One pass of a task: a loop iteration, or the task itself.
+#[derive(Clone)]
 struct Pass {
     scope: Scope,
     whens: Vec<String>,
@@ -409,20 +411,18 @@ impl Planner<'_> {
         scope: &Scope,
         at: &Location,
         label: Option<&str>,
-    ) -> Result<IndexMap<String, Json>> {
-        let mut merged = ctx.environment.clone();
-        let Some(env) = env else { return Ok(merged) };
+    ) -> Result<Vec<IndexMap<String, Json>>> {
+        let mut chain = ctx.environment.clone();
+        let Some(env) = env else { return Ok(chain) };
         let rendered = self
             .render(env, scope, at, label)?
             .unwrap_or_else(|| env.clone());
         match rendered {
             Json::Object(map) => {
-                for (k, v) in map {
-                    merged.insert(k, v);
-                }
-                Ok(merged)
+                chain.push(map.into_iter().collect());
+                Ok(chain)
             }
-            Json::Null => Ok(merged),
+            Json::Null => Ok(chain),
             other => Err(PlanError::new(
                 at.clone(),
                 ErrorKind::WrongType {
@@ -622,6 +622,21 @@ impl Planner<'_> {
             return Ok(());
         }
         self.warn_decimal_mode(node, &ctx.file);
+        let environment =
+            self.environment(ctx, def.environment.as_ref(), &pass.scope, at, label)?;
+        let env_var = Json::Array(
+            environment
+                .iter()
+                .map(|m| Json::Object(m.clone().into_iter().collect()))
+                .collect(),
+        );
+        let pass = &Pass {
+            scope: pass.scope.with_layer(crate::vars::layer_from([(
+                &"environment".to_owned(),
+                &env_var,
+            )])),
+            ..pass.clone()
+        };
         let mut args = Map::new();
         let mut deferred = Vec::new();
         for (key, value) in raw_args {
@@ -703,7 +718,7 @@ impl Planner<'_> {
             changed_when: self.runtime_expression(&def.changed_when, at)?,
             failed_when: self.runtime_expression(&def.failed_when, at)?,
             until: None,
-            environment: self.environment(ctx, def.environment.as_ref(), &pass.scope, at, label)?,
+            environment: environment.into_iter().flatten().collect(),
             no_log: false,
             local_file: None,
             local_search: Vec::new(),
