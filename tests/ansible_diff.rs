@@ -77,7 +77,7 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
 const OPEN: &[(&str, &str)] = &[
     (
         "filters_and_tests",
-        "filters imgbuild lacks (splitext, md5, zip_longest, type_debug, log) or takes fewer arguments of (replace count, flatten levels, min/max attribute), to_yaml forms, round, a bare text in when",
+        "Python tuples (zip, splitext, a tuple literal) print as lists: minijinja has no tuple type",
     ),
     (
         "get_url_downloads",

@@ -215,7 +215,7 @@ impl fmt::Display for Difference {
     }
 }
 
-/// The lines only one of two small text files has, in order, at most 16.
+/// The lines only one of two small text files has, in order, at most 40.
 fn line_changes(ansible: &Path, imgbuild: &Path) -> Vec<String> {
     let read = |p: &Path| {
         std::fs::read(p)
@@ -237,7 +237,7 @@ fn line_changes(ansible: &Path, imgbuild: &Path) -> Vec<String> {
                 .filter(|l| !a_lines.contains(l))
                 .map(|l| format!("+ {l:?}")),
         )
-        .take(16)
+        .take(40)
         .collect();
     if out.is_empty() {
         out.push(format!(

@@ -120,14 +120,6 @@ pub enum ErrorKind {
         /// The error.
         inner: Box<ErrorKind>,
     },
-    /// A conditional that is not a boolean.
-    #[error("'when: {expr}' gave {value}, not a boolean; compare explicitly (for example '| length > 0' or '| bool')")]
-    NotBoolean {
-        /// The expression.
-        expr: String,
-        /// What it gave.
-        value: String,
-    },
     /// A role that does not exist.
     #[error("role '{name}' not found (looked in {searched}){suggestion}")]
     MissingRole {

@@ -16,6 +16,7 @@ pub mod modules;
 pub mod plan;
 mod planner;
 pub mod pyjson;
+pub mod pyyaml;
 pub mod recipe;
 mod roles;
 mod runtime_context;

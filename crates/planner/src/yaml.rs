@@ -293,6 +293,14 @@ impl Builder {
         mark: Marker,
     ) -> Node {
         let line = mark.line();
+        // A block scalar with no content lines (`content: |` and nothing under it) is empty,
+        // as PyYAML reads it; the event gives a lone line break.
+        let text = if matches!(style, TScalarStyle::Literal | TScalarStyle::Folded) && text == "\n"
+        {
+            String::new()
+        } else {
+            text
+        };
         let tag_suffix = tag.as_ref().map(|t| t.suffix.as_str());
         match tag_suffix {
             Some("vault") => {
@@ -499,6 +507,13 @@ impl MarkedEventReceiver for Builder {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_empty_block_scalar_is_empty_text() {
+        let node = parse("a: |\nb: >\n").expect("yaml");
+        assert_eq!(node.get("a").and_then(Node::as_str), Some(""));
+        assert_eq!(node.get("b").and_then(Node::as_str), Some(""));
+    }
     use super::*;
 
     fn value(text: &str) -> Value {

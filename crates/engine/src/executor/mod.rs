@@ -532,7 +532,8 @@ impl<'a> Executor<'a> {
         match self.templar.condition(expr, scope) {
             Ok(Condition::Known(b)) => Ok(b),
             Ok(Condition::Deferred) => Err(format!("'{expr}' uses a result no task registered")),
-            Ok(Condition::NotBoolean(v)) => Err(format!("'{expr}' gave {v}, not a boolean")),
+            // ansible-core 2.14 takes Jinja2's truth of a value that is not a boolean.
+            Ok(Condition::NotBoolean(_, truth)) => Ok(truth),
             Err(e) => Err(format!("{} in '{expr}' ({})", e, task.source)),
         }
     }

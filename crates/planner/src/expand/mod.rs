@@ -130,7 +130,7 @@ impl Planner<'_> {
 
     /// Evaluates one `when:` entry; `Ok(None)` when only the build can tell.
     pub(crate) fn condition(
-        &self,
+        &mut self,
         cond: &Json,
         scope: &Scope,
         at: &Location,
@@ -148,13 +148,16 @@ impl Planner<'_> {
         {
             Condition::Known(b) => Ok(Some(b)),
             Condition::Deferred => Ok(None),
-            Condition::NotBoolean(value) => Err(PlanError::new(
-                at.clone(),
-                ErrorKind::NotBoolean {
-                    expr: expr.clone(),
-                    value,
-                },
-            )),
+            Condition::NotBoolean(value, truth) => {
+                // ansible-core 2.14 takes Jinja2's truth of the value; 2.19 refuses it.
+                self.warn(
+                    at,
+                    format!(
+                        "'when: {expr}' gave {value}, not a boolean: taken as {truth} (ansible-core 2.14; 2.19 refuses it); compare explicitly, for example '| bool' or '| length > 0'"
+                    ),
+                );
+                Ok(Some(truth))
+            }
         }
     }
 

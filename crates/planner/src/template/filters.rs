@@ -33,7 +33,7 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("to_nice_json", to_nice_json);
     env.add_filter("from_json", from_json);
     env.add_filter("to_yaml", to_yaml);
-    env.add_filter("to_nice_yaml", to_yaml);
+    env.add_filter("to_nice_yaml", to_nice_yaml);
     env.add_filter("from_yaml", from_yaml);
     env.add_filter("b64encode", b64encode);
     env.add_filter("b64decode", b64decode);
@@ -42,7 +42,6 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("checksum", |v: String| hash(v, Some("sha1".into())));
     env.add_filter("ternary", ternary);
     env.add_filter("quote", quote);
-    env.add_filter("flatten", flatten);
     env.add_filter("combine", combine);
     env.add_filter("dict2items", dict2items);
     env.add_filter("items2dict", items2dict);
@@ -387,11 +386,31 @@ fn from_json(value: String) -> Result<Value, Error> {
     Ok(Value::from_serialize(&json))
 }
 
+/// `to_yaml`: PyYAML's dump with `default_flow_style=None`.
 fn to_yaml(value: Value, kwargs: Kwargs) -> Result<String, Error> {
-    let _: Option<usize> = kwargs.get("indent")?;
+    yaml_dump(value, kwargs, 2, false)
+}
+
+/// `to_nice_yaml`: PyYAML's dump in block style, four spaces.
+fn to_nice_yaml(value: Value, kwargs: Kwargs) -> Result<String, Error> {
+    yaml_dump(value, kwargs, 4, true)
+}
+
+fn yaml_dump(
+    value: Value,
+    kwargs: Kwargs,
+    indent: usize,
+    block_only: bool,
+) -> Result<String, Error> {
+    let indent: usize = kwargs.get::<Option<usize>>("indent")?.unwrap_or(indent);
     let _: Option<usize> = kwargs.get("width")?;
+    let flow: Option<bool> = kwargs.get("default_flow_style")?;
     kwargs.assert_all_used()?;
-    serde_yaml::to_string(&json_of(&value)?).map_err(|e| invalid(e.to_string()))
+    let dump = crate::pyyaml::Dump {
+        indent,
+        block_only: block_only || flow == Some(false),
+    };
+    Ok(dump.dump(&json_of(&value)?))
 }
 
 fn from_yaml(value: String) -> Result<Value, Error> {
@@ -418,6 +437,7 @@ fn hash(value: String, algorithm: Option<String>) -> Result<String, Error> {
     let algorithm = algorithm.unwrap_or_else(|| "sha1".into());
     let data = value.as_bytes();
     Ok(match algorithm.as_str() {
+        "md5" => hex(&md5::Md5::digest(data)),
         "sha1" => hex(&sha1::Sha1::digest(data)),
         "sha224" => hex(&sha2::Sha224::digest(data)),
         "sha256" => hex(&sha2::Sha256::digest(data)),
@@ -425,7 +445,7 @@ fn hash(value: String, algorithm: Option<String>) -> Result<String, Error> {
         "sha512" => hex(&sha2::Sha512::digest(data)),
         other => {
             return Err(invalid(format!(
-                "hash('{other}') is not supported; use sha1, sha256, sha224, sha384 or sha512"
+                "hash('{other}') is not supported; use md5, sha1, sha256, sha224, sha384 or sha512"
             )))
         }
     })
@@ -450,23 +470,6 @@ fn quote(value: String) -> String {
     } else {
         format!("'{}'", value.replace('\'', "'\"'\"'"))
     }
-}
-
-fn flatten(value: Value, levels: Option<usize>) -> Result<Value, Error> {
-    fn walk(value: &Value, depth: Option<usize>, out: &mut Vec<Value>) -> Result<(), Error> {
-        for item in value.try_iter()? {
-            let nested = matches!(item.kind(), minijinja::value::ValueKind::Seq);
-            if nested && depth.is_none_or(|d| d > 0) {
-                walk(&item, depth.map(|d| d - 1), out)?;
-            } else if !item.is_none() {
-                out.push(item);
-            }
-        }
-        Ok(())
-    }
-    let mut out = Vec::new();
-    walk(&value, levels, &mut out)?;
-    Ok(Value::from(out))
 }
 
 fn combine(

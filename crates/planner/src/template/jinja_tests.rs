@@ -9,9 +9,6 @@ use minijinja::{Error, ErrorKind, Value};
 pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_test("version", version);
     env.add_test("version_compare", version);
-    env.add_test("match", |v: String, p: String| regex_test(&v, &p, true));
-    env.add_test("search", |v: String, p: String| regex_test(&v, &p, false));
-    env.add_test("regex", |v: String, p: String| regex_test(&v, &p, false));
     env.add_test("failed", |r: Value| result_flag(&r, "failed"));
     env.add_test("changed", |r: Value| result_flag(&r, "changed"));
     env.add_test("skipped", |r: Value| result_flag(&r, "skipped"));
@@ -25,21 +22,6 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
 fn result_flag(result: &Value, flag: &str) -> Result<bool, Error> {
     let value = result.get_attr(flag)?;
     Ok(!value.is_undefined() && value.is_true())
-}
-
-fn regex_test(value: &str, pattern: &str, anchored: bool) -> Result<bool, Error> {
-    let pattern = if anchored {
-        format!("^(?:{pattern})")
-    } else {
-        pattern.to_owned()
-    };
-    let re = regex::Regex::new(&pattern).map_err(|e| {
-        Error::new(
-            ErrorKind::InvalidOperation,
-            format!("bad regular expression: {e}"),
-        )
-    })?;
-    Ok(re.is_match(value))
 }
 
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -7,6 +7,7 @@ pub mod filters;
 mod jinja_tests;
 mod lookup_plugins;
 pub mod lookups;
+mod python_filters;
 mod set_filters;
 
 use std::sync::{Arc, Mutex};
@@ -50,8 +51,9 @@ pub enum Condition {
     Known(bool),
     /// Depends on build-time results.
     Deferred,
-    /// Known, but not a boolean (an error in Ansible 2.19+): the value's text.
-    NotBoolean(String),
+    /// Known, but not a boolean: the value's text, and its truth as ansible-core 2.14 takes it
+    /// (Jinja2's: a non-empty text, list or mapping, a non-zero number). 2.19 refuses it.
+    NotBoolean(String, bool),
 }
 
 /// The shared minijinja environment with Ansible's filters and tests.
@@ -97,6 +99,7 @@ impl Templar {
         env.add_global("omit", OMIT);
         filters::register(&mut env);
         set_filters::register(&mut env);
+        python_filters::register(&mut env);
         jinja_tests::register(&mut env);
         env.add_function("lookup", lookups::lookup);
         env.add_function("query", lookups::query);
@@ -176,7 +179,17 @@ impl Templar {
         Ok(match self.eval(expr, scope)? {
             None => Condition::Deferred,
             Some(Json::Bool(b)) => Condition::Known(b),
-            Some(other) => Condition::NotBoolean(other.to_string()),
+            Some(other) => {
+                let truth = match &other {
+                    Json::Null => false,
+                    Json::String(s) => !s.is_empty(),
+                    Json::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+                    Json::Array(a) => !a.is_empty(),
+                    Json::Object(m) => !m.is_empty(),
+                    Json::Bool(b) => *b,
+                };
+                Condition::NotBoolean(other.to_string(), truth)
+            }
         })
     }
 
@@ -416,7 +429,7 @@ fn python_formatter(
         ValueKind::Bool => out
             .write_str(if value.is_true() { "True" } else { "False" })
             .map_err(minijinja::Error::from),
-        ValueKind::Seq | ValueKind::Map => {
+        ValueKind::Seq | ValueKind::Map | ValueKind::Iterable => {
             let json = serde_json::to_value(value).map_err(|e| {
                 minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
             })?;

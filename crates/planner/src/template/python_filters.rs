@@ -1,0 +1,291 @@
+//! Filters and tests where Ansible's Jinja2 (Python) and minijinja differ in arguments or
+//! results: `replace` with a count, `round` as Python rounds, `min`/`max`/`sum` by attribute,
+//! `flatten(levels=)`, `splitext`, `zip_longest`, `type_debug`, `log`/`root`/`pow`, `md5`,
+//! and the `contains` test and `match`/`search`/`regex` with `ignorecase`/`multiline`.
+
+use minijinja::value::{Kwargs, Rest, ValueKind};
+use minijinja::{Error, ErrorKind, Value};
+
+fn invalid(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::InvalidOperation, message.into())
+}
+
+/// `replace(old, new, count)`: at most `count` replacements when given.
+fn replace(value: String, old: String, new: String, count: Option<usize>) -> String {
+    match count {
+        Some(n) => value.replacen(&old, &new, n),
+        None => value.replace(&old, &new),
+    }
+}
+
+/// `round(precision=0, method='common')`: 'common' is Python's round (half to even).
+fn round(value: f64, precision: Option<i32>, method: Option<String>) -> Result<f64, Error> {
+    let scale = 10f64.powi(precision.unwrap_or(0));
+    let x = value * scale;
+    let rounded = match method.as_deref().unwrap_or("common") {
+        "common" => {
+            let r = x.round();
+            if (x - x.trunc()).abs() == 0.5 && r % 2.0 != 0.0 {
+                r - x.signum()
+            } else {
+                r
+            }
+        }
+        "ceil" => x.ceil(),
+        "floor" => x.floor(),
+        other => return Err(invalid(format!("round: unknown method '{other}'"))),
+    };
+    Ok(rounded / scale)
+}
+
+fn by_attribute(items: Value, kwargs: &Kwargs) -> Result<Vec<(Value, Value)>, Error> {
+    let attribute: Option<String> = kwargs.get("attribute")?;
+    items
+        .try_iter()?
+        .map(|item| {
+            let key = match &attribute {
+                Some(name) => name
+                    .split('.')
+                    .try_fold(item.clone(), |v, part| v.get_attr(part))?,
+                None => item.clone(),
+            };
+            Ok((key, item))
+        })
+        .collect()
+}
+
+/// `min(attribute=)`: the item with the smallest (attribute) value.
+fn min(items: Value, kwargs: Kwargs) -> Result<Value, Error> {
+    let pairs = by_attribute(items, &kwargs)?;
+    let _: Option<bool> = kwargs.get("case_sensitive")?;
+    kwargs.assert_all_used()?;
+    Ok(pairs
+        .into_iter()
+        .min_by(|a, b| a.0.cmp(&b.0))
+        .map(|p| p.1)
+        .unwrap_or_default())
+}
+
+/// `max(attribute=)`: the item with the largest (attribute) value.
+fn max(items: Value, kwargs: Kwargs) -> Result<Value, Error> {
+    let pairs = by_attribute(items, &kwargs)?;
+    let _: Option<bool> = kwargs.get("case_sensitive")?;
+    kwargs.assert_all_used()?;
+    Ok(pairs
+        .into_iter()
+        .max_by(|a, b| a.0.cmp(&b.0))
+        .map(|p| p.1)
+        .unwrap_or_default())
+}
+
+/// `sum(attribute=, start=0)`.
+fn sum(items: Value, kwargs: Kwargs) -> Result<Value, Error> {
+    let start: Option<Value> = kwargs.get("start")?;
+    let pairs = by_attribute(items, &kwargs)?;
+    kwargs.assert_all_used()?;
+    let values: Vec<Value> = start
+        .into_iter()
+        .chain(pairs.into_iter().map(|p| p.0))
+        .collect();
+    if values.iter().all(|v| v.kind() == ValueKind::Seq) {
+        // Lists add up to one list, as Python's sum(lists, []) does.
+        let joined: Vec<Value> = values
+            .iter()
+            .flat_map(|v| v.try_iter().into_iter().flatten())
+            .collect();
+        return Ok(Value::from(joined));
+    }
+    if let Some(ints) = values
+        .iter()
+        .map(Value::as_i64)
+        .collect::<Option<Vec<i64>>>()
+    {
+        return Ok(Value::from(ints.iter().sum::<i64>()));
+    }
+    let floats = values
+        .iter()
+        .map(|v| f64::try_from(v.clone()).map_err(|_| invalid(format!("sum: {v} is not a number"))))
+        .collect::<Result<Vec<f64>, Error>>()?;
+    Ok(Value::from(floats.iter().sum::<f64>()))
+}
+
+/// `flatten(levels)`: nested lists flattened (`levels` deep when given), None dropped.
+fn flatten(value: Value, levels: Option<usize>, kwargs: Kwargs) -> Result<Value, Error> {
+    let levels = match kwargs.get::<Option<usize>>("levels")? {
+        Some(l) => Some(l),
+        None => levels,
+    };
+    let _: Option<bool> = kwargs.get("skip_nulls")?;
+    kwargs.assert_all_used()?;
+    fn walk(value: &Value, depth: Option<usize>, out: &mut Vec<Value>) -> Result<(), Error> {
+        for item in value.try_iter()? {
+            if item.kind() == ValueKind::Seq && depth.is_none_or(|d| d > 0) {
+                walk(&item, depth.map(|d| d - 1), out)?;
+            } else if !item.is_none() {
+                out.push(item);
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(&value, levels, &mut out)?;
+    Ok(Value::from(out))
+}
+
+/// `splitext`: Python's os.path.splitext, as a pair.
+fn splitext(path: String) -> Value {
+    let name_start = path.rfind('/').map_or(0, |i| i + 1);
+    let name = &path[name_start..];
+    let dot = name
+        .trim_start_matches('.')
+        .rfind('.')
+        .map(|i| name_start + (name.len() - name.trim_start_matches('.').len()) + i);
+    let (root, ext) = match dot {
+        Some(i) => (&path[..i], &path[i..]),
+        None => (path.as_str(), ""),
+    };
+    Value::from(vec![Value::from(root), Value::from(ext)])
+}
+
+/// `zip_longest(other..., fillvalue=None)`.
+fn zip_longest(first: Value, others: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    let fill: Option<Value> = kwargs.get("fillvalue")?;
+    kwargs.assert_all_used()?;
+    let lists: Vec<Vec<Value>> = std::iter::once(first)
+        .chain(others.iter().cloned())
+        .map(|l| l.try_iter().map(Iterator::collect))
+        .collect::<Result<_, _>>()?;
+    let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
+    let fill = fill.unwrap_or(Value::from(()));
+    Ok(Value::from(
+        (0..longest)
+            .map(|i| {
+                Value::from(
+                    lists
+                        .iter()
+                        .map(|l| l.get(i).cloned().unwrap_or_else(|| fill.clone()))
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// `type_debug`: the Python type's name.
+fn type_debug(value: Value) -> &'static str {
+    match value.kind() {
+        ValueKind::None | ValueKind::Undefined => "NoneType",
+        ValueKind::Bool => "bool",
+        ValueKind::Number if value.as_i64().is_some() => "int",
+        ValueKind::Number => "float",
+        ValueKind::String => "str",
+        ValueKind::Seq => "list",
+        ValueKind::Map => "dict",
+        _ => "object",
+    }
+}
+
+fn log(value: f64, base: Option<f64>) -> f64 {
+    match base {
+        Some(b) => value.ln() / b.ln(),
+        None => value.ln(),
+    }
+}
+
+fn root(value: f64, base: Option<f64>) -> f64 {
+    match base {
+        None | Some(2.0) => value.sqrt(),
+        Some(b) => value.powf(1.0 / b),
+    }
+}
+
+fn md5(value: String) -> String {
+    use md5::Digest;
+    format!("{:x}", md5::Md5::digest(value.as_bytes()))
+}
+
+/// `seq is contains(x)`.
+fn contains(seq: Value, item: Value) -> Result<bool, Error> {
+    Ok(seq.try_iter()?.any(|v| v == item))
+}
+
+/// `match`/`search`/`regex` tests with Python's `ignorecase`/`multiline` keywords.
+fn regex_test(value: &str, pattern: &str, anchored: bool, kwargs: &Kwargs) -> Result<bool, Error> {
+    let ignorecase = kwargs.get::<Option<bool>>("ignorecase")?.unwrap_or(false);
+    let multiline = kwargs.get::<Option<bool>>("multiline")?.unwrap_or(false);
+    kwargs.assert_all_used()?;
+    let pattern = if anchored {
+        format!("^(?:{pattern})")
+    } else {
+        pattern.to_owned()
+    };
+    let re = regex::RegexBuilder::new(&pattern)
+        .case_insensitive(ignorecase)
+        .multi_line(multiline)
+        .build()
+        .map_err(|e| invalid(format!("bad regular expression: {e}")))?;
+    Ok(re.is_match(value))
+}
+
+/// Registers these filters and tests (over minijinja's own of the same names).
+pub fn register(env: &mut minijinja::Environment<'static>) {
+    env.add_filter("replace", replace);
+    env.add_filter("round", round);
+    env.add_filter("min", min);
+    env.add_filter("max", max);
+    env.add_filter("sum", sum);
+    env.add_filter("flatten", flatten);
+    env.add_filter("splitext", splitext);
+    env.add_filter("zip_longest", zip_longest);
+    env.add_filter("type_debug", type_debug);
+    env.add_filter("log", log);
+    env.add_filter("root", root);
+    env.add_filter("pow", |x: f64, y: f64| x.powf(y));
+    env.add_filter("md5", md5);
+    env.add_test("contains", contains);
+    // Jinja2's: anything with a length and items by index, text and mappings included.
+    env.add_test("sequence", |v: Value| {
+        matches!(
+            v.kind(),
+            ValueKind::String | ValueKind::Seq | ValueKind::Map
+        )
+    });
+    env.add_test("match", |v: String, p: String, k: Kwargs| {
+        regex_test(&v, &p, true, &k)
+    });
+    env.add_test("search", |v: String, p: String, k: Kwargs| {
+        regex_test(&v, &p, false, &k)
+    });
+    env.add_test("regex", |v: String, p: String, k: Kwargs| {
+        regex_test(&v, &p, false, &k)
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_results() {
+        assert_eq!(round(2.5, None, None).expect("round"), 2.0);
+        assert_eq!(round(3.5, None, None).expect("round"), 4.0);
+        assert_eq!(
+            round(2.567, Some(2), Some("floor".into())).expect("round"),
+            2.56
+        );
+        assert_eq!(
+            replace("a-b-c".into(), "-".into(), "".into(), Some(1)),
+            "ab-c"
+        );
+        assert_eq!(
+            splitext("/etc/app.conf".into()).to_string(),
+            r#"["/etc/app", ".conf"]"#
+        );
+        assert_eq!(
+            splitext("/etc/.bashrc".into()).to_string(),
+            r#"["/etc/.bashrc", ""]"#
+        );
+        assert_eq!(md5("abc".into()), "900150983cd24fb0d6963f7d28e17f72");
+        assert_eq!(type_debug(Value::from(1.5)), "float");
+    }
+}
