@@ -12,3 +12,4 @@ pub mod modules;
 pub mod rootfs;
 pub mod sandbox;
 pub mod target;
+pub mod utc;

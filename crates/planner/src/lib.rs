@@ -9,6 +9,7 @@ pub mod error;
 mod expand;
 mod extra_vars;
 pub mod facts;
+mod free_form;
 pub mod glob;
 mod lookups;
 pub mod matrix;

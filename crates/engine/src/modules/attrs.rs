@@ -84,6 +84,23 @@ pub struct FileAttrs<'a> {
     pub backup: bool,
 }
 
+impl<'a> FileAttrs<'a> {
+    /// What a task's `mode`, `owner`, `group` and `backup` ask for.
+    pub fn new(
+        mode: &'a Option<Mode>,
+        owner: &'a Option<Text>,
+        group: &'a Option<Text>,
+        backup: &Option<planner::modules::types::Flag>,
+    ) -> Self {
+        Self {
+            mode,
+            owner,
+            group,
+            backup: super::flag(backup, false),
+        }
+    }
+}
+
 impl FileAttrs<'static> {
     /// No mode, owner or group asked for, no backup.
     pub const NONE: FileAttrs<'static> = FileAttrs {

@@ -183,12 +183,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             }
         }
     }
-    let attrs = FileAttrs {
-        mode: &p.mode,
-        owner: &p.owner,
-        group: &p.group,
-        backup: flag(&p.backup, false),
-    };
+    let attrs = FileAttrs::new(&p.mode, &p.owner, &p.group, &p.backup);
     write_lines(ctx, path, &before, &lines, &attrs)
 }
 

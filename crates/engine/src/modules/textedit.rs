@@ -139,12 +139,7 @@ pub fn ini_file(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleErro
             }
         }
     }
-    let attrs = FileAttrs {
-        mode: &p.mode,
-        owner: &p.owner,
-        group: &p.group,
-        backup: flag(&p.backup, false),
-    };
+    let attrs = FileAttrs::new(&p.mode, &p.owner, &p.group, &p.backup);
     let msg = ini_message(&lines, &after, section, option, absent);
     let mut result = write_lines(ctx, path, &before, &after, &attrs)?;
     result.msg = Some(msg.into());
@@ -206,12 +201,7 @@ pub fn replace(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
     let mut result = if after == before {
         ModuleResult::changed(false)
     } else if after.ends_with('\n') || after.is_empty() {
-        let attrs = FileAttrs {
-            mode: &p.mode,
-            owner: &p.owner,
-            group: &p.group,
-            backup: flag(&p.backup, false),
-        };
+        let attrs = FileAttrs::new(&p.mode, &p.owner, &p.group, &p.backup);
         write_lines(ctx, path, &before, &lines, &attrs)?
     } else {
         // Keep a missing final newline missing.

@@ -1,5 +1,6 @@
 //! Walks task lists into plan steps: loops, conditions, blocks, includes and modules.
 
+mod keywords;
 mod loops;
 mod role_files;
 mod specifics;
@@ -17,7 +18,7 @@ use crate::plan::{LoopItem, PlannedBlock, PlannedTask, Retry, Step, Warning};
 use crate::planner::Planner;
 use crate::roles::{find_role, var_layer, yaml_file};
 use crate::task::{parse_task, Action, TaskDef};
-use crate::template::{Condition, TemplateError, OMIT};
+use crate::template::{TemplateError, OMIT};
 use crate::vars::{Layer, Scope, VarValue};
 use crate::yaml::{Node, Value};
 
@@ -126,58 +127,6 @@ impl Planner<'_> {
         self.templar
             .render(value, &self.full(scope))
             .map_err(|e| self.template_error(at, task, e))
-    }
-
-    /// Evaluates one `when:` entry; `Ok(None)` when only the build can tell.
-    pub(crate) fn condition(
-        &mut self,
-        cond: &Json,
-        scope: &Scope,
-        at: &Location,
-        task: Option<&str>,
-    ) -> Result<Option<bool>> {
-        let expr = match cond {
-            Json::Bool(b) => return Ok(Some(*b)),
-            Json::String(s) => s,
-            other => return Ok(Some(!other.is_null())),
-        };
-        match self
-            .templar
-            .condition(expr, &self.full(scope))
-            .map_err(|e| self.template_error(at, task, e))?
-        {
-            Condition::Known(b) => Ok(Some(b)),
-            Condition::Deferred => Ok(None),
-            Condition::NotBoolean(value, truth) => {
-                // ansible-core 2.14 takes Jinja2's truth of the value; 2.19 refuses it.
-                self.warn(
-                    at,
-                    format!(
-                        "'when: {expr}' gave {value}, not a boolean: taken as {truth} (ansible-core 2.14; 2.19 refuses it); compare explicitly, for example '| bool' or '| length > 0'"
-                    ),
-                );
-                Ok(Some(truth))
-            }
-        }
-    }
-
-    /// Build-time expressions (`changed_when`, `failed_when`, `until`) joined into one.
-    fn runtime_expression(&self, conds: &[Json], at: &Location) -> Result<Option<String>> {
-        let mut parts = Vec::new();
-        for cond in conds {
-            let text = match cond {
-                Json::Bool(b) => b.to_string(),
-                Json::String(s) => {
-                    self.templar
-                        .check_expression(s)
-                        .map_err(|e| self.template_error(at, None, e))?;
-                    s.clone()
-                }
-                other => other.to_string(),
-            };
-            parts.push(text);
-        }
-        Ok(and_all(&parts))
     }
 
     pub(crate) fn warn(&mut self, at: &Location, message: impl Into<String>) {
@@ -405,72 +354,6 @@ impl Planner<'_> {
             depth: ctx.depth + 1,
             ..ctx.clone()
         })
-    }
-
-    pub(crate) fn environment(
-        &self,
-        ctx: &Ctx,
-        env: Option<&Json>,
-        scope: &Scope,
-        at: &Location,
-        label: Option<&str>,
-    ) -> Result<Vec<IndexMap<String, Json>>> {
-        let mut chain = ctx.environment.clone();
-        let Some(env) = env else { return Ok(chain) };
-        let rendered = self
-            .render(env, scope, at, label)?
-            .unwrap_or_else(|| env.clone());
-        match rendered {
-            Json::Object(map) => {
-                chain.push(map.into_iter().collect());
-                Ok(chain)
-            }
-            Json::Null => Ok(chain),
-            other => Err(PlanError::new(
-                at.clone(),
-                ErrorKind::WrongType {
-                    what: "environment".into(),
-                    expected: "a mapping of variable names to values",
-                    found: crate::modules::types::json_type(&other),
-                },
-            )),
-        }
-    }
-
-    fn ignore_errors(
-        &self,
-        ctx: &Ctx,
-        value: Option<&Json>,
-        scope: &Scope,
-        at: &Location,
-        label: Option<&str>,
-    ) -> Result<Option<Json>> {
-        let Some(value) = value else {
-            return Ok(ctx.ignore_errors.clone());
-        };
-        match self.render(value, scope, at, label)? {
-            None => Ok(Some(value.clone())),
-            Some(Json::Bool(b)) => Ok(b.then_some(Json::Bool(true))),
-            Some(Json::String(s)) => match parse_bool(&s) {
-                Some(b) => Ok(b.then_some(Json::Bool(true))),
-                None => Err(PlanError::new(
-                    at.clone(),
-                    ErrorKind::WrongType {
-                        what: "ignore_errors".into(),
-                        expected: "a boolean",
-                        found: "a string",
-                    },
-                )),
-            },
-            Some(other) => Err(PlanError::new(
-                at.clone(),
-                ErrorKind::WrongType {
-                    what: "ignore_errors".into(),
-                    expected: "a boolean",
-                    found: crate::modules::types::json_type(&other),
-                },
-            )),
-        }
     }
 
     fn include_path(&self, name: &str, ctx: &Ctx, at: &Location) -> Result<PathBuf> {
