@@ -111,6 +111,12 @@ fn decode_escapes(value: &str) -> String {
     out
 }
 
+/// The first word of `text` (kept whole inside quotes and `{{ }}`) and what follows it.
+pub fn first_word(text: &str) -> Option<(&str, &str)> {
+    let (start, end) = *word_spans(text).first()?;
+    Some((&text[start..end], text[end..].trim_start()))
+}
+
 /// Reads `key=value` words (`file: path=/x state=touch`); `Err` names the word that is not one.
 pub fn parse_key_values(text: &str) -> std::result::Result<Map<String, Json>, String> {
     let mut out = Map::new();

@@ -269,6 +269,28 @@ fn module_args(spec: &ModuleSpec, node: &Node, file: &Path) -> Result<Map<String
     }
 }
 
+/// `include: file.yml key=value ...`: the file, and the words after it as variables.
+fn legacy_include(node: &Node, file: &Path) -> Result<(Json, Vec<String>, IndexMap<String, Json>)> {
+    let Value::Str(text) = &node.value else {
+        let (name, tags) = include_file(node, file)?;
+        return Ok((name, tags, IndexMap::new()));
+    };
+    let (name, rest) = match crate::free_form::first_word(text) {
+        Some(split) => split,
+        None => (text.as_str(), ""),
+    };
+    let vars = parse_key_values(rest).map_err(|word| {
+        located(
+            file,
+            node.line,
+            ErrorKind::Recipe(format!(
+                "include: '{word}' is not a key=value word after the file name"
+            )),
+        )
+    })?;
+    Ok((Json::from(name), Vec::new(), vars.into_iter().collect()))
+}
+
 fn include_file(node: &Node, file: &Path) -> Result<(Json, Vec<String>)> {
     match &node.value {
         Value::Str(_) => Ok((node.to_json(), Vec::new())),
@@ -536,16 +558,22 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
                 )?;
             }
             "include" | "ansible.builtin.include" => {
-                return Err(located(
-                    file,
+                // Removed in ansible-core 2.16, still in many roles: run as include_tasks.
+                let (file_name, apply_tags, vars) = legacy_include(value, file)?;
+                def.vars.extend(vars);
+                def.notes.push(
+                    "'include' is deprecated (removed in ansible-core 2.16); imgbuild runs it as include_tasks: write include_tasks (or import_tasks)".into(),
+                );
+                set_action(
+                    k,
                     key.line,
-                    ErrorKind::Unsupported {
-                        key: k.into(),
-                        why:
-                            "'include' was removed from Ansible; use include_tasks or import_tasks"
-                                .into(),
+                    Action::Include {
+                        file: file_name,
+                        is_static: false,
+                        apply_tags,
                     },
-                ))
+                    &mut action,
+                )?;
             }
             other if KEYWORDS.contains(&other) => {}
             other if ACCEPTED_SILENTLY.contains(&other) => {}

@@ -508,6 +508,7 @@ impl Planner<'_> {
             return Ok(());
         }
         self.warn_decimal_mode(node, &ctx.file);
+        self.check_package_manager(spec, pass, at)?;
         let environment =
             self.environment(ctx, def.environment.as_ref(), &pass.scope, at, label)?;
         let env_var = Json::Array(
@@ -650,6 +651,40 @@ impl Planner<'_> {
     }
 
     /// Warns about `mode: 644` written without a leading 0 (YAML reads it as decimal).
+    /// A package-manager module that is not the image's, run unconditionally, is a plan error
+    /// (Ansible would fail on the image when it runs it): `dnf` in an apt image, `apt` in a dnf
+    /// one. Behind a `when` only the build decides, the task is left to the build.
+    fn check_package_manager(
+        &self,
+        spec: &'static ModuleSpec,
+        pass: &Pass,
+        at: &Location,
+    ) -> Result<()> {
+        let family = match spec.name {
+            "apt" | "apt_key" | "apt_repository" | "deb822_repository" => "apt",
+            "dnf" | "rpm_key" | "yum_repository" => "dnf",
+            _ => return Ok(()),
+        };
+        let Some(VarValue::Raw(Json::String(pkg_mgr))) = pass.scope.get("ansible_pkg_mgr") else {
+            return Ok(());
+        };
+        let image = if pkg_mgr == "yum" {
+            "dnf"
+        } else {
+            pkg_mgr.as_str()
+        };
+        if !pass.whens.is_empty() || image == family {
+            return Ok(());
+        }
+        Err(PlanError::new(
+            at.clone(),
+            ErrorKind::Recipe(format!(
+                "module '{}' is for {family} images, and this image's package manager (ansible_pkg_mgr) is {pkg_mgr}; guard the task with a when on ansible_pkg_mgr or ansible_os_family, or use the package module",
+                spec.name
+            )),
+        ))
+    }
+
     fn warn_decimal_mode(&mut self, node: &Node, file: &Path) {
         for key in ["mode", "directory_mode"] {
             let Some(mode) = node.get(key) else { continue };
