@@ -107,6 +107,13 @@ pub fn yum_repository(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, Modu
         yes_no(&p.module_hotfixes).map(str::to_owned),
     );
     kv("sslverify", yes_no(&p.sslverify).map(str::to_owned));
+    for (key, value) in [
+        ("sslcacert", &p.sslcacert),
+        ("sslclientcert", &p.sslclientcert),
+        ("sslclientkey", &p.sslclientkey),
+    ] {
+        kv(key, value.as_ref().map(|t| t.as_str().to_owned()));
+    }
     kv(
         "skip_if_unavailable",
         yes_no(&p.skip_if_unavailable).map(str::to_owned),

@@ -82,11 +82,6 @@ pub fn edit_ini(
                     let last = (start..end).rev().find(|&i| !out[i].trim().is_empty());
                     let at = last.map_or(start, |i| i + 1);
                     out.insert(at, line.to_owned());
-                    // The first option outside any section is set apart from the first
-                    // section by a blank line, as Ansible writes it.
-                    if section.is_none() && last.is_none() && at + 1 < out.len() {
-                        out.insert(at + 1, String::new());
-                    }
                 }
             }
         }
@@ -116,7 +111,9 @@ pub fn ini_file(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleErro
         error.fields.insert("rc".into(), Json::from(257));
         return Err(error);
     }
-    let (lines, before) = existing.unwrap_or_default();
+    // A file ini_file creates starts as one empty line, as community.general's does: its
+    // first section follows a blank line, a first sectionless option comes before one.
+    let (lines, before) = existing.unwrap_or_else(|| (vec![String::new()], String::new()));
     let absent = matches!(p.state, Some(Choice::Known(IniState::Absent)));
     let option = p.option.as_ref().map(|o| o.as_str().trim());
     let line = match (absent, option, &p.value) {

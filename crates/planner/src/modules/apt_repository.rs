@@ -22,6 +22,7 @@ pub struct AptRepositoryParams {
     /// Present or absent.
     pub state: Option<Choice<AptRepoState>>,
     /// Run `apt-get update` after a change (default true).
+    #[serde(alias = "update-cache")]
     pub update_cache: Option<Flag>,
     /// Mode.
     pub mode: Option<Mode>,

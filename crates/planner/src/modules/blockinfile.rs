@@ -48,6 +48,7 @@ pub struct BlockinfileParams {
     /// Ansible's unsafe-writes switch (accepted, no effect in a rootfs).
     pub unsafe_writes: Option<Flag>,
     /// Extended attributes.
+    #[serde(alias = "attr")]
     pub attributes: Option<Text>,
 }
 

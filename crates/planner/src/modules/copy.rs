@@ -41,6 +41,7 @@ pub struct CopyParams {
     /// Ansible's unsafe-writes switch (accepted, no effect in a rootfs).
     pub unsafe_writes: Option<Flag>,
     /// Extended attributes (`chattr` letters).
+    #[serde(alias = "attr")]
     pub attributes: Option<Text>,
 }
 

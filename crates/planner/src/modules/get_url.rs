@@ -63,6 +63,7 @@ pub struct GetUrlParams {
     /// Ansible's unsafe-writes switch (accepted, no effect in a rootfs).
     pub unsafe_writes: Option<Flag>,
     /// Extended attributes.
+    #[serde(alias = "attr")]
     pub attributes: Option<Text>,
 }
 

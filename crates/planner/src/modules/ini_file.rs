@@ -41,6 +41,9 @@ pub struct IniFileParams {
     pub group: Option<Text>,
     /// Accepted.
     pub backup: Option<Flag>,
+    /// Extended attributes (`chattr` letters; accepted, not applied in an image build).
+    #[serde(alias = "attr")]
+    pub attributes: Option<Text>,
 }
 
 impl Params for IniFileParams {}

@@ -240,3 +240,96 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod alias_tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Every parameter alias ansible-core 2.14's documentation lists for the modules imgbuild
+    /// has (`ansible-doc -j MODULE`, options' `aliases`), as (module, alias).
+    const ANSIBLE_ALIASES: &[(&str, &str)] = &[
+        ("apt", "allow-downgrade"),
+        ("apt", "allow_downgrades"),
+        ("apt", "allow-downgrades"),
+        ("apt", "allow-unauthenticated"),
+        ("apt", "default-release"),
+        ("apt", "install-recommends"),
+        ("apt", "package"),
+        ("apt", "pkg"),
+        ("apt", "update-cache"),
+        ("copy", "attr"),
+        ("file", "attr"),
+        ("file", "dest"),
+        ("file", "name"),
+        ("template", "attr"),
+        ("lineinfile", "attr"),
+        ("lineinfile", "value"),
+        ("lineinfile", "dest"),
+        ("lineinfile", "destfile"),
+        ("lineinfile", "name"),
+        ("lineinfile", "regex"),
+        ("blockinfile", "attr"),
+        ("blockinfile", "content"),
+        ("blockinfile", "dest"),
+        ("blockinfile", "destfile"),
+        ("blockinfile", "name"),
+        ("get_url", "attr"),
+        ("get_url", "password"),
+        ("get_url", "username"),
+        ("unarchive", "attr"),
+        ("user", "createhome"),
+        ("user", "user"),
+        ("systemd", "daemon-reexec"),
+        ("systemd", "daemon-reload"),
+        ("systemd", "service"),
+        ("systemd", "unit"),
+        ("service", "args"),
+        ("stat", "checksum"),
+        ("stat", "checksum_algo"),
+        ("stat", "attr"),
+        ("stat", "attributes"),
+        ("stat", "mime"),
+        ("stat", "mime_type"),
+        ("stat", "mime-type"),
+        ("stat", "dest"),
+        ("stat", "name"),
+        ("dnf", "pkg"),
+        ("dnf", "expire-cache"),
+        ("find", "exclude"),
+        ("find", "name"),
+        ("find", "path"),
+        ("find", "pattern"),
+        ("replace", "attr"),
+        ("replace", "dest"),
+        ("replace", "destfile"),
+        ("replace", "name"),
+        ("ini_file", "attr"),
+        ("ini_file", "dest"),
+        ("sysctl", "key"),
+        ("sysctl", "val"),
+        ("apt_repository", "update-cache"),
+        ("yum_repository", "attr"),
+        ("yum_repository", "ca_cert"),
+        ("yum_repository", "client_cert"),
+        ("yum_repository", "client_key"),
+        ("yum_repository", "validate_certs"),
+        ("mount", "name"),
+    ];
+
+    #[test]
+    fn every_alias_ansible_documents_is_taken() {
+        let refused: Vec<String> = ANSIBLE_ALIASES
+            .iter()
+            .filter(|(module, alias)| {
+                let spec = lookup(module).expect("a module imgbuild has");
+                let err = (spec.normalize)(json!({ *alias: "x" }))
+                    .err()
+                    .unwrap_or_default();
+                err.contains(&format!("unknown field `{alias}`"))
+            })
+            .map(|(module, alias)| format!("{module}: {alias}"))
+            .collect();
+        assert!(refused.is_empty(), "aliases refused: {refused:?}");
+    }
+}

@@ -33,6 +33,9 @@ pub struct ReplaceParams {
     pub encoding: Option<Text>,
     /// Command validating the new file.
     pub validate: Option<Text>,
+    /// Extended attributes (`chattr` letters; accepted, not applied in an image build).
+    #[serde(alias = "attr")]
+    pub attributes: Option<Text>,
 }
 
 impl Params for ReplaceParams {}

@@ -45,7 +45,17 @@ pub struct YumRepositoryParams {
     /// Let modular filtering ignore this repository.
     pub module_hotfixes: Option<Flag>,
     /// Verify TLS.
+    #[serde(alias = "validate_certs")]
     pub sslverify: Option<Flag>,
+    /// CA certificate file for TLS.
+    #[serde(alias = "ca_cert")]
+    pub sslcacert: Option<Text>,
+    /// Client certificate file.
+    #[serde(alias = "client_cert")]
+    pub sslclientcert: Option<Text>,
+    /// Client key file.
+    #[serde(alias = "client_key")]
+    pub sslclientkey: Option<Text>,
     /// Skip when unreachable.
     pub skip_if_unavailable: Option<Flag>,
     /// Metadata lifetime.
@@ -70,6 +80,9 @@ pub struct YumRepositoryParams {
     pub owner: Option<Text>,
     /// Group.
     pub group: Option<Text>,
+    /// Extended attributes (`chattr` letters; accepted, not applied in an image build).
+    #[serde(alias = "attr")]
+    pub attributes: Option<Text>,
 }
 
 impl Params for YumRepositoryParams {
