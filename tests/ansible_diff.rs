@@ -130,7 +130,7 @@ fn harness_rootfs() -> PathBuf {
     cached
 }
 
-/// The cases: one folder each below `roles/`, sorted.
+/// The cases: one folder each below `roles/` (but `_name`), sorted.
 fn cases(fixtures: &Path) -> Vec<String> {
     let only: Option<Vec<String>> = std::env::var("ANSIBLE_DIFF_ONLY")
         .ok()
@@ -139,6 +139,8 @@ fn cases(fixtures: &Path) -> Vec<String> {
         .expect("roles")
         .flatten()
         .filter_map(|e| e.file_name().into_string().ok())
+        // `_name`: roles that cases depend on (meta/main.yml), not cases themselves.
+        .filter(|n| !n.starts_with('_'))
         .filter(|n| only.as_ref().is_none_or(|o| o.contains(n)))
         .collect();
     names.sort();

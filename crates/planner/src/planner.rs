@@ -11,7 +11,7 @@ use crate::expand::{role_magic, Ctx};
 use crate::facts::{self, Distro};
 use crate::plan::{Plan, Step};
 use crate::recipe::{Project, Recipe, RoleRef};
-use crate::roles::{check_meta, find_role, var_layer, yaml_file};
+use crate::roles::{find_role, role_meta, var_layer, yaml_file};
 use crate::source::Sources;
 use crate::tags::TagFilter;
 use crate::template::Templar;
@@ -43,6 +43,8 @@ pub(crate) struct Planner<'a> {
     pub handlers: Vec<Step>,
     pub handler_names: Vec<String>,
     pub handler_roles: Vec<PathBuf>,
+    /// Roles run so far with their parameters, for Ansible's run-once rule.
+    pub roles_run: Vec<(PathBuf, String)>,
 }
 
 /// The distribution, version and base of a recipe, without planning its roles.
@@ -69,6 +71,7 @@ pub fn plan(project: &Project, image: &str, opts: &PlanOptions) -> Result<Plan> 
         handlers: Vec::new(),
         handler_names: Vec::new(),
         handler_roles: Vec::new(),
+        roles_run: Vec::new(),
     };
     let base = recipe_facts(project, &mut planner.sources, &planner.templar, image, opts)?;
     if !opts.no_lint {
@@ -343,7 +346,25 @@ impl Planner<'_> {
     fn plan_role(&mut self, role: &RoleRef, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
         let at = Location::new(&ctx.file, role.line);
         let role_dir = find_role(&self.sources, &self.project.root, &role.name, at.clone())?;
-        check_meta(&mut self.sources, &role_dir)?;
+        let meta = role_meta(&mut self.sources, &role_dir)?;
+        if let Some(meta) = &meta {
+            // Dependencies run first, depth first, in the dependent role's layer: what a role
+            // needs to work is part of what it builds, and its cache key covers both.
+            let dep_ctx = Ctx {
+                file: meta.path.clone(),
+                ..ctx.clone()
+            };
+            for dependency in &meta.dependencies {
+                self.plan_role(dependency, &dep_ctx, out)?;
+            }
+        }
+        // Ansible runs a role once per distinct set of parameters unless it allows duplicates.
+        let params = serde_json::to_string(&role.vars).unwrap_or_default();
+        let key = (role_dir.clone(), params);
+        if self.roles_run.contains(&key) && !meta.as_ref().is_some_and(|m| m.allow_duplicates) {
+            return Ok(());
+        }
+        self.roles_run.push(key);
         let defaults = var_layer(&mut self.sources, &role_dir, "defaults", "main")?;
         let vars = var_layer(&mut self.sources, &role_dir, "vars", "main")?;
         let scope = ctx

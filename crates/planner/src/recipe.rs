@@ -370,7 +370,8 @@ impl Recipe {
         Ok(recipe)
     }
 
-    fn role_refs(node: &Node, path: &Path) -> Result<Vec<RoleRef>> {
+    /// Role entries as a play's `roles:` (or a role's `dependencies:`) lists them.
+    pub(crate) fn role_refs(node: &Node, path: &Path) -> Result<Vec<RoleRef>> {
         let items = match &node.value {
             Value::Null => return Ok(Vec::new()),
             Value::Seq(items) => items,

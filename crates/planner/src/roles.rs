@@ -118,26 +118,34 @@ pub fn var_layer(
     Ok(layer_from(&vars))
 }
 
-/// Refuses role dependencies in `meta/main.yml`, which imgbuild does not expand.
-pub fn check_meta(sources: &mut Sources, role_dir: &Path) -> Result<()> {
+/// A role's `meta/main.yml`: the roles it depends on, and whether it may run again with the
+/// same parameters (`allow_duplicates`).
+pub struct RoleMeta {
+    /// The file, for locations.
+    pub path: PathBuf,
+    /// `dependencies:`, each as a role entry of a play (a name, or `role:` with its
+    /// parameters, `vars`, `when` and `tags`).
+    pub dependencies: Vec<crate::recipe::RoleRef>,
+    /// `allow_duplicates: true`.
+    pub allow_duplicates: bool,
+}
+
+/// Reads a role's `meta/main.yml` (none: no dependencies).
+pub fn role_meta(sources: &mut Sources, role_dir: &Path) -> Result<Option<RoleMeta>> {
     let Some(path) = yaml_file(sources, &role_dir.join("meta"), "main") else {
-        return Ok(());
+        return Ok(None);
     };
     let node = sources.yaml(&path)?;
-    if let Some(deps) = node.get("dependencies") {
-        let empty = matches!(&deps.value, crate::yaml::Value::Null)
-            || matches!(&deps.value, crate::yaml::Value::Seq(items) if items.is_empty());
-        if !empty {
-            return Err(PlanError::new(
-                Location::new(&path, deps.line),
-                ErrorKind::Unsupported {
-                    key: "dependencies".into(),
-                    why:
-                        "role dependencies are not expanded; list the roles in the recipe in order"
-                            .into(),
-                },
-            ));
-        }
-    }
-    Ok(())
+    let dependencies = match node.get("dependencies") {
+        Some(deps) => crate::recipe::Recipe::role_refs(deps, &path)?,
+        None => Vec::new(),
+    };
+    let allow_duplicates = node
+        .get("allow_duplicates")
+        .is_some_and(|v| matches!(v.to_json(), serde_json::Value::Bool(true)));
+    Ok(Some(RoleMeta {
+        path,
+        dependencies,
+        allow_duplicates,
+    }))
 }
