@@ -105,9 +105,9 @@ pub enum ErrorKind {
     #[error("variable cycle: {0}; break the loop by giving one of them a plain value")]
     Cycle(String),
     /// Any other templating error.
-    #[error("template error in {template:?}: {message}")]
+    #[error("template error in {template}: {message}")]
     Template {
-        /// The template text.
+        /// Where: the template (or its line) the error is in.
         template: String,
         /// minijinja's message.
         message: String,

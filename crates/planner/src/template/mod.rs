@@ -351,9 +351,27 @@ impl Templar {
             }
         }
         Err(TemplateError::Other {
-            template: text.to_owned(),
+            template: excerpt(text, e.line()),
             message: describe(e),
         })
+    }
+}
+
+/// Where in a template an error is: the line it names (and its number in a template of several
+/// lines), not the whole text.
+fn excerpt(text: &str, line: Option<usize>) -> String {
+    let short = |s: &str| {
+        let s = s.trim();
+        match s.char_indices().nth(160) {
+            Some((cut, _)) => format!("`{}...`", &s[..cut]),
+            None => format!("`{s}`"),
+        }
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    match (lines.len(), line) {
+        (0 | 1, _) => short(text),
+        (_, Some(n)) if n >= 1 && n <= lines.len() => format!("line {n} {}", short(lines[n - 1])),
+        _ => short(text),
     }
 }
 
