@@ -93,6 +93,16 @@ pub enum ErrorKind {
         /// What is wrong and what is allowed.
         message: String,
     },
+    /// A fact only a running host has (hardware, memory, network), which an image has not.
+    #[error("'{name}'{chain} is a fact of a running host (hardware, memory, network), and an image has no hardware; give the value the image is built for with -e {name}=... or the recipe's facts: ({short}: ...)")]
+    HostFact {
+        /// The fact.
+        name: String,
+        /// ` (needed by a -> b)` or empty.
+        chain: String,
+        /// The name without `ansible_`, as the recipe's `facts:` takes it.
+        short: String,
+    },
     /// A variable used but not defined.
     #[error("undefined variable '{name}'{chain}; define it in the recipe's vars, the role's defaults/main.yml, or pass -e {name}=...")]
     Undefined {

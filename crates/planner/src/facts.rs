@@ -119,6 +119,55 @@ pub fn distro_from_suite(suite: &str) -> Option<Distro> {
         })
 }
 
+/// Facts Ansible gathers from a running host that an image does not have: hardware, memory,
+/// network, virtualization. The name without `ansible_` when `name` is one.
+pub fn host_only(name: &str) -> Option<&str> {
+    const PREFIXES: &[&str] = &[
+        "product_",
+        "memtotal",
+        "memfree",
+        "memory_mb",
+        "swaptotal",
+        "swapfree",
+        "processor",
+        "default_ipv",
+        "all_ipv",
+        "interfaces",
+        "hostname",
+        "fqdn",
+        "nodename",
+        "domain",
+        "mounts",
+        "devices",
+        "device_links",
+        "virtualization_",
+        "machine_id",
+        "bios_",
+        "board_",
+        "chassis_",
+        "system_vendor",
+        "uptime_seconds",
+        "eth",
+        "ens",
+        "eno",
+        "enp",
+        "ib",
+        "lo",
+        "dns",
+        "lvm",
+        "date_time",
+        "cmdline",
+        "proc_cmdline",
+        "selinux",
+        "apparmor",
+    ];
+    let short = name.strip_prefix("ansible_")?;
+    PREFIXES
+        .iter()
+        .any(|p| short.starts_with(p))
+        .then_some(short)
+}
+
 /// The `ansible_*` facts for `distro`, with `ansible_kernel` taken from `kernel` (which may be
 /// a template such as `{{ kernel_version }}`), each also under `ansible_facts`.
 pub fn facts_for(

@@ -92,14 +92,21 @@ impl Planner<'_> {
         e: TemplateError,
     ) -> PlanError {
         let kind = match e {
-            TemplateError::Undefined { name, chain } => ErrorKind::Undefined {
-                name,
-                chain: if chain.is_empty() {
+            TemplateError::Undefined { name, chain } => {
+                let chain = if chain.is_empty() {
                     String::new()
                 } else {
                     format!(" (needed by {})", chain.join(" -> "))
-                },
-            },
+                };
+                match crate::facts::host_only(&name) {
+                    Some(short) => ErrorKind::HostFact {
+                        short: short.to_owned(),
+                        name,
+                        chain,
+                    },
+                    None => ErrorKind::Undefined { name, chain },
+                }
+            }
             TemplateError::Cycle(chain) => ErrorKind::Cycle(chain),
             TemplateError::Other { template, message } => ErrorKind::Template { template, message },
         };

@@ -345,7 +345,11 @@ impl Templar {
         if deferred {
             return Ok(());
         }
-        if e.kind() == minijinja::ErrorKind::UndefinedError {
+        // An undefined variable also shows as an operation on `undefined` (`x / 4`).
+        let undefined = e.kind() == minijinja::ErrorKind::UndefinedError
+            || (e.kind() == minijinja::ErrorKind::InvalidOperation
+                && e.detail().is_some_and(|d| d.contains("undefined")));
+        if undefined {
             if let Some((name, chain)) = state.missing.last().cloned() {
                 return Err(TemplateError::Undefined { name, chain });
             }
