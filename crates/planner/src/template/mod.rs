@@ -296,7 +296,9 @@ impl Templar {
         ctx: &Arc<LazyContext>,
     ) -> Result<Option<String>, TemplateError> {
         let root = Value::from_dyn_object(ctx.clone());
-        let (result, deferred) = Self::tracking_deferred(ctx, || self.env.render_str(s, root));
+        let source = plain_spaces_in_tags(s);
+        let (result, deferred) =
+            Self::tracking_deferred(ctx, || self.env.render_str(&source, root));
         match result {
             Ok(_) if deferred => Ok(None),
             Ok(text) => Ok(Some(with_trailing_newlines(s, text))),
@@ -305,9 +307,11 @@ impl Templar {
     }
 
     fn eval_in(&self, expr: &str, ctx: &Arc<LazyContext>) -> Result<Option<Json>, TemplateError> {
+        // Jinja2 takes a no-break space inside an expression as a space; so does imgbuild.
+        let expr = expr.replace('\u{a0}', " ");
         let compiled = self
             .env
-            .compile_expression(expr)
+            .compile_expression(&expr)
             .map_err(|e| TemplateError::Other {
                 template: expr.to_owned(),
                 message: describe(&e),
@@ -318,7 +322,7 @@ impl Templar {
             Ok(_) if deferred => Ok(None),
             Ok(value) if value.is_undefined() => {
                 let err = minijinja::Error::from(minijinja::ErrorKind::UndefinedError);
-                self.explain(expr, &err, ctx, false).map(|()| None)
+                self.explain(&expr, &err, ctx, false).map(|()| None)
             }
             Ok(value) => serde_json::to_value(&value)
                 .map(Some)
@@ -326,7 +330,7 @@ impl Templar {
                     template: expr.to_owned(),
                     message: e.to_string(),
                 }),
-            Err(e) => self.explain(expr, &e, ctx, deferred).map(|()| None),
+            Err(e) => self.explain(&expr, &e, ctx, deferred).map(|()| None),
         }
     }
 
@@ -359,6 +363,27 @@ impl Templar {
             message: describe(e),
         })
     }
+}
+
+/// The template with every no-break space inside `{{ }}`, `{% %}` and `{# #}` made a plain
+/// space, as Jinja2 under Ansible reads it (text outside the tags keeps its own).
+fn plain_spaces_in_tags(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\u{a0}') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut inside = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        match (c, next) {
+            ('{', Some('{' | '%' | '#')) if !inside => inside = true,
+            ('}' | '%' | '#', Some('}')) if inside => inside = false,
+            _ => {}
+        }
+        out.push(if inside && c == '\u{a0}' { ' ' } else { c });
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Where in a template an error is: the line it names (and its number in a template of several

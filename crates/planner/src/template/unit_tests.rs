@@ -247,3 +247,13 @@ fn whitespace_as_jinja2_under_ansible() {
         Ok(Some("off\na=1b=2\nlist\n".into()))
     );
 }
+
+#[test]
+fn no_break_spaces_inside_tags_are_spaces() {
+    let t = Templar::new();
+    let sc = scope(&[("x", json!("v"))]);
+    assert_eq!(
+        t.render_text("a\u{a0}{{\u{a0}x\u{a0}}}", &sc),
+        Ok(Some("a\u{a0}v".into()))
+    );
+}
