@@ -204,6 +204,73 @@ fn md5(value: String) -> String {
     format!("{:x}", md5::Md5::digest(value.as_bytes()))
 }
 
+/// `password_hash(hashtype='sha512', salt=None, rounds=None)`: SHA-crypt as Ansible (passlib)
+/// writes it, `$6$salt$hash` (`$5$` for sha256; `rounds=N$` when not the default 5000).
+/// Without a salt Ansible picks a random one; imgbuild derives one from the password, so the
+/// image stays reproducible (give a salt to match a hash made elsewhere).
+fn password_hash(
+    password: String,
+    hashtype: Option<String>,
+    salt: Option<String>,
+    kwargs: Kwargs,
+) -> Result<String, Error> {
+    let rounds: Option<usize> = kwargs.get("rounds")?;
+    let _: Option<String> = kwargs.get("ident")?;
+    kwargs.assert_all_used()?;
+    let salt = salt.unwrap_or_else(|| {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(password.as_bytes());
+        let alphabet = b"./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        digest
+            .iter()
+            .take(16)
+            .map(|b| alphabet[usize::from(*b) % alphabet.len()] as char)
+            .collect()
+    });
+    let rounds_used = rounds.unwrap_or(5000);
+    let failed = |e| invalid(format!("password_hash: {e:?}"));
+    let (id, hash) = match hashtype.as_deref().unwrap_or("sha512") {
+        "sha512" | "sha512_crypt" => {
+            let params = sha_crypt::Sha512Params::new(rounds_used).map_err(failed)?;
+            (
+                "6",
+                sha_crypt::sha512_crypt_b64(password.as_bytes(), salt.as_bytes(), &params)
+                    .map_err(failed)?,
+            )
+        }
+        "sha256" | "sha256_crypt" => {
+            let params = sha_crypt::Sha256Params::new(rounds_used).map_err(failed)?;
+            (
+                "5",
+                sha_crypt::sha256_crypt_b64(password.as_bytes(), salt.as_bytes(), &params)
+                    .map_err(failed)?,
+            )
+        }
+        other => {
+            return Err(invalid(format!(
+                "password_hash('{other}') is not supported; use sha512 or sha256"
+            )))
+        }
+    };
+    let rounds_part = match rounds {
+        Some(n) if n != 5000 => format!("rounds={n}$"),
+        _ => String::new(),
+    };
+    Ok(format!("${id}${rounds_part}{salt}${hash}"))
+}
+
+/// `community.general.counter`: how often each item occurs, in first-seen order.
+fn counter(items: Value) -> Result<Value, Error> {
+    let mut counts: Vec<(Value, i64)> = Vec::new();
+    for item in items.try_iter()? {
+        match counts.iter_mut().find(|(v, _)| *v == item) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((item, 1)),
+        }
+    }
+    Ok(Value::from_iter(counts))
+}
+
 /// `seq is contains(x)`.
 fn contains(seq: Value, item: Value) -> Result<bool, Error> {
     Ok(seq.try_iter()?.any(|v| v == item))
@@ -242,6 +309,9 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("root", root);
     env.add_filter("pow", |x: f64, y: f64| x.powf(y));
     env.add_filter("md5", md5);
+    env.add_filter("password_hash", password_hash);
+    env.add_filter("counter", counter);
+    env.add_filter("community.general.counter", counter);
     env.add_test("contains", contains);
     // Jinja2's: anything with a length and items by index, text and mappings included.
     env.add_test("sequence", |v: Value| {
@@ -287,5 +357,17 @@ mod tests {
         );
         assert_eq!(md5("abc".into()), "900150983cd24fb0d6963f7d28e17f72");
         assert_eq!(type_debug(Value::from(1.5)), "float");
+        // Checked against Python: crypt.crypt('secret', '$6$saltsalt$').
+        let hashed = password_hash(
+            "secret".into(),
+            None,
+            Some("saltsalt".into()),
+            Kwargs::from_iter(Vec::<(&str, Value)>::new()),
+        )
+        .expect("hash");
+        assert_eq!(
+            hashed,
+            "$6$saltsalt$TVLlQcbpFVof5W3Yz4DTP6gRstiNuHwwTt6GLc1E5n0U0aDehy0S5knV8wiOQSpT0Y77vwPZN.Pq.H91p5hVO1"
+        );
     }
 }
