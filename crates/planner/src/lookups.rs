@@ -2,7 +2,7 @@
 //! `with_first_found`, `with_fileglob`), resolved at plan time, and `include_vars`, whose file
 //! is read at plan time so later tasks plan with its variables.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
@@ -199,16 +199,24 @@ impl Planner<'_> {
         }
         dirs.extend(self.file_search(file_folder(module), ctx));
         for name in &files {
-            if name.starts_with('/') || name.split('/').any(|c| c == "..") {
+            if name.starts_with('/') {
                 return Err(PlanError::new(
                     at.clone(),
                     ErrorKind::Recipe(format!(
-                        "first_found: '{name}' must be a file of the role (relative, no '..')"
+                        "first_found: '{name}' must be a file of the project (a relative path): the build host's files are not inputs of the image"
                     )),
                 ));
             }
             for dir in &dirs {
-                let path = dir.join(name);
+                // `../vars/x.yml` is fine while it stays in the project.
+                let Some(path) = inside_project(&dir.join(name)) else {
+                    return Err(PlanError::new(
+                        at.clone(),
+                        ErrorKind::Recipe(format!(
+                            "first_found: '{name}' leaves the project; name a file inside it"
+                        )),
+                    ));
+                };
                 if self.sources.is_file(&path) {
                     self.sources.record(&path);
                     return Ok(Some(Json::String(path.display().to_string())));
@@ -315,20 +323,23 @@ impl Planner<'_> {
     /// A var file or folder named in a task: the role's `vars/`, the role, the task's folder,
     /// or a project path (what `with_first_found` gives).
     fn project_file(&mut self, name: &str, ctx: &Ctx, at: &Location) -> Result<PathBuf> {
-        if name.starts_with('/') || name.split('/').any(|c| c == "..") {
-            return Err(PlanError::new(
-                at.clone(),
-                ErrorKind::Recipe(format!(
-                    "include_vars: '{name}' must be a file of the project (relative, no '..')"
-                )),
-            ));
-        }
         let mut candidates: Vec<PathBuf> = self
             .file_search("vars", ctx)
             .into_iter()
             .map(|d| d.join(name))
-            .collect();
-        candidates.push(PathBuf::from(name));
+            .chain(std::iter::once(PathBuf::from(name)))
+            .map(|c| inside_project(&c))
+            .collect::<Option<Vec<_>>>()
+            .filter(|_| !name.starts_with('/'))
+            .ok_or_else(|| {
+                PlanError::new(
+                    at.clone(),
+                    ErrorKind::Recipe(format!(
+                        "include_vars: '{name}' must be a file inside the project (relative; '..' only while it stays inside)"
+                    )),
+                )
+            })?;
+        candidates.dedup();
         candidates
             .iter()
             .find(|c| self.sources.is_file(c) || self.sources.is_dir(c))
@@ -369,4 +380,23 @@ fn list_of(v: &Json) -> Vec<String> {
         Json::String(s) => vec![s.clone()],
         _ => Vec::new(),
     }
+}
+
+/// A project-relative path with `.` and `..` resolved, or `None` when it climbs out of the
+/// project.
+fn inside_project(path: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::Normal(p) => out.push(p),
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
 }
