@@ -208,6 +208,8 @@ pub fn facts_for(
     facts.insert("system".into(), json!("Linux"));
     facts.insert("service_mgr".into(), json!("systemd"));
     facts.insert("kernel".into(), kernel);
+    // Local facts (/etc/ansible/facts.d) of a fresh image: none yet.
+    facts.insert("local".into(), json!({}));
     // Tasks run as root inside the image (the chroot connection's user).
     facts.insert("user_id".into(), json!("root"));
     facts.insert("user_uid".into(), json!(0));

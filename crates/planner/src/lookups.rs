@@ -52,6 +52,30 @@ impl Planner<'_> {
                 Json::Null => Ok(Vec::new()),
                 other => Err(wrong(at, keyword, "a mapping", &other)),
             },
+            "with_nested" => {
+                // Every combination of one item of each list, the first list outermost.
+                let Json::Array(lists) = value else {
+                    return Err(wrong(at, keyword, "a list of lists", &value));
+                };
+                let mut combos: Vec<Vec<Json>> = vec![Vec::new()];
+                for list in lists {
+                    let items = match list {
+                        Json::Array(items) => items,
+                        other => vec![other],
+                    };
+                    combos = combos
+                        .iter()
+                        .flat_map(|c| {
+                            items.iter().map(move |i| {
+                                let mut next = c.clone();
+                                next.push(i.clone());
+                                next
+                            })
+                        })
+                        .collect();
+                }
+                Ok(combos.into_iter().map(Json::Array).collect())
+            }
             "with_together" => {
                 let Json::Array(lists) = value else {
                     return Err(wrong(at, keyword, "a list of lists", &value));

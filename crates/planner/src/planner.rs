@@ -345,7 +345,23 @@ impl Planner<'_> {
 
     fn plan_role(&mut self, role: &RoleRef, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
         let at = Location::new(&ctx.file, role.line);
-        let role_dir = find_role(&self.sources, &self.project.root, &role.name, at.clone())?;
+        let role_dir = match find_role(&self.sources, &self.project.root, &role.name, at.clone()) {
+            Ok(dir) => dir,
+            // A dependency may sit beside the role that needs it, as Ansible finds it.
+            Err(e) => ctx
+                .file
+                .ends_with("meta/main.yml")
+                .then(|| {
+                    ctx.file
+                        .parent()?
+                        .parent()?
+                        .parent()
+                        .map(|d| d.join(&role.name))
+                })
+                .flatten()
+                .filter(|beside| self.sources.is_dir(beside))
+                .ok_or(e)?,
+        };
         let meta = role_meta(&mut self.sources, &role_dir)?;
         if let Some(meta) = &meta {
             // Dependencies run first, depth first, in the dependent role's layer: what a role

@@ -128,6 +128,8 @@ const KEYWORDS: &[&str] = &[
     "with_list",
     "with_dict",
     "with_together",
+    "with_nested",
+    "with_cartesian",
     "with_subelements",
     "with_first_found",
     "with_fileglob",
@@ -452,8 +454,8 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
         match k {
             "name" => def.name = Some(text(value, "name", file)?),
             "when" => def.when = condition_list(value, file)?,
-            "loop" | "with_items" | "with_list" | "with_dict" | "with_together"
-            | "with_subelements" | "with_first_found" | "with_fileglob" => {
+            "loop" | "with_items" | "with_list" | "with_dict" | "with_together" | "with_nested"
+            | "with_cartesian" | "with_subelements" | "with_first_found" | "with_fileglob" => {
                 if let Some(previous) = &def.looping {
                     return Err(located(
                         file,
@@ -469,6 +471,7 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
                     "with_items" => "with_items",
                     "with_dict" => "with_dict",
                     "with_together" => "with_together",
+                    "with_nested" | "with_cartesian" => "with_nested",
                     "with_subelements" => "with_subelements",
                     "with_first_found" => "with_first_found",
                     "with_fileglob" => "with_fileglob",

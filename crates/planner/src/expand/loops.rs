@@ -30,6 +30,7 @@ impl Planner<'_> {
             looping.keyword,
             "with_dict"
                 | "with_together"
+                | "with_nested"
                 | "with_subelements"
                 | "with_first_found"
                 | "with_fileglob"

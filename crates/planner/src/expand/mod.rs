@@ -198,6 +198,19 @@ impl Planner<'_> {
             self.register_deferred(&def);
             return Ok(());
         }
+        if ctx.handlers {
+            // A handler a notify may name, even when its `when` drops it from this plan.
+            if let Some(name) = &def.name {
+                let rendered = self
+                    .templar
+                    .render_text(name, &self.full(&scope))
+                    .ok()
+                    .flatten()
+                    .unwrap_or_else(|| name.clone());
+                self.handler_names.push(rendered);
+            }
+            self.handler_names.extend(def.listen.iter().cloned());
+        }
         let passes = self.passes(&def, &scope, ctx, &at)?;
         let mut ran_any = false;
         for pass in passes {
@@ -383,6 +396,8 @@ impl Planner<'_> {
         let mut candidates = vec![here.join(name)];
         if let Some(role_dir) = &ctx.role_dir {
             candidates.push(role_dir.join("tasks").join(name));
+            // `include_tasks: tasks/x.yml`: Ansible also looks from the role's own folder.
+            candidates.push(role_dir.join(name));
         }
         candidates.dedup();
         candidates

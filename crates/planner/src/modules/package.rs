@@ -15,7 +15,8 @@ crate::choices!(
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PackageParams {
-    /// Package names.
+    /// Package names (`pkg`: Ansible passes it on to apt, dnf and yum, which take it).
+    #[serde(alias = "pkg")]
     pub name: TextList,
     /// Present, latest or absent.
     pub state: Option<Choice<PackageState>>,

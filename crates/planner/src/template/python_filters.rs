@@ -271,6 +271,44 @@ fn counter(items: Value) -> Result<Value, Error> {
     Ok(Value::from_iter(counts))
 }
 
+/// `comment(style='plain')`: the text as a comment block, as Ansible's comment filter writes
+/// it (`#` lines around `# text`; `c` for `//`, `cblock` for `/* */`, `xml` for `<!-- -->`).
+fn comment(text: String, style: Option<String>, kwargs: Kwargs) -> Result<String, Error> {
+    let decoration: Option<String> = kwargs.get("decoration")?;
+    let _: Option<String> = kwargs.get("prefix")?;
+    let _: Option<String> = kwargs.get("postfix")?;
+    kwargs.assert_all_used()?;
+    let (start, line_start, end) = match style.as_deref().unwrap_or("plain") {
+        "plain" | "erlang" => ("#", "# ", "#"),
+        "c" => ("//", "// ", "//"),
+        "cblock" => ("/*", " * ", " */"),
+        "xml" => ("<!--", " - ", "-->"),
+        other => return Err(invalid(format!("comment: unknown style '{other}'"))),
+    };
+    let start = if style.as_deref() == Some("erlang") {
+        "%"
+    } else {
+        start
+    };
+    let line_start = decoration
+        .as_deref()
+        .unwrap_or(if style.as_deref() == Some("erlang") {
+            "% "
+        } else {
+            line_start
+        });
+    let end = if style.as_deref() == Some("erlang") {
+        "%"
+    } else {
+        end
+    };
+    let body: Vec<String> = text
+        .lines()
+        .map(|l| format!("{line_start}{l}").trim_end().to_owned())
+        .collect();
+    Ok(format!("{start}\n{}\n{end}", body.join("\n")))
+}
+
 /// `seq is contains(x)`.
 fn contains(seq: Value, item: Value) -> Result<bool, Error> {
     Ok(seq.try_iter()?.any(|v| v == item))
@@ -311,6 +349,7 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("md5", md5);
     env.add_filter("password_hash", password_hash);
     env.add_filter("counter", counter);
+    env.add_filter("comment", comment);
     env.add_filter("community.general.counter", counter);
     env.add_test("contains", contains);
     // Jinja2's: anything with a length and items by index, text and mappings included.
@@ -357,6 +396,12 @@ mod tests {
         );
         assert_eq!(md5("abc".into()), "900150983cd24fb0d6963f7d28e17f72");
         assert_eq!(type_debug(Value::from(1.5)), "float");
+        // Checked against ansible's comment filter.
+        let none = || Kwargs::from_iter(Vec::<(&str, Value)>::new());
+        assert_eq!(
+            comment("Ansible managed".into(), None, none()).expect("comment"),
+            "#\n# Ansible managed\n#"
+        );
         // Checked against Python: crypt.crypt('secret', '$6$saltsalt$').
         let hashed = password_hash(
             "secret".into(),
