@@ -20,7 +20,7 @@ use std::process::{Command, Output};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use common::{repo_root, require_root, serve_dir, test_cache};
+use common::{debootstrapped, repo_root, require_root, serve_dir};
 
 /// Paths that differ on every run whoever runs the role, so they say nothing about it.
 const IGNORED: &[&str] = &[
@@ -99,34 +99,9 @@ fn default_recipe(case: &str, mirror: &str) -> String {
 /// systemd for `systemd`) and an empty `/observed`, debootstrapped once and cached beside the
 /// other test fixtures.
 fn harness_rootfs() -> PathBuf {
-    static LOCK: Mutex<()> = Mutex::new(());
-    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let cached = test_cache().join("bookworm-ansible");
-    if cached.join("usr/bin/python3").exists() {
-        // Where the roles write what they saw at run time.
-        std::fs::create_dir_all(cached.join("observed")).expect("/observed");
-        return cached;
-    }
-    let archive = mirror::debian_archive::host_archive("bookworm")
-        .expect("this machine's apt sources name no bookworm archive");
-    std::fs::create_dir_all(test_cache()).expect("cache dir");
-    let work = test_cache().join(format!("bookworm-ansible.tmp-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work);
-    let status = Command::new("debootstrap")
-        .args([
-            "--variant=minbase",
-            "--include=python3,python3-apt,systemd",
-            "bookworm",
-        ])
-        .arg(&work)
-        .arg(&archive)
-        .stdout(std::process::Stdio::null())
-        .status()
-        .expect("debootstrap (apt-get install debootstrap)");
-    assert!(status.success(), "debootstrap failed");
-    let _ = std::fs::remove_dir_all(&cached);
-    std::fs::create_dir_all(work.join("observed")).expect("/observed");
-    std::fs::rename(&work, &cached).expect("cache the rootfs");
+    let cached = debootstrapped("bookworm-ansible", Some("python3,python3-apt,systemd"));
+    // Where the roles write what they saw at run time.
+    std::fs::create_dir_all(cached.join("observed")).expect("/observed");
     cached
 }
 

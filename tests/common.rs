@@ -62,31 +62,43 @@ fn rustix_is_root() -> bool {
 
 static DEBOOTSTRAP: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// A Debian bookworm minbase rootfs (with `include`, debootstrap's `--include` list, if any),
+/// debootstrapped once from the archive this machine's apt sources name and cached as `name`
+/// in [`test_cache`]; its path.
+pub fn debootstrapped(name: &str, include: Option<&str>) -> PathBuf {
+    require_root();
+    let cached = test_cache().join(name);
+    let _guard = DEBOOTSTRAP.lock().unwrap_or_else(|e| e.into_inner());
+    if cached.join("etc/os-release").is_file() {
+        return cached;
+    }
+    let archive = mirror::debian_archive::host_archive("bookworm")
+        .expect("this machine's apt sources name no bookworm archive");
+    std::fs::create_dir_all(test_cache()).expect("cache dir");
+    let work = test_cache().join(format!("{name}.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    let mut command = Command::new("debootstrap");
+    command.arg("--variant=minbase");
+    if let Some(include) = include {
+        command.arg(format!("--include={include}"));
+    }
+    let status = command
+        .arg("bookworm")
+        .arg(&work)
+        .arg(&archive)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("debootstrap (apt-get install debootstrap)");
+    assert!(status.success(), "debootstrap failed");
+    let _ = std::fs::remove_dir_all(&cached);
+    std::fs::rename(&work, &cached).expect("cache the rootfs");
+    cached
+}
+
 /// A fresh copy of a Debian bookworm minbase rootfs at `dest` (debootstrapped once, from the
 /// archive this machine's apt sources name, then cached in [`test_cache`]).
 pub fn bookworm_rootfs(dest: &Path) {
-    require_root();
-    let cached = test_cache().join("bookworm-minbase");
-    {
-        let _guard = DEBOOTSTRAP.lock().unwrap_or_else(|e| e.into_inner());
-        if !cached.join("etc/os-release").is_file() {
-            let archive = mirror::debian_archive::host_archive("bookworm")
-                .expect("this machine's apt sources name no bookworm archive");
-            std::fs::create_dir_all(test_cache()).expect("cache dir");
-            let work = test_cache().join(format!("bookworm-minbase.tmp-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&work);
-            let status = Command::new("debootstrap")
-                .args(["--variant=minbase", "bookworm"])
-                .arg(&work)
-                .arg(&archive)
-                .stdout(std::process::Stdio::null())
-                .status()
-                .expect("debootstrap (apt-get install debootstrap)");
-            assert!(status.success(), "debootstrap failed");
-            let _ = std::fs::remove_dir_all(&cached);
-            std::fs::rename(&work, &cached).expect("cache the rootfs");
-        }
-    }
+    let cached = debootstrapped("bookworm-minbase", None);
     let status = Command::new("cp")
         .arg("-a")
         .arg(&cached)

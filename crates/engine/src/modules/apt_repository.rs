@@ -9,7 +9,7 @@ use planner::modules::apt_repository::{AptRepoState, AptRepositoryParams};
 use planner::modules::types::{Choice, Mode};
 use serde_json::Value as Json;
 
-use super::copy::{place, Placement};
+use super::repos::put_with_mode;
 use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::target::Cmd;
 
@@ -80,28 +80,10 @@ fn source_files(ctx: &ModuleCtx) -> Result<Vec<(PathBuf, String)>, ModuleError> 
     Ok(files)
 }
 
+/// Writes a sources file, or removes it when no source is left in it.
 fn write(ctx: &ModuleCtx, path: &Path, text: &str, mode: &Option<Mode>) -> Result<(), ModuleError> {
-    if ctx.check {
-        return Ok(());
-    }
-    let fs = ctx.target.fs();
-    if text.is_empty() {
-        fs.remove_all(path)?;
-        return Ok(());
-    }
-    fs.mkdir_all(Path::new(SOURCES_D), 0o755)?;
-    let mode = mode.clone().or(Some(Mode::Octal(0o644)));
-    let how = Placement {
-        bytes: text.as_bytes(),
-        mode: &mode,
-        owner: &None,
-        group: &None,
-        force: true,
-        validate: None,
-        backup: false,
-    };
-    place(ctx, path, &how)?;
-    Ok(())
+    let content = (!text.is_empty()).then_some(text);
+    put_with_mode(ctx, path, content, mode).map(|_| ())
 }
 
 /// `apt_repository`.

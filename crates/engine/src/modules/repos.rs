@@ -26,6 +26,16 @@ fn list(v: &Option<TextList>, sep: &str) -> Option<String> {
 
 /// Writes `content` at `path` through `place` (mode 0644), or removes the file.
 fn put(ctx: &ModuleCtx, path: &Path, content: Option<&str>) -> Result<ModuleResult, ModuleError> {
+    put_with_mode(ctx, path, content, &None)
+}
+
+/// [`put`] with the task's `mode` (0644 when it gives none).
+pub(super) fn put_with_mode(
+    ctx: &ModuleCtx,
+    path: &Path,
+    content: Option<&str>,
+    mode: &Option<planner::modules::types::Mode>,
+) -> Result<ModuleResult, ModuleError> {
     let fs = ctx.target.fs();
     match content {
         Some(content) => {
@@ -34,7 +44,9 @@ fn put(ctx: &ModuleCtx, path: &Path, content: Option<&str>) -> Result<ModuleResu
                     fs.mkdir_all(parent, 0o755)?;
                 }
             }
-            let mode = Some(planner::modules::types::Mode::Octal(0o644));
+            let mode = mode
+                .clone()
+                .or(Some(planner::modules::types::Mode::Octal(0o644)));
             place(
                 ctx,
                 path,
