@@ -206,3 +206,49 @@ fn dispatch(
 pub fn flag(value: &Option<planner::modules::types::Flag>, default: bool) -> bool {
     value.as_ref().map(|f| f.or(default)).unwrap_or(default)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::DirTarget;
+
+    struct NoDownloads;
+
+    impl Downloader for NoDownloads {
+        fn fetch(&self, url: &str, _sha256: Option<&str>) -> Result<PathBuf, String> {
+            Err(format!("no downloads here ({url})"))
+        }
+    }
+
+    /// The planner's table of modules and this dispatch are two lists: every module the
+    /// planner lets a task use in the rootfs must have an implementation here.
+    #[test]
+    fn every_target_module_of_the_planner_runs_here() {
+        let dir = tempfile::tempdir().expect("dir");
+        let (root, scratch) = (dir.path().join("root"), dir.path().join("tmp"));
+        std::fs::create_dir_all(&root).expect("root");
+        std::fs::create_dir_all(&scratch).expect("scratch");
+        let target = DirTarget::new(&root, &scratch).expect("target");
+        let ctx = ModuleCtx {
+            target: &target,
+            check: true,
+            diff: false,
+            project_root: dir.path(),
+            local_file: None,
+            rendered: None,
+            env: &[],
+            pkg_mgr: "apt",
+            downloads: &NoDownloads,
+        };
+        let missing: Vec<&str> = planner::modules::ALL
+            .iter()
+            .filter(|spec| spec.runs == planner::modules::Runs::Target)
+            .map(|spec| spec.name)
+            .filter(|name| run(name, &Json::Null, &ctx).is_none())
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "planned but not implemented: {missing:?}"
+        );
+    }
+}
