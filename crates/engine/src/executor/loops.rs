@@ -27,7 +27,7 @@ impl Executor<'_> {
             self.loop_results = (task.source.clone(), Vec::new());
         }
         self.loop_results.1.push(Json::Object(one));
-        loop_summary(&self.loop_results.1)
+        Json::Object(loop_summary(&self.loop_results.1))
     }
 
     pub(super) fn run_loop(&mut self, task: &PlannedTask, target: &dyn Target, over: &Json) -> Run {
@@ -83,9 +83,7 @@ impl Executor<'_> {
                 };
             }
         }
-        let Json::Object(map) = loop_summary(&results) else {
-            unreachable!("loop_summary returns a mapping")
-        };
+        let map = loop_summary(&results);
         let status = if changed {
             Status::Changed
         } else if all_skipped && !items.is_empty() {
@@ -104,7 +102,7 @@ impl Executor<'_> {
 
 /// What a loop registers: its items' results, `changed` and `failed` if any item was, and
 /// `skipped` if every item was.
-fn loop_summary(results: &[Json]) -> Json {
+fn loop_summary(results: &[Json]) -> Map<String, Json> {
     let any = |key: &str| results.iter().any(|r| r[key] == Json::Bool(true));
     let all_skipped = !results.is_empty() && results.iter().all(|r| r["skipped"] == json!(true));
     let mut map = Map::new();
@@ -124,5 +122,5 @@ fn loop_summary(results: &[Json]) -> Json {
     if all_skipped {
         map.insert("skipped".into(), json!(true));
     }
-    Json::Object(map)
+    map
 }

@@ -54,28 +54,19 @@ fn by_attribute(items: Value, kwargs: &Kwargs) -> Result<Vec<(Value, Value)>, Er
         .collect()
 }
 
-/// `min(attribute=)`: the item with the smallest (attribute) value.
-fn min(items: Value, kwargs: Kwargs) -> Result<Value, Error> {
+/// `min(attribute=)` and `max(attribute=)`: the item with the smallest or largest (attribute)
+/// value.
+fn extreme(items: Value, kwargs: Kwargs, largest: bool) -> Result<Value, Error> {
     let pairs = by_attribute(items, &kwargs)?;
     let _: Option<bool> = kwargs.get("case_sensitive")?;
     kwargs.assert_all_used()?;
-    Ok(pairs
-        .into_iter()
-        .min_by(|a, b| a.0.cmp(&b.0))
-        .map(|p| p.1)
-        .unwrap_or_default())
-}
-
-/// `max(attribute=)`: the item with the largest (attribute) value.
-fn max(items: Value, kwargs: Kwargs) -> Result<Value, Error> {
-    let pairs = by_attribute(items, &kwargs)?;
-    let _: Option<bool> = kwargs.get("case_sensitive")?;
-    kwargs.assert_all_used()?;
-    Ok(pairs
-        .into_iter()
-        .max_by(|a, b| a.0.cmp(&b.0))
-        .map(|p| p.1)
-        .unwrap_or_default())
+    let by_key = |a: &(Value, Value), b: &(Value, Value)| a.0.cmp(&b.0);
+    let found = if largest {
+        pairs.into_iter().max_by(by_key)
+    } else {
+        pairs.into_iter().min_by(by_key)
+    };
+    Ok(found.map(|p| p.1).unwrap_or_default())
 }
 
 /// `sum(attribute=, start=0)`.
@@ -336,8 +327,12 @@ fn regex_test(value: &str, pattern: &str, anchored: bool, kwargs: &Kwargs) -> Re
 pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("replace", replace);
     env.add_filter("round", round);
-    env.add_filter("min", min);
-    env.add_filter("max", max);
+    env.add_filter("min", |items: Value, kwargs: Kwargs| {
+        extreme(items, kwargs, false)
+    });
+    env.add_filter("max", |items: Value, kwargs: Kwargs| {
+        extreme(items, kwargs, true)
+    });
     env.add_filter("sum", sum);
     env.add_filter("flatten", flatten);
     env.add_filter("splitext", splitext);
