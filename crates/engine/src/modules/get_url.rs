@@ -6,7 +6,7 @@ use planner::modules::get_url::GetUrlParams;
 use serde_json::Value as Json;
 use sha2::Digest;
 
-use super::pathinfo::{md5_of, sha1_of};
+use super::pathinfo::{md5_of, sha1_of, sha1_of_host};
 use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::Kind;
 
@@ -46,7 +46,7 @@ fn expected_sha256(
 }
 
 fn checksum_from_file(sums: &str, url: &str, ctx: &ModuleCtx) -> Result<String, ModuleError> {
-    let file = ctx.downloads.fetch(sums, None).map_err(ModuleError::new)?;
+    let file = ctx.downloads.fetch(sums, None)?;
     let text = std::fs::read_to_string(&file)
         .map_err(|e| ModuleError::new(format!("checksum file {sums}: {e}")))?;
     let name = url_file_name(url);
@@ -99,12 +99,21 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             Some(hex) => sha256_of(&mut fs.open_read(&dest)?)? == *hex,
             None => true,
         };
-        if matches {
+        if matches && expected.is_some() {
             let changed = attrs::apply(fs, &dest, &p.owner, &p.group, &p.mode, ctx.check)?;
             return Ok(ModuleResult::changed(changed)
                 .with("dest", dest.display().to_string())
                 .with("url", url)
                 .with("msg", "file already exists"));
+        }
+        if matches {
+            // Ansible asks the mirror with If-Modified-Since the file's mtime, and the answer
+            // depends on clocks. A build keeps the file, as the usual 304 does, never asking.
+            return Ok(ModuleResult::changed(false)
+                .with("dest", dest.display().to_string())
+                .with("url", url)
+                .with("status_code", 304)
+                .with("msg", "HTTP Error 304: Not Modified"));
         }
     }
     if ctx.check {
@@ -112,19 +121,58 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             .with("dest", dest.display().to_string())
             .with("url", url));
     }
-    let cached = ctx
-        .downloads
-        .fetch(url, expected.as_deref())
-        .map_err(ModuleError::new)?;
+    let failed = |msg: String| {
+        let mut error = ModuleError::new(msg);
+        error
+            .fields
+            .insert("dest".into(), Json::from(dest.display().to_string()));
+        error.fields.insert("url".into(), Json::from(url));
+        error
+    };
+    let cached = ctx.downloads.fetch(url, None).map_err(|e| {
+        let mut error = failed(e.message);
+        if let Some(status) = e.status {
+            error
+                .fields
+                .insert("status_code".into(), Json::from(status));
+        }
+        error
+    })?;
     let sha =
         sha256_of(&mut std::fs::File::open(&cached).map_err(|e| ModuleError::new(e.to_string()))?)?;
-    let same = existing && sha256_of(&mut fs.open_read(&dest)?)? == sha;
     // Ansible's checksums here are SHA-1: of the file that was there, and of the download.
+    let checksum_src = sha1_of_host(&cached)?;
     let checksum_dest = if existing {
         Json::from(sha1_of(fs, &dest)?)
     } else {
         Json::Null
     };
+    let download_failed = |msg: String, changed: bool| {
+        let mut error = failed(msg);
+        let fields = &mut error.fields;
+        fields.insert("changed".into(), Json::from(changed));
+        fields.insert("checksum_src".into(), Json::from(checksum_src.clone()));
+        fields.insert("checksum_dest".into(), checksum_dest.clone());
+        error
+    };
+    let parent = dest.parent().unwrap_or(std::path::Path::new("/"));
+    if fs.meta_follow(parent)?.is_none() {
+        return Err(download_failed(
+            format!("Destination {} does not exist", parent.display()),
+            false,
+        ));
+    }
+    if let Some(hex) = expected.as_deref().filter(|hex| **hex != sha) {
+        // Ansible reports the download as a change even though it keeps nothing of it.
+        return Err(download_failed(
+            format!(
+                "The checksum for {} did not match {hex}; it was {sha}.",
+                dest.display()
+            ),
+            checksum_dest.as_str() != Some(checksum_src.as_str()),
+        ));
+    }
+    let same = existing && sha256_of(&mut fs.open_read(&dest)?)? == sha;
     if !same {
         let mode = match &p.mode {
             Some(planner::modules::types::Mode::Octal(bits)) => Some(*bits),

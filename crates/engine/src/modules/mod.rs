@@ -67,7 +67,22 @@ impl ModuleCtx<'_> {
 /// Fetches artifacts for `get_url` and `unarchive`.
 pub trait Downloader {
     /// Downloads `url` (verified against `sha256` when given) into the cache; returns the file.
-    fn fetch(&self, url: &str, sha256: Option<&str>) -> Result<PathBuf, String>;
+    fn fetch(&self, url: &str, sha256: Option<&str>) -> Result<PathBuf, DownloadError>;
+}
+
+/// A download that failed: what went wrong, and the HTTP status when the mirror answered one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DownloadError {
+    /// What went wrong and what to do.
+    pub message: String,
+    /// The mirror's HTTP status, when it answered with an error status.
+    pub status: Option<u16>,
+}
+
+impl From<DownloadError> for ModuleError {
+    fn from(e: DownloadError) -> Self {
+        ModuleError::new(e.message)
+    }
 }
 
 /// A module's outcome.
@@ -215,8 +230,11 @@ mod tests {
     struct NoDownloads;
 
     impl Downloader for NoDownloads {
-        fn fetch(&self, url: &str, _sha256: Option<&str>) -> Result<PathBuf, String> {
-            Err(format!("no downloads here ({url})"))
+        fn fetch(&self, url: &str, _sha256: Option<&str>) -> Result<PathBuf, DownloadError> {
+            Err(DownloadError {
+                message: format!("no downloads here ({url})"),
+                status: None,
+            })
         }
     }
 

@@ -246,7 +246,7 @@ fn dnf_run(
     let mut resolved = Vec::new();
     for name in names {
         if name.starts_with("http://") || name.starts_with("https://") {
-            let cached = ctx.downloads.fetch(name, None).map_err(ModuleError::new)?;
+            let cached = ctx.downloads.fetch(name, None)?;
             let file = name.rsplit('/').next().unwrap_or("package.rpm");
             let inside = format!("/tmp/.imgbuild-rpm/{file}");
             ctx.target

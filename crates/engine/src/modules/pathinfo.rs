@@ -31,11 +31,24 @@ pub fn md5_of(fs: &RootFs, path: &Path) -> Result<String, ModuleError> {
     digest_of::<md5::Md5>(fs, path)
 }
 
+/// The SHA-1 of a file outside the image (a download in the cache), as hex.
+pub fn sha1_of_host(path: &Path) -> Result<String, ModuleError> {
+    let mut file = std::fs::File::open(path)
+        .map_err(|e| ModuleError::new(format!("{}: {e}", path.display())))?;
+    digest_of_reader::<sha1::Sha1>(&mut file, path)
+}
+
 fn digest_of<D: Digest>(fs: &RootFs, path: &Path) -> Result<String, ModuleError>
 where
     sha1::digest::Output<D>: std::fmt::LowerHex,
 {
-    let mut file = fs.open_read(path)?;
+    digest_of_reader::<D>(&mut fs.open_read(path)?, path)
+}
+
+fn digest_of_reader<D: Digest>(file: &mut dyn Read, path: &Path) -> Result<String, ModuleError>
+where
+    sha1::digest::Output<D>: std::fmt::LowerHex,
+{
     let mut hasher = D::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {

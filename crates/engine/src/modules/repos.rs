@@ -145,10 +145,7 @@ pub fn yum_repository(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, Modu
 /// The key bytes of `source`: a URL through the mirror, or a file of the image.
 fn key_bytes(ctx: &ModuleCtx, source: &str) -> Result<Vec<u8>, ModuleError> {
     if source.starts_with("http://") || source.starts_with("https://") {
-        let file = ctx
-            .downloads
-            .fetch(source, None)
-            .map_err(ModuleError::new)?;
+        let file = ctx.downloads.fetch(source, None)?;
         std::fs::read(&file).map_err(|e| ModuleError::new(format!("{}: {e}", file.display())))
     } else {
         Ok(ctx.target.fs().read(Path::new(source))?)

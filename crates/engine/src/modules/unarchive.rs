@@ -76,7 +76,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let src = p.src.as_str();
     let remote = flag(&p.remote_src, false) || p.copy.as_ref().is_some_and(|c| !c.or(true));
     let file = if src.starts_with("http://") || src.starts_with("https://") {
-        let cached = ctx.downloads.fetch(src, None).map_err(ModuleError::new)?;
+        let cached = ctx.downloads.fetch(src, None)?;
         std::fs::File::open(&cached)
             .map_err(|e| ModuleError::new(format!("{}: {e}", cached.display())))?
     } else if remote || src.starts_with('/') {

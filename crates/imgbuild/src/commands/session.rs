@@ -7,15 +7,21 @@ use std::path::PathBuf;
 use anyhow::anyhow;
 use engine::events::{JsonReporter, PlainReporter, Reporter, TerminalReporter};
 use engine::executor::TaskFailure;
-use engine::modules::Downloader;
+use engine::modules::{DownloadError, Downloader};
 use mirror::Fetcher;
 
 /// The site mirror's downloads, for the engine.
 pub struct MirrorDownloads(pub Fetcher);
 
 impl Downloader for MirrorDownloads {
-    fn fetch(&self, url: &str, sha256: Option<&str>) -> Result<PathBuf, String> {
-        self.0.fetch(url, sha256).map_err(|e| e.to_string())
+    fn fetch(&self, url: &str, sha256: Option<&str>) -> Result<PathBuf, DownloadError> {
+        self.0.fetch(url, sha256).map_err(|e| DownloadError {
+            status: match e {
+                mirror::FetchError::Status { status, .. } => Some(status),
+                _ => None,
+            },
+            message: e.to_string(),
+        })
     }
 }
 

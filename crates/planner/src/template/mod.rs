@@ -7,6 +7,7 @@ pub mod filters;
 mod jinja_tests;
 mod lookup_plugins;
 pub mod lookups;
+mod pyrepr;
 mod python_filters;
 mod set_filters;
 
@@ -477,11 +478,9 @@ fn python_formatter(
             .write_str(if value.is_true() { "True" } else { "False" })
             .map_err(minijinja::Error::from),
         ValueKind::Seq | ValueKind::Map | ValueKind::Iterable => {
-            let json = serde_json::to_value(value).map_err(|e| {
-                minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
-            })?;
-            out.write_str(&crate::pyjson::repr(&json))
-                .map_err(minijinja::Error::from)
+            let mut text = String::new();
+            pyrepr::write_repr(value, &mut text)?;
+            out.write_str(&text).map_err(minijinja::Error::from)
         }
         _ => minijinja::escape_formatter(out, state, value),
     }

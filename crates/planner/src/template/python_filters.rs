@@ -135,7 +135,7 @@ fn splitext(path: String) -> Value {
         Some(i) => (&path[..i], &path[i..]),
         None => (path.as_str(), ""),
     };
-    Value::from(vec![Value::from(root), Value::from(ext)])
+    super::pyrepr::tuple(vec![Value::from(root), Value::from(ext)])
 }
 
 /// `zip_longest(other..., fillvalue=None)`.
@@ -151,11 +151,11 @@ fn zip_longest(first: Value, others: Rest<Value>, kwargs: Kwargs) -> Result<Valu
     Ok(Value::from(
         (0..longest)
             .map(|i| {
-                Value::from(
+                super::pyrepr::tuple(
                     lists
                         .iter()
                         .map(|l| l.get(i).cloned().unwrap_or_else(|| fill.clone()))
-                        .collect::<Vec<_>>(),
+                        .collect(),
                 )
             })
             .collect::<Vec<_>>(),
@@ -336,6 +336,7 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("sum", sum);
     env.add_filter("flatten", flatten);
     env.add_filter("splitext", splitext);
+    env.add_filter("zip", super::pyrepr::zip);
     env.add_filter("zip_longest", zip_longest);
     env.add_filter("type_debug", type_debug);
     env.add_filter("log", log);
