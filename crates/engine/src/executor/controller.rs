@@ -77,18 +77,27 @@ impl Executor<'_> {
                 }
             };
             if !ok {
-                let msg = match args.get("fail_msg") {
+                let msg = match args.get("fail_msg").or(args.get("msg")) {
                     Some(Json::String(s)) => s.clone(),
                     Some(other) => other.to_string(),
-                    None => {
-                        format!("Assertion failed: {}", cond.as_str().unwrap_or_default())
-                    }
+                    None => "Assertion failed".to_owned(),
                 };
-                return Err(ModuleError::new(msg));
+                // What Ansible's assert registers: the condition that failed, and its value.
+                let mut error = ModuleError::new(msg);
+                error.fields.insert("assertion".into(), cond.clone());
+                error
+                    .fields
+                    .insert("evaluated_to".into(), Json::Bool(false));
+                return Err(error);
             }
         }
+        let msg = match args.get("success_msg") {
+            Some(Json::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => "All assertions passed".to_owned(),
+        };
         Ok(ModuleResult {
-            msg: Some("All assertions passed".into()),
+            msg: Some(msg),
             ..ModuleResult::default()
         })
     }

@@ -240,19 +240,33 @@ pub fn mount(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> 
                     .filter(|s| !s.is_empty())
                     .unwrap_or_else(|| default.to_owned())
             };
-            let line = format!(
-                "{}\t{path}\t{}\t{}\t{}\t{}",
-                field(&p.src, ""),
-                field(&p.fstype, ""),
+            let (src, fstype) = (field(&p.src, ""), field(&p.fstype, ""));
+            let (opts, dump, passno) = (
                 field(&p.opts, "defaults"),
                 field(&p.dump, "0"),
-                field(&p.passno, "0")
+                field(&p.passno, "0"),
             );
-            let mut result = set_line(ctx, Path::new(fstab), matches, Some(&line))?;
+            // Fields separated by one space, as ansible.posix.mount writes a new entry.
+            let line = format!("{src} {path} {fstype} {opts} {dump} {passno}");
+            let wanted: Vec<&str> = line.split(' ').collect();
+            let existing = ctx.target.fs().read_text_opt(Path::new(fstab))?;
+            let mut result = if existing.is_some_and(|t| t.lines().any(|l| words(l) == wanted)) {
+                // The same fields, however spaced: no change, as Ansible compares fields.
+                ModuleResult::changed(false)
+            } else {
+                set_line(ctx, Path::new(fstab), matches, Some(&line))?
+            };
             result.msg = Some(format!(
                 "{path} is in {fstab}; nothing was mounted (the node mounts it at boot)"
             ));
-            Ok(result)
+            Ok(result
+                .with("name", path.as_str())
+                .with("src", src)
+                .with("fstype", fstype)
+                .with("opts", opts)
+                .with("dump", dump)
+                .with("passno", passno)
+                .with("fstab", fstab))
         }
         _ => Err(ModuleError::new(
             "mount in an image build only writes /etc/fstab: state must be present or absent",
