@@ -512,6 +512,8 @@ pub fn build(
         mofed: var("mofed_version").filter(|_| has_role("mofed")),
         nvidia: var("nvidia_version").filter(|_| has_role("nvidia")),
         initramfs: has_role("dracut"),
+        // A subnet-manager image says so in its recipe; a compute image never runs opensmd.
+        allow_opensm: plan.vars.get("allow_opensm").and_then(Json::as_bool) == Some(true),
     };
     // An image with the same manifest was verified before with the same expectations: its
     // report stands (verify reads files only, and the manifest fixes every byte).
@@ -526,7 +528,8 @@ pub fn build(
     let verified = match earlier {
         Some(report) => Some(report),
         None if settings.verify => {
-            let report = verify::verify(&staged_rootfs, &plan.image, &expect);
+            let report = verify::verify_dir(&staged_rootfs, &plan.image, &expect)
+                .map_err(io("reading the image to verify it"))?;
             verify_cache
                 .put(&written.manifest, &expect, &report)
                 .map_err(io("keeping the verify report"))?;

@@ -8,6 +8,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::hashing::digest_of;
 
+/// The digest of the running program (its rules), read once; its version when unreadable.
+fn program_digest() -> &'static str {
+    static DIGEST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DIGEST.get_or_init(|| {
+        std::env::current_exe()
+            .and_then(std::fs::read)
+            .map(|bytes| digest_of(&bytes))
+            .unwrap_or_else(|_| env!("CARGO_PKG_VERSION").to_owned())
+    })
+}
+
 /// Verify reports of images that passed, by manifest digest and expectations.
 #[derive(Debug, Clone)]
 pub struct VerifyCache {
@@ -23,18 +34,8 @@ impl VerifyCache {
     }
 
     fn path(&self, manifest: &str, expect: &verify::Expect) -> PathBuf {
-        // The verify crate's version is part of the key: new checks run on old images.
-        let key = digest_of(
-            format!(
-                "{}\0{manifest}\0{:?}\0{:?}\0{:?}\0{}",
-                env!("CARGO_PKG_VERSION"),
-                expect.kernel,
-                expect.mofed,
-                expect.nvidia,
-                expect.initramfs
-            )
-            .as_bytes(),
-        );
+        // The running program is part of the key: a changed rule runs again on old images.
+        let key = digest_of(format!("{}\0{manifest}\0{expect:?}", program_digest()).as_bytes());
         self.dir
             .join(format!("{}.json", key.trim_start_matches("sha256:")))
     }
@@ -164,8 +165,10 @@ mod tests {
         let mut report = verify::Report {
             image: "x".into(),
             kernel: expect.kernel.clone(),
+            kernel_source: None,
             ok: false,
             checks: Vec::new(),
+            skipped: Vec::new(),
             modules: Vec::new(),
         };
         cache.put("sha256:m", &expect, &report).expect("put");

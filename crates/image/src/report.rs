@@ -156,8 +156,32 @@ pub fn markdown(report: &Report) -> String {
                 c.detail.replace('|', "\\|")
             );
         }
-        let _ = writeln!(out, "\n<details><summary>{} kernel modules</summary>\n\n| module | vermagic | depends |\n|---|---|---|", v.modules.len());
-        for m in &v.modules {
+        for skipped in &v.skipped {
+            let _ = writeln!(
+                out,
+                "| {} | skipped | {} |",
+                skipped.id,
+                skipped.reason.replace('|', "\\|")
+            );
+        }
+        // The kernel's own modules are counted; out-of-tree ones (and any that failed a check
+        // by name) are listed. report.json keeps them all. A pull-request comment holds 65536
+        // characters at most.
+        let listed: Vec<&verify::ModuleRecord> = v
+            .modules
+            .iter()
+            .filter(|m| {
+                m.out_of_tree() || v.checks.iter().any(|c| !c.ok && c.detail.contains(&m.path))
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "\n<details><summary>{} kernel modules: {} listed (out-of-tree, or named by a failed check), {} more of the kernel's own in report.json</summary>\n\n| module | vermagic | depends |\n|---|---|---|",
+            v.modules.len(),
+            listed.len(),
+            v.modules.len() - listed.len()
+        );
+        for m in listed {
             let _ = writeln!(
                 out,
                 "| `{}` | {} | {} |",
@@ -236,4 +260,74 @@ pub fn write(dir: &Path, report: &Report) -> std::io::Result<()> {
         std::fs::rename(&tmp, dir.join(name))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A PR comment holds at most this many characters (GitHub's limit).
+    const COMMENT_LIMIT: usize = 65_536;
+
+    fn module(path: &str) -> verify::ModuleRecord {
+        verify::ModuleRecord {
+            path: path.to_owned(),
+            vermagic: "6.1.0-50-amd64 SMP preempt mod_unload modversions".to_owned(),
+            depends: vec!["ib_core".to_owned()],
+        }
+    }
+
+    #[test]
+    fn the_markdown_of_a_full_compute_image_fits_a_pull_request_comment() {
+        let k = "/lib/modules/6.1.0-50-amd64";
+        let mut modules: Vec<verify::ModuleRecord> = (0..4100)
+            .map(|i| {
+                module(&format!(
+                    "{k}/kernel/drivers/net/ethernet/vendor{i}/driver{i}.ko"
+                ))
+            })
+            .collect();
+        modules.push(module(&format!("{k}/extra/mlnx-ofa_kernel/mlx5_core.ko")));
+        modules.push(module(&format!("{k}/updates/dkms/nvidia-current.ko")));
+        let report = Report {
+            image: "debian-12-compute".into(),
+            manifest: "sha256:0".into(),
+            config: "sha256:1".into(),
+            kernel: Some("6.1.0-50-amd64".into()),
+            mofed: None,
+            nvidia: None,
+            size: 1,
+            seconds: 1.0,
+            layers: Vec::new(),
+            verify: Some(verify::Report {
+                image: "debian-12-compute".into(),
+                kernel: Some("6.1.0-50-amd64".into()),
+                kernel_source: None,
+                ok: false,
+                checks: vec![verify::Check {
+                    id: "vermagic".into(),
+                    ok: false,
+                    detail: format!(
+                        "{k}/kernel/drivers/net/ethernet/vendor7/driver7.ko is built for 6.18"
+                    ),
+                }],
+                skipped: vec![verify::Skipped {
+                    id: "initramfs".into(),
+                    reason: "none asked for".into(),
+                }],
+                modules,
+            }),
+        };
+        let md = markdown(&report);
+        assert!(md.len() < COMMENT_LIMIT, "{} characters", md.len());
+        assert!(md.contains("extra/mlnx-ofa_kernel/mlx5_core.ko"));
+        assert!(md.contains("updates/dkms/nvidia-current.ko"));
+        assert!(
+            md.contains("vendor7/driver7.ko"),
+            "a module a check names is listed"
+        );
+        assert!(!md.contains("vendor8/driver8.ko"));
+        assert!(md.contains("| initramfs | skipped | none asked for |"));
+        assert!(md.contains("4102 kernel modules: 3 listed"), "{md}");
+    }
 }

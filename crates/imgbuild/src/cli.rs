@@ -237,8 +237,9 @@ pub struct AffectedArgs {
 /// `imgbuild verify`.
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// A docker-archive tar, an OCI layout folder, or a rootfs folder.
-    pub image: PathBuf,
+    /// A rootfs folder, a Warewulf chroot or image (`.img`, `.img.gz`), an OCI layout folder, an
+    /// oci-archive or docker-archive tar, or `docker://REGISTRY/REPO:TAG`.
+    pub image: String,
     /// The pinned kernel (default: the image's io.imgbuild.kernel label, else its one /boot/vmlinuz-*).
     #[arg(long, value_name = "KVER")]
     pub kernel: Option<String>,
@@ -251,6 +252,9 @@ pub struct VerifyArgs {
     /// Require an initramfs for the kernel.
     #[arg(long)]
     pub initramfs: bool,
+    /// A subnet-manager image: allow `opensmd` to be enabled.
+    #[arg(long)]
+    pub allow_opensm: bool,
 }
 
 /// `imgbuild cache`.

@@ -1,8 +1,21 @@
-//! Checks a finished image (a rootfs folder) the way Warewulf and a booting node need it:
-//! one pinned kernel, modules built for it, a fresh `modules.dep`, MOFED and NVIDIA in place,
-//! services enabled and disabled. Files are read only: nothing is loaded or booted.
+//! Checks a finished image the way Warewulf and a booting node need it: one pinned kernel,
+//! modules built for it and resolved as `modprobe` resolves them, MOFED and NVIDIA as found in
+//! the image, services enabled and disabled, no private keys. Files are read only: nothing is
+//! loaded or booted. Every rule is a file under `rules/`, listed in [`rules::RULES`].
 
-pub mod checks;
+pub mod image;
+pub mod inputs;
 pub mod modinfo;
+pub mod modprobe;
+pub mod report;
+pub mod rules;
+pub mod snapshot;
 
-pub use checks::{verify, Check, Expect, ModuleRecord, Report};
+pub use image::{Expect, KernelSource};
+pub use report::{verify, Check, ModuleRecord, Report, Skipped};
+pub use snapshot::Snapshot;
+
+/// Verifies the rootfs folder `root`.
+pub fn verify_dir(root: &std::path::Path, image: &str, expect: &Expect) -> std::io::Result<Report> {
+    Ok(verify(&Snapshot::from_dir(root)?, image, expect))
+}

@@ -36,6 +36,11 @@ impl Modinfo {
         self.get("vermagic")?.split_whitespace().next()
     }
 
+    /// The module's name (`name=`, else none: take the file's).
+    pub fn name(&self) -> Option<&str> {
+        self.get("name")
+    }
+
     /// The modules it depends on.
     pub fn depends(&self) -> Vec<&str> {
         self.get("depends")
@@ -53,20 +58,24 @@ pub fn is_module(name: &str) -> bool {
 
 /// Reads the module file at `path`, decompressing by its name.
 pub fn read_module(path: &Path) -> Result<Modinfo, ModinfoError> {
-    let name = path.to_string_lossy();
     let file = std::fs::File::open(path)?;
+    read_module_from(&path.to_string_lossy(), file)
+}
+
+/// Reads a module named `name` (which tells its compression) from `reader`.
+pub fn read_module_from(name: &str, reader: impl Read) -> Result<Modinfo, ModinfoError> {
     let mut bytes = Vec::new();
     if name.ends_with(".xz") {
-        xz2::read::XzDecoder::new_multi_decoder(file).read_to_end(&mut bytes)?;
+        xz2::read::XzDecoder::new_multi_decoder(reader).read_to_end(&mut bytes)?;
     } else if name.ends_with(".zst") {
-        let mut decoder = ruzstd::decoding::StreamingDecoder::new(file)
+        let mut decoder = ruzstd::decoding::StreamingDecoder::new(reader)
             .map_err(|e| ModinfoError::Format(format!("zstd: {e}")))?;
         decoder.read_to_end(&mut bytes)?;
     } else if name.ends_with(".gz") {
-        flate2::read::MultiGzDecoder::new(file).read_to_end(&mut bytes)?;
+        flate2::read::MultiGzDecoder::new(reader).read_to_end(&mut bytes)?;
     } else {
-        let mut file = file;
-        file.read_to_end(&mut bytes)?;
+        let mut reader = reader;
+        reader.read_to_end(&mut bytes)?;
     }
     parse(&bytes)
 }

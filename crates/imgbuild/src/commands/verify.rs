@@ -4,15 +4,20 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::anyhow;
-use verify::{Expect, Report};
+use verify::inputs::{InputError, Labels};
+use verify::{Expect, Report, Snapshot};
 
 use crate::cli::VerifyArgs;
 use crate::Failure;
 
-/// Prints a report as a list of checks.
+/// Prints a report: each check that ran, each that was skipped and why, and the verdict.
 pub fn print_report(report: &Report) {
+    let source = match report.kernel_source {
+        Some(verify::KernelSource::OnlyOne) => " (the image's only kernel; nothing named one)",
+        _ => "",
+    };
     println!(
-        "{}: kernel {}",
+        "{}: kernel {}{source}",
         report.image,
         report.kernel.as_deref().unwrap_or("(none found)")
     );
@@ -24,48 +29,58 @@ pub fn print_report(report: &Report) {
             check.detail
         );
     }
-    println!(
-        "{}",
-        if report.ok {
-            "verify: passed"
-        } else {
-            "verify: FAILED"
-        }
-    );
+    for skipped in &report.skipped {
+        println!("  skip {:<20} {}", skipped.id, skipped.reason);
+    }
+    let ran = report.checks.len();
+    let skipped = report.skipped.len();
+    if report.ok {
+        println!("verify: passed ({ran} checks; {skipped} skipped, listed above)");
+    } else {
+        let failed = report.checks.iter().filter(|c| !c.ok).count();
+        println!("verify: FAILED ({failed} of {ran} checks; {skipped} skipped)");
+    }
+}
+
+/// Reads the image `input` names: a path, or a registry reference pulled blob by blob (each
+/// verified by digest) into the cache.
+fn read_image(input: &str) -> Result<(Snapshot, Labels), Failure> {
+    if input.starts_with("docker://") {
+        let reference = registry::Reference::parse(input)
+            .map_err(|e| Failure::Input(anyhow!("{input}: {e}")))?;
+        let credentials = registry::Credentials::for_registry(&reference.registry)
+            .map_err(|e| Failure::Input(anyhow!("{input}: {e}")))?;
+        let blobs = super::session::cache_dir().join("registry");
+        let pulled = registry::pull(&reference, credentials, &blobs)
+            .map_err(|e| Failure::Run(anyhow!("pulling {input}: {e}")))?;
+        let layers: Vec<_> = pulled.layers.iter().map(|l| l.path.clone()).collect();
+        return verify::inputs::read_pulled(&layers, &pulled.config)
+            .map_err(|e| Failure::Run(anyhow!(e)));
+    }
+    let path = Path::new(input);
+    if !path.exists() {
+        return Err(Failure::Input(anyhow!(
+            "{input}: no such file or folder; give a rootfs folder, a Warewulf chroot or image (.img, .img.gz), an OCI layout, an oci-archive or docker-archive tar, or docker://REGISTRY/REPO:TAG"
+        )));
+    }
+    verify::inputs::read(path).map_err(|e| match e {
+        InputError::NotAnImage { .. } => Failure::Input(anyhow!(e)),
+        InputError::Io { .. } => Failure::Run(anyhow!("cannot read the image: {e}")),
+    })
 }
 
 /// Checks `args.image`.
 pub fn run(args: &VerifyArgs, json: bool) -> Result<ExitCode, Failure> {
-    let input = &args.image;
-    if !input.exists() {
-        return Err(Failure::Input(anyhow!(
-            "{}: no such file or folder; give a docker-archive, an OCI layout or a rootfs folder",
-            input.display()
-        )));
-    }
-    let is_rootfs = input.is_dir() && !input.join("index.json").is_file();
-    let staging;
-    let (root, labels) = if is_rootfs {
-        (input.to_path_buf(), Default::default())
-    } else {
-        let parent = std::env::temp_dir();
-        staging = tempfile::Builder::new()
-            .prefix("imgbuild-verify-")
-            .tempdir_in(parent)
-            .map_err(|e| Failure::Run(anyhow!(e)))?;
-        let labels = image::unpack::unpack(input, staging.path()).map_err(|e| {
-            Failure::Input(anyhow!("{}: cannot read the image: {e}", input.display()))
-        })?;
-        (staging.path().to_path_buf(), labels)
-    };
+    let (snapshot, labels) = read_image(&args.image)?;
     let label = |k: &str| labels.get(k).cloned();
     let expect = Expect {
         kernel: args.kernel.clone().or_else(|| label("io.imgbuild.kernel")),
         mofed: args.mofed.clone().or_else(|| label("io.imgbuild.mofed")),
         nvidia: args.nvidia.clone().or_else(|| label("io.imgbuild.nvidia")),
         initramfs: args.initramfs || label("io.imgbuild.initramfs").is_some(),
+        allow_opensm: args.allow_opensm,
     };
-    let report = verify::verify(Path::new(&root), &input.display().to_string(), &expect);
+    let report = verify::verify(&snapshot, &args.image, &expect);
     if json {
         println!(
             "{}",

@@ -1,0 +1,109 @@
+//! The rules verify applies, one file each behind [`Rule`], listed once in [`RULES`]: adding a
+//! rule is one file and one line here (the README's rule list is checked against this table).
+
+use crate::image::Image;
+
+mod bin_sh;
+mod duplicate_modules;
+mod initramfs;
+mod modules_dep;
+mod mofed_modules;
+mod no_huge_files;
+pub mod no_private_keys;
+mod nvidia_modules;
+mod nvidia_version;
+mod ofed_info;
+mod one_kernel;
+mod openibd_enabled;
+mod opensmd_disabled;
+mod peermem_after_mofed;
+mod vermagic;
+
+/// What a rule concluded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// It looked, and the image is right; what it saw.
+    Pass(String),
+    /// It looked, and the image is wrong; what is wrong and what to do.
+    Fail(String),
+    /// It did not look; why.
+    Skip(String),
+}
+
+/// One check of a compute-node image.
+pub trait Rule: Sync {
+    /// The stable id reports and tests use.
+    fn id(&self) -> &'static str;
+    /// What it checks, in one line (the README's rule list).
+    fn summary(&self) -> &'static str;
+    /// Its verdict on `image`.
+    fn check(&self, image: &Image) -> Verdict;
+}
+
+/// Every rule, in the order reports list them.
+pub static RULES: &[&dyn Rule] = &[
+    &one_kernel::OneKernel,
+    &vermagic::Vermagic,
+    &modules_dep::ModulesDep,
+    &duplicate_modules::DuplicateModules,
+    &mofed_modules::MofedModules,
+    &ofed_info::OfedInfo,
+    &openibd_enabled::OpenibdEnabled,
+    &opensmd_disabled::OpensmdDisabled,
+    &nvidia_modules::NvidiaModules,
+    &peermem_after_mofed::PeermemAfterMofed,
+    &nvidia_version::NvidiaVersion,
+    &initramfs::Initramfs,
+    &bin_sh::BinSh,
+    &no_huge_files::NoHugeFiles,
+    &no_private_keys::PrivateKeys,
+];
+
+/// The kernel the checks need, or the skip that says why there is none.
+pub(crate) fn kernel_or_skip<'a>(image: &'a Image) -> Result<&'a str, Verdict> {
+    image.kernel_name().ok_or_else(|| {
+        Verdict::Skip(format!(
+            "no kernel to check against: /boot has {:?}; name it with --kernel",
+            image.boot_kernels
+        ))
+    })
+}
+
+/// The skip of a MOFED rule in an image without MOFED.
+pub(crate) fn mofed_or_skip(image: &Image) -> Result<(), Verdict> {
+    if image.mofed_traces.is_empty() && image.expect.mofed.is_none() {
+        Err(Verdict::Skip(
+            "no MOFED in the image (no ofed_info, openib.conf, openibd unit, ofa_kernel or MOFED modules) and none asked for (--mofed)".into(),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// The skip of an NVIDIA rule in an image without the driver.
+pub(crate) fn nvidia_or_skip(image: &Image) -> Result<(), Verdict> {
+    if image.nvidia_traces.is_empty() && image.expect.nvidia.is_none() {
+        Err(Verdict::Skip(
+            "no NVIDIA driver in the image (no nvidia*.ko, no nvidia-smi) and none asked for (--nvidia)".into(),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Describes what `modprobe name` does, for details.
+pub(crate) fn describe(resolution: &crate::modprobe::Resolution) -> String {
+    use crate::modprobe::Resolution;
+    match resolution {
+        Resolution::File { file, via } if via.len() > 1 => {
+            format!("{file} (through the alias {})", via.join(" → "))
+        }
+        Resolution::File { file, .. } => file.clone(),
+        Resolution::Builtin => "built into the kernel".into(),
+        Resolution::Install(command) => format!("an install command ({command})"),
+        Resolution::Missing => "nothing".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,285 @@
+//! The rules on small in-memory images: a good compute image, and each classic fault, judged
+//! with only the image as input unless a test says otherwise.
+
+use crate::image::{Expect, KernelSource};
+use crate::modinfo::fake_module;
+use crate::report::{verify, Report};
+use crate::snapshot::Snapshot;
+
+const K: &str = "6.1.0-50-amd64";
+
+fn module(s: &mut Snapshot, rel: &str, fields: &[(&str, &str)]) {
+    let vermagic = format!("{K} SMP preempt mod_unload modversions");
+    let mut all = vec![("vermagic", vermagic.as_str())];
+    all.extend_from_slice(fields);
+    let bytes = fake_module(&all);
+    s.add_file(
+        &format!("/usr/lib/modules/{K}/{rel}"),
+        bytes.len() as u64,
+        Some(bytes.as_slice()),
+    )
+    .expect("module");
+}
+
+fn text(s: &mut Snapshot, path: &str, content: &str) {
+    s.add_file(path, content.len() as u64, Some(content.as_bytes()))
+        .expect("file");
+}
+
+fn enable(s: &mut Snapshot, unit: &str) {
+    s.add_symlink(
+        &format!("/etc/systemd/system/multi-user.target.wants/{unit}"),
+        &format!("/usr/lib/systemd/system/{unit}"),
+    );
+}
+
+/// A good MOFED + NVIDIA compute image, usrmerged as Debian 12 is.
+fn good() -> Snapshot {
+    let mut s = Snapshot::default();
+    s.add_symlink("/lib", "usr/lib");
+    s.add_symlink("/bin", "usr/bin");
+    text(&mut s, "/usr/bin/sh", "");
+    text(&mut s, &format!("/boot/vmlinuz-{K}"), "kernel");
+    text(&mut s, &format!("/boot/initrd.img-{K}"), "initrd");
+    text(
+        &mut s,
+        "/usr/bin/ofed_info",
+        "echo MLNX_OFED_LINUX-24.10-2.1.8.0:\n",
+    );
+    let mut dep = String::new();
+    for name in crate::image::MOFED_MODULES {
+        // The inbox copy, shadowed by MOFED's.
+        module(
+            &mut s,
+            &format!("kernel/drivers/infiniband/{name}.ko"),
+            &[("name", name)],
+        );
+        module(
+            &mut s,
+            &format!("extra/mlnx-ofa_kernel/{name}.ko"),
+            &[("name", name)],
+        );
+        dep.push_str(&format!("extra/mlnx-ofa_kernel/{name}.ko:\n"));
+    }
+    for name in ["nvidia", "nvidia-uvm", "nvidia-modeset", "nvidia-peermem"] {
+        let depends = if name == "nvidia-peermem" {
+            "nvidia,ib_core"
+        } else {
+            ""
+        };
+        let canonical = name.replace('-', "_");
+        module(
+            &mut s,
+            &format!("kernel/drivers/video/{name}.ko"),
+            &[
+                ("name", &canonical),
+                ("depends", depends),
+                ("version", "580.65.06"),
+            ],
+        );
+        dep.push_str(&format!("kernel/drivers/video/{name}.ko:\n"));
+    }
+    text(&mut s, &format!("/usr/lib/modules/{K}/modules.dep"), &dep);
+    enable(&mut s, "openibd.service");
+    s
+}
+
+fn failed(report: &Report) -> Vec<&str> {
+    report
+        .checks
+        .iter()
+        .filter(|c| !c.ok)
+        .map(|c| c.id.as_str())
+        .collect()
+}
+
+fn skipped(report: &Report) -> Vec<&str> {
+    report.skipped.iter().map(|c| c.id.as_str()).collect()
+}
+
+fn detail<'a>(report: &'a Report, id: &str) -> &'a str {
+    &report
+        .checks
+        .iter()
+        .find(|c| c.id == id)
+        .expect("check ran")
+        .detail
+}
+
+#[test]
+fn a_good_image_passes_every_rule_with_only_the_image_as_input() {
+    let report = verify(&good(), "x", &Expect::default());
+    assert!(report.ok, "{:#?}", report.checks);
+    assert_eq!(report.kernel.as_deref(), Some(K));
+    assert_eq!(report.kernel_source, Some(KernelSource::OnlyOne));
+    // Only the initramfs rule waits to be asked; one is there, so it runs too.
+    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+    assert_eq!(report.checks.len(), crate::rules::RULES.len());
+    assert!(detail(&report, "modules_dep").contains("copies it shadows"));
+    assert!(detail(&report, "nvidia_version").contains("580.65.06"));
+}
+
+#[test]
+fn an_image_without_mofed_or_nvidia_skips_their_rules_and_says_why() {
+    let mut s = Snapshot::default();
+    text(&mut s, "/bin/sh", "");
+    text(&mut s, &format!("/boot/vmlinuz-{K}"), "kernel");
+    module(&mut s, "kernel/fs/ext4.ko", &[]);
+    text(
+        &mut s,
+        &format!("/lib/modules/{K}/modules.dep"),
+        "kernel/fs/ext4.ko:\n",
+    );
+    let report = verify(&s, "x", &Expect::default());
+    assert!(report.ok, "{:#?}", report.checks);
+    assert_eq!(
+        skipped(&report),
+        vec![
+            "mofed_modules",
+            "ofed_info",
+            "openibd_enabled",
+            "nvidia_modules",
+            "peermem_after_mofed",
+            "nvidia_version",
+            "initramfs"
+        ]
+    );
+    assert!(report.skipped[0].reason.contains("no MOFED in the image"));
+}
+
+#[test]
+fn opensmd_enabled_fails_whatever_was_asked_unless_allowed() {
+    let mut s = good();
+    enable(&mut s, "opensmd.service");
+    assert_eq!(
+        failed(&verify(&s, "x", &Expect::default())),
+        vec!["opensmd_disabled"]
+    );
+    let allowed = Expect {
+        allow_opensm: true,
+        ..Expect::default()
+    };
+    assert!(verify(&s, "x", &allowed).ok);
+}
+
+#[test]
+fn openibd_disabled_fails_when_mofed_is_found() {
+    let mut s = good();
+    s.remove("/etc/systemd/system/multi-user.target.wants/openibd.service");
+    assert_eq!(
+        failed(&verify(&s, "x", &Expect::default())),
+        vec!["openibd_enabled"]
+    );
+}
+
+#[test]
+fn mlx5_resolving_to_the_inbox_copy_fails() {
+    let mut s = good();
+    let dep_path = format!("/usr/lib/modules/{K}/modules.dep");
+    let dep = s.read_text(&dep_path).expect("dep").replace(
+        "extra/mlnx-ofa_kernel/mlx5_core.ko",
+        "kernel/drivers/infiniband/mlx5_core.ko",
+    );
+    text(&mut s, &dep_path, &dep);
+    let report = verify(&s, "x", &Expect::default());
+    assert_eq!(failed(&report), vec!["mofed_modules"]);
+    assert!(detail(&report, "mofed_modules").contains("mlx5_core loads the inbox kernel/"));
+}
+
+#[test]
+fn a_peermem_stub_behind_debians_alias_fails_though_a_good_copy_sits_beside_it() {
+    let mut s = good();
+    module(
+        &mut s,
+        "updates/dkms/nvidia-current-peermem.ko",
+        &[
+            ("name", "nvidia_current_peermem"),
+            ("depends", "nvidia_current"),
+        ],
+    );
+    text(
+        &mut s,
+        "/etc/modprobe.d/nvidia.conf",
+        "alias nvidia-peermem nvidia-current-peermem\n",
+    );
+    let dep_path = format!("/usr/lib/modules/{K}/modules.dep");
+    let dep = s.read_text(&dep_path).expect("dep")
+        + "updates/dkms/nvidia-current-peermem.ko: kernel/drivers/video/nvidia.ko\n";
+    text(&mut s, &dep_path, &dep);
+    let report = verify(&s, "x", &Expect::default());
+    assert_eq!(failed(&report), vec!["peermem_after_mofed"]);
+    assert!(
+        detail(&report, "peermem_after_mofed").contains("nvidia-current-peermem.ko"),
+        "{}",
+        detail(&report, "peermem_after_mofed")
+    );
+}
+
+#[test]
+fn a_missing_nvidia_modeset_and_a_wrong_version_fail() {
+    let mut s = good();
+    s.remove(&format!(
+        "/usr/lib/modules/{K}/kernel/drivers/video/nvidia-modeset.ko"
+    ));
+    let dep_path = format!("/usr/lib/modules/{K}/modules.dep");
+    let dep = s
+        .read_text(&dep_path)
+        .expect("dep")
+        .replace("kernel/drivers/video/nvidia-modeset.ko:\n", "");
+    text(&mut s, &dep_path, &dep);
+    let pinned = Expect {
+        nvidia: Some("535.261.03".into()),
+        ..Expect::default()
+    };
+    let report = verify(&s, "x", &pinned);
+    assert_eq!(failed(&report), vec!["nvidia_modules", "nvidia_version"]);
+    assert!(detail(&report, "nvidia_modules").contains("modprobe nvidia-modeset loads nothing"));
+    assert!(detail(&report, "nvidia_version").contains("580.65.06, not the pinned 535.261.03"));
+}
+
+#[test]
+fn a_module_for_another_kernel_and_a_stray_module_folder_are_named() {
+    let mut s = good();
+    let stray = fake_module(&[("vermagic", "6.18.44-host SMP")]);
+    s.add_file(
+        &format!("/usr/lib/modules/{K}/extra/stray.ko"),
+        stray.len() as u64,
+        Some(stray.as_slice()),
+    )
+    .expect("stray");
+    s.add_dir("/usr/lib/modules/6.18.44-host");
+    let report = verify(&s, "x", &Expect::default());
+    assert_eq!(
+        failed(&report),
+        vec!["one_kernel", "vermagic", "modules_dep"]
+    );
+    assert!(detail(&report, "vermagic").contains(&format!(
+        "/lib/modules/{K}/extra/stray.ko is built for 6.18.44-host"
+    )));
+}
+
+#[test]
+fn two_out_of_tree_builds_of_one_module_and_a_private_key_fail() {
+    let mut s = good();
+    module(&mut s, "updates/mlx5_core.ko", &[("name", "mlx5_core")]);
+    text(&mut s, "/var/lib/dkms/mok.key", "binary key");
+    text(&mut s, "/root/signing.pem", "-----BEGIN PRIVATE KEY-----\n");
+    text(&mut s, "/etc/pki/ca.pem", "-----BEGIN CERTIFICATE-----\n");
+    let report = verify(&s, "x", &Expect::default());
+    assert_eq!(
+        failed(&report),
+        vec!["duplicate_modules", "no_private_keys"]
+    );
+    let keys = detail(&report, "no_private_keys");
+    assert!(keys.contains("/var/lib/dkms/mok.key") && keys.contains("/root/signing.pem"));
+    assert!(!keys.contains("ca.pem"), "{keys}");
+}
+
+#[test]
+fn no_kernel_found_fails_one_kernel_and_skips_what_needs_one() {
+    let mut s = good();
+    text(&mut s, "/boot/vmlinuz-6.18.44-host", "kernel");
+    let report = verify(&s, "x", &Expect::default());
+    assert_eq!(failed(&report), vec!["one_kernel"]);
+    assert!(skipped(&report).contains(&"vermagic"));
+}
