@@ -5,6 +5,8 @@
 //! Needs root, debootstrap, skopeo and umoci, and the machine's Debian archive, as CI has.
 
 mod common;
+#[path = "e2e_debian/verify_forms.rs"]
+mod verify_forms;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -241,9 +243,10 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
     let wants = rootfs.join("etc/systemd/system/multi-user.target.wants");
     assert!(wants.join("openibd.service").is_symlink());
     assert!(!wants.join("opensmd.service").exists());
-    // imgbuild verify reads the archive itself, too.
-    let verified = imgbuild_env(&s.project, &["verify", &archive.to_string_lossy()], &[]);
-    assert!(verified.status.success(), "{}", stdout(&verified));
+    // imgbuild verify reads the archive itself, and every other form a site has, judging
+    // each by what it finds; then each classic fault, with no flag naming what to expect.
+    verify_forms::every_form_passes(&s.project, &archive, &rootfs, &s.out, KERNEL);
+    verify_forms::each_fault_fails_by_the_image_alone(&s.project, &rootfs, KERNEL);
 
     // A second build with no change is served from the cache, to the same digest.
     let started = Instant::now();

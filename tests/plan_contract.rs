@@ -363,3 +363,50 @@ fn matrix_markdown_and_csv_have_every_image() {
         }
     }
 }
+
+#[test]
+fn every_image_has_one_typed_intent_and_a_missing_pin_is_a_located_error() {
+    for image in images() {
+        let plan = plan_json(&repo_root(), &image, &[]);
+        let intent = &plan["intent"];
+        let kernel = intent["kernel"].as_str().expect("kernel");
+        assert_eq!(plan["facts"]["ansible_kernel"], kernel, "{image}");
+        assert!(!kernel.contains("{{"), "{image}: {kernel}");
+        assert!(intent["mofed"].is_string(), "{image}: {intent}");
+        assert!(intent["nvidia"].is_string(), "{image}: {intent}");
+    }
+    // A recipe that pins no kernel and installs none has no kernel, never its template.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let images = dir.path().join("images");
+    std::fs::create_dir_all(dir.path().join("roles/kernel/tasks")).expect("roles");
+    std::fs::write(
+        dir.path().join("roles/kernel/tasks/main.yml"),
+        "- name: noop\n  debug:\n    msg: hi\n",
+    )
+    .expect("role");
+    std::fs::create_dir_all(&images).expect("images");
+    let play = "- hosts: all\n  vars:\n    bootstrap: debootstrap\n    build_from: bookworm\n";
+    std::fs::write(images.join("plain.yml"), format!("{play}  roles: []\n")).expect("plain");
+    let plan = plan_json(dir.path(), "plain", &[]);
+    assert_eq!(plan["intent"]["kernel"], Value::Null);
+    assert_eq!(
+        plan["facts"].get("ansible_kernel"),
+        None,
+        "{}",
+        plan["facts"]
+    );
+    // A kernel role without kernel_version: the error names the recipe line of the role.
+    std::fs::write(
+        images.join("unpinned.yml"),
+        format!("{play}  roles:\n    - kernel\n"),
+    )
+    .expect("unpinned");
+    let out = imgbuild(dir.path(), &["plan", "unpinned"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("images/unpinned.yml:6")
+            && stderr(&out).contains("sets no kernel_version"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -221,10 +221,10 @@ fn recipe_digest(plan: &Plan, project_root: &Path) -> String {
 }
 
 fn labels(plan: &Plan, project_root: &Path, epoch: u64) -> BTreeMap<String, String> {
-    let var = |k: &str| plan.vars.get(k).and_then(Json::as_str).map(str::to_owned);
     let mut labels = BTreeMap::new();
     labels.insert("org.opencontainers.image.title".into(), plan.image.clone());
-    if plan.roles.iter().any(|r| r == "dracut") {
+    let intent = &plan.intent;
+    if intent.initramfs {
         labels.insert("io.imgbuild.initramfs".into(), "yes".into());
     }
     labels.insert(
@@ -232,14 +232,14 @@ fn labels(plan: &Plan, project_root: &Path, epoch: u64) -> BTreeMap<String, Stri
         oci::rfc3339(epoch),
     );
     labels.insert("org.opencontainers.image.vendor".into(), "imgbuild".into());
-    if let Some(kernel) = plan.facts.get("ansible_kernel").and_then(Json::as_str) {
-        labels.insert("io.imgbuild.kernel".into(), kernel.to_owned());
-    }
-    if let Some(mofed) = var("mofed_version") {
-        labels.insert("io.imgbuild.mofed".into(), mofed);
-    }
-    if let Some(nvidia) = var("nvidia_version") {
-        labels.insert("io.imgbuild.nvidia".into(), nvidia);
+    for (key, value) in [
+        ("io.imgbuild.kernel", &intent.kernel),
+        ("io.imgbuild.mofed", &intent.mofed),
+        ("io.imgbuild.nvidia", &intent.nvidia),
+    ] {
+        if let Some(value) = value {
+            labels.insert(key.into(), value.clone());
+        }
     }
     labels.insert(
         "io.imgbuild.recipe-digest".into(),
@@ -287,12 +287,7 @@ pub fn build(
             why: Vec::new(),
         })
         .collect();
-    let kernel = plan
-        .facts
-        .get("ansible_kernel")
-        .and_then(Json::as_str)
-        .unwrap_or_default()
-        .to_owned();
+    let kernel = plan.intent.kernel.clone().unwrap_or_default();
     let mut executor = Executor::new(
         plan,
         &settings.project_root,
@@ -505,15 +500,13 @@ pub fn build(
     }
     let written =
         oci::write_image(&blobs, &spec).map_err(io("writing the image config and manifest"))?;
-    let var = |k: &str| plan.vars.get(k).and_then(Json::as_str).map(str::to_owned);
-    let has_role = |r: &str| plan.roles.iter().any(|x| x == r);
+    let intent = &plan.intent;
     let expect = verify::Expect {
-        kernel: (!kernel.is_empty()).then(|| kernel.clone()),
-        mofed: var("mofed_version").filter(|_| has_role("mofed")),
-        nvidia: var("nvidia_version").filter(|_| has_role("nvidia")),
-        initramfs: has_role("dracut"),
-        // A subnet-manager image says so in its recipe; a compute image never runs opensmd.
-        allow_opensm: plan.vars.get("allow_opensm").and_then(Json::as_bool) == Some(true),
+        kernel: intent.kernel.clone(),
+        mofed: intent.mofed.clone(),
+        nvidia: intent.nvidia.clone(),
+        initramfs: intent.initramfs,
+        allow_opensm: intent.allow_opensm,
     };
     // An image with the same manifest was verified before with the same expectations: its
     // report stands (verify reads files only, and the manifest fixes every byte).
@@ -555,9 +548,9 @@ pub fn build(
     let report = crate::report::assemble(
         &interim,
         &pairs,
-        expect.kernel.clone(),
-        var("mofed_version"),
-        var("nvidia_version"),
+        intent.kernel.clone(),
+        intent.mofed.clone(),
+        intent.nvidia.clone(),
         verified.clone(),
     );
     crate::report::write(&image_dir, &report).map_err(io("writing the build report"))?;

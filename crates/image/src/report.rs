@@ -171,7 +171,7 @@ pub fn markdown(report: &Report) -> String {
             .modules
             .iter()
             .filter(|m| {
-                m.out_of_tree() || v.checks.iter().any(|c| !c.ok && c.detail.contains(&m.path))
+                m.out_of_tree || v.checks.iter().any(|c| !c.ok && c.detail.contains(&m.path))
             })
             .collect();
         let _ = writeln!(
@@ -274,6 +274,7 @@ mod tests {
             path: path.to_owned(),
             vermagic: "6.1.0-50-amd64 SMP preempt mod_unload modversions".to_owned(),
             depends: vec!["ib_core".to_owned()],
+            out_of_tree: !path.contains("/kernel/"),
         }
     }
 

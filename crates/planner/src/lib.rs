@@ -11,6 +11,7 @@ mod extra_vars;
 pub mod facts;
 mod free_form;
 pub mod glob;
+pub mod intent;
 mod lookups;
 pub mod matrix;
 pub mod modules;
@@ -30,6 +31,7 @@ pub mod yaml;
 
 pub use error::{ErrorKind, Location, PlanError};
 pub use extra_vars::parse_extra_vars;
+pub use intent::ImageIntent;
 pub use plan::{Plan, PlannedTask, Step};
 pub use planner::{plan, recipe_facts, PlanOptions, RecipeFacts};
 pub use recipe::Project;

@@ -11,6 +11,8 @@ pub struct Plan {
     pub image: String,
     /// The recipe file, relative to the project root.
     pub recipe: String,
+    /// What the image is meant to hold (kernel, MOFED, NVIDIA, initramfs), read once.
+    pub intent: crate::intent::ImageIntent,
     /// Facts known at plan time (`ansible_*`).
     pub facts: IndexMap<String, Json>,
     /// The recipe's variables (with `mirror_server` and `-e`), resolved.

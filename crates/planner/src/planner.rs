@@ -318,16 +318,17 @@ impl Planner<'_> {
             }
         }
         let vars = self.recipe_vars(&recipe, &scope);
+        let intent = crate::intent::ImageIntent::of(&recipe, &vars)?;
         Ok(Plan {
             image: recipe.image.clone(),
             recipe: recipe.path.display().to_string(),
+            intent,
+            // A fact that does not resolve (ansible_kernel of a recipe that pins no kernel) is
+            // left out, never kept as its template.
             facts: facts
                 .into_iter()
                 .filter(|(k, _)| k != "ansible_facts")
-                .map(|(k, v)| {
-                    let rendered = self.templar.render(&v, &scope).ok().flatten().unwrap_or(v);
-                    (k, rendered)
-                })
+                .filter_map(|(k, v)| Some((k, self.templar.render(&v, &scope).ok()??)))
                 .collect(),
             vars,
             roles,

@@ -57,9 +57,10 @@ impl ModuleFile<'_> {
             .unwrap_or_else(|| name_of_file(&self.rel))
     }
 
-    /// Built outside the kernel's own tree (`extra/`, `updates/`, DKMS, vendor installers).
+    /// Built outside the kernel's own tree (MOFED, DKMS, vendor installers), wherever it was
+    /// installed: the kernel's own modules carry `intree=Y` in their `.modinfo`.
     pub fn out_of_tree(&self) -> bool {
-        !self.rel.starts_with("kernel/")
+        self.info.ok().and_then(|i| i.get("intree")) != Some("Y")
     }
 }
 

@@ -36,13 +36,9 @@ pub struct ModuleRecord {
     pub vermagic: String,
     /// The modules it depends on.
     pub depends: Vec<String>,
-}
-
-impl ModuleRecord {
-    /// Built outside the kernel's own tree (not under `/lib/modules/K/kernel/`).
-    pub fn out_of_tree(&self) -> bool {
-        self.path.split('/').nth(4) != Some("kernel")
-    }
+    /// Built outside the kernel's own tree (no `intree=Y` in its `.modinfo`).
+    #[serde(default)]
+    pub out_of_tree: bool,
 }
 
 /// All checks of an image.
@@ -103,6 +99,7 @@ pub fn verify(snapshot: &Snapshot, image: &str, expect: &Expect) -> Report {
                 .info
                 .map(|i| i.depends().into_iter().map(str::to_owned).collect())
                 .unwrap_or_default(),
+            out_of_tree: m.out_of_tree(),
         })
         .collect();
     Report {

@@ -55,12 +55,7 @@ pub fn run(
     let exe = std::env::current_exe()
         .context("finding the imgbuild binary")
         .map_err(Failure::Run)?;
-    let kernel = plan
-        .facts
-        .get("ansible_kernel")
-        .and_then(|k| k.as_str())
-        .unwrap_or_default()
-        .to_owned();
+    let kernel = plan.intent.kernel.clone().unwrap_or_default();
     let options = ExecOptions {
         check: args.check,
         diff: args.diff,

@@ -59,6 +59,15 @@ pub static RULES: &[&dyn Rule] = &[
     &no_private_keys::PrivateKeys,
 ];
 
+/// The README's rule list: one table row per rule, from this table.
+pub fn rules_table() -> String {
+    let mut table = String::from("| rule | what it checks |\n|---|---|\n");
+    for rule in RULES {
+        table.push_str(&format!("| `{}` | {} |\n", rule.id(), rule.summary()));
+    }
+    table
+}
+
 /// The kernel the checks need, or the skip that says why there is none.
 pub(crate) fn kernel_or_skip<'a>(image: &'a Image) -> Result<&'a str, Verdict> {
     image.kernel_name().ok_or_else(|| {

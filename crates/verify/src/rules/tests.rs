@@ -52,7 +52,7 @@ fn good() -> Snapshot {
         module(
             &mut s,
             &format!("kernel/drivers/infiniband/{name}.ko"),
-            &[("name", name)],
+            &[("name", name), ("intree", "Y")],
         );
         module(
             &mut s,
@@ -124,7 +124,7 @@ fn an_image_without_mofed_or_nvidia_skips_their_rules_and_says_why() {
     let mut s = Snapshot::default();
     text(&mut s, "/bin/sh", "");
     text(&mut s, &format!("/boot/vmlinuz-{K}"), "kernel");
-    module(&mut s, "kernel/fs/ext4.ko", &[]);
+    module(&mut s, "kernel/fs/ext4.ko", &[("intree", "Y")]);
     text(
         &mut s,
         &format!("/lib/modules/{K}/modules.dep"),
@@ -282,4 +282,23 @@ fn no_kernel_found_fails_one_kernel_and_skips_what_needs_one() {
     let report = verify(&s, "x", &Expect::default());
     assert_eq!(failed(&report), vec!["one_kernel"]);
     assert!(skipped(&report).contains(&"vermagic"));
+}
+
+#[test]
+fn the_readme_lists_every_rule_as_the_table_says() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("README.md");
+    let start = "<!-- verify rules: generated from crates/verify/src/rules/mod.rs -->\n";
+    let end = "<!-- end of verify rules -->";
+    let listed = readme
+        .split_once(start)
+        .and_then(|(_, rest)| rest.split_once(end))
+        .map(|(table, _)| table)
+        .expect("the README's rule list markers");
+    assert_eq!(
+        listed,
+        crate::rules::rules_table(),
+        "the README's rule list is out of date; put this between the markers:\n{}",
+        crate::rules::rules_table()
+    );
 }

@@ -1,0 +1,68 @@
+//! What an image is meant to hold, resolved once at plan time: the pinned kernel, the MOFED and
+//! NVIDIA versions, whether it builds an initramfs, whether it may run a subnet manager. Image
+//! labels, the sandbox's kernel, the report and verify's expectations all read it, so one value
+//! has one source.
+
+use indexmap::IndexMap;
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use crate::error::{ErrorKind, Location, PlanError};
+use crate::recipe::Recipe;
+
+/// The image's intent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ImageIntent {
+    /// The pinned kernel (`kernel_version`): what `uname -r` and `ansible_kernel` say in the
+    /// build, what modules are built for, the image's label.
+    pub kernel: Option<String>,
+    /// `mofed_version`, when a `mofed` role installs it.
+    pub mofed: Option<String>,
+    /// `nvidia_version`, when an `nvidia` role installs it.
+    pub nvidia: Option<String>,
+    /// A `dracut` role builds an initramfs.
+    pub initramfs: bool,
+    /// `allow_opensm: true`: a subnet-manager image, which may enable `opensmd`.
+    pub allow_opensm: bool,
+}
+
+/// The roles that install what a version variable pins.
+const PINNED_BY: &[(&str, &str)] = &[
+    ("kernel", "kernel_version"),
+    ("mofed", "mofed_version"),
+    ("nvidia", "nvidia_version"),
+];
+
+impl ImageIntent {
+    /// Reads the intent from the recipe's resolved variables; a role that installs a pinned
+    /// component without its version is an error at that role's line.
+    pub fn of(recipe: &Recipe, vars: &IndexMap<String, Json>) -> Result<ImageIntent, PlanError> {
+        let text = |key: &str| {
+            vars.get(key)
+                .and_then(|v| match v {
+                    Json::String(s) => Some(s.trim().to_owned()),
+                    Json::Number(n) => Some(n.to_string()),
+                    _ => None,
+                })
+                .filter(|s| !s.is_empty() && !s.contains("{{"))
+        };
+        let role = |name: &str| recipe.roles.iter().find(|r| r.name == name);
+        for (name, key) in PINNED_BY {
+            if let (Some(entry), None) = (role(name), text(key)) {
+                return Err(PlanError::new(
+                    Location::new(&recipe.path, entry.line),
+                    ErrorKind::Recipe(format!(
+                        "role {name} installs what {key} pins, but the recipe sets no {key}; set vars.{key} (the image's labels, the build's kernel and verify's expectations come from it)"
+                    )),
+                ));
+            }
+        }
+        Ok(ImageIntent {
+            kernel: text("kernel_version"),
+            mofed: text("mofed_version").filter(|_| role("mofed").is_some()),
+            nvidia: text("nvidia_version").filter(|_| role("nvidia").is_some()),
+            initramfs: role("dracut").is_some(),
+            allow_opensm: vars.get("allow_opensm").and_then(Json::as_bool) == Some(true),
+        })
+    }
+}
