@@ -88,6 +88,9 @@ pub struct Entry {
     pub inputs: Inputs,
     /// Seconds the role took when it ran.
     pub seconds: f64,
+    /// When it ran (seconds since 1970; 0 for entries older than this field).
+    #[serde(default)]
+    pub built_at: u64,
 }
 
 /// The cache folder: `layers/<key>/{tree, entry.json}` and `last/<image>/<role>.json`.
@@ -346,6 +349,7 @@ mod tests {
             registered: Json::Null,
             inputs: inputs.clone(),
             seconds: 1.0,
+            built_at: 0,
         };
         cache.put(&tree, &entry).expect("put");
         assert!(cache

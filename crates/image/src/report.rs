@@ -27,6 +27,10 @@ pub struct LayerEntry {
     pub why: Vec<String>,
     /// Debian packages this layer installed.
     pub packages_added: Vec<String>,
+    /// When a cached layer was first built (RFC 3339), and how long that took.
+    pub built_at: Option<String>,
+    /// Seconds its build took.
+    pub built_seconds: f64,
 }
 
 /// The whole report.
@@ -117,7 +121,10 @@ pub fn markdown(report: &Report) -> String {
     );
     for l in &report.layers {
         let cache = if l.cached {
-            "hit".to_owned()
+            match &l.built_at {
+                Some(at) => format!("hit (built {at} in {:.1} s)", l.built_seconds),
+                None => "hit".to_owned(),
+            }
         } else if l.why.is_empty() {
             "built".to_owned()
         } else {
@@ -230,6 +237,8 @@ pub fn assemble(
                 seconds: l.seconds,
                 why: l.why.clone(),
                 packages_added: added,
+                built_at: (l.built_at > 0).then(|| crate::oci::rfc3339(l.built_at)),
+                built_seconds: l.built_seconds,
             }
         })
         .collect();

@@ -22,6 +22,8 @@ fn failure(e: BuildError) -> Failure {
         BuildError::Task(task) => Failure::Run(describe_failure(&task)),
         BuildError::Facts(message) => Failure::Run(anyhow!(message)),
         BuildError::Verify(message) => Failure::Run(anyhow!("{}", message)),
+        // An output asked for where it cannot be written: bad input.
+        BuildError::Output(message) => Failure::Input(anyhow!(message)),
         // The recipe asks for a base that cannot be: bad input.
         BuildError::Base(image::base::BaseError::Unsupported(message)) => {
             Failure::Input(anyhow!(message))

@@ -1,0 +1,122 @@
+//! What identifies a role's layer in the cache (its inputs) and the image's labels.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use planner::plan::Step;
+use planner::Plan;
+use serde_json::Value as Json;
+
+use crate::cache::Inputs;
+use crate::hashing::digest_of;
+use crate::oci;
+
+/// The role (layer) a step belongs to.
+pub(super) fn role_of(step: &Step) -> &str {
+    match step {
+        Step::Task(t) => &t.role,
+        Step::Block(b) => &b.role,
+    }
+}
+
+/// The digest of a project file or folder (names and bytes, in order).
+fn file_digest(path: &Path) -> String {
+    fn walk(path: &Path, out: &mut Vec<u8>) {
+        if path.is_dir() {
+            let mut names: Vec<_> = std::fs::read_dir(path)
+                .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+                .unwrap_or_default();
+            names.sort();
+            for child in names {
+                out.extend_from_slice(
+                    child
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default()
+                        .as_bytes(),
+                );
+                out.push(0);
+                walk(&child, out);
+            }
+        } else {
+            out.extend_from_slice(digest_of(&std::fs::read(path).unwrap_or_default()).as_bytes());
+        }
+    }
+    let mut bytes = Vec::new();
+    walk(path, &mut bytes);
+    digest_of(&bytes)
+}
+
+/// The inputs of a role's layer.
+pub(super) fn role_inputs(
+    plan: &Plan,
+    steps: &[Step],
+    parent: &str,
+    project_root: &Path,
+    registered: &Json,
+    pin: &dyn Fn(&str) -> Option<String>,
+) -> Inputs {
+    let tasks_json = serde_json::to_vec(&(steps, &plan.handlers, &plan.facts)).unwrap_or_default();
+    let mut files = BTreeMap::new();
+    let mut artifacts = BTreeMap::new();
+    for step in steps {
+        for task in step.tasks() {
+            if let Some(file) = &task.local_file {
+                files.insert(file.clone(), file_digest(&project_root.join(file)));
+            }
+            for url in task.download_urls() {
+                artifacts.insert(
+                    mirror::url_path(&url),
+                    pin(&url).unwrap_or_else(|| "unpinned".into()),
+                );
+            }
+        }
+    }
+    Inputs {
+        imgbuild: env!("CARGO_PKG_VERSION").to_owned(),
+        parent: parent.to_owned(),
+        tasks: digest_of(&tasks_json),
+        files,
+        artifacts,
+        registered: digest_of(&serde_json::to_vec(registered).unwrap_or_default()),
+    }
+}
+
+/// A digest of every input file of the plan, for the `io.imgbuild.recipe-digest` label.
+fn recipe_digest(plan: &Plan, project_root: &Path) -> String {
+    let listing: Vec<String> = plan
+        .inputs
+        .iter()
+        .map(|f| format!("{f} {}", file_digest(&project_root.join(f))))
+        .collect();
+    digest_of(listing.join("\n").as_bytes())
+}
+
+/// The image config's labels: its title, creation time, and the intent the image was built for.
+pub(super) fn labels(plan: &Plan, project_root: &Path, epoch: u64) -> BTreeMap<String, String> {
+    let mut labels = BTreeMap::new();
+    labels.insert("org.opencontainers.image.title".into(), plan.image.clone());
+    let intent = &plan.intent;
+    if intent.initramfs {
+        labels.insert("io.imgbuild.initramfs".into(), "yes".into());
+    }
+    labels.insert(
+        "org.opencontainers.image.created".into(),
+        oci::rfc3339(epoch),
+    );
+    labels.insert("org.opencontainers.image.vendor".into(), "imgbuild".into());
+    for (key, value) in [
+        ("io.imgbuild.kernel", &intent.kernel),
+        ("io.imgbuild.mofed", &intent.mofed),
+        ("io.imgbuild.nvidia", &intent.nvidia),
+    ] {
+        if let Some(value) = value {
+            labels.insert(key.into(), value.clone());
+        }
+    }
+    labels.insert(
+        "io.imgbuild.recipe-digest".into(),
+        recipe_digest(plan, project_root),
+    );
+    labels
+}

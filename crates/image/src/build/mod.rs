@@ -1,0 +1,299 @@
+//! Building an image, as its steps: the base; one layer per role, reused from the cache when
+//! nothing it depends on changed, otherwise run in an overlay sandbox (`role_layer`); the image
+//! config and manifest, verify and the report (`finish`); the outputs (`outputs`).
+
+mod finish;
+mod keys;
+mod outputs;
+mod role_layer;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use engine::events::Reporter;
+use engine::executor::{ExecOptions, Executor, TaskFailure};
+use engine::modules::Downloader;
+use planner::Plan;
+
+use crate::base::{self, BaseError, BaseRequest};
+use crate::blobs::{BlobStore, LayerBlob};
+use crate::cache::LayerCache;
+use crate::compression::Codec;
+use crate::oci::{self, ImageSpec};
+
+/// Which outputs to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Formats {
+    /// An OCI image layout (`out/<image>/oci`).
+    pub oci: bool,
+    /// A docker-archive (`out/<image>/<image>.tar`), what Warewulf imports.
+    pub docker_archive: bool,
+    /// A plain rootfs folder (`out/<image>/rootfs`).
+    pub chroot: bool,
+}
+
+impl Default for Formats {
+    fn default() -> Self {
+        Self {
+            oci: true,
+            docker_archive: true,
+            chroot: false,
+        }
+    }
+}
+
+/// How to build.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The project root (role files are read from it).
+    pub project_root: PathBuf,
+    /// Where outputs go (`out/<image>/...`).
+    pub out: PathBuf,
+    /// Which outputs.
+    pub formats: Formats,
+    /// Run every role even when its layer is cached.
+    pub no_cache: bool,
+    /// The imgbuild binary (the sandbox re-runs it).
+    pub exe: PathBuf,
+    /// The cache folder (bases, layers, blobs).
+    pub cache_dir: PathBuf,
+    /// Seconds since 1970 for every timestamp in the image.
+    pub epoch: u64,
+    /// How layers are compressed (the base layer stays gzip: it is shared by every image).
+    pub codec: Codec,
+    /// Write one layer holding the whole rootfs instead of one per role.
+    pub squash: bool,
+    /// Run verify before writing the outputs (and fail the build when a check fails).
+    pub verify: bool,
+}
+
+/// One layer of a build.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerReport {
+    /// The role (or `base`).
+    pub role: String,
+    /// Compressed digest.
+    pub digest: String,
+    /// Compressed size.
+    pub size: u64,
+    /// Uncompressed digest.
+    pub diff_id: String,
+    /// Reused from the cache.
+    pub cached: bool,
+    /// Seconds this build spent on it.
+    pub seconds: f64,
+    /// Why it was rebuilt.
+    pub why: Vec<String>,
+    /// When the layer was built (seconds since 1970; 0 when unknown), and how long that took:
+    /// for a cached layer, its first build.
+    pub built_at: u64,
+    /// Seconds its build took.
+    pub built_seconds: f64,
+}
+
+/// What a build made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuildReport {
+    /// The image.
+    pub image: String,
+    /// Manifest digest (the image's identity).
+    pub manifest: String,
+    /// Config digest.
+    pub config: String,
+    /// The layers, bottom first.
+    pub layers: Vec<LayerReport>,
+    /// The outputs written.
+    pub outputs: Vec<PathBuf>,
+    /// Seconds the build took.
+    pub seconds: f64,
+    /// What verify found, when it ran.
+    pub verify: Option<verify::Report>,
+}
+
+/// Why a build failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The base could not be had.
+    #[error(transparent)]
+    Base(#[from] BaseError),
+    /// A task failed.
+    #[error("{0}")]
+    Task(Box<TaskFailure>),
+    /// The base rootfs is not what the recipe says it is (its distribution or version).
+    #[error("{0}")]
+    Facts(String),
+    /// The sandbox failed.
+    #[error("{0}")]
+    Sandbox(String),
+    /// The image was built but verify found problems (no output was written; see the report).
+    #[error("verify failed, so no output was written:\n{0}")]
+    Verify(String),
+    /// An output cannot be written where it was asked for.
+    #[error("{0}")]
+    Output(String),
+    /// A layer could not be applied to a folder.
+    #[error("applying layer {digest}: {message}")]
+    Layer {
+        /// The layer's digest.
+        digest: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// Reading or writing files failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BuildError {
+    let what = what.into();
+    move |source| BuildError::Io { what, source }
+}
+
+/// The layers built so far, bottom first: each blob with its history line, the folder holding
+/// its files, and what the build reports of it.
+#[derive(Debug, Default)]
+pub(crate) struct Stack {
+    layers: Vec<(LayerBlob, String)>,
+    trees: Vec<PathBuf>,
+    reports: Vec<LayerReport>,
+}
+
+/// The caches a build reads and fills, held for the whole build.
+pub(crate) struct Stores {
+    blobs: BlobStore,
+    cache: LayerCache,
+    /// The shared lock on the cache, held while the build runs.
+    _in_use: std::fs::File,
+}
+
+impl Stores {
+    fn open(settings: &Settings) -> Result<Stores, BuildError> {
+        let blobs =
+            BlobStore::new(&settings.cache_dir.join("blobs")).map_err(io("the blob cache"))?;
+        let cache = LayerCache::new(&settings.cache_dir).map_err(io("the layer cache"))?;
+        // Held until the build ends: `cache prune` never removes what a running build uses.
+        let in_use = cache.hold().map_err(io("the layer cache"))?;
+        Ok(Stores {
+            blobs,
+            cache,
+            _in_use: in_use,
+        })
+    }
+}
+
+/// Step 1: the base (debootstrapped, pulled or read from an archive), as the first layers.
+fn base(plan: &Plan, settings: &Settings, stores: &Stores) -> Result<Stack, BuildError> {
+    let started = Instant::now();
+    let base_layers = base::prepare(
+        &BaseRequest::from_vars(&plan.vars),
+        &settings.cache_dir,
+        &stores.blobs,
+        settings.epoch,
+        &settings.project_root,
+    )?;
+    Ok(Stack {
+        layers: base_layers
+            .iter()
+            .map(|b| (b.blob.clone(), b.created_by.clone()))
+            .collect(),
+        trees: base_layers.iter().map(|b| b.tree.clone()).collect(),
+        reports: base_layers
+            .iter()
+            .map(|b| LayerReport {
+                role: "base".into(),
+                digest: b.blob.digest.clone(),
+                size: b.blob.size,
+                diff_id: b.blob.diff_id.clone(),
+                cached: true,
+                seconds: started.elapsed().as_secs_f64(),
+                why: Vec::new(),
+                built_at: 0,
+                built_seconds: 0.0,
+            })
+            .collect(),
+    })
+}
+
+/// Builds `plan` and writes its outputs: the base, each role's layer, the image, verify and the
+/// report, then the outputs (only when verify passed).
+pub fn build(
+    plan: &Plan,
+    settings: &Settings,
+    downloads: &dyn Downloader,
+    reporter: &dyn Reporter,
+    pin: &dyn Fn(&str) -> Option<String>,
+) -> Result<BuildReport, BuildError> {
+    let started = Instant::now();
+    let stores = Stores::open(settings)?;
+    let mut stack = base(plan, settings, &stores)?;
+    let mut roles = role_layer::Roles {
+        plan,
+        settings,
+        stores: &stores,
+        reporter,
+        pin,
+        executor: Executor::new(
+            plan,
+            &settings.project_root,
+            downloads,
+            reporter,
+            ExecOptions::default(),
+        ),
+        facts_checked: false,
+    };
+    for role in &plan.roles {
+        roles.add_layer(role, &mut stack)?;
+    }
+    let image = finish::image(plan, settings, &stores.blobs, &mut stack)?;
+    let verified = finish::verify(plan, settings, &stores.blobs, &image)?;
+    finish::report(plan, &image, &stack, verified.as_ref(), started)?;
+    let outputs = outputs::write(plan, settings, &stores.blobs, &image)?;
+    Ok(BuildReport {
+        image: plan.image.clone(),
+        manifest: image.written.manifest.clone(),
+        config: image.written.config.clone(),
+        layers: stack.reports,
+        outputs,
+        seconds: started.elapsed().as_secs_f64(),
+        verify: verified,
+    })
+}
+
+/// Applies the layers in order into a plain folder (`--format chroot`), through a temporary
+/// folder and a rename.
+pub fn write_rootfs(dest: &Path, blobs: &BlobStore, spec: &ImageSpec) -> Result<(), BuildError> {
+    let parent = dest.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(io("creating the output folder"))?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".rootfs-")
+        .tempdir_in(parent)
+        .map_err(io("creating the rootfs folder"))?;
+    let fs = engine::rootfs::RootFs::plain(tmp.path()).map_err(io("opening the rootfs folder"))?;
+    for (layer, _) in &spec.layers {
+        let file = std::fs::File::open(blobs.path(&layer.digest)).map_err(io("reading a layer"))?;
+        let reader = layer
+            .compression
+            .reader(std::io::BufReader::with_capacity(1 << 20, file))
+            .map_err(io("reading a layer"))?;
+        let limits = engine::archive::Limits {
+            allow_devices: true,
+            whiteouts: true,
+            ..engine::archive::Limits::default()
+        };
+        engine::archive::extract_tar(reader, &fs, Path::new("/"), limits).map_err(|e| {
+            BuildError::Layer {
+                digest: layer.digest.clone(),
+                message: e.to_string(),
+            }
+        })?;
+    }
+    let kept = tmp.keep();
+    std::fs::set_permissions(&kept, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .map_err(io("the rootfs folder"))?;
+    oci::replace(&kept, dest).map_err(io(format!("writing {}", dest.display())))
+}

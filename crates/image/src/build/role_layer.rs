@@ -1,0 +1,265 @@
+//! Step 2: one layer per role. A role whose inputs (the stack below, its resolved tasks and
+//! handlers, its files, its download pins, what earlier roles registered) are in the cache is
+//! reused; otherwise it runs in a sandbox on an overlay of the stack (or, where overlayfs cannot
+//! be mounted, on a copy compared before and after), and its changes become the layer.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use engine::events::{Event, Reporter};
+use engine::executor::Executor;
+use engine::sandbox::{ChrootTarget, Overlay, SandboxSpec};
+use planner::plan::Step;
+use planner::Plan;
+
+use super::keys::{role_inputs, role_of};
+use super::{io, write_rootfs, BuildError, LayerReport, Settings, Stack, Stores};
+use crate::cache::{Entry, Inputs};
+use crate::hashing::digest_of;
+use crate::layer::Source;
+use crate::oci::ImageSpec;
+
+/// What every role's layer needs.
+pub(super) struct Roles<'a> {
+    pub plan: &'a Plan,
+    pub settings: &'a Settings,
+    pub stores: &'a Stores,
+    pub reporter: &'a dyn Reporter,
+    pub pin: &'a dyn Fn(&str) -> Option<String>,
+    pub executor: Executor<'a>,
+    /// The base's facts are checked once, in the first role that runs.
+    pub facts_checked: bool,
+}
+
+/// Whether roles run on an overlay (`IMGBUILD_NO_OVERLAY=1` forces the snapshot fallback).
+fn overlay_wanted() -> bool {
+    std::env::var_os("IMGBUILD_NO_OVERLAY").is_none_or(|v| v.is_empty() || v == "0")
+}
+
+/// A role's work folders: the overlay's upper, work and merged folders and its `/tmp`.
+struct WorkDirs {
+    upper: PathBuf,
+    overlay_work: PathBuf,
+    merged: PathBuf,
+    scratch: PathBuf,
+    plain: PathBuf,
+}
+
+impl WorkDirs {
+    fn create(root: &Path) -> Result<WorkDirs, BuildError> {
+        let dirs = WorkDirs {
+            upper: root.join("upper"),
+            overlay_work: root.join("work"),
+            merged: root.join("merged"),
+            scratch: root.join("tmp"),
+            plain: root.join("plain"),
+        };
+        for dir in [&dirs.upper, &dirs.overlay_work, &dirs.merged, &dirs.scratch] {
+            std::fs::create_dir_all(dir).map_err(io("creating the role's work folder"))?;
+        }
+        std::fs::set_permissions(
+            &dirs.scratch,
+            std::os::unix::fs::PermissionsExt::from_mode(0o1777),
+        )
+        .map_err(io("the role's /tmp"))?;
+        Ok(dirs)
+    }
+}
+
+impl Roles<'_> {
+    /// Adds `role`'s layer to `stack`: from the cache, or by running the role.
+    pub fn add_layer(&mut self, role: &str, stack: &mut Stack) -> Result<(), BuildError> {
+        let started = Instant::now();
+        let steps: Vec<Step> = self
+            .plan
+            .tasks
+            .iter()
+            .filter(|s| role_of(s) == role)
+            .cloned()
+            .collect();
+        // The whole stack below, not only the layer under this one: two different stacks can
+        // end in layers with the same digest.
+        let chain: Vec<&str> = stack
+            .layers
+            .iter()
+            .map(|(l, _)| l.digest.as_str())
+            .collect();
+        let parent = digest_of(chain.join("\n").as_bytes());
+        let inputs = role_inputs(
+            self.plan,
+            &steps,
+            &parent,
+            &self.settings.project_root,
+            &self.executor.registered(),
+            self.pin,
+        );
+        let hit = (!self.settings.no_cache)
+            .then(|| self.stores.cache.get(&inputs))
+            .flatten()
+            .filter(|e| self.stores.blobs.has(&e.blob.digest));
+        let (entry, cached, why) = match hit {
+            Some(entry) => (self.reuse(role, entry)?, true, Vec::new()),
+            None => {
+                let why = self.why_rebuilt(role, &inputs);
+                (self.run(role, &inputs, stack, started)?, false, why)
+            }
+        };
+        self.reporter.event(&Event::Layer {
+            role: role.to_owned(),
+            digest: entry.blob.digest.clone(),
+            size: entry.blob.size,
+            cached,
+            why: why.clone(),
+        });
+        stack.reports.push(LayerReport {
+            role: role.to_owned(),
+            digest: entry.blob.digest.clone(),
+            size: entry.blob.size,
+            diff_id: entry.blob.diff_id.clone(),
+            cached,
+            seconds: started.elapsed().as_secs_f64(),
+            why,
+            built_at: entry.built_at,
+            built_seconds: entry.seconds,
+        });
+        self.stores
+            .cache
+            .set_last(&self.plan.image, role, &inputs)
+            .map_err(io("recording the build"))?;
+        stack
+            .layers
+            .push((entry.blob.clone(), format!("imgbuild role {role}")));
+        stack.trees.push(entry.tree);
+        Ok(())
+    }
+
+    /// A cached layer: what the role registered comes back, and the blob is recompressed when
+    /// this build asks for another compression.
+    fn reuse(&mut self, role: &str, mut entry: Entry) -> Result<Entry, BuildError> {
+        self.executor.restore_registered(&entry.registered);
+        if entry.blob.compression != self.settings.codec.compression {
+            entry.blob = self
+                .stores
+                .blobs
+                .write_layer(
+                    &entry.tree,
+                    Source::OverlayUpper,
+                    self.settings.epoch,
+                    self.settings.codec,
+                )
+                .map_err(io(format!("recompressing the {role} layer")))?;
+        }
+        Ok(entry)
+    }
+
+    /// Why the role runs again: what changed since its last build, or `--no-cache`.
+    fn why_rebuilt(&self, role: &str, inputs: &Inputs) -> Vec<String> {
+        match self.stores.cache.last(&self.plan.image, role) {
+            Some(_) if self.settings.no_cache => vec!["--no-cache".to_owned()],
+            Some(last) => inputs.changes_since(&last),
+            None => Vec::new(),
+        }
+    }
+
+    /// Runs the role in a sandbox and stores its changes as a layer.
+    fn run(
+        &mut self,
+        role: &str,
+        inputs: &Inputs,
+        stack: &Stack,
+        started: Instant,
+    ) -> Result<Entry, BuildError> {
+        let work = self
+            .stores
+            .cache
+            .work_dir()
+            .map_err(io("creating the role's work folder"))?;
+        let dirs = WorkDirs::create(work.path())?;
+        let (target, snapshot) = self.start_target(role, &dirs, stack)?;
+        if !self.facts_checked {
+            engine::facts_check::check(engine::target::Target::fs(&target), &self.plan.facts)
+                .map_err(BuildError::Facts)?;
+            self.facts_checked = true;
+        }
+        let ran = self.executor.run_role(role, &target);
+        target.stop();
+        ran.map_err(BuildError::Task)?;
+        if let Some(snapshot) = snapshot {
+            snapshot
+                .diff_into(&dirs.plain, &dirs.upper)
+                .map_err(io(format!("finding what {role} changed")))?;
+        }
+        let blob = self
+            .stores
+            .blobs
+            .write_layer(
+                &dirs.upper,
+                Source::OverlayUpper,
+                self.settings.epoch,
+                self.settings.codec,
+            )
+            .map_err(io(format!("writing the {role} layer")))?;
+        let entry = Entry {
+            blob,
+            tree: PathBuf::new(),
+            registered: self.executor.registered(),
+            inputs: inputs.clone(),
+            seconds: started.elapsed().as_secs_f64(),
+            built_at: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        };
+        self.stores
+            .cache
+            .put(&dirs.upper, &entry)
+            .map_err(io("storing the layer in the cache"))
+    }
+
+    /// The sandbox for a role: on an overlay of the stack, or on a copy of it (with a snapshot
+    /// to compare against) where overlayfs cannot be mounted.
+    fn start_target(
+        &self,
+        role: &str,
+        dirs: &WorkDirs,
+        stack: &Stack,
+    ) -> Result<(ChrootTarget, Option<crate::snapshot::Snapshot>), BuildError> {
+        let spec = SandboxSpec {
+            root: dirs.merged.clone(),
+            scratch: dirs.scratch.clone(),
+            kernel_version: self.plan.intent.kernel.clone().unwrap_or_default(),
+            overlay: Some(Overlay {
+                lowers: stack.trees.iter().rev().cloned().collect(),
+                upper: dirs.upper.clone(),
+                work: dirs.overlay_work.clone(),
+            }),
+        };
+        if overlay_wanted() {
+            match ChrootTarget::start_spec(&self.settings.exe, &spec) {
+                Ok(target) => return Ok((target, None)),
+                Err(e) if e.to_string().contains("overlay") => {
+                    self.reporter.event(&Event::Note {
+                        message: format!("overlayfs cannot be mounted here ({e}); {role} runs in a copy and its changes are found by comparing snapshots"),
+                    });
+                }
+                Err(e) => return Err(BuildError::Sandbox(e.to_string())),
+            }
+        }
+        let below = ImageSpec {
+            layers: stack.layers.clone(),
+            labels: BTreeMap::new(),
+            epoch: self.settings.epoch,
+        };
+        write_rootfs(&dirs.plain, &self.stores.blobs, &below)?;
+        let snapshot = crate::snapshot::Snapshot::take(&dirs.plain)
+            .map_err(io("taking a snapshot of the rootfs"))?;
+        let spec = SandboxSpec {
+            root: dirs.plain.clone(),
+            overlay: None,
+            ..spec
+        };
+        let target = ChrootTarget::start_spec(&self.settings.exe, &spec)
+            .map_err(|e| BuildError::Sandbox(e.to_string()))?;
+        Ok((target, Some(snapshot)))
+    }
+}
