@@ -217,6 +217,29 @@ fn push_then_pull_as_a_base_and_resolve_a_multi_platform_index() {
         first["manifest"].as_str().unwrap_or_default(),
         "skopeo reads back what was pushed"
     );
+    // verify reads the pushed image from the registry, blob by blob, and judges it as it
+    // judges the same image's OCI layout on disk.
+    let verify = |input: &str| {
+        let out = imgbuild_env(
+            &p.project,
+            &["--json", "verify", input],
+            &[("IMGBUILD_CACHE", &p.cache)],
+        );
+        let report: Value = serde_json::from_str(stdout(&out).trim())
+            .unwrap_or_else(|e| panic!("verify {input}: {e}: {}", stderr(&out)));
+        (out.status.code(), report)
+    };
+    let (code, remote) = verify(&format!("docker://{base_ref}"));
+    let (_, local) = verify(&p.out.join("repro-test/oci").to_string_lossy());
+    assert_eq!(code, Some(1), "this image has no kernel: {remote:#}");
+    assert_eq!(remote["checks"], local["checks"]);
+    assert_eq!(remote["kernel"], "6.1.0-50-amd64", "from the image's label");
+    assert!(
+        remote["skipped"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|c| c["id"] == "mofed_modules")),
+        "{remote:#}"
+    );
     // Pushing again uploads nothing.
     let again = imgbuild_with(
         &p,
