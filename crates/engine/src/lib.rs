@@ -9,6 +9,7 @@ pub mod events;
 pub mod executor;
 pub mod facts_check;
 pub mod modules;
+pub mod pinned_uname;
 pub mod rootfs;
 pub mod sandbox;
 pub mod target;

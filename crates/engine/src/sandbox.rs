@@ -2,7 +2,8 @@
 //!
 //! imgbuild starts itself as `__sandbox`, which unshares a mount and a PID namespace, makes `/`
 //! private and starts `__sandbox-init`: PID 1 of the new namespace. Init mounts `proc`, `sysfs`,
-//! a bind of `/dev`, a tmpfs on `/run`, the scratch folder on `/tmp` and the host's
+//! a bind of `/dev`, a tmpfs on `/run` (with the `uname` that answers with the pinned kernel,
+//! see `pinned_uname`), the scratch folder on `/tmp` and the host's
 //! `resolv.conf`, chroots, and then runs one command per request line on its standard input,
 //! answering with one line on its standard output. One sandbox serves a whole role.
 //!
@@ -301,7 +302,8 @@ fn mount_point(root: &Path, inside: &str, mode: u32) -> Result<PathBuf, String> 
     }
 }
 
-fn enter(config: &Config) -> Result<(), String> {
+/// Mounts what a build needs and chroots; returns the `PATH` commands run with.
+fn enter(config: &Config) -> Result<String, String> {
     use rustix::mount::{mount, mount_bind, MountFlags};
     let root = &config.root;
     let fail = |what: &str, e: rustix::io::Errno| format!("mounting {what}: {e}");
@@ -357,6 +359,7 @@ fn enter(config: &Config) -> Result<(), String> {
         Some(c"mode=0755"),
     )
     .map_err(|e| fail("/run", e))?;
+    let path = crate::pinned_uname::install(&run_dir, &config.kernel_version)?;
     let tmp_dir = mount_point(root, "tmp", 0o1777)?;
     mount_bind(&config.scratch, &tmp_dir).map_err(|e| fail("/tmp", e))?;
     let resolv = root.join("etc/resolv.conf");
@@ -368,7 +371,7 @@ fn enter(config: &Config) -> Result<(), String> {
     }
     rustix::process::chroot(root).map_err(|e| format!("chroot {}: {e}", root.display()))?;
     rustix::process::chdir("/").map_err(|e| format!("chdir /: {e}"))?;
-    Ok(())
+    Ok(path)
 }
 
 /// A private `/dev` with the devices a build needs (null, zero, full, random, urandom, tty, a
@@ -467,7 +470,7 @@ pub fn not_found(program: &str) -> String {
     format!("{program}: command not found in the image")
 }
 
-fn run_one(cmd: &Cmd, config: &Config) -> CmdOutput {
+fn run_one(cmd: &Cmd, config: &Config, path: &str) -> CmdOutput {
     let Some((program, args)) = cmd.argv.split_first() else {
         return CmdOutput {
             rc: 127,
@@ -479,7 +482,7 @@ fn run_one(cmd: &Cmd, config: &Config) -> CmdOutput {
     command
         .args(args)
         .env_clear()
-        .env("PATH", BASE_PATH)
+        .env("PATH", path)
         .env("HOME", "/")
         .env("LANG", "C.UTF-8")
         .env("container", "imgbuild")
@@ -544,17 +547,20 @@ pub fn init_main() -> i32 {
             return 1;
         }
     };
-    if let Err(message) = enter(&config).and_then(|()| drop_host_capabilities()) {
-        hello(&Hello::Fatal(message));
-        return 1;
-    }
+    let path = match enter(&config).and_then(|path| drop_host_capabilities().map(|()| path)) {
+        Ok(path) => path,
+        Err(message) => {
+            hello(&Hello::Fatal(message));
+            return 1;
+        }
+    };
     hello(&Hello::Ready);
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let answer = match serde_json::from_str::<Cmd>(&line) {
-            Ok(cmd) => run_one(&cmd, &config),
+            Ok(cmd) => run_one(&cmd, &config, &path),
             Err(e) => CmdOutput {
                 rc: 126,
                 stdout: String::new(),

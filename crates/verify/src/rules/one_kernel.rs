@@ -12,7 +12,7 @@ impl Rule for OneKernel {
     }
 
     fn summary(&self) -> &'static str {
-        "exactly one kernel: `/boot/vmlinuz-K` and `/lib/modules/K` of the pinned (or only) kernel, no module folder of another (often the build host's `uname -r`), no debug kernel"
+        "exactly one kernel: `/boot/vmlinuz-K` and `/lib/modules/K` of the pinned (or only) kernel, no module folder or DKMS build (`/var/lib/dkms/*/*/<kernel>`) of another (often the build host's `uname -r`), no debug kernel"
     }
 
     fn check(&self, image: &Image) -> Verdict {
@@ -43,6 +43,12 @@ impl Rule for OneKernel {
         if !image.module_dirs.contains(k) {
             problems.push(format!("/lib/modules/{k} is missing"));
         }
+        let dkms_builds = dkms_builds_for_other_kernels(image, k);
+        if !dkms_builds.is_empty() {
+            problems.push(format!(
+                "DKMS built {dkms_builds:?} for another kernel than {k} (DKMS builds for `uname -r`: in a container build that is the build host's kernel); build for the pinned kernel and remove them"
+            ));
+        }
         if !problems.is_empty() {
             return Verdict::Fail(problems.join("; "));
         }
@@ -54,4 +60,32 @@ impl Rule for OneKernel {
             "/boot/vmlinuz-{k} and /lib/modules/{k}, nothing else{how}"
         ))
     }
+}
+
+/// DKMS's build folders (`/var/lib/dkms/<module>/<version>/<kernel>`) for other kernels.
+fn dkms_builds_for_other_kernels(image: &Image, kernel: &str) -> Vec<String> {
+    let dkms = "/var/lib/dkms";
+    let mut found = Vec::new();
+    for module in image.snapshot.list(dkms) {
+        let module_dir = format!("{dkms}/{module}");
+        for version in image.snapshot.list(&module_dir) {
+            let version_dir = format!("{module_dir}/{version}");
+            let is_dir = |p: &str| {
+                image
+                    .snapshot
+                    .entry(p)
+                    .is_some_and(|e| e.kind == crate::snapshot::Kind::Dir)
+            };
+            if !is_dir(&version_dir) {
+                continue;
+            }
+            for built in image.snapshot.list(&version_dir) {
+                let looks_like_a_kernel = built.starts_with(|c: char| c.is_ascii_digit());
+                if looks_like_a_kernel && built != kernel {
+                    found.push(format!("{version_dir}/{built}"));
+                }
+            }
+        }
+    }
+    found
 }

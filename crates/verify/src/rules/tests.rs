@@ -302,3 +302,20 @@ fn the_readme_lists_every_rule_as_the_table_says() {
         crate::rules::rules_table()
     );
 }
+
+#[test]
+fn a_dkms_build_for_the_host_kernel_fails_one_kernel() {
+    let mut s = good();
+    s.add_dir(&format!(
+        "/var/lib/dkms/nvidia-current/535.261.03/{K}/x86_64"
+    ));
+    s.add_symlink(
+        "/var/lib/dkms/nvidia-current/535.261.03/source",
+        "/usr/src/nvidia-current-535.261.03",
+    );
+    assert!(verify(&s, "x", &Expect::default()).ok);
+    s.add_dir("/var/lib/dkms/nvidia-current/535.261.03/6.18.44-host/x86_64");
+    let report = verify(&s, "x", &Expect::default());
+    assert_eq!(failed(&report), vec!["one_kernel"]);
+    assert!(detail(&report, "one_kernel").contains("535.261.03/6.18.44-host"));
+}
