@@ -69,6 +69,11 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     // Matched with ansible-playbook (tests/fixtures/ansible-diff command_shell): a command that
     // `creates` says not to run is ok (rc 0, stdout "skipped, since ... exists"), not skipped.
     ("shell with creates", "changed", "ok"),
+    (
+        "uname answers with the pinned kernel, for build steps that ask it",
+        "changed",
+        "ok",
+    ),
     ("package present", "changed", "ok"),
     ("package absent", "ok", "ok"),
     ("unit", "changed", "ok"),
@@ -232,6 +237,11 @@ fn every_module_runs_in_a_debian_rootfs_and_reports_changes_honestly() {
         .join("etc/systemd/system/multi-user.target.wants/e2scrub_reap.service")
         .exists());
     assert_eq!(read(&root, "/srv/t/shell.txt"), "6.1.0-50-amd64 in /srv\n");
+    assert_eq!(read(&root, "/srv/t/uname.txt"), "6.1.0-50-amd64\n1\n");
+    assert!(
+        !root.join("run/imgbuild").exists(),
+        "the uname shim is not left in the rootfs"
+    );
     assert_eq!(read(&root, "/srv/t/payload.txt"), "payload\n");
     assert_eq!(meta("/srv/t/payload.txt").mode() & 0o7777, 0o600);
     assert_eq!(read(&root, "/srv/t/bundle/inner.txt"), "inner\n");
