@@ -191,25 +191,35 @@ impl Resolver {
 
     /// What `modprobe name` does.
     pub fn resolve(&self, name: &str) -> Resolution {
-        let name = canonical(name);
-        let mut via = vec![name.clone()];
+        self.resolve_from(&canonical(name), Vec::new(), true)
+    }
+
+    fn resolve_from(&self, name: &str, mut via: Vec<String>, follow_install: bool) -> Resolution {
+        via.push(name.to_owned());
         // A modprobe.d alias first (the first matching line).
         let target = self
             .aliases
             .iter()
-            .find(|(pattern, _)| pattern_matches(pattern, &name))
+            .find(|(pattern, _)| pattern_matches(pattern, name))
             .map(|(_, target)| target.clone());
         let target = match target {
             Some(t) if t != name => {
                 via.push(t.clone());
                 t
             }
-            _ => name.clone(),
+            _ => name.to_owned(),
         };
-        if let Some(command) = self.installs.get(&target) {
-            if !command.contains("--ignore-install") && !command.contains("-i ") {
-                return Resolution::Install(command.clone());
-            }
+        if let Some(command) = self.installs.get(&target).filter(|_| follow_install) {
+            // modprobe runs the command instead; what it loads is the module the command's
+            // own `modprobe -i` (or last `modprobe`) names, found without install lines.
+            return match install_target(command) {
+                Some(module) if module == target => self.resolve_from(&module, via, false),
+                Some(module) => {
+                    via.push(format!("install: {command}"));
+                    self.resolve_from(&module, via, false)
+                }
+                None => Resolution::Install(command.clone()),
+            };
         }
         if let Some(file) = self.dep.get(&target) {
             return Resolution::File {
@@ -238,6 +248,37 @@ impl Resolver {
         }
         Resolution::Missing
     }
+}
+
+/// The module an `install` command loads: the one its `modprobe -i` names (the last such),
+/// else its last `modprobe`'s module; none when the command runs no modprobe (`/bin/false`).
+fn install_target(command: &str) -> Option<String> {
+    let mut ignoring = None;
+    let mut last = None;
+    for part in command.split([';', '&', '|']) {
+        let words: Vec<&str> = part.split_whitespace().collect();
+        let Some(at) = words
+            .iter()
+            .position(|w| w.rsplit('/').next() == Some("modprobe"))
+        else {
+            continue;
+        };
+        let args = &words[at + 1..];
+        if args.iter().any(|a| matches!(*a, "-r" | "--remove")) {
+            continue;
+        }
+        let Some(module) = args
+            .iter()
+            .find(|a| !a.starts_with('-') && !a.starts_with('$'))
+        else {
+            continue;
+        };
+        if args.iter().any(|a| matches!(*a, "-i" | "--ignore-install")) {
+            ignoring = Some(canonical(module));
+        }
+        last = Some(canonical(module));
+    }
+    ignoring.or(last)
 }
 
 #[cfg(test)]
@@ -276,6 +317,43 @@ mod tests {
                 via: vec!["nvidia_peermem".into(), "nvidia_current_peermem".into()],
             }
         );
+    }
+
+    #[test]
+    fn debians_install_lines_lead_to_the_renamed_modules() {
+        let s = image(&[
+            (
+                "/etc/nvidia/current/nvidia-modprobe.conf",
+                "install nvidia modprobe -i nvidia-current $CMDLINE_OPTS\n\
+                 install nvidia-peermem modprobe nvidia ; modprobe -i nvidia-current-peermem $CMDLINE_OPTS\n\
+                 remove nvidia modprobe -r -i nvidia-drm nvidia-modeset nvidia-peermem nvidia-uvm nvidia\n",
+            ),
+            (
+                &format!("{K}/modules.dep"),
+                "updates/dkms/nvidia-current-peermem.ko: updates/dkms/nvidia-current.ko\n\
+                 updates/dkms/nvidia-current.ko:\n",
+            ),
+        ]);
+        let mut s = s;
+        // Reached through a chain of links, as Debian's alternatives make it.
+        s.add_symlink(
+            "/etc/modprobe.d/nvidia.conf",
+            "/etc/alternatives/nvidia-modprobe.conf",
+        );
+        s.add_symlink(
+            "/etc/alternatives/nvidia-modprobe.conf",
+            "/etc/nvidia/current/nvidia-modprobe.conf",
+        );
+        let r = Resolver::new(&s, "6.1.0-50-amd64");
+        assert!(matches!(
+            r.resolve("nvidia-peermem"),
+            Resolution::File { file, .. } if file == "updates/dkms/nvidia-current-peermem.ko"
+        ));
+        assert!(matches!(
+            r.resolve("nvidia"),
+            Resolution::File { file, .. } if file == "updates/dkms/nvidia-current.ko"
+        ));
+        assert_eq!(install_target("/bin/false"), None);
     }
 
     #[test]

@@ -58,7 +58,15 @@ fn keeps_content(path: &str, size: u64) -> bool {
             .any(|base| path.starts_with(&format!("{base}{folder}/")))
     };
     let under_modules = path.starts_with("/lib/modules/") || path.starts_with("/usr/lib/modules/");
+    // Configuration files anywhere under /etc and the library folders: a modprobe.d entry may
+    // be a link to one elsewhere (Debian's alternatives), and a stream cannot go back for it.
+    let config_elsewhere = name.ends_with(".conf")
+        && size <= 256 << 10
+        && ["/etc/", "/lib/", "/usr/lib/"]
+            .iter()
+            .any(|base| path.starts_with(base));
     (under_modules && name.starts_with("modules.") && !name.ends_with(".bin"))
+        || config_elsewhere
         || in_config("modprobe.d")
         || in_config("depmod.d")
         || path == "/etc/infiniband/openib.conf"
