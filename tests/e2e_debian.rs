@@ -124,28 +124,21 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
     let verify = &built["verify"];
     assert_eq!(verify["ok"], true, "{verify:#}");
 
-    // Every module in the image is built for the pinned kernel, none for the host's.
+    // Every module in the image is built for the pinned kernel, none for the host's: MOFED's
+    // (the stand-in's, compiled with kbuild) and NVIDIA's real 535 driver, built by DKMS.
     let modules = verify["modules"].as_array().expect("modules");
     let ours: Vec<&Value> = modules
         .iter()
         .filter(|m| {
             m["path"].as_str().is_some_and(|p| {
-                p.contains("/extra/mlnx-ofa_kernel/")
-                    || [
-                        "/nvidia.ko",
-                        "/nvidia-uvm.ko",
-                        "/nvidia-modeset.ko",
-                        "/nvidia-peermem.ko",
-                    ]
-                    .iter()
-                    .any(|n| p.ends_with(n))
+                p.contains("/extra/mlnx-ofa_kernel/") || p.contains("/updates/dkms/nvidia-current")
             })
         })
         .collect();
     assert_eq!(
         ours.len(),
-        12,
-        "8 MOFED modules (with rpcrdma) and 4 NVIDIA modules: {ours:#?}"
+        13,
+        "8 MOFED modules (with rpcrdma) and 5 NVIDIA modules (nvidia-current, -modeset, -drm, -uvm, -peermem): {ours:#?}"
     );
     for module in modules {
         let vermagic = module["vermagic"].as_str().unwrap_or_default();
@@ -160,7 +153,7 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
         .find(|m| {
             m["path"]
                 .as_str()
-                .is_some_and(|p| p.ends_with("/nvidia-peermem.ko"))
+                .is_some_and(|p| p.ends_with("/updates/dkms/nvidia-current-peermem.ko"))
         })
         .expect("nvidia-peermem");
     assert!(
@@ -187,6 +180,9 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
         "peermem_after_mofed",
         "openibd_enabled",
         "opensmd_disabled",
+        "nvidia_version",
+        "duplicate_modules",
+        "no_private_keys",
         "initramfs",
         "bin_sh",
     ] {
@@ -195,6 +191,15 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
             "check {id} missing or failed: {checks:?}"
         );
     }
+
+    let version = verify["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["id"] == "nvidia_version")
+        .map(|c| c["detail"].to_string())
+        .unwrap_or_default();
+    assert!(version.contains("is driver 535.261.03"), "{version}");
 
     // The report next to the outputs.
     let dir = s.out.join("debian-12-compute");
@@ -243,6 +248,20 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
     let wants = rootfs.join("etc/systemd/system/multi-user.target.wants");
     assert!(wants.join("openibd.service").is_symlink());
     assert!(!wants.join("opensmd.service").exists());
+    // Nothing built for the host's kernel, and no signing key DKMS could have made.
+    let dkms = rootfs.join("var/lib/dkms/nvidia-current/535.261.03");
+    let dkms_kernels: Vec<String> = std::fs::read_dir(&dkms)
+        .expect("the DKMS tree")
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n != "source")
+        .collect();
+    assert_eq!(
+        dkms_kernels,
+        vec![KERNEL.to_owned()],
+        "DKMS built for {dkms_kernels:?}"
+    );
+    assert!(!rootfs.join("var/lib/dkms/mok.key").exists());
+    assert!(!rootfs.join("lib/modules").join(host_kernel.trim()).exists());
     // imgbuild verify reads the archive itself, and every other form a site has, judging
     // each by what it finds; then each classic fault, with no flag naming what to expect.
     verify_forms::every_form_passes(&s.project, &archive, &rootfs, &s.out, KERNEL);

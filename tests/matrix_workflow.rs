@@ -293,7 +293,7 @@ fn mirror_check_and_lock_against_a_loopback_mirror() {
 
     let check = imgbuild(
         dir,
-        &["mirror", "check", "debian-12-compute", "--mirror", &url],
+        &["mirror", "check", "rocky-9.5-compute", "--mirror", &url],
     );
     assert_eq!(check.status.code(), Some(1), "{}", stderr(&check));
     let table = stdout(&check);
@@ -308,7 +308,7 @@ fn mirror_check_and_lock_against_a_loopback_mirror() {
             .collect()
     };
     assert_eq!(
-        columns("MLNX_OFED_LINUX-24.10-2.1.8.0-debian12"),
+        columns("MLNX_OFED_LINUX-24.10-2.1.8.0-rhel9.5"),
         ["MISSING", "no", "-"],
         "{table}"
     );
@@ -317,7 +317,7 @@ fn mirror_check_and_lock_against_a_loopback_mirror() {
 
     let lock = imgbuild_env(
         dir,
-        &["mirror", "lock", "debian-12-compute", "--mirror", &url],
+        &["mirror", "lock", "rocky-9.5-compute", "--mirror", &url],
         &env,
     );
     assert_eq!(
@@ -343,14 +343,19 @@ fn mirror_check_and_lock_against_a_loopback_mirror() {
     );
     assert!(!text.contains("MLNX_OFED"), "{text}");
 
-    let mofed = mirror
-        .path()
-        .join("mellanox/debian12/MLNX_OFED_LINUX-24.10-2.1.8.0-debian12-x86_64.tgz");
-    std::fs::create_dir_all(mofed.parent().expect("parent")).expect("mkdir");
-    std::fs::write(&mofed, b"not really a tarball").expect("write");
+    // The rest of what the image downloads: MOFED, and the packages dnf installs by URL.
+    for missing in [
+        "mellanox/rocky9/MLNX_OFED_LINUX-24.10-2.1.8.0-rhel9.5-x86_64.tgz",
+        "nhc/lbnl-nhc-1.4.3-1.el9.noarch.rpm",
+        "warewulf/el9/warewulf-dracut-4.6.1-1.el9.noarch.rpm",
+    ] {
+        let file = mirror.path().join(missing);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, b"not really a package").expect("write");
+    }
     let lock = imgbuild_env(
         dir,
-        &["mirror", "lock", "debian-12-compute", "--mirror", &url],
+        &["mirror", "lock", "rocky-9.5-compute", "--mirror", &url],
         &env,
     );
     assert!(lock.status.success(), "{}", stderr(&lock));
@@ -360,7 +365,7 @@ fn mirror_check_and_lock_against_a_loopback_mirror() {
             "--json",
             "mirror",
             "check",
-            "debian-12-compute",
+            "rocky-9.5-compute",
             "--mirror",
             &url,
         ],
@@ -370,13 +375,13 @@ fn mirror_check_and_lock_against_a_loopback_mirror() {
     assert_eq!(report["ok"], true);
     assert!(report["artifacts"]
         .as_array()
-        .is_some_and(|a| a.len() == 2 && a.iter().all(|x| x["pinned"] == true)));
+        .is_some_and(|a| a.len() == 4 && a.iter().all(|x| x["pinned"] == true)));
 
     // The file changes on the mirror: its size no longer matches the pin.
     std::fs::write(&nvidia, b"a different build\n").expect("write");
     let check = imgbuild(
         dir,
-        &["mirror", "check", "debian-12-compute", "--mirror", &url],
+        &["mirror", "check", "rocky-9.5-compute", "--mirror", &url],
     );
     assert_eq!(check.status.code(), Some(1));
     assert!(

@@ -138,16 +138,19 @@ fn matrix_json_is_the_sites_matrix() {
     assert!(out.status.success(), "{}", stderr(&out));
     let rows: Value = serde_json::from_slice(&out.stdout).expect("matrix JSON");
     let row = |image: &str, os: &str, version: &str, kernel: &str, mofed: &str| json!({"image": image, "os": os, "os_version": version, "kernel": kernel, "mofed": mofed, "nvidia": "580.65.06"});
+    // Debian's image takes the driver Debian ships (non-free), the others NVIDIA's installer.
+    let mut debian = row(
+        "debian-12-compute",
+        "Debian",
+        "12",
+        "6.1.0-50-amd64",
+        "24.10-2.1.8.0",
+    );
+    debian["nvidia"] = json!("535.261.03");
     assert_eq!(
         rows,
         json!([
-            row(
-                "debian-12-compute",
-                "Debian",
-                "12",
-                "6.1.0-50-amd64",
-                "24.10-2.1.8.0"
-            ),
+            debian,
             row(
                 "rocky-8.10-compute",
                 "Rocky",

@@ -142,8 +142,9 @@ pub fn each_fault_fails_by_the_image_alone(project: &Path, rootfs: &Path, kernel
         (
             "nvidia-modeset missing",
             &format!(
-                "cp {modules}/modules.dep {root}/dep.saved && f=$(cd {modules} && find . -name 'nvidia-modeset.ko*') && \
-                 mv {modules}/$f {root}/modeset.saved && sed -i '/nvidia-modeset.ko/d' {modules}/modules.dep && echo $f > {root}/modeset.path"
+                "cp {modules}/modules.dep {root}/dep.saved && f=$(cd {modules} && find . -name 'nvidia*-modeset.ko*') && \
+                 test -n \"$f\" && mv {modules}/$f {root}/modeset.saved && \
+                 sed -i '\\|^[^:]*-modeset.ko[^:]*:|d' {modules}/modules.dep && echo $f > {root}/modeset.path"
             ),
             &format!(
                 "mv {root}/modeset.saved {modules}/$(cat {root}/modeset.path) && rm {root}/modeset.path && mv {root}/dep.saved {modules}/modules.dep"
