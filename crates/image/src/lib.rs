@@ -13,4 +13,3 @@ pub mod oci;
 pub mod pargz;
 pub mod report;
 pub mod snapshot;
-pub mod unpack;
