@@ -44,6 +44,9 @@ pub fn read(mut reader: impl Read) -> std::io::Result<Snapshot> {
         let (ino, mode, nlink, dev_major) = (field(0)?, field(1)?, field(4)?, field(7)?);
         let size = u64::from(field(6)?);
         let name_size = u64::from(field(11)?);
+        if name_size > 64 << 10 {
+            return Err(bad("a name longer than 64 KiB: not a cpio archive"));
+        }
         let mut name = vec![0u8; usize::try_from(name_size).map_err(|_| bad("name"))?];
         reader.read_exact(&mut name)?;
         offset += 110 + name_size;
