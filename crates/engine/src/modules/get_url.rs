@@ -151,7 +151,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         let mut error = failed(msg);
         let fields = &mut error.fields;
         fields.insert("changed".into(), Json::from(changed));
-        fields.insert("checksum_src".into(), Json::from(checksum_src.clone()));
+        fields.insert("checksum_src".into(), Json::from(checksum_src.as_str()));
         fields.insert("checksum_dest".into(), checksum_dest.clone());
         error
     };
@@ -186,6 +186,6 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         .with("url", url)
         .with("status_code", 200)
         .with("checksum_dest", checksum_dest)
-        .with("checksum_src", sha1_of(fs, &dest)?)
+        .with("checksum_src", checksum_src)
         .with("md5sum", md5_of(fs, &dest)?))
 }
