@@ -185,7 +185,8 @@ impl<'a> Image<'a> {
     fn find_nvidia(&self) -> Vec<String> {
         let mut traces: Vec<String> = self
             .kernel_modules()
-            .filter(|m| m.name().starts_with("nvidia"))
+            // Out-of-tree only: the kernel has its own nvidia-named modules (nvidia-wmi-ec-backlight).
+            .filter(|m| m.out_of_tree() && m.name().starts_with("nvidia"))
             .map(|m| m.path.clone())
             .take(3)
             .collect();

@@ -125,10 +125,16 @@ fn an_image_without_mofed_or_nvidia_skips_their_rules_and_says_why() {
     text(&mut s, "/bin/sh", "");
     text(&mut s, &format!("/boot/vmlinuz-{K}"), "kernel");
     module(&mut s, "kernel/fs/ext4.ko", &[("intree", "Y")]);
+    // The kernel's own nvidia-named module is no NVIDIA driver.
+    module(
+        &mut s,
+        "kernel/drivers/platform/x86/nvidia-wmi-ec-backlight.ko",
+        &[("intree", "Y"), ("name", "nvidia_wmi_ec_backlight")],
+    );
     text(
         &mut s,
         &format!("/lib/modules/{K}/modules.dep"),
-        "kernel/fs/ext4.ko:\n",
+        "kernel/fs/ext4.ko:\nkernel/drivers/platform/x86/nvidia-wmi-ec-backlight.ko:\n",
     );
     let report = verify(&s, "x", &Expect::default());
     assert!(report.ok, "{:#?}", report.checks);
