@@ -413,3 +413,20 @@ fn every_image_has_one_typed_intent_and_a_missing_pin_is_a_located_error() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_closed_pipe_ends_quietly_as_sigpipe_would() {
+    // The reader is gone before imgbuild prints (planning takes far longer than the drop).
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_imgbuild"))
+        .arg("-C")
+        .arg(repo_root())
+        .args(["plan", "rocky-9.5-compute", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(141), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+}

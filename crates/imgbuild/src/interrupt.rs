@@ -104,3 +104,22 @@ pub fn install() {
         }
     });
 }
+
+/// A closed standard output (`imgbuild plan x | head -3`) ends the program quietly with 141, as
+/// the shell's SIGPIPE would: Rust ignores SIGPIPE, so printing panics instead, and this hook
+/// turns that one panic into the exit. Nothing needs undoing (see above).
+pub fn exit_quietly_on_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.contains("failed printing to std") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
+}

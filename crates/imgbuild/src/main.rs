@@ -32,6 +32,7 @@ fn main() -> ExitCode {
         Some(engine::sandbox::INIT_ARG) => return exit_code(engine::sandbox::init_main()),
         _ => {}
     }
+    interrupt::exit_quietly_on_closed_pipe();
     let args = cli::Cli::parse();
     interrupt::install();
     match commands::run(args) {
