@@ -313,15 +313,7 @@ fn tags_select_tasks() {
         .len(),
         0
     );
-    assert_eq!(
-        tasks(&plan_json(
-            &root,
-            "rocky-9.5-compute",
-            &["--tags", "nosuchtag"]
-        ))
-        .len(),
-        0
-    );
+    // A tag no task has: see an_unknown_tag_names_the_tags_there_are.
 }
 
 #[test]
@@ -429,4 +421,34 @@ fn a_closed_pipe_ends_quietly_as_sigpipe_would() {
     let out = child.wait_with_output().expect("wait");
     assert_eq!(out.status.code(), Some(141), "{}", stderr(&out));
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+}
+
+#[test]
+fn an_unknown_tag_names_the_tags_there_are() {
+    let out = imgbuild(
+        &repo_root(),
+        &["plan", "rocky-9.5-compute", "--tags", "nosuchtag"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "nothing left to run: {}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("no task has the tag 'nosuchtag'; the recipe's tags are: build"),
+        "{}",
+        stderr(&out)
+    );
+    let out = imgbuild(
+        &repo_root(),
+        &["plan", "rocky-9.5-compute", "--tags", "build,nosuchtag"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("warning: images/rocky-9.5-compute.yml: no task has the tag 'nosuchtag'"),
+        "{}",
+        stderr(&out)
+    );
 }

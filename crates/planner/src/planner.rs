@@ -45,6 +45,8 @@ pub(crate) struct Planner<'a> {
     pub handler_roles: Vec<PathBuf>,
     /// Roles run so far with their parameters, for Ansible's run-once rule.
     pub roles_run: Vec<(PathBuf, String)>,
+    /// Every tag a task or include carries, selected or not (to check `--tags` against).
+    pub tags_seen: std::collections::BTreeSet<String>,
 }
 
 /// The distribution, version and base of a recipe, without planning its roles.
@@ -72,6 +74,7 @@ pub fn plan(project: &Project, image: &str, opts: &PlanOptions) -> Result<Plan> 
         handler_names: Vec::new(),
         handler_roles: Vec::new(),
         roles_run: Vec::new(),
+        tags_seen: Default::default(),
     };
     let base = recipe_facts(project, &mut planner.sources, &planner.templar, image, opts)?;
     if !opts.no_lint {
@@ -317,6 +320,7 @@ impl Planner<'_> {
                 ));
             }
         }
+        self.check_tags(&recipe, tasks.is_empty())?;
         let vars = self.recipe_vars(&recipe, &scope);
         let intent = crate::intent::ImageIntent::of(&recipe, &vars)?;
         Ok(Plan {
@@ -446,5 +450,48 @@ impl Planner<'_> {
             out.insert(name, value);
         }
         out
+    }
+}
+
+/// The tags `--tags` may name besides the recipe's own.
+const SPECIAL_TAGS: &[&str] = &["all", "always", "never", "tagged", "untagged"];
+
+impl Planner<'_> {
+    /// `--tags` naming a tag no task carries: a warning naming the tags there are, or an error
+    /// (exit 2) when nothing is left to run.
+    fn check_tags(&mut self, recipe: &Recipe, nothing_planned: bool) -> Result<()> {
+        let unknown: Vec<&String> = self
+            .opts
+            .tags
+            .only
+            .iter()
+            .filter(|t| !SPECIAL_TAGS.contains(&t.as_str()) && !self.tags_seen.contains(*t))
+            .collect();
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        let known: Vec<&str> = self.tags_seen.iter().map(String::as_str).collect();
+        let message = format!(
+            "no task has the tag {}; the recipe's tags are: {}",
+            unknown
+                .iter()
+                .map(|t| format!("'{t}'"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if known.is_empty() {
+                "(none)".to_owned()
+            } else {
+                known.join(", ")
+            }
+        );
+        let at = Location::file(&recipe.path);
+        if nothing_planned {
+            return Err(PlanError::new(
+                at,
+                ErrorKind::Recipe(format!("{message}; nothing is left to run")),
+            ));
+        }
+        self.warn(&at, message);
+        Ok(())
     }
 }

@@ -193,6 +193,7 @@ impl Planner<'_> {
         let label = task_name.as_deref();
         let scope = ctx.scope.with_layer(crate::vars::layer_from(&def.vars));
         let tags = union(&ctx.tags, &def.tags);
+        self.tags_seen.extend(tags.iter().cloned());
         let is_module = matches!(def.action, Action::Module { .. });
         if is_module && !ctx.handlers && !self.opts.tags.selects(&tags) {
             self.register_deferred(&def);
