@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{imgbuild, repo_root, stderr, stdout};
+use common::{imgbuild, imgbuild_env, repo_root, stderr, stdout};
 use serde_json::{json, Value};
 
 fn plan_json(dir: &Path, image: &str, extra: &[&str]) -> Value {
@@ -450,5 +450,37 @@ fn an_unknown_tag_names_the_tags_there_are() {
             .contains("warning: images/rocky-9.5-compute.yml: no task has the tag 'nosuchtag'"),
         "{}",
         stderr(&out)
+    );
+}
+
+#[test]
+fn cache_list_names_its_columns() {
+    let cache = tempfile::tempdir().expect("cache");
+    let out = imgbuild_env(
+        &repo_root(),
+        &["cache", "list"],
+        &[("IMGBUILD_CACHE", cache.path())],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let header: Vec<&str> = text
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split("  ")
+        .filter(|c| !c.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        header,
+        ["KEY", "SIZE", "LAYER DIGEST", "TOOK", "BUILT (UTC)"],
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .last()
+            .unwrap_or_default()
+            .starts_with("0 layers in "),
+        "{text}"
     );
 }

@@ -19,13 +19,21 @@ pub fn run(args: &CacheArgs, json: bool) -> Result<ExitCode, Failure> {
             if json {
                 let list: Vec<serde_json::Value> = entries
                     .iter()
-                    .map(|(key, e)| serde_json::json!({"key": key, "digest": e.blob.digest, "size": e.blob.size, "seconds": e.seconds}))
+                    .map(|(key, e)| serde_json::json!({"key": key, "digest": e.blob.digest, "size": e.blob.size, "seconds": e.seconds, "built_at": e.built_at}))
                     .collect();
                 println!("{}", serde_json::Value::Array(list));
             } else {
+                println!(
+                    "{:<12}  {:>10}  {:<71}  {:>8}  BUILT (UTC)",
+                    "KEY", "SIZE", "LAYER DIGEST", "TOOK"
+                );
                 for (key, entry) in &entries {
+                    let built = match entry.built_at {
+                        0 => "-".to_owned(),
+                        at => image::oci::rfc3339(at),
+                    };
                     println!(
-                        "{}  {:>10}  {}  built in {:.1}s",
+                        "{:<12}  {:>10}  {:<71}  {:>7.1}s  {built}",
                         &key[..12.min(key.len())],
                         entry.blob.size,
                         entry.blob.digest,
