@@ -24,6 +24,9 @@ pub struct BaseLayer {
     pub tree: PathBuf,
     /// What made it.
     pub created_by: String,
+    /// Made by this build (not found in the cache).
+    #[serde(skip)]
+    pub made_now: bool,
 }
 
 /// Why the base could not be had.
@@ -180,6 +183,7 @@ fn cached_or_made(
         blob,
         tree,
         created_by,
+        made_now: true,
     }];
     store_cached(&dir, &layers)?;
     Ok(layers)
@@ -382,4 +386,28 @@ fn apply_layers(
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_base_is_made_once_and_then_found_in_the_cache() {
+        let cache = tempfile::tempdir().expect("cache");
+        let blobs = BlobStore::new(&cache.path().join("blobs")).expect("blobs");
+        let make = |work: &Path| {
+            std::fs::create_dir_all(work.join("etc")).map_err(io("test"))?;
+            std::fs::write(work.join("etc/os-release"), "ID=test\n").map_err(io("test"))
+        };
+        let first =
+            cached_or_made("sha256:k", "test".into(), cache.path(), &blobs, 0, make).expect("made");
+        assert!(first[0].made_now, "the first build makes it");
+        let again = cached_or_made("sha256:k", "test".into(), cache.path(), &blobs, 0, |_| {
+            Err(BaseError::Failed("must not be made again".into()))
+        })
+        .expect("found");
+        assert!(!again[0].made_now, "the second finds it");
+        assert_eq!(again[0].blob.digest, first[0].blob.digest);
+    }
 }

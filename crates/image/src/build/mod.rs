@@ -209,7 +209,7 @@ fn base(plan: &Plan, settings: &Settings, stores: &Stores) -> Result<Stack, Buil
                 digest: b.blob.digest.clone(),
                 size: b.blob.size,
                 diff_id: b.blob.diff_id.clone(),
-                cached: true,
+                cached: !b.made_now,
                 seconds: started.elapsed().as_secs_f64(),
                 why: Vec::new(),
                 built_at: 0,
