@@ -484,3 +484,25 @@ fn cache_list_names_its_columns() {
         "{text}"
     );
 }
+
+#[test]
+fn an_output_warewulf_cannot_import_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().expect("out");
+    let out = dir.path().join("a:b");
+    let result = imgbuild(
+        &repo_root(),
+        &[
+            "build",
+            "debian-12-compute",
+            "--out",
+            &out.to_string_lossy(),
+        ],
+    );
+    assert_eq!(result.status.code(), Some(2), "{}", stderr(&result));
+    assert!(
+        stderr(&result).contains("must not contain ':'"),
+        "{}",
+        stderr(&result)
+    );
+    assert!(!out.exists(), "refused before anything was written");
+}

@@ -1,6 +1,6 @@
 //! `imgbuild build`: plan, base, layers, outputs.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -64,6 +64,7 @@ pub fn run(
     } else {
         std::env::current_dir().unwrap_or_default().join(&args.out)
     };
+    check_outputs(&out, &plans, formats)?;
     let codec = match args.compression {
         LayerCompression::Gzip => Codec::gzip(args.gzip_level),
         LayerCompression::Zstd => Codec {
@@ -248,5 +249,23 @@ fn push(reference: &registry::Reference, manifest_digest: &str) -> Result<(), Fa
         "pushed {reference}@{} ({} blobs uploaded, {} already there)",
         pushed.digest, pushed.uploaded, pushed.skipped
     );
+    Ok(())
+}
+
+/// Refuses, before any work, an output Warewulf could not import: a docker-archive path with
+/// a ':' (read as `file://...:tag`).
+fn check_outputs(out: &Path, plans: &[planner::Plan], formats: Formats) -> Result<(), Failure> {
+    if !formats.docker_archive {
+        return Ok(());
+    }
+    for plan in plans {
+        let (_, archive, _) = image::oci::output_paths(out, &plan.image);
+        if !image::oci::archive_path_ok(&archive) {
+            return Err(Failure::Input(anyhow!(
+                "{}: a docker-archive path must not contain ':' (Warewulf reads it as file://PATH:TAG); choose another --out",
+                archive.display()
+            )));
+        }
+    }
     Ok(())
 }
