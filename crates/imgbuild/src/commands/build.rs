@@ -180,14 +180,7 @@ fn build_one(
             serde_json::json!({"event": "built", "image": report.image, "manifest": report.manifest, "config": report.config, "layers": layers, "outputs": report.outputs, "seconds": report.seconds, "verify": report.verify})
         );
     } else {
-        let mut text = format!(
-            "{}: {} ({:.1}s)\n",
-            report.image, report.manifest, report.seconds
-        );
-        for output in &report.outputs {
-            text.push_str(&format!("  {}\n", output.display()));
-        }
-        print!("{text}");
+        print!("{}", summary(&report));
     }
     match push_to {
         Some(reference) => push(reference, &report.manifest),
@@ -268,4 +261,85 @@ fn check_outputs(out: &Path, plans: &[planner::Plan], formats: Formats) -> Resul
         }
     }
     Ok(())
+}
+
+/// What a person reads when a build ends: the verify verdict, the size, the outputs and the
+/// command that imports the image into Warewulf.
+fn summary(report: &image::build::BuildReport) -> String {
+    let mut text = format!(
+        "{}: {} ({:.1}s)\n",
+        report.image, report.manifest, report.seconds
+    );
+    let verdict = match &report.verify {
+        Some(v) => format!(
+            "passed ({} checks; {} skipped, see report.md)",
+            v.checks.len(),
+            v.skipped.len()
+        ),
+        None => "not run (--no-verify)".to_owned(),
+    };
+    text.push_str(&format!("  verify: {verdict}\n"));
+    let compressed: u64 = report.layers.iter().map(|l| l.size).sum();
+    text.push_str(&format!(
+        "  size: {:.1} MB compressed in {} layers\n",
+        compressed as f64 / 1e6,
+        report.layers.len()
+    ));
+    for output in &report.outputs {
+        text.push_str(&format!("  {}\n", output.display()));
+    }
+    if let Some(archive) = report
+        .outputs
+        .iter()
+        .find(|o| o.extension().is_some_and(|e| e == "tar"))
+    {
+        text.push_str(&format!(
+            "  import into Warewulf: wwctl image import {} {}\n",
+            archive.display(),
+            report.image
+        ));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_gives_the_verdict_the_size_and_the_import_command() {
+        let layer = |size| image::build::LayerReport {
+            role: "r".into(),
+            digest: "sha256:d".into(),
+            size,
+            diff_id: "sha256:i".into(),
+            cached: false,
+            seconds: 1.0,
+            why: Vec::new(),
+            built_at: 0,
+            built_seconds: 1.0,
+        };
+        let report = image::build::BuildReport {
+            image: "debian-12-compute".into(),
+            manifest: "sha256:m".into(),
+            config: "sha256:c".into(),
+            layers: vec![layer(1_500_000), layer(500_000)],
+            outputs: vec![
+                PathBuf::from("/out/debian-12-compute/oci"),
+                PathBuf::from("/out/debian-12-compute/debian-12-compute.tar"),
+            ],
+            seconds: 2.0,
+            verify: None,
+        };
+        let text = summary(&report);
+        assert!(text.contains("  verify: not run (--no-verify)\n"), "{text}");
+        assert!(
+            text.contains("  size: 2.0 MB compressed in 2 layers\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  import into Warewulf: wwctl image import /out/debian-12-compute/debian-12-compute.tar debian-12-compute\n"),
+            "{text}"
+        );
+    }
 }
