@@ -506,3 +506,12 @@ fn an_output_warewulf_cannot_import_is_refused_before_any_work() {
     );
     assert!(!out.exists(), "refused before anything was written");
 }
+
+#[test]
+fn verify_of_a_folder_that_is_no_image_says_so() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("notes.txt"), "not an image\n").expect("file");
+    let out = imgbuild(&repo_root(), &["verify", &dir.path().to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(stderr(&out).contains("is no image"), "{}", stderr(&out));
+}
