@@ -52,6 +52,16 @@ pub enum FetchError {
         /// The URL.
         url: String,
     },
+    /// The mirror stopped sending, and a new attempt got no further.
+    #[error("{url}: the mirror sent nothing for {seconds:.1} s after {received} bytes, and a new attempt got no further; check the mirror (a stalled server or proxy)")]
+    Stalled {
+        /// The URL.
+        url: String,
+        /// Bytes received before it stalled.
+        received: u64,
+        /// Seconds waited for the next byte.
+        seconds: f64,
+    },
     /// The cache could not be written.
     #[error("download cache {path}: {source}")]
     Cache {
@@ -69,7 +79,7 @@ pub struct FetchOptions {
     pub attempts: u32,
     /// First backoff; doubled after each failed attempt.
     pub backoff: Duration,
-    /// Give up on a connection that sends nothing for this long.
+    /// A connection that sends nothing for this long has stalled (default 30 s).
     pub timeout: Duration,
     /// Refuse artifacts that are not in the lock.
     pub locked: bool,
@@ -80,7 +90,7 @@ impl Default for FetchOptions {
         Self {
             attempts: 4,
             backoff: Duration::from_millis(500),
-            timeout: Duration::from_secs(60),
+            timeout: Duration::from_secs(30),
             locked: false,
         }
     }
@@ -225,12 +235,26 @@ impl Fetcher {
             .join(hex(&Sha256::digest(url.as_bytes())));
         let mut last = String::new();
         let mut backoff = self.options.backoff;
-        for attempt in 1..=self.options.attempts {
+        // A stalled attempt is tried again only while attempts get further than the last one.
+        let mut furthest = std::fs::metadata(&partial).map(|m| m.len()).unwrap_or(0);
+        let mut attempt = 1;
+        while attempt <= self.options.attempts {
             match self.attempt(url, &partial) {
                 Ok(done) => return self.finish(&partial, done),
                 Err(Attempt::Fatal(e)) => {
                     let _ = std::fs::remove_file(&partial);
                     return Err(e);
+                }
+                Err(Attempt::Stalled { received }) if received > furthest => {
+                    furthest = received;
+                    continue;
+                }
+                Err(Attempt::Stalled { received }) => {
+                    return Err(FetchError::Stalled {
+                        url: url.into(),
+                        received,
+                        seconds: self.options.timeout.as_secs_f64(),
+                    })
                 }
                 Err(Attempt::Retry(message)) => last = message,
             }
@@ -238,6 +262,7 @@ impl Fetcher {
                 std::thread::sleep(backoff);
                 backoff *= 2;
             }
+            attempt += 1;
         }
         Err(FetchError::Transport {
             url: url.into(),
@@ -336,6 +361,16 @@ impl Fetcher {
             let n = match reader.read(&mut buffer) {
                 Ok(0) => break,
                 Ok(n) => n,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+                    ) =>
+                {
+                    return Err(Attempt::Stalled {
+                        received: if resumed { have + received } else { received },
+                    })
+                }
                 Err(e) => {
                     return Err(Attempt::Retry(format!(
                         "the transfer broke after {received} bytes: {e}"
@@ -372,5 +407,9 @@ impl Fetcher {
 
 enum Attempt {
     Retry(String),
+    /// No byte came for the read timeout; `received` bytes are in the partial file.
+    Stalled {
+        received: u64,
+    },
     Fatal(FetchError),
 }
