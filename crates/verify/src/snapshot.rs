@@ -228,11 +228,7 @@ impl Snapshot {
                     .take_while(|k| k.starts_with(&under)),
             )
             .collect();
-        for key in keys {
-            self.entries.remove(&key);
-            self.contents.remove(&key);
-            self.modules.remove(&key);
-        }
+        self.forget(keys);
     }
 
     /// Hides what older layers put in the folder `dir` (an OCI opaque whiteout).
@@ -245,7 +241,11 @@ impl Snapshot {
             .take_while(|k| k.starts_with(&under))
             .filter(|k| !self.this_layer.contains(k))
             .collect();
-        for key in older {
+        self.forget(older);
+    }
+
+    fn forget(&mut self, keys: Vec<String>) {
+        for key in keys {
             self.entries.remove(&key);
             self.contents.remove(&key);
             self.modules.remove(&key);

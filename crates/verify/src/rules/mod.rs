@@ -78,6 +78,14 @@ pub(crate) fn kernel_or_skip<'a>(image: &'a Image) -> Result<&'a str, Verdict> {
     })
 }
 
+/// The kernel, once `present` (a component's own check that it is in the image) holds.
+pub(crate) fn and_kernel<'a>(
+    present: Result<(), Verdict>,
+    image: &'a Image,
+) -> Result<&'a str, Verdict> {
+    present.and_then(|()| kernel_or_skip(image))
+}
+
 /// The skip of a MOFED rule in an image without MOFED.
 pub(crate) fn mofed_or_skip(image: &Image) -> Result<(), Verdict> {
     if image.mofed_traces.is_empty() && image.expect.mofed.is_none() {

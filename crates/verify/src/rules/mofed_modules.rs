@@ -1,6 +1,6 @@
 //! `mofed_modules`: the InfiniBand modules `modprobe` loads are MOFED's, not the inbox ones.
 
-use super::{describe, kernel_or_skip, mofed_or_skip, Rule, Verdict};
+use super::{and_kernel, describe, mofed_or_skip, Rule, Verdict};
 use crate::image::{Image, MOFED_MODULES};
 use crate::modprobe::Resolution;
 
@@ -17,7 +17,7 @@ impl Rule for MofedModules {
     }
 
     fn check(&self, image: &Image) -> Verdict {
-        if let Err(skip) = mofed_or_skip(image).and(kernel_or_skip(image).map(|_| ())) {
+        if let Err(skip) = and_kernel(mofed_or_skip(image), image) {
             return skip;
         }
         let mut problems = Vec::new();

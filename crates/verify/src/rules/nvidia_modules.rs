@@ -1,7 +1,7 @@
 //! `nvidia_modules`: `modprobe` finds each NVIDIA module, under whatever name the packaging
 //! gives it (the `.run` installer's `nvidia.ko`, Debian's `nvidia-current.ko` behind an alias).
 
-use super::{describe, kernel_or_skip, nvidia_or_skip, Rule, Verdict};
+use super::{and_kernel, describe, nvidia_or_skip, Rule, Verdict};
 use crate::image::Image;
 use crate::modprobe::Resolution;
 
@@ -21,7 +21,7 @@ impl Rule for NvidiaModules {
     }
 
     fn check(&self, image: &Image) -> Verdict {
-        if let Err(skip) = nvidia_or_skip(image).and(kernel_or_skip(image).map(|_| ())) {
+        if let Err(skip) = and_kernel(nvidia_or_skip(image), image) {
             return skip;
         }
         let mut found = Vec::new();

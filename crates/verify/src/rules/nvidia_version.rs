@@ -1,6 +1,6 @@
 //! `nvidia_version`: the NVIDIA module that loads carries the pinned driver version.
 
-use super::{kernel_or_skip, nvidia_or_skip, Rule, Verdict};
+use super::{and_kernel, nvidia_or_skip, Rule, Verdict};
 use crate::image::Image;
 
 /// The rule.
@@ -16,7 +16,7 @@ impl Rule for NvidiaVersion {
     }
 
     fn check(&self, image: &Image) -> Verdict {
-        if let Err(skip) = nvidia_or_skip(image).and(kernel_or_skip(image).map(|_| ())) {
+        if let Err(skip) = and_kernel(nvidia_or_skip(image), image) {
             return skip;
         }
         let (_, file) = image.modprobe("nvidia");

@@ -1,6 +1,6 @@
 //! `peermem_after_mofed`: the nvidia-peermem that loads was built against MOFED's RDMA API.
 
-use super::{describe, kernel_or_skip, nvidia_or_skip, Rule, Verdict};
+use super::{and_kernel, describe, nvidia_or_skip, Rule, Verdict};
 use crate::image::Image;
 
 /// The rule.
@@ -16,7 +16,7 @@ impl Rule for PeermemAfterMofed {
     }
 
     fn check(&self, image: &Image) -> Verdict {
-        if let Err(skip) = nvidia_or_skip(image).and(kernel_or_skip(image).map(|_| ())) {
+        if let Err(skip) = and_kernel(nvidia_or_skip(image), image) {
             return skip;
         }
         let (resolution, file) = image.modprobe("nvidia-peermem");
