@@ -110,8 +110,16 @@ pub fn bookworm_rootfs(dest: &Path) {
 
 /// Serves the files below `dir` over HTTP on 127.0.0.1 (GET and HEAD) until the test ends.
 pub fn serve_dir(dir: &Path) -> String {
+    serve_dir_on(dir, 0)
+}
+
+/// `serve_dir` on `port` when it is free (any free port otherwise). A mirror URL that stays
+/// the same from run to run keeps the layers that download from it cached between runs.
+pub fn serve_dir_on(dir: &Path, port: u16) -> String {
     use std::io::{BufRead, BufReader, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port))
+        .or_else(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+        .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let root = dir.to_owned();
     std::thread::spawn(move || {
@@ -235,13 +243,13 @@ pub fn mounted_below(path: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Links the shared debootstrap bases and blobs of the image tests into the cache folder
-/// `cache`: layers, the record of last builds and work folders stay each test's own.
+/// Links the shared debootstrap bases of the image tests into the cache folder `cache`:
+/// blobs, layers, the record of last builds and work folders stay each test's own (a build
+/// writes the base's layer from the shared tree into its own blobs), so that collecting one
+/// test's cache never touches another's.
 pub fn shared_base_cache(cache: &Path) {
     let shared = test_cache().join("image-tests-cache");
     std::fs::create_dir_all(cache).expect("cache");
-    for part in ["bases", "blobs"] {
-        std::fs::create_dir_all(shared.join(part)).expect("shared cache");
-        std::os::unix::fs::symlink(shared.join(part), cache.join(part)).expect("link cache");
-    }
+    std::fs::create_dir_all(shared.join("bases")).expect("shared cache");
+    std::os::unix::fs::symlink(shared.join("bases"), cache.join("bases")).expect("link cache");
 }

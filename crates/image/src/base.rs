@@ -130,32 +130,44 @@ pub fn prepare(
     }
 }
 
-fn load_cached(dir: &Path, blobs: &BlobStore) -> Option<Vec<BaseLayer>> {
-    let text = std::fs::read_to_string(dir.join("base.json")).ok()?;
+/// The record of a base's layer written with one `SOURCE_DATE_EPOCH`: the tree is shared, but
+/// the layer's timestamps (so its digest) are the epoch's.
+fn record_path(dir: &Path, epoch: u64) -> PathBuf {
+    dir.join(format!("layer-{epoch}.json"))
+}
+
+fn load_cached(dir: &Path, epoch: u64, blobs: &BlobStore) -> Option<Vec<BaseLayer>> {
+    let record = record_path(dir, epoch);
+    let text = std::fs::read_to_string(&record).ok()?;
     let mut cached: Cached = serde_json::from_str(&text).ok()?;
     for layer in &mut cached.layers {
         layer.tree = dir.join("tree");
     }
-    cached
+    let whole = cached
         .layers
         .iter()
-        .all(|l| l.tree.is_dir() && blobs.has(&l.blob.digest))
-        .then_some(cached.layers)
+        .all(|l| l.tree.is_dir() && blobs.has(&l.blob.digest));
+    if whole {
+        crate::cache::touch(&record);
+    }
+    whole.then_some(cached.layers)
 }
 
-fn store_cached(dir: &Path, layers: &[BaseLayer]) -> Result<(), BaseError> {
+fn store_cached(dir: &Path, epoch: u64, layers: &[BaseLayer]) -> Result<(), BaseError> {
     let text = serde_json::to_vec_pretty(&Cached {
         layers: layers.to_vec(),
     })
     .map_err(|e| BaseError::Failed(e.to_string()))?;
-    let tmp = dir.join("base.json.tmp");
+    let record = record_path(dir, epoch);
+    let tmp = record.with_extension("json.tmp");
     std::fs::write(&tmp, text).map_err(io("writing the base cache"))?;
-    std::fs::rename(&tmp, dir.join("base.json")).map_err(io("writing the base cache"))
+    std::fs::rename(&tmp, record).map_err(io("writing the base cache"))
 }
 
 /// The cached base under `key`, or a new one: `make` fills a work folder (which it may have to
-/// create), the folder becomes the cached tree and one gzip layer. Under an exclusive lock, so
-/// builds running at the same time make a base once.
+/// create), the folder becomes the cached tree and one gzip layer. A tree cached without this
+/// epoch's layer (or whose blob went) is not made again: only its layer is written. Under an
+/// exclusive lock, so builds running at the same time make a base once.
 fn cached_or_made(
     key: &str,
     created_by: String,
@@ -166,16 +178,18 @@ fn cached_or_made(
 ) -> Result<Vec<BaseLayer>, BaseError> {
     let dir = cache.join("bases").join(key.trim_start_matches("sha256:"));
     let _guard = lock(&dir.with_extension("lock")).map_err(io("locking the base cache"))?;
-    if let Some(layers) = load_cached(&dir, blobs) {
+    if let Some(layers) = load_cached(&dir, epoch, blobs) {
         return Ok(layers);
     }
     std::fs::create_dir_all(&dir).map_err(io("creating the base cache"))?;
     let tree = dir.join("tree");
-    let work = dir.join(format!("tree.tmp-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work);
-    make(&work)?;
-    let _ = std::fs::remove_dir_all(&tree);
-    std::fs::rename(&work, &tree).map_err(io("caching the base"))?;
+    let made_now = !tree.is_dir();
+    if made_now {
+        let work = dir.join(format!("tree.tmp-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&work);
+        make(&work)?;
+        std::fs::rename(&work, &tree).map_err(io("caching the base"))?;
+    }
     let blob = blobs
         .write_layer(&tree, Source::Tree, epoch, Codec::gzip(6))
         .map_err(io("writing the base layer"))?;
@@ -183,9 +197,9 @@ fn cached_or_made(
         blob,
         tree,
         created_by,
-        made_now: true,
+        made_now,
     }];
-    store_cached(&dir, &layers)?;
+    store_cached(&dir, epoch, &layers)?;
     Ok(layers)
 }
 
@@ -409,5 +423,23 @@ mod tests {
         .expect("found");
         assert!(!again[0].made_now, "the second finds it");
         assert_eq!(again[0].blob.digest, first[0].blob.digest);
+
+        // Another SOURCE_DATE_EPOCH, or a blob that went: the tree is kept, the layer written.
+        let other_epoch =
+            cached_or_made("sha256:k", "test".into(), cache.path(), &blobs, 1, |_| {
+                Err(BaseError::Failed("the tree is there".into()))
+            })
+            .expect("layer written from the cached tree");
+        assert!(!other_epoch[0].made_now);
+        assert_ne!(other_epoch[0].blob.digest, first[0].blob.digest);
+        std::fs::remove_file(blobs.path(&first[0].blob.digest)).expect("remove blob");
+        let rewritten = cached_or_made("sha256:k", "test".into(), cache.path(), &blobs, 0, |_| {
+            Err(BaseError::Failed("the tree is there".into()))
+        })
+        .expect("blob written again");
+        assert_eq!(
+            rewritten[0].blob.digest, first[0].blob.digest,
+            "reproducible"
+        );
     }
 }

@@ -47,6 +47,11 @@ impl BlobStore {
         })
     }
 
+    /// The store's folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// The file of a `sha256:<hex>` digest.
     pub fn path(&self, digest: &str) -> PathBuf {
         self.dir
@@ -92,11 +97,14 @@ impl BlobStore {
         })
     }
 
-    /// Stores bytes (a config or manifest); returns the digest.
+    /// Stores bytes (a config or manifest); returns the digest. A blob already there is marked
+    /// used now, so the cache's collector keeps it for this build.
     pub fn write_bytes(&self, bytes: &[u8]) -> std::io::Result<String> {
         let digest = crate::hashing::digest_of(bytes);
         let path = self.path(&digest);
-        if !path.is_file() {
+        if path.is_file() {
+            crate::cache::touch(&path);
+        } else {
             let mut temp = tempfile::NamedTempFile::new_in(self.dir.join("sha256"))?;
             temp.write_all(bytes)?;
             readable(temp.path())?;

@@ -174,6 +174,11 @@ pub struct BuildArgs {
     /// Write one layer holding the whole rootfs instead of one per role.
     #[arg(long)]
     pub squash: bool,
+    /// Keep the cache under this size (K, M, G, T: powers of 1024) by removing the least
+    /// recently used layers when the build ends; default $IMGBUILD_CACHE_MAX, else a tenth of
+    /// the cache's filesystem (at least 4G).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub cache_max: Option<u64>,
     /// Build this many images at once (they share the download, base and layer caches).
     #[arg(long, short = 'j', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub jobs: u32,
@@ -270,8 +275,50 @@ pub struct CacheArgs {
 pub enum CacheAction {
     /// The cached layers: key, size, image role that made them.
     List,
-    /// Remove layers no image's last build uses, and leftovers of interrupted builds.
+    /// Remove layers no image's last build uses, blobs nothing names, and leftovers of
+    /// interrupted builds.
     Prune,
+    /// Remove the least recently used layers until the cache fits in a size.
+    Gc {
+        /// The size to keep under (K, M, G, T: powers of 1024); default $IMGBUILD_CACHE_MAX,
+        /// else a tenth of the cache's filesystem (at least 4G).
+        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+        max: Option<u64>,
+    },
+}
+
+/// Reads a size: bytes, or a number with K, M, G or T (powers of 1024; `G`, `GB`, `GiB` alike).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let digits = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(digits);
+    let number: u64 = number.parse().map_err(|_| {
+        format!(
+            "'{text}' is not a size: write bytes or a number with K, M, G or T (for example 20G)"
+        )
+    })?;
+    let shift = match unit
+        .trim()
+        .to_ascii_uppercase()
+        .trim_end_matches("IB")
+        .trim_end_matches('B')
+    {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => {
+            return Err(format!(
+                "'{text}': unknown unit '{unit}'; use K, M, G or T (for example 20G)"
+            ))
+        }
+    };
+    number
+        .checked_mul(1 << shift)
+        .ok_or_else(|| format!("'{text}' is too large"))
 }
 
 /// Output formats of `matrix`.
@@ -321,4 +368,20 @@ pub struct MatrixSetArgs {
     /// With --all-images: only recipes where VAR currently equals VALUE.
     #[arg(long = "where", value_name = "VAR=VALUE", requires = "all_images")]
     pub filters: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(parse_size("512"), Ok(512));
+        assert_eq!(parse_size("20G"), Ok(20 << 30));
+        assert_eq!(parse_size("20GiB"), Ok(20 << 30));
+        assert_eq!(parse_size("300mb"), Ok(300 << 20));
+        assert_eq!(parse_size(" 2T "), Ok(2 << 40));
+        assert!(parse_size("20 parsecs").is_err_and(|e| e.contains("unknown unit")));
+        assert!(parse_size("G").is_err_and(|e| e.contains("for example 20G")));
+    }
 }

@@ -12,7 +12,8 @@ use image::compression::{Codec, Compression};
 use planner::{PlanOptions, Project};
 
 use super::session::{
-    cache_dir, describe_failure, downloads, reporter, save_lock, source_date_epoch, MirrorDownloads,
+    cache_dir, cache_limit, collect_cache, describe_failure, downloads, reporter, save_lock,
+    source_date_epoch, MirrorDownloads,
 };
 use crate::cli::{BuildArgs, LayerCompression, OutputFormat};
 use crate::Failure;
@@ -39,6 +40,8 @@ pub fn run(
     opts: &PlanOptions,
     json: bool,
 ) -> Result<ExitCode, Failure> {
+    let since = std::time::SystemTime::now();
+    let cache_limit = cache_limit(args.cache_max)?;
     let formats = Formats {
         oci: args.format.contains(&OutputFormat::Oci),
         docker_archive: args.format.contains(&OutputFormat::DockerArchive),
@@ -105,6 +108,7 @@ pub fn run(
         }
     });
     save_lock(&project.root, &downloads, &lock)?;
+    collect_cache(cache_limit, since, json);
     let mut errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
     match errors.len() {
         0 => Ok(ExitCode::SUCCESS),

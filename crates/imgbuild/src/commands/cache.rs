@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::anyhow;
 use image::cache::LayerCache;
 
-use super::session::cache_dir;
+use super::session::{cache_dir, cache_limit};
 use crate::cli::{CacheAction, CacheArgs};
 use crate::Failure;
 
@@ -13,7 +13,7 @@ use crate::Failure;
 pub fn run(args: &CacheArgs, json: bool) -> Result<ExitCode, Failure> {
     let cache = LayerCache::new(&cache_dir())
         .map_err(|e| Failure::Run(anyhow!("{}: {e}", cache_dir().display())))?;
-    match args.action {
+    match &args.action {
         CacheAction::List => {
             let entries = cache.list();
             if json {
@@ -55,8 +55,24 @@ pub fn run(args: &CacheArgs, json: bool) -> Result<ExitCode, Failure> {
                 }
             })?;
             println!(
-                "removed {} layers no last build uses and {} leftovers of interrupted builds",
-                pruned.layers, pruned.leftovers
+                "removed {} layers no last build uses, {} blobs nothing names and {} leftovers of interrupted builds",
+                pruned.layers, pruned.blobs, pruned.leftovers
+            );
+        }
+        CacheAction::Gc { max } => {
+            let limit = cache_limit(*max)?;
+            let done = cache
+                .collect(limit, std::time::SystemTime::now())
+                .map_err(|e| Failure::Run(anyhow!("collecting {}: {e}", cache_dir().display())))?
+                .ok_or_else(|| {
+                    Failure::Run(anyhow!(
+                        "a build is using {}; it collects when it ends",
+                        cache_dir().display()
+                    ))
+                })?;
+            println!(
+                "removed {} least recently used layers and {} unused blobs ({} bytes); the cache holds {} bytes, limit {limit}",
+                done.layers, done.blobs, done.freed, done.held
             );
         }
     }

@@ -40,6 +40,51 @@ pub fn cache_dir() -> PathBuf {
     home.join(".cache/imgbuild")
 }
 
+/// The size the cache is kept under: `given` (a `--cache-max` or `--max`), else
+/// `$IMGBUILD_CACHE_MAX`, else a tenth of the cache's filesystem.
+pub fn cache_limit(given: Option<u64>) -> Result<u64, crate::Failure> {
+    if let Some(limit) = given {
+        return Ok(limit);
+    }
+    match std::env::var("IMGBUILD_CACHE_MAX") {
+        Ok(text) => crate::cli::parse_size(&text)
+            .map_err(|e| crate::Failure::Input(anyhow::anyhow!("IMGBUILD_CACHE_MAX: {e}"))),
+        Err(_) => Ok(image::cache::default_limit(&cache_dir())),
+    }
+}
+
+/// Keeps the cache under `limit` after builds that started at `since`, and says what it
+/// removed (nothing while another build still holds the cache: that one collects).
+pub fn collect_cache(limit: u64, since: std::time::SystemTime, json: bool) {
+    let Ok(cache) = image::cache::LayerCache::new(&cache_dir()) else {
+        return;
+    };
+    match cache.collect(limit, since) {
+        Ok(Some(done)) if done.layers + done.blobs > 0 => {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"event": "cache_collected", "layers": done.layers, "blobs": done.blobs, "freed": done.freed, "held": done.held, "limit": limit})
+                );
+            } else {
+                eprintln!(
+                    "cache: removed {} least recently used layers and {} unused blobs ({:.1} GB) to stay under {:.1} GB; it holds {:.1} GB",
+                    done.layers,
+                    done.blobs,
+                    done.freed as f64 / 1e9,
+                    limit as f64 / 1e9,
+                    done.held as f64 / 1e9
+                );
+            }
+        }
+        Ok(_) => {}
+        Err(e) => eprintln!(
+            "warning: keeping {} under its size: {e}",
+            cache_dir().display()
+        ),
+    }
+}
+
 /// The reporter for this run: JSON events, plain lines in CI, or a live terminal line.
 pub fn reporter(json: bool) -> Box<dyn Reporter> {
     let inner: Box<dyn Reporter> = if json {

@@ -12,6 +12,10 @@ use serde_json::Value as Json;
 use crate::blobs::LayerBlob;
 use crate::hashing::digest_of;
 
+mod gc;
+pub(crate) use gc::touch;
+pub use gc::{default_limit, Collected};
+
 /// The inputs of a role's layer, each hashed on its own so a miss can say what changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Inputs {
@@ -135,7 +139,11 @@ impl LayerCache {
         let text = std::fs::read_to_string(dir.join("entry.json")).ok()?;
         let mut entry: Entry = serde_json::from_str(&text).ok()?;
         entry.tree = dir.join("tree");
-        entry.tree.is_dir().then_some(entry)
+        if !entry.tree.is_dir() {
+            return None;
+        }
+        gc::touch(&dir.join("entry.json"));
+        Some(entry)
     }
 
     /// Stores a role's layer: moves `tree` into the cache and writes the entry last, so an
@@ -212,8 +220,9 @@ impl LayerCache {
         Ok(file)
     }
 
-    /// Removes layers no image's last build uses, and what interrupted builds left behind
-    /// (work folders, temporary blobs, partial downloads, unfinished bases). Refuses with
+    /// Removes layers no image's last build uses, the blobs no remaining layer or base names,
+    /// and what interrupted builds left behind (work folders, temporary blobs, partial
+    /// downloads, unfinished bases). Refuses with
     /// `WouldBlock` while a build holds the cache: its work folders and lowers are in use.
     pub fn prune(&self) -> std::io::Result<Pruned> {
         let lock = in_use_file(&self.dir)?;
@@ -252,6 +261,10 @@ impl LayerCache {
         ] {
             pruned.leftovers += remove_matching(&self.dir.join(dir), leftover)?;
         }
+        // Under the exclusive lock no build runs, so every blob nothing names is unused.
+        pruned.blobs = self
+            .collect_locked(u64::MAX, std::time::SystemTime::now())?
+            .blobs;
         if let Ok(bases) = std::fs::read_dir(self.dir.join("bases")) {
             for base in bases.flatten().filter(|b| b.path().is_dir()) {
                 pruned.leftovers += remove_matching(&base.path(), &unfinished_base)?;
@@ -268,6 +281,8 @@ pub struct Pruned {
     pub layers: usize,
     /// Leftovers of interrupted builds.
     pub leftovers: usize,
+    /// Blobs no remaining layer or base names.
+    pub blobs: usize,
 }
 
 fn in_use_file(dir: &Path) -> std::io::Result<std::fs::File> {
@@ -378,7 +393,7 @@ mod tests {
             std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
             std::fs::write(&path, "x").expect("write");
         }
-        std::fs::write(dir.path().join("blobs/sha256/abcd"), "kept").expect("write");
+        std::fs::write(dir.path().join("blobs/sha256/abcd"), "unnamed").expect("write");
         let work = cache.work_dir().expect("work").keep();
 
         let held = cache.hold().expect("hold");
@@ -393,9 +408,7 @@ mod tests {
         for file in leftovers {
             assert!(!dir.path().join(file).exists(), "{file}");
         }
-        assert!(
-            dir.path().join("blobs/sha256/abcd").is_file(),
-            "finished blobs stay"
-        );
+        assert_eq!(pruned.blobs, 1, "no layer or base names it");
+        assert!(!dir.path().join("blobs/sha256/abcd").exists());
     }
 }

@@ -1,0 +1,269 @@
+//! Keeping the cache within a size: least recently used layers go first, as BuildKit's garbage
+//! collector does. A layer is used when a build stores it or reuses it (its `entry.json` is
+//! touched then), so a layer of any image built in the current run is never removed. A blob
+//! goes with the last layer or base that names it. Bases (each shared by every image of a
+//! distribution) are counted but not removed here; `prune` removes them with the rest.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::{in_use_file, Entry, LayerCache};
+
+/// What `collect` did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Collected {
+    /// Layers removed, least recently used first.
+    pub layers: usize,
+    /// Blobs removed (those of the removed layers, and blobs nothing names).
+    pub blobs: usize,
+    /// Bytes freed.
+    pub freed: u64,
+    /// Bytes the cache holds now.
+    pub held: u64,
+}
+
+/// A cached layer as the collector sees it.
+struct Layer {
+    dir: PathBuf,
+    entry: Entry,
+    used: SystemTime,
+}
+
+/// The cache's filesystem's size in bytes, for the default limit.
+pub fn filesystem_size(dir: &Path) -> std::io::Result<u64> {
+    let stat = rustix::fs::statvfs(dir)?;
+    Ok(stat.f_blocks.saturating_mul(stat.f_frsize))
+}
+
+/// The default limit: a tenth of the cache's filesystem (BuildKit's default keeps as much),
+/// and never less than 4 GiB, which holds one compute image's layers.
+pub fn default_limit(dir: &Path) -> u64 {
+    const FLOOR: u64 = 4 << 30;
+    filesystem_size(dir).map_or(FLOOR, |size| (size / 10).max(FLOOR))
+}
+
+impl LayerCache {
+    /// Removes least recently used layers until the cache holds at most `limit` bytes, never a
+    /// layer used since `since` (the layers of the builds that just ran), then the blobs no
+    /// layer or base names that were last written before `since`. Returns `None`, removing
+    /// nothing, while another build holds the cache: the last build to end collects.
+    pub fn collect(&self, limit: u64, since: SystemTime) -> std::io::Result<Option<Collected>> {
+        let lock = in_use_file(&self.dir)?;
+        if rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+            return Ok(None);
+        }
+        self.collect_locked(limit, since).map(Some)
+    }
+
+    /// `collect`, for a caller that holds the cache exclusively.
+    pub(super) fn collect_locked(
+        &self,
+        limit: u64,
+        since: SystemTime,
+    ) -> std::io::Result<Collected> {
+        let mut layers = self.layers_by_use();
+        let mut held = layers.iter().map(|l| l.entry.blob.diff_size).sum::<u64>()
+            + dir_bytes(&self.dir.join("blobs/sha256"))
+            + dir_bytes(&self.dir.join("registry/sha256"))
+            + self.base_trees().iter().map(|(_, size)| size).sum::<u64>();
+        let mut done = Collected::default();
+        let mut removed = Vec::new();
+        while held > limit {
+            let Some(oldest) = layers.first() else { break };
+            if oldest.used >= since {
+                break;
+            }
+            let layer = layers.remove(0);
+            std::fs::remove_dir_all(&layer.dir)?;
+            held = held.saturating_sub(layer.entry.blob.diff_size);
+            done.freed += layer.entry.blob.diff_size;
+            done.layers += 1;
+            removed.push(layer.entry.blob.digest);
+        }
+        let named: HashSet<String> = layers
+            .iter()
+            .map(|l| l.entry.blob.digest.clone())
+            .chain(self.base_trees().into_iter().map(|(digest, _)| digest))
+            .collect();
+        for (path, digest, modified, size) in blob_files(&self.dir.join("blobs/sha256")) {
+            let of_removed_layer = removed.contains(&digest);
+            if !named.contains(&digest) && (of_removed_layer || modified < since) {
+                std::fs::remove_file(path)?;
+                held = held.saturating_sub(size);
+                done.freed += size;
+                done.blobs += 1;
+            }
+        }
+        done.held = held;
+        Ok(done)
+    }
+
+    /// Every layer, least recently used first.
+    fn layers_by_use(&self) -> Vec<Layer> {
+        let mut layers: Vec<Layer> = self
+            .list()
+            .into_iter()
+            .filter_map(|(key, entry)| {
+                let dir = self.dir.join("layers").join(key);
+                let used = std::fs::metadata(dir.join("entry.json"))
+                    .and_then(|m| m.modified())
+                    .ok()?;
+                Some(Layer { dir, entry, used })
+            })
+            .collect();
+        layers.sort_by_key(|l| l.used);
+        layers
+    }
+
+    /// The blob digest and tree size (its tar's size) of every cached base layer (one record per
+    /// epoch the base was written with; the tree is counted once per record, an overestimate).
+    fn base_trees(&self) -> Vec<(String, u64)> {
+        let Ok(bases) = std::fs::read_dir(self.dir.join("bases")) else {
+            return Vec::new();
+        };
+        bases
+            .flatten()
+            .filter_map(|base| std::fs::read_dir(base.path()).ok())
+            .flat_map(|files| files.flatten())
+            .filter(|file| {
+                let name = file.file_name().to_string_lossy().into_owned();
+                name.starts_with("layer-") && name.ends_with(".json")
+            })
+            .filter_map(|record| std::fs::read(record.path()).ok())
+            .filter_map(|text| serde_json::from_slice::<serde_json::Value>(&text).ok())
+            .flat_map(|cached| {
+                let layers = cached["layers"].as_array().cloned().unwrap_or_default();
+                layers.into_iter().filter_map(|layer| {
+                    let blob = &layer["blob"];
+                    Some((
+                        blob["digest"].as_str()?.to_owned(),
+                        blob["diff_size"].as_u64()?,
+                    ))
+                })
+            })
+            .collect()
+    }
+}
+
+/// Marks a cache file as used now (its modification time is the collector's clock).
+pub(crate) fn touch(path: &Path) {
+    if let Ok(file) = std::fs::File::options().append(true).open(path) {
+        let _ = file.set_modified(SystemTime::now());
+    }
+}
+
+/// The finished blobs of a `sha256` folder: path, `sha256:` digest, modified, size.
+fn blob_files(dir: &Path) -> Vec<(PathBuf, String, SystemTime, u64)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            let digest = format!("sha256:{}", e.file_name().to_string_lossy());
+            Some((e.path(), digest, meta.modified().ok()?, meta.len()))
+        })
+        .collect()
+}
+
+/// The bytes of the files directly in `dir`.
+fn dir_bytes(dir: &Path) -> u64 {
+    blob_files(dir).iter().map(|(_, _, _, size)| size).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blobs::LayerBlob;
+    use crate::cache::Inputs;
+    use std::time::Duration;
+
+    fn store(cache: &LayerCache, root: &Path, name: &str, bytes: u64) -> Inputs {
+        let tree = root.join(name);
+        std::fs::create_dir_all(&tree).expect("tree");
+        let digest = format!("sha256:{name}");
+        std::fs::write(root.join("blobs/sha256").join(name), vec![0u8; 10]).expect("blob");
+        let inputs = Inputs {
+            tasks: name.into(),
+            ..Inputs::default()
+        };
+        let entry = Entry {
+            blob: LayerBlob {
+                digest,
+                size: 10,
+                diff_id: String::new(),
+                diff_size: bytes,
+                compression: crate::compression::Compression::Gzip,
+            },
+            tree: PathBuf::new(),
+            registered: serde_json::Value::Null,
+            inputs: inputs.clone(),
+            seconds: 0.0,
+            built_at: 0,
+        };
+        cache.put(&tree, &entry).expect("put");
+        inputs
+    }
+
+    fn age(cache_dir: &Path, inputs: &Inputs, seconds_ago: u64) {
+        let path = cache_dir
+            .join("layers")
+            .join(inputs.key())
+            .join("entry.json");
+        let file = std::fs::File::options()
+            .append(true)
+            .open(path)
+            .expect("entry");
+        file.set_modified(SystemTime::now() - Duration::from_secs(seconds_ago))
+            .expect("set mtime");
+    }
+
+    #[test]
+    fn least_recently_used_layers_go_first_and_this_run_s_layers_stay() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = LayerCache::new(dir.path()).expect("cache");
+        std::fs::create_dir_all(dir.path().join("blobs/sha256")).expect("blobs");
+        let old = store(&cache, dir.path(), "old", 1000);
+        let older = store(&cache, dir.path(), "older", 1000);
+        let reused = store(&cache, dir.path(), "reused", 1000);
+        age(dir.path(), &old, 200);
+        age(dir.path(), &older, 300);
+        age(dir.path(), &reused, 400);
+        let since = SystemTime::now() - Duration::from_secs(100);
+        // Reusing a layer marks it used, however old it is.
+        assert!(cache.get(&reused).is_some());
+        let orphan = dir.path().join("blobs/sha256/orphan");
+        std::fs::write(&orphan, [0u8; 5]).expect("orphan");
+        let file = std::fs::File::options()
+            .append(true)
+            .open(&orphan)
+            .expect("orphan");
+        file.set_modified(since - Duration::from_secs(1))
+            .expect("mtime");
+
+        let done = cache.collect(2100, since).expect("collect").expect("free");
+        assert_eq!(done.layers, 1, "{done:?}");
+        let kept = |inputs: &Inputs| dir.path().join("layers").join(inputs.key()).is_dir();
+        assert!(!kept(&older), "the least recently used went");
+        assert!(kept(&old));
+        assert!(!dir.path().join("blobs/sha256/older").exists());
+        assert!(!orphan.exists(), "a blob nothing names goes");
+        assert_eq!(done.held, 2000 + 20);
+
+        // Nothing used in this run is removed, even over the limit.
+        let done = cache.collect(0, since).expect("collect").expect("free");
+        assert_eq!(done.layers, 1);
+        assert!(!kept(&old) && kept(&reused));
+    }
+
+    #[test]
+    fn a_running_build_defers_collection() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = LayerCache::new(dir.path()).expect("cache");
+        let _held = cache.hold().expect("hold");
+        assert_eq!(cache.collect(0, SystemTime::now()).expect("collect"), None);
+    }
+}
