@@ -108,6 +108,10 @@ pub fn every_form_passes(project: &Path, archive: &Path, rootfs: &Path, work: &P
         from_img["checks"], from_dir["checks"],
         "the cpio reads as the folder does"
     );
+    // A gigabyte each: gone before the next builds need the disk.
+    for packed in [&img, &oci_archive] {
+        std::fs::remove_file(packed).expect("remove a packed form");
+    }
 }
 
 /// Each fault, put into the real image's rootfs and taken out again, fails the rule that
