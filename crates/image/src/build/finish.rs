@@ -8,7 +8,7 @@ use std::time::Instant;
 use planner::Plan;
 
 use super::keys::labels;
-use super::{io, write_rootfs, BuildError, BuildReport, Settings, Stack};
+use super::{io, room, write_rootfs, BuildError, BuildReport, Settings, Stack};
 use crate::blobs::BlobStore;
 use crate::layer::Source;
 use crate::oci::{self, ImageSpec, Written};
@@ -45,6 +45,7 @@ pub(super) fn image(
     let staged_rootfs = dir.join(format!(".rootfs-{}", std::process::id()));
     let mut staged = false;
     if settings.squash {
+        room::ensure(&dir, room::unpacked_size(&spec), "the squashed rootfs")?;
         write_rootfs(&staged_rootfs, blobs, &spec)?;
         staged = true;
         let blob = blobs
@@ -89,6 +90,8 @@ pub(super) fn verify(
         .then(|| verify_cache.get(&image.written.manifest, &expect))
         .flatten();
     if !image.staged && (settings.formats.chroot || (settings.verify && earlier.is_none())) {
+        let what = "the image's rootfs, unpacked for verify and --format chroot";
+        room::ensure(&image.dir, room::unpacked_size(&image.spec), what)?;
         write_rootfs(&image.staged_rootfs, blobs, &image.spec)?;
     }
     if earlier.is_some() || !settings.verify {

@@ -6,6 +6,8 @@ mod finish;
 mod keys;
 mod outputs;
 mod role_layer;
+mod room;
+pub use room::{free_bytes, gigabytes};
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -139,19 +141,23 @@ pub enum BuildError {
         /// What went wrong.
         message: String,
     },
+    /// A step needs more disk than its filesystem has free (nothing of it was written).
+    #[error("{0}")]
+    NoSpace(String),
     /// Reading or writing files failed.
-    #[error("{what}: {source}")]
+    #[error("{what}: {cause}")]
     Io {
         /// What was being done.
         what: String,
-        /// The error.
-        source: std::io::Error,
+        /// The error (not a `source`: the message holds it, and printing the chain would say
+        /// it twice).
+        cause: std::io::Error,
     },
 }
 
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BuildError {
     let what = what.into();
-    move |source| BuildError::Io { what, source }
+    move |cause| BuildError::Io { what, cause }
 }
 
 /// The layers built so far, bottom first: each blob with its history line, the folder holding

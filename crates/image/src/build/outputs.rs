@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use planner::Plan;
 
 use super::finish::Image;
-use super::{io, BuildError, Settings};
+use super::{io, room, BuildError, Settings};
 use crate::blobs::BlobStore;
 use crate::oci;
 
@@ -31,6 +31,10 @@ pub(super) fn write(
     if settings.formats.oci {
         let index = oci_dir.join("index.json");
         if !current(&oci_dir, &index) {
+            if !room::same_filesystem(&oci_dir, blobs.dir()) {
+                let layers = room::compressed_size(&image.spec);
+                room::ensure(&oci_dir, layers, "the OCI layout (a copy of the layers)")?;
+            }
             oci::write_oci_layout(&oci_dir, blobs, &image.spec, &image.written, "latest")
                 .map_err(io(format!("writing {}", oci_dir.display())))?;
             record(&oci_dir, &index)?;
@@ -42,6 +46,8 @@ pub(super) fn write(
             return Err(BuildError::Output(format!("{}: a docker-archive path must not contain ':' (Warewulf reads it as file://); choose another --out", archive.display())));
         }
         if !current(&archive, &archive) {
+            let layers = room::compressed_size(&image.spec);
+            room::ensure(&archive, layers, "the docker-archive")?;
             oci::write_docker_archive(
                 &archive,
                 blobs,

@@ -20,7 +20,18 @@ use crate::Failure;
 
 fn failure(e: BuildError) -> Failure {
     match e {
-        BuildError::Task(task) => Failure::Run(describe_failure(&task)),
+        BuildError::Task(task) => {
+            let described = describe_failure(&task);
+            let text = format!("{described:#}");
+            if text.contains("No space left on device") {
+                Failure::Run(anyhow!("{text}\n{}", disk_full_hint()))
+            } else {
+                Failure::Run(described)
+            }
+        }
+        BuildError::Io { what, cause } if cause.kind() == std::io::ErrorKind::StorageFull => {
+            Failure::Run(anyhow!("{what}: {cause}. {}", disk_full_hint()))
+        }
         BuildError::Facts(message) => Failure::Run(anyhow!(message)),
         BuildError::Verify(message) => Failure::Run(anyhow!("{}", message)),
         // An output asked for where it cannot be written: bad input.
@@ -31,6 +42,19 @@ fn failure(e: BuildError) -> Failure {
         }
         other => Failure::Run(anyhow!(other)),
     }
+}
+
+/// What to do when a disk filled up: where the cache is and how much it has free. What the
+/// step was writing is removed (temporary files, the role's work folder), so no cache entry is
+/// half-written.
+fn disk_full_hint() -> String {
+    let cache = cache_dir();
+    let free = image::build::free_bytes(&cache)
+        .map_or_else(|| "unknown space".to_owned(), image::build::gigabytes);
+    format!(
+        "The disk filled up: the cache {} has {free} free. Free space (`imgbuild cache gc --max SIZE` removes the least recently used layers) or set IMGBUILD_CACHE to a larger filesystem, then build again; nothing half-written was kept",
+        cache.display()
+    )
 }
 
 /// Builds the images, `--jobs` at a time.
