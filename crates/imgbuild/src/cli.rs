@@ -118,6 +118,10 @@ pub struct ApplyArgs {
     /// Refuse downloads not pinned in mirror.lock.
     #[arg(long)]
     pub locked: bool,
+    /// Seconds a download may send nothing before it counts as stalled (over mirror.toml's
+    /// timeout_secs; default 30).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: Option<u64>,
     /// Variables, tags and mirror.
     #[command(flatten)]
     pub vars: VarArgs,
@@ -154,6 +158,10 @@ pub struct BuildArgs {
     /// Refuse downloads not pinned in mirror.lock (for CI).
     #[arg(long)]
     pub locked: bool,
+    /// Seconds a download may send nothing before it counts as stalled (over mirror.toml's
+    /// timeout_secs; default 30).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: Option<u64>,
     /// Push each built image to a registry: docker://HOST/REPO[:TAG]; with several images,
     /// put {image} in it. Credentials come from REGISTRY_AUTH_FILE or ~/.docker/config.json.
     #[arg(long, value_name = "REF")]
@@ -229,6 +237,10 @@ pub struct MirrorImagesArgs {
     /// The site mirror URL, over mirror.toml and the recipe.
     #[arg(long, value_name = "URL")]
     pub mirror: Option<String>,
+    /// Seconds a download may send nothing before it counts as stalled (`mirror lock`; over
+    /// mirror.toml's timeout_secs; default 30).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: Option<u64>,
 }
 
 /// `imgbuild affected`.

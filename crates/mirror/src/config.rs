@@ -11,6 +11,10 @@ use serde::Deserialize;
 pub struct MirrorConfig {
     /// The site mirror's base URL, seen by recipes as `mirror_server`.
     pub url: Option<String>,
+    /// Attempts after the first failed one, for every download (default 3).
+    pub retries: Option<u32>,
+    /// Seconds a download may send nothing before it counts as stalled (default 30).
+    pub timeout_secs: Option<u64>,
     /// Optional settings per URL path prefix (for example `"/nvidia/"`).
     #[serde(default)]
     pub paths: BTreeMap<String, PathSettings>,
@@ -20,9 +24,9 @@ pub struct MirrorConfig {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PathSettings {
-    /// Download attempts before giving up.
+    /// Attempts after the first failed one.
     pub retries: Option<u32>,
-    /// Per-request timeout in seconds.
+    /// Seconds a download may send nothing before it counts as stalled.
     pub timeout_secs: Option<u64>,
 }
 
@@ -58,6 +62,32 @@ pub enum MirrorConfigError {
 }
 
 impl MirrorConfig {
+    /// How downloads behave under this config; `timeout` (`--timeout`) overrides every
+    /// `timeout_secs`.
+    pub fn fetch_options(&self, locked: bool, timeout: Option<u64>) -> crate::FetchOptions {
+        let defaults = crate::FetchOptions::default();
+        let seconds = |s: u64| std::time::Duration::from_secs(s.max(1));
+        crate::FetchOptions {
+            attempts: self
+                .retries
+                .map_or(defaults.attempts, |r| r.saturating_add(1)),
+            timeout: timeout
+                .or(self.timeout_secs)
+                .map_or(defaults.timeout, seconds),
+            locked,
+            paths: self
+                .paths
+                .iter()
+                .map(|(prefix, path)| crate::PathRule {
+                    prefix: prefix.clone(),
+                    attempts: path.retries.map(|r| r.saturating_add(1)),
+                    timeout: timeout.or(path.timeout_secs).map(seconds),
+                })
+                .collect(),
+            ..defaults
+        }
+    }
+
     /// Reads `mirror.toml`; a missing file gives an empty config.
     pub fn load(path: &Path) -> Result<Self, MirrorConfigError> {
         let text = match std::fs::read_to_string(path) {
@@ -105,6 +135,20 @@ mod tests {
         let config = MirrorConfig::parse(text, Path::new("mirror.toml")).expect("valid");
         assert_eq!(config.url.as_deref(), Some("http://core014.inband/"));
         assert_eq!(config.paths["/nvidia/"].retries, Some(5));
+        let options = config.fetch_options(false, None);
+        assert_eq!(options.for_url("http://m/nvidia/x.run").0, 6);
+        assert_eq!(options.for_url("http://m/mellanox/x.tgz").0, 4);
+        let text = "timeout_secs = 90\n[paths.\"/nvidia/\"]\ntimeout_secs = 300\n";
+        let config = MirrorConfig::parse(text, Path::new("mirror.toml")).expect("parse");
+        let options = config.fetch_options(false, None);
+        assert_eq!(options.for_url("http://m/nvidia/a/b").1.as_secs(), 300);
+        assert_eq!(options.for_url("http://m/other").1.as_secs(), 90);
+        let given = config.fetch_options(false, Some(5));
+        assert_eq!(
+            given.for_url("http://m/nvidia/a/b").1.as_secs(),
+            5,
+            "--timeout wins"
+        );
     }
 
     #[test]

@@ -83,6 +83,39 @@ pub struct FetchOptions {
     pub timeout: Duration,
     /// Refuse artifacts that are not in the lock.
     pub locked: bool,
+    /// Attempts and timeouts for the URLs below some paths (mirror.toml's `[paths."/x/"]`).
+    pub paths: Vec<PathRule>,
+}
+
+/// Settings for the URLs whose path starts with `prefix`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PathRule {
+    /// A URL path prefix, such as `/nvidia/`.
+    pub prefix: String,
+    /// Attempts per download.
+    pub attempts: Option<u32>,
+    /// The stall timeout.
+    pub timeout: Option<Duration>,
+}
+
+impl FetchOptions {
+    /// The attempts and stall timeout for `url`: the longest matching path prefix's, else the
+    /// defaults.
+    pub fn for_url(&self, url: &str) -> (u32, Duration) {
+        let path = url
+            .split_once("://")
+            .and_then(|(_, rest)| rest.find('/').map(|i| &rest[i..]))
+            .unwrap_or("/");
+        let rule = self
+            .paths
+            .iter()
+            .filter(|rule| path.starts_with(&rule.prefix))
+            .max_by_key(|rule| rule.prefix.len());
+        (
+            rule.and_then(|r| r.attempts).unwrap_or(self.attempts),
+            rule.and_then(|r| r.timeout).unwrap_or(self.timeout),
+        )
+    }
 }
 
 impl Default for FetchOptions {
@@ -92,6 +125,7 @@ impl Default for FetchOptions {
             backoff: Duration::from_millis(500),
             timeout: Duration::from_secs(30),
             locked: false,
+            paths: Vec::new(),
         }
     }
 }
@@ -124,6 +158,15 @@ fn cache_err(path: &Path) -> impl FnOnce(std::io::Error) -> FetchError + '_ {
     }
 }
 
+/// An HTTP agent whose reads time out after `timeout` without a byte (a stall).
+fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::AgentBuilder::new()
+        .timeout_connect(Duration::from_secs(10))
+        .timeout_read(timeout)
+        .redirects(5)
+        .build()
+}
+
 fn hex(digest: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -134,16 +177,11 @@ impl Fetcher {
         for sub in ["sha256", "partial"] {
             std::fs::create_dir_all(cache.join(sub)).map_err(cache_err(cache))?;
         }
-        let agent = ureq::AgentBuilder::new()
-            .timeout_connect(Duration::from_secs(10))
-            .timeout_read(options.timeout)
-            .redirects(5)
-            .build();
         Ok(Self {
             cache: cache.to_owned(),
             lock: Mutex::new(lock),
+            agent: agent(options.timeout),
             options,
-            agent,
             progress: None,
         })
     }
@@ -235,11 +273,17 @@ impl Fetcher {
             .join(hex(&Sha256::digest(url.as_bytes())));
         let mut last = String::new();
         let mut backoff = self.options.backoff;
+        let (attempts, timeout) = self.options.for_url(url);
+        let agent = if timeout == self.options.timeout {
+            self.agent.clone()
+        } else {
+            agent(timeout)
+        };
         // A stalled attempt is tried again only while attempts get further than the last one.
         let mut furthest = std::fs::metadata(&partial).map(|m| m.len()).unwrap_or(0);
         let mut attempt = 1;
-        while attempt <= self.options.attempts {
-            match self.attempt(url, &partial) {
+        while attempt <= attempts {
+            match self.attempt(&agent, url, &partial) {
                 Ok(done) => return self.finish(&partial, done),
                 Err(Attempt::Fatal(e)) => {
                     let _ = std::fs::remove_file(&partial);
@@ -253,12 +297,12 @@ impl Fetcher {
                     return Err(FetchError::Stalled {
                         url: url.into(),
                         received,
-                        seconds: self.options.timeout.as_secs_f64(),
+                        seconds: timeout.as_secs_f64(),
                     })
                 }
                 Err(Attempt::Retry(message)) => last = message,
             }
-            if attempt < self.options.attempts {
+            if attempt < attempts {
                 std::thread::sleep(backoff);
                 backoff *= 2;
             }
@@ -267,7 +311,7 @@ impl Fetcher {
         Err(FetchError::Transport {
             url: url.into(),
             message: last,
-            attempts: self.options.attempts,
+            attempts,
         })
     }
 
@@ -281,9 +325,9 @@ impl Fetcher {
         Ok((sha, size, path))
     }
 
-    fn attempt(&self, url: &str, partial: &Path) -> Result<u64, Attempt> {
+    fn attempt(&self, agent: &ureq::Agent, url: &str, partial: &Path) -> Result<u64, Attempt> {
         let have = std::fs::metadata(partial).map(|m| m.len()).unwrap_or(0);
-        let mut request = self.agent.get(url);
+        let mut request = agent.get(url);
         if have > 0 {
             request = request.set("Range", &format!("bytes={have}-"));
         }

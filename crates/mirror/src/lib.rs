@@ -10,7 +10,7 @@ pub mod serve;
 mod url;
 
 pub use config::{MirrorConfig, MirrorConfigError, PathSettings};
-pub use fetch::{FetchError, FetchOptions, Fetcher};
+pub use fetch::{FetchError, FetchOptions, Fetcher, PathRule};
 pub use lock::{url_path, Lock, LockError, Pin};
 pub use probe::{Presence, Prober};
 pub use url::{collapse_path_slashes, join_url, redact_credentials};

@@ -175,7 +175,7 @@ fn fetcher(cache: &Path, lock: Lock) -> Fetcher {
         attempts: 3,
         backoff: Duration::from_millis(10),
         timeout: Duration::from_millis(400),
-        locked: false,
+        ..FetchOptions::default()
     };
     Fetcher::new(cache, lock, options).expect("fetcher")
 }
@@ -314,4 +314,27 @@ fn a_task_checksum_mismatch_never_enters_the_cache() {
 #[test]
 fn a_redirect_loop_is_reported_without_retrying_forever() {
     fault("loop", false, &["redirect"], 5);
+}
+
+#[test]
+fn a_path_s_own_timeout_and_attempts_apply_to_its_urls() {
+    // mirror.toml's [paths."/stall/"]: a shorter stall timeout.
+    let mirror = FaultyMirror::start();
+    let cache = tempfile::tempdir().expect("cache");
+    let options = FetchOptions {
+        attempts: 3,
+        backoff: Duration::from_millis(10),
+        timeout: Duration::from_millis(400),
+        paths: vec![mirror::PathRule {
+            prefix: "/stall/".into(),
+            attempts: None,
+            timeout: Some(Duration::from_millis(150)),
+        }],
+        ..FetchOptions::default()
+    };
+    let fetcher = Fetcher::new(cache.path(), Lock::default(), options).expect("fetcher");
+    let err = fetcher
+        .fetch(&mirror.url("stall"), None)
+        .expect_err("stalls");
+    assert!(err.to_string().contains("sent nothing for 0.1 s"), "{err}");
 }

@@ -82,7 +82,7 @@ fn options() -> FetchOptions {
         attempts: 3,
         backoff: Duration::from_millis(10),
         timeout: Duration::from_secs(5),
-        locked: false,
+        ..FetchOptions::default()
     }
 }
 

@@ -51,7 +51,7 @@ pub fn run(
     engine::facts_check::check(&probe, &plan.facts)
         .map_err(|e| Failure::Input(anyhow!("{}: {e}", root.display())))?;
     let reporter: std::sync::Arc<dyn Reporter> = reporter(json).into();
-    let (downloads, lock) = downloads(&project.root, args.locked, reporter.clone())?;
+    let (downloads, lock) = downloads(&project.root, args.locked, args.timeout, reporter.clone())?;
     let exe = std::env::current_exe()
         .context("finding the imgbuild binary")
         .map_err(Failure::Run)?;

@@ -82,7 +82,7 @@ pub fn run(
         .map(|image| planner::plan(project, image, opts))
         .collect::<Result<Vec<_>, _>>()?;
     let reporter: std::sync::Arc<dyn Reporter> = reporter(json).into();
-    let (downloads, lock) = downloads(&project.root, args.locked, reporter.clone())?;
+    let (downloads, lock) = downloads(&project.root, args.locked, args.timeout, reporter.clone())?;
     let exe = std::env::current_exe()
         .context("finding the imgbuild binary")
         .map_err(Failure::Run)?;

@@ -211,11 +211,12 @@ pub fn lock(
     project: &Project,
     images: &[String],
     opts: &PlanOptions,
+    timeout: Option<u64>,
     json: bool,
 ) -> Result<ExitCode, Failure> {
     let (artifacts, unknown) = artifacts(project, images, opts)?;
     let events: Arc<dyn engine::events::Reporter> = Arc::from(reporter(json));
-    let (fetcher, before) = downloads(&project.root, false, events)?;
+    let (fetcher, before) = downloads(&project.root, false, timeout, events)?;
     let mut failed = Vec::new();
     let mut added = 0;
     for artifact in &artifacts {

@@ -59,7 +59,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
             MirrorAction::Lock(args) => {
                 let project = project(cli.dir.as_deref())?;
                 let opts = mirror_options(args.mirror)?;
-                mirror_cmd::lock(&project, &args.images, &opts, json)
+                mirror_cmd::lock(&project, &args.images, &opts, args.timeout, json)
             }
         },
         Command::Affected(args) => affected::run(&project(cli.dir.as_deref())?, &args.since, json),

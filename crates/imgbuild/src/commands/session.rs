@@ -120,18 +120,19 @@ pub fn describe_failure(f: &TaskFailure) -> anyhow::Error {
     anyhow!(text)
 }
 
-/// The project's `mirror.lock`, a fetcher pinning into it (reporting progress to `reporter`),
-/// and the lock as it was (to tell whether it changed).
+/// The project's `mirror.lock`, a fetcher pinning into it with mirror.toml's attempts and
+/// timeouts (`timeout`, from `--timeout`, over them), reporting progress to `reporter`, and the
+/// lock as it was (to tell whether it changed).
 pub fn downloads(
     project_root: &std::path::Path,
     locked: bool,
+    timeout: Option<u64>,
     reporter: std::sync::Arc<dyn Reporter>,
 ) -> Result<(MirrorDownloads, mirror::Lock), crate::Failure> {
     let lock = load_lock(project_root)?;
-    let options = mirror::FetchOptions {
-        locked,
-        ..mirror::FetchOptions::default()
-    };
+    let config = mirror::MirrorConfig::load(&project_root.join("mirror.toml"))
+        .map_err(|e| crate::Failure::Input(anyhow!(e)))?;
+    let options = config.fetch_options(locked, timeout);
     let fetcher = Fetcher::new(&cache_dir().join("downloads"), lock.clone(), options)
         .map_err(|e| crate::Failure::Run(anyhow!(e)))?
         .with_progress(Box::new(move |url, bytes, total| {
