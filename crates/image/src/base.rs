@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use crate::blobs::{BlobStore, LayerBlob};
+use crate::cache::integrity::{self, FileStamp};
 use crate::compression::{Codec, Compression};
 use crate::hashing::digest_of;
 use crate::layer::Source;
@@ -95,6 +96,32 @@ impl BaseRequest {
 #[derive(Serialize, Deserialize)]
 struct Cached {
     layers: Vec<BaseLayer>,
+    /// The blob's stamp when it was last checked (see `cache::integrity`).
+    #[serde(default)]
+    blob_stamp: Option<FileStamp>,
+}
+
+/// The base's tree, if it is the one that was made: a tree whose stamp (`tree.stamp`, see
+/// `cache::integrity`) changed is removed with every layer written from it. A tree cached
+/// before stamps were kept gets its stamp now.
+fn checked_tree(dir: &Path) -> Option<PathBuf> {
+    let tree = dir.join("tree");
+    if !tree.is_dir() {
+        return None;
+    }
+    let stamp_file = dir.join("tree.stamp");
+    let now = integrity::tree_stamp(&tree).ok()?;
+    match std::fs::read_to_string(&stamp_file) {
+        Ok(recorded) if recorded.trim() == now => Some(tree),
+        Ok(_) => {
+            let _ = std::fs::remove_dir_all(dir);
+            None
+        }
+        Err(_) => {
+            let _ = std::fs::write(&stamp_file, &now);
+            Some(tree)
+        }
+    }
 }
 
 /// Holds an exclusive lock on `path` (created if missing) until dropped, so that builds
@@ -136,28 +163,42 @@ fn record_path(dir: &Path, epoch: u64) -> PathBuf {
     dir.join(format!("layer-{epoch}.json"))
 }
 
+/// The cached layer of the base in `dir` for `epoch`, checked before use: a tree changed since
+/// it was made is removed (the base is made again), a blob whose content is not its digest is
+/// removed (it is written again from the tree).
 fn load_cached(dir: &Path, epoch: u64, blobs: &BlobStore) -> Option<Vec<BaseLayer>> {
     let record = record_path(dir, epoch);
     let text = std::fs::read_to_string(&record).ok()?;
-    let mut cached: Cached = serde_json::from_str(&text).ok()?;
-    for layer in &mut cached.layers {
-        layer.tree = dir.join("tree");
+    let Ok(mut cached) = serde_json::from_str::<Cached>(&text) else {
+        let _ = std::fs::remove_file(&record);
+        return None;
+    };
+    let tree = checked_tree(dir)?;
+    let [layer] = cached.layers.as_mut_slice() else {
+        return None;
+    };
+    layer.tree = tree;
+    let blob = blobs.path(&layer.blob.digest);
+    let checked = integrity::check_blob(
+        &blob,
+        &layer.blob.digest,
+        layer.blob.size,
+        cached.blob_stamp.as_ref(),
+    );
+    let Ok(stamp) = checked else {
+        let _ = std::fs::remove_file(&blob);
+        return None;
+    };
+    if cached.blob_stamp != Some(stamp) {
+        cached.blob_stamp = Some(stamp);
+        let _ = store_cached(dir, epoch, &cached);
     }
-    let whole = cached
-        .layers
-        .iter()
-        .all(|l| l.tree.is_dir() && blobs.has(&l.blob.digest));
-    if whole {
-        crate::cache::touch(&record);
-    }
-    whole.then_some(cached.layers)
+    crate::cache::touch(&record);
+    Some(cached.layers)
 }
 
-fn store_cached(dir: &Path, epoch: u64, layers: &[BaseLayer]) -> Result<(), BaseError> {
-    let text = serde_json::to_vec_pretty(&Cached {
-        layers: layers.to_vec(),
-    })
-    .map_err(|e| BaseError::Failed(e.to_string()))?;
+fn store_cached(dir: &Path, epoch: u64, cached: &Cached) -> Result<(), BaseError> {
+    let text = serde_json::to_vec_pretty(cached).map_err(|e| BaseError::Failed(e.to_string()))?;
     let record = record_path(dir, epoch);
     let tmp = record.with_extension("json.tmp");
     std::fs::write(&tmp, text).map_err(io("writing the base cache"))?;
@@ -181,26 +222,32 @@ fn cached_or_made(
     if let Some(layers) = load_cached(&dir, epoch, blobs) {
         return Ok(layers);
     }
+    let made_now = checked_tree(&dir).is_none();
     std::fs::create_dir_all(&dir).map_err(io("creating the base cache"))?;
     let tree = dir.join("tree");
-    let made_now = !tree.is_dir();
     if made_now {
         let work = dir.join(format!("tree.tmp-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&work);
         make(&work)?;
+        let _ = std::fs::remove_dir_all(&tree);
         std::fs::rename(&work, &tree).map_err(io("caching the base"))?;
+        let stamp = integrity::tree_stamp(&tree).map_err(io("reading the base"))?;
+        std::fs::write(dir.join("tree.stamp"), stamp).map_err(io("writing the base cache"))?;
     }
     let blob = blobs
         .write_layer(&tree, Source::Tree, epoch, Codec::gzip(6))
         .map_err(io("writing the base layer"))?;
-    let layers = vec![BaseLayer {
-        blob,
-        tree,
-        created_by,
-        made_now,
-    }];
-    store_cached(&dir, epoch, &layers)?;
-    Ok(layers)
+    let cached = Cached {
+        blob_stamp: FileStamp::of(&blobs.path(&blob.digest)).ok(),
+        layers: vec![BaseLayer {
+            blob,
+            tree,
+            created_by,
+            made_now,
+        }],
+    };
+    store_cached(&dir, epoch, &cached)?;
+    Ok(cached.layers)
 }
 
 fn debootstrap(
@@ -441,5 +488,26 @@ mod tests {
             rewritten[0].blob.digest, first[0].blob.digest,
             "reproducible"
         );
+
+        // A flipped byte in the blob: found by its hash, written again from the tree.
+        let blob = blobs.path(&first[0].blob.digest);
+        let mut bytes = std::fs::read(&blob).expect("blob");
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0xff;
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        std::fs::write(&blob, bytes).expect("flip");
+        let healed = cached_or_made("sha256:k", "test".into(), cache.path(), &blobs, 0, |_| {
+            Err(BaseError::Failed("the tree is whole".into()))
+        })
+        .expect("blob written again");
+        assert_eq!(healed[0].blob.digest, first[0].blob.digest);
+        assert!(!healed[0].made_now);
+
+        // A changed file in the tree: the base is made again.
+        std::fs::write(first[0].tree.join("etc/os-release"), "ID=tampered\n").expect("tamper");
+        let remade =
+            cached_or_made("sha256:k", "test".into(), cache.path(), &blobs, 0, make).expect("made");
+        assert!(remade[0].made_now, "a changed tree is not used");
+        assert_eq!(remade[0].blob.digest, first[0].blob.digest);
     }
 }

@@ -290,6 +290,9 @@ pub enum CacheAction {
     /// Remove layers no image's last build uses, blobs nothing names, and leftovers of
     /// interrupted builds.
     Prune,
+    /// Check every entry in full (blobs and downloads hashed, layer and base folders against
+    /// their stamps) and remove the damaged ones; exit 1 if any was.
+    Verify,
     /// Remove the least recently used layers until the cache fits in a size.
     Gc {
         /// The size to keep under (K, M, G, T: powers of 1024); default $IMGBUILD_CACHE_MAX,

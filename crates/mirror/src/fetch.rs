@@ -133,6 +133,9 @@ impl Default for FetchOptions {
 /// Called while downloading: URL, bytes so far, total when the mirror says.
 pub type Progress = Box<dyn Fn(&str, u64, Option<u64>) + Send + Sync>;
 
+/// Called with a warning.
+pub type Warn = Box<dyn Fn(&str) + Send + Sync>;
+
 /// The download cache and the lock of one build (or several).
 pub struct Fetcher {
     cache: PathBuf,
@@ -140,6 +143,7 @@ pub struct Fetcher {
     options: FetchOptions,
     agent: ureq::Agent,
     progress: Option<Progress>,
+    warn: Option<Warn>,
 }
 
 impl std::fmt::Debug for Fetcher {
@@ -156,6 +160,14 @@ fn cache_err(path: &Path) -> impl FnOnce(std::io::Error) -> FetchError + '_ {
         path: path.to_owned(),
         source,
     }
+}
+
+/// The hex sha256 of a file's bytes.
+fn file_sha256(path: &Path) -> std::io::Result<String> {
+    let mut file = File::open(path)?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher)?;
+    Ok(hex(&hasher.finalize()))
 }
 
 /// An HTTP agent whose reads time out after `timeout` without a byte (a stall).
@@ -183,7 +195,21 @@ impl Fetcher {
             agent: agent(options.timeout),
             options,
             progress: None,
+            warn: None,
         })
+    }
+
+    /// Tells `warn` what a person should know that does not fail the fetch (a damaged cached
+    /// copy dropped).
+    pub fn with_warnings(mut self, warn: Warn) -> Self {
+        self.warn = Some(warn);
+        self
+    }
+
+    fn warn(&self, message: &str) {
+        if let Some(warn) = &self.warn {
+            warn(message);
+        }
     }
 
     /// Reports download progress to `progress` (about ten times a second).
@@ -230,7 +256,16 @@ impl Fetcher {
         if let Some(sha) = &want {
             let path = self.cached(sha);
             if path.is_file() {
-                return Ok(path);
+                // Checked in full before use: a damaged copy is dropped and fetched again.
+                match file_sha256(&path) {
+                    Ok(actual) if &actual == sha => return Ok(path),
+                    _ => {
+                        let _ = std::fs::remove_file(&path);
+                        self.warn(&format!(
+                            "the cached copy of {url} no longer has its sha256 {sha}; dropped it, downloading again"
+                        ));
+                    }
+                }
             }
         }
         let (sha, size, path) = self.download(url)?;
@@ -316,10 +351,7 @@ impl Fetcher {
     }
 
     fn finish(&self, partial: &Path, size: u64) -> Result<(String, u64, PathBuf), FetchError> {
-        let mut file = File::open(partial).map_err(cache_err(partial))?;
-        let mut hasher = Sha256::new();
-        std::io::copy(&mut file, &mut hasher).map_err(cache_err(partial))?;
-        let sha = hex(&hasher.finalize());
+        let sha = file_sha256(partial).map_err(cache_err(partial))?;
         let path = self.cached(&sha);
         std::fs::rename(partial, &path).map_err(cache_err(&path))?;
         Ok((sha, size, path))

@@ -124,6 +124,36 @@ fn downloads_pins_and_serves_from_cache() {
 }
 
 #[test]
+fn a_damaged_cached_copy_is_dropped_and_fetched_again() {
+    let (base, count) = serve(vec!["ok", "ok"]);
+    let cache = tempfile::tempdir().expect("cache");
+    let warnings = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = warnings.clone();
+    let fetcher = Fetcher::new(cache.path(), Lock::default(), options())
+        .expect("fetcher")
+        .with_warnings(Box::new(move |m| {
+            seen.lock().expect("warnings").push(m.to_owned())
+        }));
+    let url = format!("{base}/nvidia/x.run");
+    let path = fetcher.fetch(&url, None).expect("fetch");
+    let mut bytes = std::fs::read(&path).expect("read");
+    bytes[0] ^= 0xff;
+    std::fs::write(&path, bytes).expect("flip a byte");
+    let again = fetcher.fetch(&url, None).expect("fetched again");
+    assert_eq!(std::fs::read(&again).expect("read"), BODY);
+    assert_eq!(
+        count.load(Ordering::SeqCst),
+        2,
+        "the damaged copy was not used"
+    );
+    let warnings = warnings.lock().expect("warnings");
+    assert!(
+        warnings.len() == 1 && warnings[0].contains("no longer has its sha256"),
+        "{warnings:?}"
+    );
+}
+
+#[test]
 fn retries_server_errors_and_resumes_cut_bodies() {
     let (base, count) = serve(vec!["500", "cut", "ok"]);
     let cache = tempfile::tempdir().expect("cache");

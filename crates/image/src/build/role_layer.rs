@@ -15,7 +15,7 @@ use planner::Plan;
 
 use super::keys::{role_inputs, role_of};
 use super::{io, write_rootfs, BuildError, LayerReport, Settings, Stack, Stores};
-use crate::cache::{Entry, Inputs};
+use crate::cache::{Entry, Inputs, Lookup};
 use crate::hashing::digest_of;
 use crate::layer::Source;
 use crate::oci::ImageSpec;
@@ -94,15 +94,22 @@ impl Roles<'_> {
             &self.executor.registered(),
             self.pin,
         );
-        let hit = (!self.settings.no_cache)
-            .then(|| self.stores.cache.get(&inputs))
-            .flatten()
-            .filter(|e| self.stores.blobs.has(&e.blob.digest));
-        let (entry, cached, why) = match hit {
-            Some(entry) => (self.reuse(role, entry)?, true, Vec::new()),
-            None => {
+        let lookup = match self.settings.no_cache {
+            true => Lookup::Miss,
+            false => self.stores.cache.lookup(&inputs),
+        };
+        let (entry, cached, why) = match lookup {
+            Lookup::Hit(entry) => (self.reuse(role, *entry)?, true, Vec::new()),
+            Lookup::Miss => {
                 let why = self.why_rebuilt(role, &inputs);
                 (self.run(role, &inputs, stack, started)?, false, why)
+            }
+            Lookup::Dropped(damage) => {
+                let why = format!("the cached layer was damaged ({damage}), so it was dropped");
+                self.reporter.event(&Event::Note {
+                    message: format!("warning: role {role}: {why}; running the role again"),
+                });
+                (self.run(role, &inputs, stack, started)?, false, vec![why])
             }
         };
         self.reporter.event(&Event::Layer {

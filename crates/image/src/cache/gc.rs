@@ -184,8 +184,13 @@ mod tests {
     fn store(cache: &LayerCache, root: &Path, name: &str, bytes: u64) -> Inputs {
         let tree = root.join(name);
         std::fs::create_dir_all(&tree).expect("tree");
-        let digest = format!("sha256:{name}");
-        std::fs::write(root.join("blobs/sha256").join(name), vec![0u8; 10]).expect("blob");
+        // Ten bytes named by their digest, as a real blob is.
+        let content = format!("{name:>10}");
+        let digest = crate::hashing::digest_of(content.as_bytes());
+        let file = root
+            .join("blobs/sha256")
+            .join(digest.trim_start_matches("sha256:"));
+        std::fs::write(file, content).expect("blob");
         let inputs = Inputs {
             tasks: name.into(),
             ..Inputs::default()
@@ -249,7 +254,8 @@ mod tests {
         let kept = |inputs: &Inputs| dir.path().join("layers").join(inputs.key()).is_dir();
         assert!(!kept(&older), "the least recently used went");
         assert!(kept(&old));
-        assert!(!dir.path().join("blobs/sha256/older").exists());
+        let older_blob = crate::hashing::digest_of(format!("{:>10}", "older").as_bytes());
+        assert!(!cache.blob_path(&older_blob).exists());
         assert!(!orphan.exists(), "a blob nothing names goes");
         assert_eq!(done.held, 2000 + 20);
 

@@ -13,8 +13,11 @@ use crate::blobs::LayerBlob;
 use crate::hashing::digest_of;
 
 mod gc;
+pub mod integrity;
+mod verify;
 pub(crate) use gc::touch;
 pub use gc::{default_limit, Collected};
+pub use verify::{Finding, Verified};
 
 /// The inputs of a role's layer, each hashed on its own so a miss can say what changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,17 +136,91 @@ impl LayerCache {
             .tempdir_in(self.dir.join("work"))
     }
 
-    /// The entry for `inputs`, if whole.
+    /// The entry for `inputs`, if whole (`lookup` without the reason a damaged one went).
     pub fn get(&self, inputs: &Inputs) -> Option<Entry> {
+        match self.lookup(inputs) {
+            Lookup::Hit(entry) => Some(*entry),
+            Lookup::Miss | Lookup::Dropped(_) => None,
+        }
+    }
+
+    /// The entry for `inputs`, checked before use: its record parses, its folder is there and
+    /// unchanged since it was stored, its blob has its digest (see `integrity`). A damaged
+    /// entry is removed (with its blob, when the blob is what is wrong) and reported as
+    /// `Dropped`, so the role runs again.
+    pub fn lookup(&self, inputs: &Inputs) -> Lookup {
         let dir = self.dir.join("layers").join(inputs.key());
-        let text = std::fs::read_to_string(dir.join("entry.json")).ok()?;
-        let mut entry: Entry = serde_json::from_str(&text).ok()?;
+        if !dir.is_dir() {
+            return Lookup::Miss;
+        }
+        match self.check(&dir, false) {
+            Ok(entry) => {
+                gc::touch(&dir.join("entry.json"));
+                Lookup::Hit(Box::new(entry))
+            }
+            Err(damage) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                if let Some(blob) = damage.bad_blob {
+                    let _ = std::fs::remove_file(blob);
+                }
+                Lookup::Dropped(damage.what)
+            }
+        }
+    }
+
+    /// Checks the layer folder `dir`: by stamps, or (`full`) hashing its blob whatever its
+    /// stamp says. Records a new stamp when the blob's changed but its content is right.
+    pub(crate) fn check(&self, dir: &Path, full: bool) -> Result<Entry, Damage> {
+        let damaged = |what: String| Damage {
+            what,
+            bad_blob: None,
+        };
+        let text = std::fs::read_to_string(dir.join("entry.json"))
+            .map_err(|e| damaged(format!("its record entry.json cannot be read: {e}")))?;
+        let mut entry: Entry = serde_json::from_str(&text)
+            .map_err(|e| damaged(format!("its record entry.json is damaged: {e}")))?;
         entry.tree = dir.join("tree");
         if !entry.tree.is_dir() {
-            return None;
+            return Err(damaged("its folder is missing".into()));
         }
-        gc::touch(&dir.join("entry.json"));
-        Some(entry)
+        let stamp_path = dir.join("stamp.json");
+        let recorded: Option<Stamp> = std::fs::read(&stamp_path)
+            .ok()
+            .and_then(|text| serde_json::from_slice(&text).ok());
+        let blob = self.blob_path(&entry.blob.digest);
+        let recorded_blob = recorded.as_ref().filter(|_| !full).map(|s| &s.blob);
+        let blob_stamp =
+            integrity::check_blob(&blob, &entry.blob.digest, entry.blob.size, recorded_blob)
+                .map_err(|what| Damage {
+                    bad_blob: blob.is_file().then(|| blob.clone()),
+                    what,
+                })?;
+        let tree = integrity::tree_stamp(&entry.tree)
+            .map_err(|e| damaged(format!("its folder cannot be read: {e}")))?;
+        if let Some(recorded) = &recorded {
+            if recorded.tree != tree {
+                return Err(damaged(
+                    "a file in its folder changed after it was stored".into(),
+                ));
+            }
+        }
+        if recorded.as_ref().map(|r| r.blob) != Some(blob_stamp) {
+            write_stamp(
+                &stamp_path,
+                &Stamp {
+                    blob: blob_stamp,
+                    tree,
+                },
+            )
+            .map_err(|e| damaged(format!("recording its stamp: {e}")))?;
+        }
+        Ok(entry)
+    }
+
+    pub(crate) fn blob_path(&self, digest: &str) -> PathBuf {
+        self.dir
+            .join("blobs/sha256")
+            .join(digest.trim_start_matches("sha256:"))
     }
 
     /// Stores a role's layer: moves `tree` into the cache and writes the entry last, so an
@@ -166,6 +243,11 @@ impl LayerCache {
         std::fs::rename(&staging, &final_dir)?;
         let mut stored = entry.clone();
         stored.tree = final_dir.join("tree");
+        // The stamps reuse is checked against (a blob not in this cache's store has none yet).
+        if let Ok(blob) = integrity::FileStamp::of(&self.blob_path(&entry.blob.digest)) {
+            let tree = integrity::tree_stamp(&stored.tree)?;
+            write_stamp(&final_dir.join("stamp.json"), &Stamp { blob, tree })?;
+        }
         Ok(stored)
     }
 
@@ -274,6 +356,39 @@ impl LayerCache {
     }
 }
 
+/// What a lookup found.
+#[derive(Debug)]
+pub enum Lookup {
+    /// A whole entry.
+    Hit(Box<Entry>),
+    /// No entry.
+    Miss,
+    /// An entry that was damaged (why), now removed.
+    Dropped(String),
+}
+
+/// What is wrong with an entry, and its blob when the blob is what is wrong.
+pub(crate) struct Damage {
+    what: String,
+    bad_blob: Option<PathBuf>,
+}
+
+/// A layer's stamps (see `integrity`), in `stamp.json` beside its entry.
+#[derive(Debug, Serialize, Deserialize)]
+struct Stamp {
+    blob: integrity::FileStamp,
+    tree: String,
+}
+
+fn write_stamp(path: &Path, stamp: &Stamp) -> std::io::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(
+        &tmp,
+        serde_json::to_vec(stamp).map_err(std::io::Error::other)?,
+    )?;
+    std::fs::rename(tmp, path)
+}
+
 /// What `prune` removed.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Pruned {
@@ -351,8 +466,9 @@ mod tests {
             tasks: "x".into(),
             ..Inputs::default()
         };
+        let blobs = crate::blobs::BlobStore::new(&dir.path().join("blobs")).expect("blobs");
         let blob = LayerBlob {
-            digest: "sha256:0".into(),
+            digest: blobs.write_bytes(b"x").expect("blob"),
             size: 1,
             diff_id: "sha256:1".into(),
             diff_size: 2,

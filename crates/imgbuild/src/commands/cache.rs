@@ -59,6 +59,7 @@ pub fn run(args: &CacheArgs, json: bool) -> Result<ExitCode, Failure> {
                 pruned.layers, pruned.blobs, pruned.leftovers
             );
         }
+        CacheAction::Verify => return verify(&cache, json),
         CacheAction::Gc { max } => {
             let limit = cache_limit(*max)?;
             let done = cache
@@ -77,4 +78,46 @@ pub fn run(args: &CacheArgs, json: bool) -> Result<ExitCode, Failure> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `cache verify`: every entry checked, the damaged ones removed and listed.
+fn verify(cache: &LayerCache, json: bool) -> Result<ExitCode, Failure> {
+    let verified = cache
+        .verify_all()
+        .map_err(|e| Failure::Run(anyhow!("verifying {}: {e}", cache_dir().display())))?
+        .ok_or_else(|| {
+            Failure::Run(anyhow!(
+                "a build is using {}; verify when it has ended",
+                cache_dir().display()
+            ))
+        })?;
+    if json {
+        let removed: Vec<serde_json::Value> = verified
+            .removed
+            .iter()
+            .map(|f| serde_json::json!({"entry": f.entry, "problem": f.problem}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({"checked": verified.checked, "removed": removed})
+        );
+    } else {
+        for finding in &verified.removed {
+            println!("removed {}: {}", finding.entry, finding.problem);
+        }
+        println!(
+            "{} entries checked in {}: {}",
+            verified.checked,
+            cache_dir().display(),
+            match verified.removed.len() {
+                0 => "all whole".to_owned(),
+                n => format!("{n} damaged, removed (the next build makes them again)"),
+            }
+        );
+    }
+    Ok(if verified.removed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
