@@ -87,6 +87,11 @@ pub enum Event {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         why: Vec<String>,
     },
+    /// A step of the build outside the roles starts (the base, verify, the outputs).
+    Step {
+        /// What it does.
+        what: String,
+    },
     /// Something a person should know that is not a task's result (a fallback taken).
     Note {
         /// What happened and what it means.
@@ -111,9 +116,49 @@ pub trait Reporter: Send + Sync {
     fn event(&self, event: &Event);
 }
 
-/// Plain lines (CI, no terminal).
-#[derive(Debug, Default)]
-pub struct PlainReporter;
+/// Plain lines (CI, no terminal). A task that runs longer than the heartbeat period gets a
+/// `still running` line each period, so a CI log never sits silent for minutes.
+#[derive(Debug)]
+pub struct PlainReporter {
+    running: Arc<Mutex<Option<(String, Instant)>>>,
+}
+
+impl Default for PlainReporter {
+    fn default() -> Self {
+        Self::new(Duration::from_secs(30))
+    }
+}
+
+impl PlainReporter {
+    /// Starts the heartbeat: every `every`, a line for the task still running.
+    pub fn new(every: Duration) -> Self {
+        let running: Arc<Mutex<Option<(String, Instant)>>> = Arc::new(Mutex::new(None));
+        let shared = Arc::downgrade(&running);
+        let tick = every.min(Duration::from_secs(1));
+        std::thread::spawn(move || {
+            let mut last_beat = Instant::now();
+            loop {
+                std::thread::sleep(tick);
+                let Some(running) = shared.upgrade() else {
+                    break;
+                };
+                let guard = running.lock().unwrap_or_else(|e| e.into_inner());
+                let Some((label, started)) = guard.as_ref() else {
+                    continue;
+                };
+                if started.elapsed() >= every && last_beat.elapsed() >= every {
+                    last_beat = Instant::now();
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "  {label}: still running ({:.0}s)",
+                        started.elapsed().as_secs_f64()
+                    );
+                }
+            }
+        });
+        Self { running }
+    }
+}
 
 fn status_word(status: Status, ignored: bool) -> &'static str {
     match (status, ignored) {
@@ -187,10 +232,22 @@ fn end_line(
 
 impl Reporter for PlainReporter {
     fn event(&self, event: &Event) {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        match event {
+            Event::TaskStart { role, task, .. } => {
+                *running = Some((format!("[{role}] {task}"), Instant::now()));
+            }
+            Event::Step { what } => *running = Some((what.clone(), Instant::now())),
+            Event::TaskEnd { .. } | Event::RoleEnd { .. } | Event::RoleStart { .. } => {
+                *running = None
+            }
+            _ => {}
+        }
         let mut out = std::io::stderr().lock();
         let _ = match event {
             Event::RoleStart { role } => writeln!(out, "== {role}"),
             Event::Note { message } => writeln!(out, "note: {message}"),
+            Event::Step { what } => writeln!(out, "-- {what}"),
             Event::TaskStart { .. } => Ok(()),
             Event::Download { url, bytes, total } if total.is_some_and(|t| t == *bytes) => {
                 writeln!(out, "  downloaded {url} ({})", megabytes(*bytes))
@@ -313,6 +370,10 @@ impl Reporter for TerminalReporter {
             Event::Note { message } => {
                 let _ = writeln!(err, "\r\x1b[Knote: {message}");
             }
+            Event::Step { what } => {
+                let _ = write!(err, "\r\x1b[K  {what}");
+                *guard = Some((what.clone(), Instant::now()));
+            }
             Event::Layer {
                 role,
                 digest,
@@ -320,6 +381,7 @@ impl Reporter for TerminalReporter {
                 cached,
                 why,
             } => {
+                *guard = None;
                 let _ = writeln!(
                     err,
                     "\r\x1b[K{}",
@@ -331,6 +393,7 @@ impl Reporter for TerminalReporter {
                 let _ = write!(err, "\r\x1b[K  downloading {name} {}", bar(*bytes, *total));
             }
             Event::RoleStart { role } => {
+                *guard = None;
                 let _ = writeln!(err, "\r\x1b[K== {role}");
             }
             Event::Diff { diff } => {

@@ -41,6 +41,7 @@ impl Reporter for Tracking {
                 Some(format!("role {role}, task '{task}' ({source})"))
             }
             Event::Layer { role, .. } => Some(format!("role {role}, writing its layer")),
+            Event::Step { what } => Some(what.clone()),
             _ => None,
         };
         if let Some(doing) = doing {

@@ -12,7 +12,7 @@ pub use room::{free_bytes, gigabytes};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use engine::events::Reporter;
+use engine::events::{Event, Reporter};
 use engine::executor::{ExecOptions, Executor, TaskFailure};
 use engine::modules::Downloader;
 use planner::Plan;
@@ -236,6 +236,12 @@ pub fn build(
 ) -> Result<BuildReport, BuildError> {
     let started = Instant::now();
     let stores = Stores::open(settings)?;
+    let step = |what: String| reporter.event(&Event::Step { what });
+    let request = BaseRequest::from_vars(&plan.vars);
+    step(format!(
+        "base: {} {} (cached after the first build)",
+        request.bootstrap, request.build_from
+    ));
     let mut stack = base(plan, settings, &stores)?;
     let mut roles = role_layer::Roles {
         plan,
@@ -255,9 +261,14 @@ pub fn build(
     for role in &plan.roles {
         roles.add_layer(role, &mut stack)?;
     }
+    step("the image: config and manifest".into());
     let image = finish::image(plan, settings, &stores.blobs, &mut stack)?;
+    if settings.verify {
+        step("verify: unpacking the image and checking it".into());
+    }
     let verified = finish::verify(plan, settings, &stores.blobs, &image)?;
     finish::report(plan, &image, &stack, verified.as_ref(), started)?;
+    step(format!("writing the outputs to {}", image.dir.display()));
     let outputs = outputs::write(plan, settings, &stores.blobs, &image)?;
     Ok(BuildReport {
         image: plan.image.clone(),

@@ -71,7 +71,24 @@ fn read_image(input: &str) -> Result<(Snapshot, Labels), Failure> {
 
 /// Checks `args.image`.
 pub fn run(args: &VerifyArgs, json: bool) -> Result<ExitCode, Failure> {
+    let started = std::time::Instant::now();
+    if !json {
+        // Reading a gigabyte archive takes a while: say so before, and how long after.
+        let size = std::fs::metadata(&args.image)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| format!(" ({:.1} GB)", m.len() as f64 / 1e9))
+            .unwrap_or_default();
+        eprintln!("verify: reading {}{size}", args.image);
+    }
     let (snapshot, labels) = read_image(&args.image)?;
+    if !json {
+        eprintln!(
+            "verify: read {} files in {:.1}s",
+            snapshot.entries().count(),
+            started.elapsed().as_secs_f64()
+        );
+    }
     let label = |k: &str| labels.get(k).cloned();
     let expect = Expect {
         kernel: args.kernel.clone().or_else(|| label("io.imgbuild.kernel")),
