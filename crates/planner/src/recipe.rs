@@ -213,16 +213,7 @@ pub fn var_map(node: &Node, what: &str, file: &Path) -> Result<IndexMap<String, 
         Value::Null => Ok(IndexMap::new()),
         Value::Map(entries) => {
             for (key, _) in entries {
-                let valid = key
-                    .name
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                    && key
-                        .name
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_');
-                if !valid {
+                if !crate::vars::is_identifier(&key.name) {
                     return Err(PlanError::new(
                         Location::new(file, key.line),
                         ErrorKind::Recipe(format!("'{}' is not a valid variable name (letters, digits and _, not starting with a digit)", key.name)),
@@ -277,7 +268,16 @@ impl Recipe {
                     ),
                 ))
             }
-            Value::Map(_) => &doc,
+            // ansible-playbook refuses it too ("A playbook must be a list of plays").
+            Value::Map(_) => {
+                return Err(PlanError::new(
+                    at(doc.line),
+                    ErrorKind::Recipe(
+                        "a recipe is a list of plays, and this is a mapping; put '- ' before its first key and indent the rest of the play under it"
+                            .into(),
+                    ),
+                ))
+            }
             _ => {
                 return Err(PlanError::new(
                     at(doc.line),

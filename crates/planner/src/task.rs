@@ -514,7 +514,18 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
                     }
                 }
             }
-            "register" => def.register = Some(text(value, "register", file)?),
+            "register" => {
+                let name = text(value, "register", file)?;
+                if !crate::vars::is_identifier(&name) {
+                    return Err(PlanError::new(
+                        Location::new(file, value.line),
+                        ErrorKind::Recipe(format!(
+                            "register: '{name}' is not a valid variable name (letters, digits and _, not starting with a digit)"
+                        )),
+                    ));
+                }
+                def.register = Some(name);
+            }
             "vars" => def.vars = var_map(value, "vars", file)?,
             "tags" => def.tags = string_list(value, "tags", file)?,
             "notify" => def.notify = string_list(value, "notify", file)?,

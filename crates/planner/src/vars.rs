@@ -7,6 +7,14 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use serde_json::Value as Json;
 
+/// Whether `name` can name a variable: letters, digits and `_`, not starting with a digit.
+pub fn is_identifier(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// A variable's value before templating.
 #[derive(Debug, Clone, PartialEq)]
 pub enum VarValue {

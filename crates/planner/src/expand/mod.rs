@@ -108,7 +108,9 @@ impl Planner<'_> {
                 }
             }
             TemplateError::Cycle(chain) => ErrorKind::Cycle(chain),
-            TemplateError::Other { template, message } => ErrorKind::Template { template, message },
+            TemplateError::Other {
+                template, message, ..
+            } => ErrorKind::Template { template, message },
         };
         let kind = match task {
             Some(task) => ErrorKind::InTask {

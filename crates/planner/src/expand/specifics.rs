@@ -9,6 +9,7 @@ use crate::error::{Location, Result};
 use crate::modules::types::Flag;
 use crate::plan::PlannedTask;
 use crate::planner::Planner;
+use crate::template::TemplateError;
 use crate::vars::VarValue;
 
 use super::{Ctx, Pass};
@@ -46,13 +47,21 @@ impl Planner<'_> {
                 {
                     let path = self.local_file(&src, "templates", ctx, at, "template")?;
                     let text = self.sources.read_text(&path)?;
-                    let file_at = Location::file(&path);
                     let scope = self.full(&pass.scope);
                     let options = crate::modules::template::file_options(&task.args);
-                    task.rendered = self
-                        .templar
-                        .render_file(&text, &scope, options)
-                        .map_err(|e| self.template_error(&file_at, label, e))?;
+                    task.rendered =
+                        self.templar
+                            .render_file(&text, &scope, options)
+                            .map_err(|e| {
+                                // The template file's own line, when the error has one.
+                                let file_at = match &e {
+                                    TemplateError::Other { line: Some(n), .. } => {
+                                        Location::new(&path, *n)
+                                    }
+                                    _ => Location::file(&path),
+                                };
+                                self.template_error(&file_at, label, e)
+                            })?;
                     task.local_file = Some(path.display().to_string());
                 } else if task.deferred.contains(&"src".to_string()) {
                     task.local_search = self.search_dirs("templates", ctx);

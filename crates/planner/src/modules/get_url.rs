@@ -80,7 +80,32 @@ impl Params for GetUrlParams {
                 "url '{url}' must start with http://, https:// or file://"
             ));
         }
+        if let Some(checksum) = self.checksum.as_ref().map(|c| c.as_str()) {
+            check_checksum(checksum)?;
+        }
         Ok(())
+    }
+}
+
+/// A checksum imgbuild can check: `sha256:<64 hex digits>` or `sha256:<URL of a checksum
+/// file>` (a template is checked when it is rendered, at build time).
+fn check_checksum(checksum: &str) -> Result<(), String> {
+    if crate::template::is_template(checksum) {
+        return Ok(());
+    }
+    let what = "write sha256:<64 hex digits> or sha256:<URL of a checksum file>";
+    match checksum.split_once(':') {
+        Some(("sha256", rest)) if rest.contains("://") => Ok(()),
+        Some(("sha256", hex)) if hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit()) => {
+            Ok(())
+        }
+        Some(("sha256", hex)) => Err(format!(
+            "checksum '{checksum}': '{hex}' is not a sha256 (64 hex digits); {what}"
+        )),
+        Some((algorithm, _)) => Err(format!(
+            "checksum '{checksum}': imgbuild checks downloads by sha256 only, not {algorithm}; {what}"
+        )),
+        None => Err(format!("checksum '{checksum}' names no algorithm; {what}")),
     }
 }
 

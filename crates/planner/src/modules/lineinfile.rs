@@ -67,6 +67,15 @@ impl Params for LineinfileParams {
         if self.backrefs.as_ref().is_some_and(|b| b.or(false)) && self.regexp.is_none() {
             return Err("backrefs needs regexp".into());
         }
+        for (name, pattern) in [
+            ("regexp", &self.regexp),
+            ("insertafter", &self.insertafter),
+            ("insertbefore", &self.insertbefore),
+        ] {
+            if let Some(pattern) = pattern.as_ref().map(|p| p.as_str()) {
+                super::check_regex(name, pattern)?;
+            }
+        }
         Ok(())
     }
 }

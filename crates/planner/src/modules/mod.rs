@@ -191,6 +191,17 @@ pub fn names() -> impl Iterator<Item = &'static str> {
         .flat_map(|m| std::iter::once(m.name).chain(m.aliases.iter().copied()))
 }
 
+/// A regular expression the build would compile: refused now when it cannot be (a template
+/// is checked when it is rendered).
+pub fn check_regex(name: &str, pattern: &str) -> Result<(), String> {
+    if crate::template::is_template(pattern) {
+        return Ok(());
+    }
+    regex::Regex::new(pattern).map(|_| ()).map_err(|e| {
+        format!("{name} {pattern:?} is not a regular expression imgbuild can use: {e}")
+    })
+}
+
 /// Requires exactly one of the named options to be set.
 pub fn exactly_one(module: &str, set: &[(&str, bool)]) -> Result<(), String> {
     let names: Vec<&str> = set.iter().map(|(n, _)| *n).collect();

@@ -38,7 +38,17 @@ pub struct ReplaceParams {
     pub attributes: Option<Text>,
 }
 
-impl Params for ReplaceParams {}
+impl Params for ReplaceParams {
+    fn check(&self) -> Result<(), String> {
+        super::check_regex("regexp", self.regexp.as_str())?;
+        for (name, pattern) in [("after", &self.after), ("before", &self.before)] {
+            if let Some(pattern) = pattern.as_ref().map(|p| p.as_str()) {
+                super::check_regex(name, pattern)?;
+            }
+        }
+        Ok(())
+    }
+}
 
 /// `replace`.
 pub static SPEC: ModuleSpec = ModuleSpec {

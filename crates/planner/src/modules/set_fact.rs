@@ -23,12 +23,7 @@ impl Params for SetFactParams {
             return Err("set_fact needs at least one variable".into());
         }
         for name in self.facts.keys() {
-            let valid = name
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            if !valid {
+            if !crate::vars::is_identifier(name) {
                 return Err(format!(
                     "'{name}' is not a valid variable name (letters, digits, _)"
                 ));

@@ -38,6 +38,8 @@ pub enum TemplateError {
     /// Syntax errors, unknown filters, bad filter arguments, ...
     #[error("{message}")]
     Other {
+        /// The line of the template it is on, when minijinja says.
+        line: Option<usize>,
         /// The template text.
         template: String,
         /// What minijinja said.
@@ -218,6 +220,7 @@ impl Templar {
             .compile_expression(expr)
             .map(|_| ())
             .map_err(|e| TemplateError::Other {
+                line: None,
                 template: expr.to_owned(),
                 message: describe(&e),
             })
@@ -229,6 +232,7 @@ impl Templar {
             .template_from_str(text)
             .map(|_| ())
             .map_err(|e| TemplateError::Other {
+                line: None,
                 template: text.to_owned(),
                 message: describe(&e),
             })
@@ -314,6 +318,7 @@ impl Templar {
             .env
             .compile_expression(&expr)
             .map_err(|e| TemplateError::Other {
+                line: None,
                 template: expr.to_owned(),
                 message: describe(&e),
             })?;
@@ -328,6 +333,7 @@ impl Templar {
             Ok(value) => serde_json::to_value(&value)
                 .map(Some)
                 .map_err(|e| TemplateError::Other {
+                    line: None,
                     template: expr.to_owned(),
                     message: e.to_string(),
                 }),
@@ -360,6 +366,7 @@ impl Templar {
             }
         }
         Err(TemplateError::Other {
+            line: e.line(),
             template: excerpt(text, e.line()),
             message: describe(e),
         })
@@ -425,6 +432,7 @@ impl FileOptions {
         let mut options = self;
         for pair in line.split(',') {
             let (key, value) = pair.split_once(':').ok_or_else(|| TemplateError::Other {
+                line: None,
                 template: "#jinja2:".into(),
                 message: format!("the '#jinja2:' line: '{pair}' is not 'key: value'"),
             })?;
@@ -433,6 +441,7 @@ impl FileOptions {
                 "False" | "false" => false,
                 other => {
                     return Err(TemplateError::Other {
+                        line: None,
                         template: "#jinja2:".into(),
                         message: format!(
                             "the '#jinja2:' line: {}: '{other}' is not True or False",
@@ -445,7 +454,7 @@ impl FileOptions {
                 "trim_blocks" => options.trim_blocks = Some(value),
                 "lstrip_blocks" => options.lstrip_blocks = Some(value),
                 other => {
-                    return Err(TemplateError::Other { template: "#jinja2:".into(), message: format!(
+                    return Err(TemplateError::Other { line: None, template: "#jinja2:".into(), message: format!(
                         "the '#jinja2:' line sets '{other}', which imgbuild does not support (trim_blocks, lstrip_blocks)"
                     ) })
                 }
