@@ -406,3 +406,38 @@ fn a_build_killed_with_sigkill_leaves_no_mount_and_no_process_and_reruns() {
     assert!(rerun.status.success(), "rerun failed: {}", stderr(&rerun));
     assert!(root.join("srv-finished").exists());
 }
+
+#[test]
+fn a_long_task_says_it_is_still_running() {
+    require_root();
+    let work = tempfile::Builder::new()
+        .prefix("imgbuild-heartbeat-")
+        .tempdir_in("/var/tmp")
+        .expect("work dir");
+    let root = work.path().join("root");
+    bookworm_rootfs(&root);
+    let project = work.path().join("project");
+    copy_fixture("engine", &project);
+    let root_arg = root.to_string_lossy().into_owned();
+    let out = imgbuild_env(
+        &project,
+        &[
+            "apply",
+            "sleeper",
+            "--root",
+            &root_arg,
+            "-e",
+            "sleep_seconds=3",
+        ],
+        &[
+            ("IMGBUILD_CACHE", &work.path().join("cache")),
+            ("IMGBUILD_HEARTBEAT_SECS", Path::new("1")),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let beats = stderr(&out)
+        .lines()
+        .filter(|l| l.contains("[sleeper] block for a long time: still running"))
+        .count();
+    assert!(beats >= 2, "{}", stderr(&out));
+}

@@ -15,9 +15,13 @@ struct Tmpfs(PathBuf);
 
 impl Tmpfs {
     fn mount(dir: &Path, megabytes: u64) -> Tmpfs {
+        Tmpfs::mount_with(dir, &format!("size={megabytes}M"))
+    }
+
+    fn mount_with(dir: &Path, options: &str) -> Tmpfs {
         std::fs::create_dir_all(dir).expect("mount point");
         let status = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={megabytes}M"), "tmpfs"])
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
             .arg(dir)
             .status()
             .expect("mount");
@@ -97,7 +101,7 @@ fn project(work: &Path) -> PathBuf {
     .expect("role");
     std::fs::write(
         project.join("images/filler-test.yml"),
-        "- name: filler-test.yml\n  hosts: localhost\n  vars:\n    bootstrap: debootstrap\n    build_from: bookworm\n    image_name: filler-test\n    kernel_version: \"6.1.0-50-amd64\"\n    filler_mb: 64\n  roles: [plain, filler]\n",
+        "- name: filler-test.yml\n  hosts: localhost\n  vars:\n    bootstrap: debootstrap\n    build_from: bookworm\n    image_name: filler-test\n    kernel_version: \"6.1.0-50-amd64\"\n    greeting: hi\n    filler_mb: 64\n  roles: [plain, filler]\n",
     )
     .expect("recipe");
     project
@@ -168,4 +172,30 @@ fn a_full_disk_stops_the_build_with_the_figures_and_leaves_nothing_half_written(
     assert!(fits.status.success(), "{}", stderr(&fits));
     drop(cache_disk);
     assert!(mounted_below(work.path()).is_empty());
+}
+
+#[test]
+fn a_cache_or_output_on_a_read_only_filesystem_is_one_line_and_exit_2_before_any_work() {
+    require_root();
+    let work = tempfile::Builder::new()
+        .prefix("imgbuild-read-only-")
+        .tempdir_in("/var/tmp")
+        .expect("work dir");
+    let project = project(work.path());
+    let read_only = Tmpfs::mount_with(&work.path().join("ro"), "ro,size=1M");
+    let writable = work.path().join("cache");
+    for (cache, out, names) in [
+        (read_only.0.clone(), work.path().join("out"), "IMGBUILD_CACHE"),
+        (writable, read_only.0.join("out"), "--out"),
+    ] {
+        let refused = build(&project, &cache, &out, &["repro-test"]);
+        let message = stderr(&refused);
+        assert_eq!(refused.status.code(), Some(2), "{message}");
+        assert_eq!(message.trim().lines().count(), 1, "{message}");
+        assert!(
+            message.contains("cannot be written") && message.contains(names),
+            "{message}"
+        );
+    }
+    drop(read_only);
 }

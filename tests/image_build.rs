@@ -430,6 +430,65 @@ fn the_same_inputs_give_the_same_digest_and_a_template_change_rebuilds_from_its_
     );
 }
 
+fn flip_a_byte(path: &Path) {
+    let mut bytes = std::fs::read(path).expect("read");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(path, bytes).expect("write");
+}
+
+#[test]
+fn a_damaged_cache_is_dropped_and_rebuilt_to_the_same_image() {
+    let f = fixture();
+    let first = build(&f, &["repro-test"]);
+    let layer_digest = first["layers"][1]["digest"].as_str().expect("digest");
+    let blob = f
+        .cache
+        .join("blobs/sha256")
+        .join(layer_digest.trim_start_matches("sha256:"));
+
+    // A flipped byte in the role's blob: found by its hash, the role runs again.
+    flip_a_byte(&blob);
+    let rebuilt = build(&f, &["repro-test"]);
+    assert_eq!(
+        rebuilt["manifest"], first["manifest"],
+        "never a wrong image"
+    );
+    assert_eq!(rebuilt["layers"][1]["cached"], false);
+    assert!(rebuilt["layers"][1]["why"]
+        .to_string()
+        .contains("now hashes to"));
+
+    // A changed file in the layer's folder (a lower of the roles above it): dropped too.
+    let layers: Vec<PathBuf> = std::fs::read_dir(f.cache.join("layers"))
+        .expect("layers")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(layers.len(), 1);
+    flip_a_byte(&layers[0].join("tree/srv/plain/greeting"));
+    let again = build(&f, &["repro-test"]);
+    assert_eq!(again["manifest"], first["manifest"]);
+    assert!(again["layers"][1]["why"]
+        .to_string()
+        .contains("changed after it was stored"));
+
+    // cache verify: whole now; a damaged blob is found, removed, and exit 1.
+    let env = [("IMGBUILD_CACHE", f.cache.as_path())];
+    let clean = imgbuild_env(&f.project, &["cache", "verify"], &env);
+    assert_eq!(clean.status.code(), Some(0), "{}", stdout(&clean));
+    assert!(stdout(&clean).contains("all whole"), "{}", stdout(&clean));
+    flip_a_byte(&blob);
+    let damaged = imgbuild_env(&f.project, &["cache", "verify"], &env);
+    assert_eq!(damaged.status.code(), Some(1), "{}", stdout(&damaged));
+    assert!(
+        stdout(&damaged).contains(&format!("removed blob {layer_digest}")),
+        "{}",
+        stdout(&damaged)
+    );
+    assert!(!blob.exists());
+}
+
 #[test]
 fn a_base_archive_that_climbs_out_is_refused_and_writes_nothing_outside() {
     let f = fixture();

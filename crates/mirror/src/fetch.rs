@@ -63,12 +63,12 @@ pub enum FetchError {
         seconds: f64,
     },
     /// The cache could not be written.
-    #[error("download cache {path}: {source}")]
+    #[error("download cache {path}: {cause}")]
     Cache {
         /// The cache path.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// The I/O error (in the message; not a `source`, which would print it twice).
+        cause: std::io::Error,
     },
 }
 
@@ -156,9 +156,9 @@ impl std::fmt::Debug for Fetcher {
 }
 
 fn cache_err(path: &Path) -> impl FnOnce(std::io::Error) -> FetchError + '_ {
-    move |source| FetchError::Cache {
+    move |cause| FetchError::Cache {
         path: path.to_owned(),
-        source,
+        cause,
     }
 }
 
@@ -411,14 +411,14 @@ impl Fetcher {
             .map_err(|e| {
                 Attempt::Fatal(FetchError::Cache {
                     path: partial.to_owned(),
-                    source: e,
+                    cause: e,
                 })
             })?;
         if !resumed {
             file.rewind().map_err(|e| {
                 Attempt::Fatal(FetchError::Cache {
                     path: partial.to_owned(),
-                    source: e,
+                    cause: e,
                 })
             })?;
         }
@@ -456,7 +456,7 @@ impl Fetcher {
             file.write_all(&buffer[..n]).map_err(|e| {
                 Attempt::Fatal(FetchError::Cache {
                     path: partial.to_owned(),
-                    source: e,
+                    cause: e,
                 })
             })?;
             received += n as u64;
@@ -464,7 +464,7 @@ impl Fetcher {
         file.sync_all().map_err(|e| {
             Attempt::Fatal(FetchError::Cache {
                 path: partial.to_owned(),
-                source: e,
+                cause: e,
             })
         })?;
         if let Some(progress) = &self.progress {

@@ -92,6 +92,7 @@ pub fn run(
         std::env::current_dir().unwrap_or_default().join(&args.out)
     };
     check_outputs(&out, &plans, formats)?;
+    super::session::ensure_writable(&out, "--out", "choose a folder imgbuild can write")?;
     let codec = match args.compression {
         LayerCompression::Gzip => Codec::gzip(args.gzip_level),
         LayerCompression::Zstd => Codec {

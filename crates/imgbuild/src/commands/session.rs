@@ -40,6 +40,24 @@ pub fn cache_dir() -> PathBuf {
     home.join(".cache/imgbuild")
 }
 
+/// Fails with one line and exit 2 when `dir` (created if missing) cannot be written: a
+/// read-only filesystem, a folder imgbuild may not write. `what` names it and `instead` says
+/// what to do. Checked before any work, so nothing is built only to fail at its end.
+pub fn ensure_writable(
+    dir: &std::path::Path,
+    what: &str,
+    instead: &str,
+) -> Result<(), crate::Failure> {
+    let refuse = |e: std::io::Error| {
+        crate::Failure::Input(anyhow!(
+            "{what} {} cannot be written ({e}); {instead}",
+            dir.display()
+        ))
+    };
+    std::fs::create_dir_all(dir).map_err(refuse)?;
+    tempfile::tempfile_in(dir).map(drop).map_err(refuse)
+}
+
 /// The size the cache is kept under: `given` (a `--cache-max` or `--max`), else
 /// `$IMGBUILD_CACHE_MAX`, else a tenth of the cache's filesystem.
 pub fn cache_limit(given: Option<u64>) -> Result<u64, crate::Failure> {
@@ -135,6 +153,11 @@ pub fn downloads(
     timeout: Option<u64>,
     reporter: std::sync::Arc<dyn Reporter>,
 ) -> Result<(MirrorDownloads, mirror::Lock), crate::Failure> {
+    ensure_writable(
+        &cache_dir(),
+        "the cache folder",
+        "set IMGBUILD_CACHE to a folder on a writable filesystem",
+    )?;
     let lock = load_lock(project_root)?;
     let config = mirror::MirrorConfig::load(&project_root.join("mirror.toml"))
         .map_err(|e| crate::Failure::Input(anyhow!(e)))?;
