@@ -253,3 +253,23 @@ pub fn shared_base_cache(cache: &Path) {
     std::fs::create_dir_all(shared.join("bases")).expect("shared cache");
     std::os::unix::fs::symlink(shared.join("bases"), cache.join("bases")).expect("link cache");
 }
+
+/// Gives the cache folder `cache` its own copy of the image tests' debootstrapped bases (hard
+/// links: no bytes copied), for a test that checks or collects the whole cache. The layer of
+/// each base is written again from the tree into the cache's own blobs.
+pub fn copied_base_cache(cache: &Path) {
+    let shared = test_cache().join("image-tests-cache/bases");
+    std::fs::create_dir_all(cache.join("bases")).expect("cache");
+    for base in std::fs::read_dir(&shared).into_iter().flatten().flatten() {
+        if !base.path().join("tree").is_dir() {
+            continue;
+        }
+        let status = Command::new("cp")
+            .arg("-al")
+            .arg(base.path())
+            .arg(cache.join("bases"))
+            .status()
+            .expect("cp");
+        assert!(status.success(), "copying {}", base.path().display());
+    }
+}

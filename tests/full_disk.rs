@@ -78,7 +78,16 @@ fn build(project: &Path, cache: &Path, out: &Path, extra: &[&str]) -> Output {
 fn leftovers(dir: &Path) -> Vec<String> {
     let found = Command::new("find")
         .arg(dir)
-        .args(["-name", ".tmp*", "-o", "-name", ".oci-*", "-o", "-name", ".rootfs-*"])
+        .args([
+            "-name",
+            ".tmp*",
+            "-o",
+            "-name",
+            ".oci-*",
+            "-o",
+            "-name",
+            ".rootfs-*",
+        ])
         .args(["-o", "-name", "*.tmp", "-o", "-name", "*.tmp-*"])
         .output()
         .expect("find");
@@ -126,7 +135,12 @@ fn a_full_disk_stops_the_build_with_the_figures_and_leaves_nothing_half_written(
     let archive = out.join("repro-test/repro-test.tar");
     let before = std::fs::read(&archive).expect("the first archive");
     out_disk.leave_only(8);
-    let changed = build(&project, &cache, &out, &["repro-test", "-e", "greeting=changed"]);
+    let changed = build(
+        &project,
+        &cache,
+        &out,
+        &["repro-test", "-e", "greeting=changed"],
+    );
     assert_eq!(changed.status.code(), Some(1), "{}", stderr(&changed));
     let message = stderr(&changed);
     assert!(
@@ -142,7 +156,12 @@ fn a_full_disk_stops_the_build_with_the_figures_and_leaves_nothing_half_written(
     );
     assert_eq!(leftovers(&out), Vec::<String>::new());
     out_disk.resize(600);
-    let again = build(&project, &cache, &out, &["repro-test", "-e", "greeting=changed"]);
+    let again = build(
+        &project,
+        &cache,
+        &out,
+        &["repro-test", "-e", "greeting=changed"],
+    );
     assert!(again.status.success(), "{}", stderr(&again));
     assert_ne!(std::fs::read(&archive).expect("the new archive"), before);
     drop(out_disk);
@@ -152,7 +171,12 @@ fn a_full_disk_stops_the_build_with_the_figures_and_leaves_nothing_half_written(
     let small_cache = work.path().join("small-cache");
     let cache_disk = Tmpfs::mount(&small_cache, 200);
     shared_base_cache(&small_cache);
-    let full = build(&project, &small_cache, &work.path().join("out2"), &["filler-test", "-e", "filler_mb=300"]);
+    let full = build(
+        &project,
+        &small_cache,
+        &work.path().join("out2"),
+        &["filler-test", "-e", "filler_mb=300"],
+    );
     assert_eq!(full.status.code(), Some(1), "{}", stderr(&full));
     let message = stderr(&full);
     assert!(
@@ -161,14 +185,27 @@ fn a_full_disk_stops_the_build_with_the_figures_and_leaves_nothing_half_written(
             && message.contains(&small_cache.to_string_lossy().into_owned()),
         "{message}"
     );
-    for layer in std::fs::read_dir(small_cache.join("layers")).expect("layers").flatten() {
-        assert!(layer.path().join("entry.json").is_file(), "a half entry: {layer:?}");
+    for layer in std::fs::read_dir(small_cache.join("layers"))
+        .expect("layers")
+        .flatten()
+    {
+        assert!(
+            layer.path().join("entry.json").is_file(),
+            "a half entry: {layer:?}"
+        );
     }
     assert_eq!(leftovers(&small_cache), Vec::<String>::new());
-    let work_dirs = std::fs::read_dir(small_cache.join("work")).expect("work").count();
+    let work_dirs = std::fs::read_dir(small_cache.join("work"))
+        .expect("work")
+        .count();
     assert_eq!(work_dirs, 0, "the role's work folder is removed");
     cache_disk.resize(1024);
-    let fits = build(&project, &small_cache, &work.path().join("out2"), &["filler-test", "-e", "filler_mb=300"]);
+    let fits = build(
+        &project,
+        &small_cache,
+        &work.path().join("out2"),
+        &["filler-test", "-e", "filler_mb=300"],
+    );
     assert!(fits.status.success(), "{}", stderr(&fits));
     drop(cache_disk);
     assert!(mounted_below(work.path()).is_empty());
@@ -185,7 +222,11 @@ fn a_cache_or_output_on_a_read_only_filesystem_is_one_line_and_exit_2_before_any
     let read_only = Tmpfs::mount_with(&work.path().join("ro"), "ro,size=1M");
     let writable = work.path().join("cache");
     for (cache, out, names) in [
-        (read_only.0.clone(), work.path().join("out"), "IMGBUILD_CACHE"),
+        (
+            read_only.0.clone(),
+            work.path().join("out"),
+            "IMGBUILD_CACHE",
+        ),
         (writable, read_only.0.join("out"), "--out"),
     ] {
         let refused = build(&project, &cache, &out, &["repro-test"]);

@@ -24,6 +24,10 @@ struct Setup {
 }
 
 fn setup() -> Setup {
+    setup_with(shared_base_cache)
+}
+
+fn setup_with(bases: fn(&Path)) -> Setup {
     require_root();
     let work = tempfile::Builder::new()
         .prefix("imgbuild-interrupt-")
@@ -33,7 +37,7 @@ fn setup() -> Setup {
     let project = root.join("project");
     copy_fixture("interrupts", &project);
     let cache = root.join("cache");
-    shared_base_cache(&cache);
+    bases(&cache);
     Setup {
         out: root.join("out"),
         project,
@@ -324,4 +328,115 @@ fn sigkill_during_a_download_resumes_on_the_rerun() {
     fast.store(true, Ordering::SeqCst);
     build_ok(&s, &["marker=four", "download=true"], Some(&mirror));
     assert_whole(&s.cache.join("downloads/sha256"));
+}
+
+/// Processes whose root (`/proc/PID/root`) is below `dir`: a chroot a build left running.
+fn rooted_below(dir: &Path) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.path().join("root")).ok())
+        .filter(|root| root.starts_with(dir))
+        .map(|root| root.display().to_string())
+        .collect()
+}
+
+/// A build of `image` on the setup's cache, as a child with its JSON events on stdout.
+fn spawn_build(s: &Setup, image: &str, vars: &[&str]) -> Child {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_imgbuild"));
+    cmd.arg("-C")
+        .arg(&s.project)
+        .args([
+            "--json",
+            "build",
+            image,
+            "--no-verify",
+            "--format",
+            "docker-archive",
+        ])
+        .arg("--out")
+        .arg(&s.out)
+        .env("IMGBUILD_CACHE", &s.cache)
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for v in vars {
+        cmd.args(["-e", v]);
+    }
+    cmd.spawn().expect("imgbuild")
+}
+
+/// Waits for a build and returns its manifest digest.
+fn manifest_of(child: Child) -> String {
+    let out = child.wait_with_output().expect("wait");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["event"] == "built")
+        .and_then(|e| e["manifest"].as_str().map(str::to_owned))
+        .expect("a built event")
+}
+
+fn cache_verify_is_clean(s: &Setup) {
+    let out = imgbuild_env(
+        &s.project,
+        &["cache", "verify"],
+        &[("IMGBUILD_CACHE", &s.cache)],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
+
+#[test]
+fn two_builds_on_one_cache_and_one_killed_leave_the_other_and_the_cache_whole() {
+    // The cache is verified whole at the end: it owns its bases.
+    let s = setup_with(copied_base_cache);
+    let steady = std::fs::read_to_string(s.project.join("images/slow.yml"))
+        .expect("recipe")
+        .replace("slow.yml", "steady.yml")
+        .replace("image_name: slow", "image_name: steady");
+    std::fs::write(s.project.join("images/steady.yml"), steady).expect("steady recipe");
+
+    // Two images at once; the slow one is killed in its long task while the other builds.
+    let slow = start_until(&s, &["pause=4711"], None, |l| {
+        l.contains("\"event\":\"task_start\"") && l.contains("\"task\":\"wait\"")
+    });
+    let other = spawn_build(&s, "steady", &["marker=steady"]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while processes_with("sleep 4711").is_empty() {
+        assert!(Instant::now() < deadline, "the slow build never slept");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    kill(&slow, "-KILL");
+    let mut slow = slow;
+    let _ = slow.wait();
+    let first = manifest_of(other);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_with("sleep 4711").is_empty() || !rooted_below(&s.root).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the killed build left {:?} running in {:?}",
+            processes_with("sleep 4711"),
+            rooted_below(&s.root)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        mounted_below(&s.root).is_empty(),
+        "{:?}",
+        mounted_below(&s.root)
+    );
+    cache_verify_is_clean(&s);
+
+    // The same image twice at once: both finish, with the same image.
+    let a = spawn_build(&s, "steady", &["marker=twice"]);
+    let b = spawn_build(&s, "steady", &["marker=twice"]);
+    let (a, b) = (manifest_of(a), manifest_of(b));
+    assert_eq!(a, b);
+    assert_ne!(a, first);
+    cache_verify_is_clean(&s);
 }

@@ -103,7 +103,7 @@ struct Cached {
 
 /// The base's tree, if it is the one that was made: a tree whose stamp (`tree.stamp`, see
 /// `cache::integrity`) changed is removed with every layer written from it. A tree cached
-/// before stamps were kept gets its stamp now.
+/// before stamps were kept (or in an older stamp format) gets its stamp now.
 fn checked_tree(dir: &Path) -> Option<PathBuf> {
     let tree = dir.join("tree");
     if !tree.is_dir() {
@@ -112,12 +112,12 @@ fn checked_tree(dir: &Path) -> Option<PathBuf> {
     let stamp_file = dir.join("tree.stamp");
     let now = integrity::tree_stamp(&tree).ok()?;
     match std::fs::read_to_string(&stamp_file) {
-        Ok(recorded) if recorded.trim() == now => Some(tree),
-        Ok(_) => {
+        Ok(recorded) if integrity::tree_changed(&recorded, &now) => {
             let _ = std::fs::remove_dir_all(dir);
             None
         }
-        Err(_) => {
+        Ok(recorded) if recorded.trim() == now => Some(tree),
+        _ => {
             let _ = std::fs::write(&stamp_file, &now);
             Some(tree)
         }

@@ -76,12 +76,22 @@ pub fn check_blob(
     Ok(stamp)
 }
 
-/// The stamp of a folder tree: a digest over each entry's path, type, mode, owner, size,
-/// modification time and link target, in name order.
+/// The stamp of a folder tree: a digest over each entry's path, type, mode, owner, size (of
+/// files), modification time and link target, in name order.
 pub fn tree_stamp(root: &Path) -> std::io::Result<String> {
     let mut hasher = Sha256::new();
     add_dir(&mut hasher, root, Path::new(""))?;
-    Ok(format!("sha256:{:x}", hasher.finalize()))
+    Ok(format!("{TREE_STAMP_FORMAT}sha256:{:x}", hasher.finalize()))
+}
+
+/// The prefix of this version's tree stamps. A stamp recorded in another format cannot be
+/// compared: it is taken as unchanged and recorded again, so a new imgbuild does not drop a
+/// whole cache.
+const TREE_STAMP_FORMAT: &str = "v2:";
+
+/// Whether a folder changed since `recorded` was taken, given its stamp `now`.
+pub fn tree_changed(recorded: &str, now: &str) -> bool {
+    recorded.trim().starts_with(TREE_STAMP_FORMAT) && recorded.trim() != now
 }
 
 fn add_dir(hasher: &mut Sha256, root: &Path, relative: &Path) -> std::io::Result<()> {
@@ -98,13 +108,14 @@ fn add_dir(hasher: &mut Sha256, root: &Path, relative: &Path) -> std::io::Result
         } else {
             String::new()
         };
+        // A folder's size is its filesystem's business (it does not shrink when entries go).
+        let size = if meta.is_dir() { 0 } else { meta.len() };
         let line = format!(
-            "{}\0{:o}\0{}:{}\0{}\0{}.{}\0{}\0{target}\n",
+            "{}\0{:o}\0{}:{}\0{size}\0{}.{}\0{}\0{target}\n",
             path.display(),
             meta.mode(),
             meta.uid(),
             meta.gid(),
-            meta.len(),
             meta.mtime(),
             meta.mtime_nsec(),
             meta.rdev(),
@@ -145,8 +156,18 @@ mod tests {
         std::fs::write(dir.path().join("etc/a"), "1").expect("write");
         std::os::unix::fs::symlink("a", dir.path().join("etc/b")).expect("link");
         let before = tree_stamp(dir.path()).expect("stamp");
-        assert_eq!(tree_stamp(dir.path()).expect("stamp"), before);
+        assert!(!tree_changed(
+            &before,
+            &tree_stamp(dir.path()).expect("stamp")
+        ));
         std::fs::write(dir.path().join("etc/a"), "22").expect("write");
-        assert_ne!(tree_stamp(dir.path()).expect("stamp"), before);
+        assert!(tree_changed(
+            &before,
+            &tree_stamp(dir.path()).expect("stamp")
+        ));
+        assert!(
+            !tree_changed("sha256:older-format", &before),
+            "an older stamp is recorded again, not taken for damage"
+        );
     }
 }

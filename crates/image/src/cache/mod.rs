@@ -198,13 +198,14 @@ impl LayerCache {
         let tree = integrity::tree_stamp(&entry.tree)
             .map_err(|e| damaged(format!("its folder cannot be read: {e}")))?;
         if let Some(recorded) = &recorded {
-            if recorded.tree != tree {
+            if integrity::tree_changed(&recorded.tree, &tree) {
                 return Err(damaged(
                     "a file in its folder changed after it was stored".into(),
                 ));
             }
         }
-        if recorded.as_ref().map(|r| r.blob) != Some(blob_stamp) {
+        let same = |r: &Stamp| r.blob == blob_stamp && r.tree == tree;
+        if !recorded.as_ref().is_some_and(same) {
             write_stamp(
                 &stamp_path,
                 &Stamp {

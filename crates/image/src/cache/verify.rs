@@ -109,14 +109,18 @@ impl LayerCache {
             let tree = base.path().join("tree");
             let now = integrity::tree_stamp(&tree).ok();
             let recorded = std::fs::read_to_string(base.path().join("tree.stamp")).ok();
-            if now.is_none()
-                || (recorded.is_some() && recorded.as_deref().map(str::trim) != now.as_deref())
-            {
+            let problem = match (&recorded, &now) {
+                (_, None) => Some("its folder is missing"),
+                (Some(recorded), Some(now)) if integrity::tree_changed(recorded, now) => {
+                    Some("a file in its folder changed after it was made")
+                }
+                _ => None,
+            };
+            if let Some(problem) = problem {
                 std::fs::remove_dir_all(base.path())?;
                 verified.removed.push(Finding {
                     entry: format!("base {key}"),
-                    problem: "a file in its folder changed after it was made, or it is missing"
-                        .into(),
+                    problem: problem.into(),
                 });
                 continue;
             }
