@@ -70,8 +70,50 @@ impl Sources {
         Ok(node)
     }
 
+    /// Where `name` is defined in the YAML read so far: a key of a vars file (defaults/, vars/,
+    /// vars_files), of a `vars:` mapping, or of a `set_fact:`; sorted by file and line.
+    pub fn definitions(&self, name: &str) -> Vec<Location> {
+        let mut found = Vec::new();
+        for (path, node) in &self.parsed {
+            let vars_file = !path.components().any(|c| {
+                matches!(
+                    c.as_os_str().to_str(),
+                    Some("tasks" | "handlers" | "meta" | "images")
+                )
+            });
+            find_definitions(node, name, path, vars_file, &mut found);
+        }
+        found.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+        found
+    }
+
     /// Every file read so far, relative to the root, sorted.
     pub fn inputs(&self) -> Vec<PathBuf> {
         self.inputs.iter().cloned().collect()
+    }
+}
+
+/// Adds to `found` the keys named `name` that define a variable: at the top of a vars file
+/// (`top`), or in a mapping under `vars:` or `set_fact:`.
+fn find_definitions(node: &Node, name: &str, path: &Path, top: bool, found: &mut Vec<Location>) {
+    match &node.value {
+        yaml::Value::Map(entries) => {
+            for (key, value) in entries {
+                if top && key.name == name {
+                    found.push(Location::new(path, key.line));
+                }
+                let defines = matches!(
+                    key.name.as_str(),
+                    "vars" | "set_fact" | "ansible.builtin.set_fact"
+                );
+                find_definitions(value, name, path, defines, found);
+            }
+        }
+        yaml::Value::Seq(items) => {
+            for item in items {
+                find_definitions(item, name, path, false, found);
+            }
+        }
+        _ => {}
     }
 }

@@ -84,6 +84,24 @@ fn union(a: &[String], b: &[String]) -> Vec<String> {
 }
 
 impl Planner<'_> {
+    /// A cycle `a -> b -> a` with where each variable is defined: `a (roles/r/defaults/main.yml:1)
+    /// -> b (...) -> a`.
+    fn where_defined(&self, chain: &str) -> String {
+        let names: Vec<&str> = chain.split(" -> ").collect();
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let first = names.iter().position(|n| n == name) == Some(i);
+                match self.sources.definitions(name).first() {
+                    Some(at) if first && i + 1 < names.len() => format!("{name} ({at})"),
+                    _ => (*name).to_owned(),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" -> ")
+    }
+
     /// Turns a template error into a located plan error naming the task.
     pub(crate) fn template_error(
         &self,
@@ -107,7 +125,7 @@ impl Planner<'_> {
                     None => ErrorKind::Undefined { name, chain },
                 }
             }
-            TemplateError::Cycle(chain) => ErrorKind::Cycle(chain),
+            TemplateError::Cycle(chain) => ErrorKind::Cycle(self.where_defined(&chain)),
             TemplateError::Other {
                 template, message, ..
             } => ErrorKind::Template { template, message },
