@@ -97,6 +97,24 @@ fn leftovers(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The project, with a role downloading `big.bin` from the mirror into the image.
+fn download_project(work: &Path) -> PathBuf {
+    let project = project(work);
+    let role = project.join("roles/fetcher/tasks");
+    std::fs::create_dir_all(&role).expect("role");
+    std::fs::write(
+        role.join("main.yml"),
+        "- name: a big download\n  get_url: {url: \"{{ mirror_server }}/big.bin\", dest: /srv/big.bin}\n",
+    )
+    .expect("role");
+    std::fs::write(
+        project.join("images/download-test.yml"),
+        "- name: download-test.yml\n  hosts: localhost\n  vars:\n    bootstrap: debootstrap\n    build_from: bookworm\n    image_name: download-test\n    kernel_version: \"6.1.0-50-amd64\"\n    greeting: hi\n  roles: [plain, fetcher]\n",
+    )
+    .expect("recipe");
+    project
+}
+
 fn project(work: &Path) -> PathBuf {
     let project = work.join("project");
     copy_fixture("images", &project);
@@ -239,4 +257,45 @@ fn a_cache_or_output_on_a_read_only_filesystem_is_one_line_and_exit_2_before_any
         );
     }
     drop(read_only);
+}
+
+#[test]
+fn a_download_that_fills_the_cache_s_disk_leaves_no_partial_file_and_resumes_when_there_is_room() {
+    require_root();
+    let work = tempfile::Builder::new()
+        .prefix("imgbuild-full-download-")
+        .tempdir_in("/var/tmp")
+        .expect("work dir");
+    let project = download_project(work.path());
+    // 250 MB of zeros, sparse on the mirror's side.
+    let mirror_dir = work.path().join("mirror");
+    std::fs::create_dir_all(&mirror_dir).expect("mirror");
+    std::fs::File::create(mirror_dir.join("big.bin"))
+        .and_then(|f| f.set_len(250 << 20))
+        .expect("big.bin");
+    let mirror = serve_dir(&mirror_dir);
+    let cache = work.path().join("cache");
+    let cache_disk = Tmpfs::mount(&cache, 200);
+    shared_base_cache(&cache);
+    let out = work.path().join("out");
+    let args = ["download-test", "--mirror", mirror.as_str()];
+    let full = build(&project, &cache, &out, &args);
+    assert_eq!(full.status.code(), Some(1), "{}", stderr(&full));
+    let message = stderr(&full);
+    assert!(
+        message.contains("No space left on device") && message.contains("The disk filled up"),
+        "{message}"
+    );
+    let partial = std::fs::read_dir(cache.join("downloads/partial"))
+        .expect("partial downloads")
+        .count();
+    assert_eq!(
+        partial, 0,
+        "a partial download holding the space the user must free"
+    );
+    assert_eq!(leftovers(&cache), Vec::<String>::new());
+    cache_disk.resize(1024);
+    let fits = build(&project, &cache, &out, &args);
+    assert!(fits.status.success(), "{}", stderr(&fits));
+    drop(cache_disk);
 }
