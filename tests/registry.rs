@@ -270,6 +270,68 @@ fn push_then_pull_as_a_base_and_resolve_a_multi_platform_index() {
     );
     assert!(pulled["layers"].as_array().is_some_and(|l| l.len() == 2));
 
+    // An air-gapped site: registries.conf gives docker.io a mirror on the site's registry; the
+    // recipe keeps naming docker.io and its base comes from the mirror.
+    let copy = Command::new("skopeo")
+        .args(["copy", "-q", "--dest-tls-verify=false"])
+        .arg(format!(
+            "oci:{}:latest",
+            p.out.join("repro-test/oci").display()
+        ))
+        .arg(format!("docker://{}/hub/library/debian:12", registry.host))
+        .output()
+        .expect("skopeo");
+    assert!(copy.status.success(), "{}", stderr(&copy));
+    let conf = p.out.join("registries.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "[[registry]]\nprefix = \"docker.io\"\nlocation = \"docker.io\"\n[[registry.mirror]]\nlocation = \"{}/hub\"\n",
+            registry.host
+        ),
+    )
+    .expect("registries.conf");
+    write_recipe(&p, "from-hub", "docker.io/library/debian:12");
+    let out = p.out.to_string_lossy().into_owned();
+    let build_with_conf = |image: &str| {
+        imgbuild_env(
+            &p.project,
+            &[
+                "--json",
+                "build",
+                "--no-verify",
+                "--format",
+                "chroot",
+                "--out",
+                &out,
+                image,
+            ],
+            &[
+                ("IMGBUILD_CACHE", &p.cache),
+                ("SOURCE_DATE_EPOCH", Path::new("1700000000")),
+                ("CONTAINERS_REGISTRIES_CONF", &conf),
+            ],
+        )
+    };
+    built(&build_with_conf("from-hub"));
+    assert!(p.out.join("from-hub/rootfs/srv/plain/greeting").is_file());
+    // A registry that cannot be reached: which, that the machine may be offline, what to do.
+    write_recipe(&p, "unreachable", "registry.invalid/library/debian:12");
+    let offline = build_with_conf("unreachable");
+    assert_eq!(offline.status.code(), Some(1));
+    for needed in [
+        "registry.invalid",
+        "may be offline",
+        "[[registry.mirror]]",
+        "Air-gapped",
+    ] {
+        assert!(
+            stderr(&offline).contains(needed),
+            "{needed}: {}",
+            stderr(&offline)
+        );
+    }
+
     // An index with an arm64 image first, whose layer marks it: the amd64 one must be chosen.
     let multi_ref = format!("{}/site/multi:v1", registry.host);
     let layout = p.out.join("multi-oci");

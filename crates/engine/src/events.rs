@@ -125,7 +125,7 @@ pub struct PlainReporter {
 
 impl Default for PlainReporter {
     fn default() -> Self {
-        Self::new(Duration::from_secs(30))
+        Self::new(Duration::from_secs(15))
     }
 }
 

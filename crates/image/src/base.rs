@@ -329,9 +329,10 @@ fn from_registry(
 ) -> Result<Vec<BaseLayer>, BaseError> {
     let reference = registry::Reference::parse(&request.build_from)
         .map_err(|e| BaseError::Unsupported(format!("build_from: {e}")))?;
-    let credentials = registry::Credentials::for_registry(&reference.registry)
-        .map_err(|e| BaseError::Failed(e.to_string()))?;
-    let pulled = registry::pull(&reference, credentials, &cache.join("registry"))
+    // From a registries.conf mirror when the site has one; the image names the reference as
+    // the recipe wrote it, wherever its bytes came from.
+    let conf = registry::RegistriesConf::load().map_err(|e| BaseError::Failed(e.to_string()))?;
+    let (pulled, _) = registry::pull_via(&conf, &request.build_from, &cache.join("registry"))
         .map_err(|e| BaseError::Failed(format!("pulling {reference}: {e}")))?;
     let layers = LayerFiles {
         files: pulled

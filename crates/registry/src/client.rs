@@ -156,7 +156,7 @@ impl Client {
                 Err(ureq::Error::Transport(t)) => {
                     return Err(RegistryError::Transport {
                         what,
-                        detail: self.redact(&t.to_string()),
+                        detail: self.redact(&transport_detail(&t)),
                     })
                 }
             }
@@ -238,7 +238,7 @@ impl Client {
             Err(ureq::Error::Transport(t)) => {
                 return Err(RegistryError::Transport {
                     what,
-                    detail: self.redact(&t.to_string()),
+                    detail: self.redact(&transport_detail(&t)),
                 })
             }
         };
@@ -281,5 +281,13 @@ fn error_message(response: ureq::Response) -> String {
         String::new()
     } else {
         format!(": {message}")
+    }
+}
+
+/// A transport error without the URL ureq puts in front (the request already names it).
+fn transport_detail(t: &ureq::Transport) -> String {
+    match t.message() {
+        Some(message) => format!("{}: {message}", t.kind()),
+        None => t.kind().to_string(),
     }
 }

@@ -55,6 +55,16 @@ pub enum RegistryError {
         /// What is wrong.
         detail: String,
     },
+    /// No source of a reference (its registries.conf mirrors, its registry) gave it.
+    #[error("{reference}: {hint}; tried {}", tried.join("; "))]
+    Unavailable {
+        /// The reference as written.
+        reference: String,
+        /// Each source and what it answered.
+        tried: Vec<String>,
+        /// What to do.
+        hint: String,
+    },
     /// A local file could not be read or written.
     #[error("{what}: {source}")]
     Io {

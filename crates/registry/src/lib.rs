@@ -1,16 +1,18 @@
 //! A client for the OCI distribution API (what registries speak), with no daemon involved:
 //! image references, credentials from `REGISTRY_AUTH_FILE` or `~/.docker/config.json`, anonymous
-//! and basic bearer-token auth, manifest lists resolved to linux/amd64, every blob verified
+//! and basic bearer-token auth, registries.conf mirrors, manifest lists resolved to linux/amd64, every blob verified
 //! against its digest while it streams, and pushes that upload only the blobs a registry lacks.
 
 mod auth;
 mod client;
 mod error;
 mod reference;
+mod registries_conf;
 mod transfer;
 
 pub use auth::{Credentials, CredentialsSource};
 pub use client::Client;
 pub use error::RegistryError;
 pub use reference::Reference;
+pub use registries_conf::{is_short_name, pull_via, PullSource, RegistriesConf};
 pub use transfer::{pull, push, PulledImage, PulledLayer, PushBlob, Pushed};

@@ -16,6 +16,9 @@ pub struct Reference {
     pub tag: Option<String>,
     /// The digest, when the reference pins one.
     pub digest: Option<String>,
+    /// Plain HTTP: a registries.conf entry or mirror marked `insecure` (loopback registries
+    /// and `IMGBUILD_INSECURE_REGISTRIES` are plain HTTP anyway).
+    pub insecure: bool,
 }
 
 fn bad(reference: &str, why: impl Into<String>) -> RegistryError {
@@ -92,6 +95,7 @@ impl Reference {
             repository,
             tag: tag.map(str::to_owned),
             digest,
+            insecure: false,
         })
     }
 
@@ -119,7 +123,11 @@ impl Reference {
         let listed = std::env::var("IMGBUILD_INSECURE_REGISTRIES")
             .map(|list| list.split(',').any(|r| r.trim() == self.registry))
             .unwrap_or(false);
-        let scheme = if loopback || listed { "http" } else { "https" };
+        let scheme = if loopback || listed || self.insecure {
+            "http"
+        } else {
+            "https"
+        };
         format!("{scheme}://{}", self.registry)
     }
 

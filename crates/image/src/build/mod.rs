@@ -78,6 +78,8 @@ pub struct LayerReport {
     pub digest: String,
     /// Compressed size.
     pub size: u64,
+    /// Uncompressed size (of its tar).
+    pub unpacked: u64,
     /// Uncompressed digest.
     pub diff_id: String,
     /// Reused from the cache.
@@ -214,6 +216,7 @@ fn base(plan: &Plan, settings: &Settings, stores: &Stores) -> Result<Stack, Buil
                 role: "base".into(),
                 digest: b.blob.digest.clone(),
                 size: b.blob.size,
+                unpacked: b.blob.diff_size,
                 diff_id: b.blob.diff_id.clone(),
                 cached: !b.made_now,
                 seconds: started.elapsed().as_secs_f64(),

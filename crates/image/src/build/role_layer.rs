@@ -123,6 +123,7 @@ impl Roles<'_> {
             role: role.to_owned(),
             digest: entry.blob.digest.clone(),
             size: entry.blob.size,
+            unpacked: entry.blob.diff_size,
             diff_id: entry.blob.diff_id.clone(),
             cached,
             seconds: started.elapsed().as_secs_f64(),

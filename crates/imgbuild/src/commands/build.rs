@@ -309,10 +309,12 @@ fn summary(report: &image::build::BuildReport) -> String {
     };
     text.push_str(&format!("  verify: {verdict}\n"));
     let compressed: u64 = report.layers.iter().map(|l| l.size).sum();
+    let unpacked: u64 = report.layers.iter().map(|l| l.unpacked).sum();
     text.push_str(&format!(
-        "  size: {:.1} MB compressed in {} layers\n",
+        "  size: {:.1} MB compressed in {} layers; about {:.1} MB unpacked (what a node holds in RAM)\n",
         compressed as f64 / 1e6,
-        report.layers.len()
+        report.layers.len(),
+        unpacked as f64 / 1e6
     ));
     for output in &report.outputs {
         text.push_str(&format!("  {}\n", output.display()));
@@ -341,6 +343,7 @@ mod tests {
             role: "r".into(),
             digest: "sha256:d".into(),
             size,
+            unpacked: size * 3,
             diff_id: "sha256:i".into(),
             cached: false,
             seconds: 1.0,
@@ -363,7 +366,7 @@ mod tests {
         let text = summary(&report);
         assert!(text.contains("  verify: not run (--no-verify)\n"), "{text}");
         assert!(
-            text.contains("  size: 2.0 MB compressed in 2 layers\n"),
+            text.contains("  size: 2.0 MB compressed in 2 layers; about 6.0 MB unpacked"),
             "{text}"
         );
         assert!(

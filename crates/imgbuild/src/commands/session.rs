@@ -108,12 +108,12 @@ pub fn reporter(json: bool) -> Box<dyn Reporter> {
     let inner: Box<dyn Reporter> = if json {
         Box::new(JsonReporter)
     } else if std::env::var_os("CI").is_some() || !std::io::stderr().is_terminal() {
-        // A `still running` line every 30 s of a long task (IMGBUILD_HEARTBEAT_SECS to change).
+        // A `still running` line every 15 s of a long task (IMGBUILD_HEARTBEAT_SECS to change).
         let every = std::env::var("IMGBUILD_HEARTBEAT_SECS")
             .ok()
             .and_then(|s| s.parse::<u64>().ok())
             .filter(|s| *s > 0)
-            .unwrap_or(30);
+            .unwrap_or(15);
         Box::new(PlainReporter::new(std::time::Duration::from_secs(every)))
     } else {
         Box::new(TerminalReporter::new())

@@ -46,12 +46,10 @@ pub fn print_report(report: &Report) {
 /// verified by digest) into the cache.
 fn read_image(input: &str) -> Result<(Snapshot, Labels), Failure> {
     if input.starts_with("docker://") {
-        let reference = registry::Reference::parse(input)
-            .map_err(|e| Failure::Input(anyhow!("{input}: {e}")))?;
-        let credentials = registry::Credentials::for_registry(&reference.registry)
-            .map_err(|e| Failure::Input(anyhow!("{input}: {e}")))?;
+        registry::Reference::parse(input).map_err(|e| Failure::Input(anyhow!("{input}: {e}")))?;
+        let conf = registry::RegistriesConf::load().map_err(|e| Failure::Input(anyhow!(e)))?;
         let blobs = super::session::cache_dir().join("registry");
-        let pulled = registry::pull(&reference, credentials, &blobs)
+        let (pulled, _) = registry::pull_via(&conf, input, &blobs)
             .map_err(|e| Failure::Run(anyhow!("pulling {input}: {e}")))?;
         let layers: Vec<_> = pulled.layers.iter().map(|l| l.path.clone()).collect();
         return verify::inputs::read_pulled(&layers, &pulled.config)
