@@ -278,15 +278,7 @@ fn every_module_runs_in_a_debian_rootfs_and_reports_changes_honestly() {
 
 #[test]
 fn check_mode_changes_nothing() {
-    require_root();
-    let work = tempfile::Builder::new()
-        .prefix("imgbuild-check-")
-        .tempdir_in("/var/tmp")
-        .expect("work dir");
-    let root = work.path().join("root");
-    bookworm_rootfs(&root);
-    let project = work.path().join("project");
-    copy_fixture("engine", &project);
+    let (work, root, project) = engine_fixture("imgbuild-check-");
     let before = chroot_out(
         &root,
         &[
@@ -333,6 +325,20 @@ fn check_mode_changes_nothing() {
     );
 }
 
+/// A bookworm rootfs and the engine fixture project in a fresh work folder (needs root).
+fn engine_fixture(prefix: &str) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    require_root();
+    let work = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in("/var/tmp")
+        .expect("work dir");
+    let root = work.path().join("root");
+    bookworm_rootfs(&root);
+    let project = work.path().join("project");
+    copy_fixture("engine", &project);
+    (work, root, project)
+}
+
 fn processes_with(needle: &str) -> Vec<String> {
     std::fs::read_dir("/proc")
         .map(|d| {
@@ -347,15 +353,7 @@ fn processes_with(needle: &str) -> Vec<String> {
 
 #[test]
 fn a_build_killed_with_sigkill_leaves_no_mount_and_no_process_and_reruns() {
-    require_root();
-    let work = tempfile::Builder::new()
-        .prefix("imgbuild-kill-")
-        .tempdir_in("/var/tmp")
-        .expect("work dir");
-    let root = work.path().join("root");
-    bookworm_rootfs(&root);
-    let project = work.path().join("project");
-    copy_fixture("engine", &project);
+    let (work, root, project) = engine_fixture("imgbuild-kill-");
     let root_arg = root.to_string_lossy().into_owned();
     let mut child = Command::new(env!("CARGO_BIN_EXE_imgbuild"))
         .arg("-C")
@@ -409,15 +407,7 @@ fn a_build_killed_with_sigkill_leaves_no_mount_and_no_process_and_reruns() {
 
 #[test]
 fn a_long_task_says_it_is_still_running() {
-    require_root();
-    let work = tempfile::Builder::new()
-        .prefix("imgbuild-heartbeat-")
-        .tempdir_in("/var/tmp")
-        .expect("work dir");
-    let root = work.path().join("root");
-    bookworm_rootfs(&root);
-    let project = work.path().join("project");
-    copy_fixture("engine", &project);
+    let (work, root, project) = engine_fixture("imgbuild-heartbeat-");
     let root_arg = root.to_string_lossy().into_owned();
     let out = imgbuild_env(
         &project,

@@ -48,13 +48,18 @@ fn setup_with(bases: fn(&Path)) -> Setup {
 }
 
 fn command(s: &Setup, vars: &[&str], mirror: Option<&str>) -> Command {
+    command_for(s, "slow", vars, mirror)
+}
+
+/// A build of `image` on the setup's cache, its JSON events on stdout.
+fn command_for(s: &Setup, image: &str, vars: &[&str], mirror: Option<&str>) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_imgbuild"));
     cmd.arg("-C")
         .arg(&s.project)
         .args([
             "--json",
             "build",
-            "slow",
+            image,
             "--no-verify",
             "--format",
             "docker-archive",
@@ -343,27 +348,11 @@ fn rooted_below(dir: &Path) -> Vec<String> {
 
 /// A build of `image` on the setup's cache, as a child with its JSON events on stdout.
 fn spawn_build(s: &Setup, image: &str, vars: &[&str]) -> Child {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_imgbuild"));
-    cmd.arg("-C")
-        .arg(&s.project)
-        .args([
-            "--json",
-            "build",
-            image,
-            "--no-verify",
-            "--format",
-            "docker-archive",
-        ])
-        .arg("--out")
-        .arg(&s.out)
-        .env("IMGBUILD_CACHE", &s.cache)
-        .env("SOURCE_DATE_EPOCH", "1700000000")
+    command_for(s, image, vars, None)
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for v in vars {
-        cmd.args(["-e", v]);
-    }
-    cmd.spawn().expect("imgbuild")
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("imgbuild")
 }
 
 /// Waits for a build and returns its manifest digest.

@@ -158,13 +158,7 @@ impl LayerCache {
                 gc::touch(&dir.join("entry.json"));
                 Lookup::Hit(Box::new(entry))
             }
-            Err(damage) => {
-                let _ = std::fs::remove_dir_all(&dir);
-                if let Some(blob) = damage.bad_blob {
-                    let _ = std::fs::remove_file(blob);
-                }
-                Lookup::Dropped(damage.what)
-            }
+            Err(damage) => Lookup::Dropped(damage.remove(&dir)),
         }
     }
 
@@ -268,13 +262,7 @@ impl LayerCache {
     pub fn set_last(&self, image: &str, role: &str, inputs: &Inputs) -> std::io::Result<()> {
         let dir = self.dir.join("last").join(safe_name(image));
         std::fs::create_dir_all(&dir)?;
-        let path = dir.join(format!("{}.json", safe_name(role)));
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(
-            &tmp,
-            serde_json::to_vec_pretty(inputs).map_err(std::io::Error::other)?,
-        )?;
-        std::fs::rename(tmp, path)
+        write_json(&dir.join(format!("{}.json", safe_name(role))), inputs)
     }
 
     /// Every entry: key, entry.
@@ -374,6 +362,18 @@ pub(crate) struct Damage {
     bad_blob: Option<PathBuf>,
 }
 
+impl Damage {
+    /// Removes the damaged layer folder `dir` (and the blob, when it is what is wrong);
+    /// returns what was wrong.
+    pub(crate) fn remove(self, dir: &Path) -> String {
+        let _ = std::fs::remove_dir_all(dir);
+        if let Some(blob) = self.bad_blob {
+            let _ = std::fs::remove_file(blob);
+        }
+        self.what
+    }
+}
+
 /// A layer's stamps (see `integrity`), in `stamp.json` beside its entry.
 #[derive(Debug, Serialize, Deserialize)]
 struct Stamp {
@@ -382,10 +382,16 @@ struct Stamp {
 }
 
 fn write_stamp(path: &Path, stamp: &Stamp) -> std::io::Result<()> {
+    write_json(path, stamp)
+}
+
+/// Writes `value` as JSON to `path` through a temporary file and a rename, so a reader never
+/// sees half a record.
+fn write_json(path: &Path, value: &impl Serialize) -> std::io::Result<()> {
     let tmp = path.with_extension("json.tmp");
     std::fs::write(
         &tmp,
-        serde_json::to_vec(stamp).map_err(std::io::Error::other)?,
+        serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?,
     )?;
     std::fs::rename(tmp, path)
 }

@@ -84,13 +84,9 @@ impl LayerCache {
             verified.checked += 1;
             // Blobs were hashed above: a stamp that still matches is enough here.
             if let Err(damage) = self.check(&entry.path(), false) {
-                std::fs::remove_dir_all(entry.path())?;
-                if let Some(blob) = damage.bad_blob {
-                    let _ = std::fs::remove_file(blob);
-                }
                 verified.removed.push(Finding {
                     entry: format!("layer {key}"),
-                    problem: damage.what,
+                    problem: damage.remove(&entry.path()),
                 });
             }
         }
