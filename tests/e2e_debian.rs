@@ -227,6 +227,10 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
         .expect("report.md")
         .contains("verify passed"));
 
+    // Booted as Warewulf boots a node (the image as its initramfs, under TCG here): the pinned
+    // kernel runs, MOFED's modules load, NVIDIA's find no device on a VM, openibd runs.
+    boots_and_loads_its_modules(&s, &dir);
+
     // Warewulf's import path: containers/image copies the docker-archive, umoci unpacks it.
     let archive = dir.join("debian-12-compute.tar");
     let oci = s.out.join("imported");
@@ -330,4 +334,39 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
         "{}",
         stderr(&second_kernel)
     );
+}
+
+fn boots_and_loads_its_modules(s: &Setup, dir: &Path) {
+    let out = imgbuild_env(
+        &s.project,
+        &[
+            "--json",
+            "boot",
+            &dir.to_string_lossy(),
+            "--accel",
+            "tcg",
+            "--timeout",
+            "600",
+        ],
+        &[],
+    );
+    let report: Value = serde_json::from_str(stdout(&out).trim())
+        .unwrap_or_else(|e| panic!("boot: {e}: {}", stderr(&out)));
+    assert_eq!(out.status.code(), Some(0), "{report:#}");
+    assert_eq!(report["findings"]["kernel"], KERNEL);
+    let outcome = |name: &str| {
+        report["findings"]["modules"]
+            .as_array()
+            .and_then(|m| m.iter().find(|m| m["name"] == name))
+            .map(|m| m["outcome"].clone())
+            .unwrap_or_else(|| panic!("{name} was not loaded: {report:#}"))
+    };
+    for mofed in ["mlx_compat", "ib_core", "mlx5_core", "mlx5_ib", "ib_ipoib"] {
+        assert_eq!(outcome(mofed), "loaded", "{report:#}");
+    }
+    for nvidia in ["nvidia-current", "nvidia-current-peermem"] {
+        assert_eq!(outcome(nvidia), "no_device", "{report:#}");
+    }
+    assert_eq!(report["findings"]["openibd"][1], "active", "{report:#}");
+    assert!(dir.join("boot-console.log").is_file());
 }

@@ -42,6 +42,8 @@ pub enum Command {
     Mirror(MirrorArgs),
     /// Check a finished image: one pinned kernel, modules built for it, MOFED, NVIDIA, services.
     Verify(VerifyArgs),
+    /// Boot an image as Warewulf boots a node, in QEMU, and load its modules.
+    Boot(BootArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -272,6 +274,37 @@ pub struct VerifyArgs {
     /// A subnet-manager image: allow `opensmd` to be enabled.
     #[arg(long)]
     pub allow_opensm: bool,
+}
+
+/// Accelerators of `boot`.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum AccelArg {
+    /// KVM where a short probe boot proves it works, TCG otherwise.
+    Auto,
+    /// KVM.
+    Kvm,
+    /// Software emulation.
+    Tcg,
+}
+
+/// `imgbuild boot`.
+#[derive(Debug, Args)]
+pub struct BootArgs {
+    /// An out/<image> folder, an OCI layout or a rootfs folder.
+    pub image: PathBuf,
+    /// VM memory (K, M, G); default sized from the image.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory: Option<u64>,
+    /// Seconds the boot may take before it is stopped.
+    #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: u64,
+    /// The accelerator.
+    #[arg(long, value_enum, default_value_t = AccelArg::Auto)]
+    pub accel: AccelArg,
+    /// Where the serial console is written (default: boot-console.log in an out/<image>
+    /// folder, else in the current folder).
+    #[arg(long, value_name = "FILE")]
+    pub console: Option<PathBuf>,
 }
 
 /// `imgbuild cache`.

@@ -2,6 +2,7 @@
 
 mod affected;
 mod apply;
+mod boot;
 mod build;
 mod cache;
 mod lint;
@@ -49,6 +50,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
         }
         Command::Cache(args) => cache::run(&args, json),
         Command::Verify(args) => verify::run(&args, json),
+        Command::Boot(args) => boot::run(&args, json),
         Command::Mirror(args) => match args.action {
             MirrorAction::Serve { dir, addr } => mirror_cmd::serve(&dir, &addr),
             MirrorAction::Check(args) => {

@@ -1,0 +1,236 @@
+//! `imgbuild boot`: the image booted as Warewulf boots a node. Its own kernel
+//! (`/boot/vmlinuz-<K>`) starts in QEMU with the image's root filesystem as the initramfs,
+//! packed as `wwctl image build` packs it (newc cpio, `/etc/warewulf/excludes` honoured,
+//! compressed), plus a probe of ours in a second archive. The probe loads the image's
+//! out-of-tree modules and reports on the serial console, which is kept beside the report.
+
+mod input;
+mod pack;
+mod probe;
+mod qemu;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+pub use pack::{pack_tree, Excludes, Packed};
+pub use probe::{Findings, ModuleResult, Outcome};
+pub use qemu::{Accel, Chosen};
+
+/// Why a boot could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum BootError {
+    /// The input is not a bootable image.
+    #[error("{0}")]
+    Input(String),
+    /// A tool or device the boot needs is missing.
+    #[error("{0}")]
+    Missing(String),
+    /// Reading or writing a file failed.
+    #[error("{path}: {cause}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        cause: std::io::Error,
+    },
+}
+
+impl BootError {
+    fn io(path: &Path, cause: std::io::Error) -> BootError {
+        BootError::Io {
+            path: path.to_owned(),
+            cause,
+        }
+    }
+}
+
+/// What to boot and how.
+#[derive(Debug, Clone)]
+pub struct BootRequest {
+    /// A rootfs folder, an `out/<image>` folder or an OCI layout.
+    pub input: PathBuf,
+    /// VM memory; default sized from the image.
+    pub memory_mb: Option<u64>,
+    /// How long the boot may take before it is killed.
+    pub timeout: Duration,
+    /// The accelerator.
+    pub accel: Accel,
+    /// Where the console log is written.
+    pub console_log: PathBuf,
+}
+
+/// One check on what the probe found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    /// Its name.
+    pub id: &'static str,
+    /// Whether it passed.
+    pub ok: bool,
+    /// What was found.
+    pub detail: String,
+}
+
+/// The boot's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct BootReport {
+    /// The kernel in the image (the one that must run).
+    pub kernel: String,
+    /// The accelerator used and why.
+    pub accel: String,
+    /// Why that accelerator.
+    pub accel_reason: String,
+    /// VM memory.
+    pub memory_mb: u64,
+    /// Seconds from QEMU's start to the probe's end.
+    pub seconds: f64,
+    /// What the archive held.
+    pub packed_entries: u64,
+    /// What the probe found.
+    pub findings: Findings,
+    /// The checks.
+    pub checks: Vec<Check>,
+    /// Every check passed.
+    pub ok: bool,
+    /// The serial console's log.
+    pub console_log: PathBuf,
+}
+
+/// Boots the image and checks what the probe reports.
+pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
+    let work = tempfile::Builder::new()
+        .prefix("imgbuild-boot-")
+        .tempdir_in(std::env::temp_dir())
+        .map_err(|e| BootError::io(&std::env::temp_dir(), e))?;
+    let root = input::root_of(&request.input, &work.path().join("rootfs"))?;
+    let (kernel, vmlinuz) = input::kernel_of(&root)?;
+    let initrd = work.path().join("initrd");
+    let packed = write_initrd(&root, &initrd)?;
+    let compressed = std::fs::metadata(&initrd).map_or(0, |m| m.len());
+    let memory_mb = request
+        .memory_mb
+        .unwrap_or_else(|| sized_memory(packed.bytes, compressed));
+    let chosen = qemu::choose(request.accel, &vmlinuz, work.path())?;
+    let _ = std::fs::remove_file(&request.console_log);
+    let started = Instant::now();
+    let finished = qemu::boot(
+        chosen.accel,
+        &vmlinuz,
+        &initrd,
+        memory_mb,
+        &request.console_log,
+        request.timeout,
+    )?;
+    let console = std::fs::read_to_string(&request.console_log).unwrap_or_default();
+    let findings = probe::parse(&console);
+    let mut checks = checks(&kernel, &findings);
+    if !finished {
+        let tail: Vec<&str> = console.lines().rev().take(15).collect();
+        checks.insert(
+            0,
+            Check {
+                id: "boot",
+                ok: false,
+                detail: format!(
+                    "the VM stopped, or {} s passed, before the probe finished; the console's last lines:\n{}",
+                    request.timeout.as_secs(),
+                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                ),
+            },
+        );
+    }
+    Ok(BootReport {
+        ok: checks.iter().all(|c| c.ok),
+        kernel,
+        accel: chosen.accel.to_owned(),
+        accel_reason: chosen.why,
+        memory_mb,
+        seconds: started.elapsed().as_secs_f64(),
+        packed_entries: packed.entries,
+        findings,
+        checks,
+        console_log: request.console_log.clone(),
+    })
+}
+
+/// The image as a gzip newc archive, then the probe's archive, in one file (the kernel reads
+/// concatenated archives in order, as Warewulf sends the image and its overlays).
+fn write_initrd(root: &Path, path: &Path) -> Result<Packed, BootError> {
+    let file = std::fs::File::create(path).map_err(|e| BootError::io(path, e))?;
+    // One gzip member: the kernel unpacks each compressed archive whole, and a member that
+    // ends inside a cpio entry is "junk at the end of compressed archive" (so not pargz).
+    let gz = flate2::write::GzEncoder::new(
+        std::io::BufWriter::with_capacity(1 << 20, file),
+        flate2::Compression::fast(),
+    );
+    let (gz, packed) =
+        pack::pack_tree(root, gz, &Excludes::of_tree(root)).map_err(|e| BootError::io(root, e))?;
+    let mut out = gz.finish().map_err(|e| BootError::io(path, e))?;
+    let probe = probe::archive().map_err(|e| BootError::io(path, e))?;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder
+        .write_all(&probe)
+        .map_err(|e| BootError::io(path, e))?;
+    let probe = encoder.finish().map_err(|e| BootError::io(path, e))?;
+    out.write_all(&probe).map_err(|e| BootError::io(path, e))?;
+    out.flush().map_err(|e| BootError::io(path, e))?;
+    Ok(packed)
+}
+
+/// Memory for a VM whose root is the unpacked image in RAM: the files, the archive the kernel
+/// unpacks them from, and 1 GiB for the kernel and the services.
+fn sized_memory(unpacked: u64, compressed: u64) -> u64 {
+    ((unpacked + compressed) >> 20) + 1024
+}
+
+/// What must hold for the node to come up with working modules.
+fn checks(kernel: &str, findings: &Findings) -> Vec<Check> {
+    let running = findings.kernel.clone().unwrap_or_default();
+    let mut checks = vec![Check {
+        id: "pinned_kernel_runs",
+        ok: running == kernel,
+        detail: format!("running {running}, the image's kernel is {kernel}"),
+    }];
+    let failed: Vec<String> = findings
+        .modules
+        .iter()
+        .filter(|m| m.outcome == Outcome::Failed)
+        .map(|m| format!("{}: {}", m.name, m.message))
+        .collect();
+    let count = |o: Outcome| findings.modules.iter().filter(|m| m.outcome == o).count();
+    checks.push(Check {
+        id: "modules_load",
+        ok: failed.is_empty() && findings.done,
+        detail: if failed.is_empty() {
+            format!(
+                "{} loaded, {} found no device (hardware drivers on a VM), of {} under extra/ and updates/",
+                count(Outcome::Loaded),
+                count(Outcome::NoDevice),
+                findings.modules.len()
+            )
+        } else {
+            format!("failed to load: {}", failed.join("; "))
+        },
+    });
+    if let Some((enabled, active)) = &findings.openibd {
+        if enabled != "not-found" && !enabled.is_empty() {
+            checks.push(Check {
+                id: "openibd_started",
+                ok: enabled == "enabled" && active == "active",
+                detail: format!("openibd is {enabled} and {active}"),
+            });
+        }
+    }
+    let opensm = findings.opensmd.clone().unwrap_or_default();
+    checks.push(Check {
+        id: "opensmd_not_running",
+        ok: opensm != "active",
+        detail: format!(
+            "opensmd is {}",
+            if opensm.is_empty() { "absent" } else { &opensm }
+        ),
+    });
+    checks
+}

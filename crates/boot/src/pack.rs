@@ -1,0 +1,223 @@
+//! A folder packed as `wwctl image build` packs it: a newc cpio archive, gzip-compressed,
+//! streamed (memory does not grow with the image), leaving out what `/etc/warewulf/excludes`
+//! names. Hard-linked files are written whole each time (larger, never wrong).
+
+use std::io::Write;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
+
+/// Paths left out of the archive: `/etc/warewulf/excludes`, one per line, `#` comments;
+/// a path leaves out itself and everything below it, and a trailing `*` matches any rest.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Excludes(Vec<String>);
+
+impl Excludes {
+    /// The image's own excludes file, if it has one.
+    pub fn of_tree(root: &Path) -> Excludes {
+        let text = std::fs::read_to_string(root.join("etc/warewulf/excludes")).unwrap_or_default();
+        Excludes::parse(&text)
+    }
+
+    /// Reads the file's text.
+    pub fn parse(text: &str) -> Excludes {
+        Excludes(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(|l| l.trim_start_matches('.').trim_end_matches('/').to_owned())
+                .filter(|l| !l.is_empty())
+                .collect(),
+        )
+    }
+
+    /// Whether `path` (absolute in the image, `/usr/share/doc`) is left out.
+    pub fn excludes(&self, path: &str) -> bool {
+        self.0
+            .iter()
+            .any(|pattern| match pattern.strip_suffix('*') {
+                Some(prefix) => path.starts_with(prefix),
+                None => path == pattern || path.starts_with(&format!("{pattern}/")),
+            })
+    }
+}
+
+/// What was packed.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Packed {
+    /// Entries written.
+    pub entries: u64,
+    /// Bytes of file content.
+    pub bytes: u64,
+}
+
+/// Writes the tree at `root` as a newc archive to `out` (uncompressed; wrap `out` in a
+/// compressor). Returns what it wrote.
+pub fn pack_tree<W: Write>(
+    root: &Path,
+    out: W,
+    excludes: &Excludes,
+) -> std::io::Result<(W, Packed)> {
+    let mut packer = Packer {
+        root,
+        excludes,
+        ino: 0,
+        packed: Packed::default(),
+    };
+    let out = packer.dir(Path::new(""), out)?;
+    let out = cpio::newc::trailer(out)?;
+    Ok((out, packer.packed))
+}
+
+/// Writes files given as (path in the archive, mode, bytes), plus the folders above them.
+pub fn pack_files<W: Write>(files: &[(&str, u32, &[u8])], mut out: W) -> std::io::Result<W> {
+    let mut ino = 1_000_000;
+    let mut folders: Vec<String> = Vec::new();
+    for (path, _, _) in files {
+        let mut at = Path::new(path).parent();
+        while let Some(dir) = at.filter(|d| !d.as_os_str().is_empty()) {
+            folders.push(dir.to_string_lossy().into_owned());
+            at = dir.parent();
+        }
+    }
+    folders.sort();
+    folders.dedup();
+    for folder in folders {
+        ino += 1;
+        let header = cpio::newc::Builder::new(&folder)
+            .ino(ino)
+            .mode(0o040755)
+            .nlink(2);
+        out = header.write(out, 0).finish()?;
+    }
+    for (path, mode, bytes) in files {
+        ino += 1;
+        let header = cpio::newc::Builder::new(path).ino(ino).mode(*mode).nlink(1);
+        let mut writer = header.write(out, bytes.len() as u32);
+        writer.write_all(bytes)?;
+        out = writer.finish()?;
+    }
+    cpio::newc::trailer(out)
+}
+
+struct Packer<'a> {
+    root: &'a Path,
+    excludes: &'a Excludes,
+    ino: u32,
+    packed: Packed,
+}
+
+impl Packer<'_> {
+    fn dir<W: Write>(&mut self, relative: &Path, mut out: W) -> std::io::Result<W> {
+        let mut names: Vec<_> = std::fs::read_dir(self.root.join(relative))?
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<Result<_, _>>()?;
+        names.sort();
+        for name in names {
+            let path = relative.join(&name);
+            if self.excludes.excludes(&format!("/{}", path.display())) {
+                continue;
+            }
+            out = self.entry(&path, out)?;
+        }
+        Ok(out)
+    }
+
+    fn entry<W: Write>(&mut self, path: &Path, out: W) -> std::io::Result<W> {
+        let full = self.root.join(path);
+        let meta = std::fs::symlink_metadata(&full)?;
+        self.ino += 1;
+        self.packed.entries += 1;
+        let kind = meta.file_type();
+        let header = cpio::newc::Builder::new(&path.to_string_lossy())
+            .ino(self.ino)
+            .mode(meta.mode())
+            .uid(meta.uid())
+            .gid(meta.gid())
+            .mtime(u32::try_from(meta.mtime().max(0)).unwrap_or(u32::MAX))
+            .nlink(if kind.is_dir() { 2 } else { 1 })
+            .rdev_major(major(meta.rdev()))
+            .rdev_minor(minor(meta.rdev()));
+        if kind.is_dir() {
+            let out = header.write(out, 0).finish()?;
+            return self.dir(path, out);
+        }
+        if kind.is_symlink() {
+            let target = std::fs::read_link(&full)?;
+            let target = target.as_os_str().as_encoded_bytes();
+            let mut writer = header.write(out, target.len() as u32);
+            writer.write_all(target)?;
+            return writer.finish();
+        }
+        if kind.is_file() {
+            let size = u32::try_from(meta.len()).map_err(|_| {
+                std::io::Error::other(format!(
+                    "{}: 4 GiB or more, which newc cannot hold",
+                    path.display()
+                ))
+            })?;
+            let mut writer = header.write(out, size);
+            let copied = std::io::copy(&mut std::fs::File::open(&full)?, &mut writer)?;
+            self.packed.bytes += copied;
+            return writer.finish();
+        }
+        if kind.is_char_device() || kind.is_block_device() || kind.is_fifo() || kind.is_socket() {
+            return header.write(out, 0).finish();
+        }
+        Ok(out)
+    }
+}
+
+fn major(dev: u64) -> u32 {
+    (((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0x0000_0fff)) as u32
+}
+
+fn minor(dev: u64) -> u32 {
+    (((dev >> 12) & 0xffff_ff00) | (dev & 0x0000_00ff)) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excludes_read_as_warewulf_writes_them() {
+        let excludes = Excludes::parse("# comment\n/usr/share/doc/\n./var/cache\n/tmp/*\n");
+        assert!(excludes.excludes("/usr/share/doc"));
+        assert!(excludes.excludes("/usr/share/doc/bash/README"));
+        assert!(!excludes.excludes("/usr/share/docs"));
+        assert!(excludes.excludes("/var/cache/apt"));
+        assert!(excludes.excludes("/tmp/x"));
+        assert!(!excludes.excludes("/usr/bin/bash"));
+    }
+
+    #[test]
+    fn a_tree_packs_into_a_newc_archive_that_reads_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("etc/warewulf")).expect("mkdir");
+        std::fs::create_dir_all(root.join("usr/share/doc")).expect("mkdir");
+        std::fs::write(root.join("etc/hostname"), "node\n").expect("file");
+        std::fs::write(root.join("usr/share/doc/big"), "left out").expect("file");
+        std::fs::write(root.join("etc/warewulf/excludes"), "/usr/share/doc\n").expect("file");
+        std::os::unix::fs::symlink("hostname", root.join("etc/name")).expect("link");
+        let (bytes, packed) =
+            pack_tree(&root, Vec::new(), &Excludes::of_tree(&root)).expect("pack");
+        assert_eq!(packed.bytes, 5 + "/usr/share/doc\n".len() as u64);
+        let mut names = Vec::new();
+        let mut reader = std::io::Cursor::new(bytes);
+        loop {
+            let entry = cpio::NewcReader::new(reader).expect("entry");
+            if entry.entry().is_trailer() {
+                break;
+            }
+            names.push(entry.entry().name().to_owned());
+            reader = entry.finish().expect("next");
+        }
+        assert!(names.contains(&"etc/hostname".to_owned()), "{names:?}");
+        assert!(names.contains(&"etc/name".to_owned()));
+        assert!(
+            !names.iter().any(|n| n.starts_with("usr/share/doc")),
+            "{names:?}"
+        );
+    }
+}

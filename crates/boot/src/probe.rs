@@ -1,0 +1,203 @@
+//! The probe: a small program of ours, sent to the VM as a second cpio archive after the image
+//! (as Warewulf sends its overlays), run by systemd once `multi-user.target` is reached. It
+//! loads every module under `/lib/modules/<K>/{extra,updates}` with `modprobe` and writes one
+//! `IMGBUILD-PROBE` line per finding to the serial console, then powers the VM off.
+
+use serde::Serialize;
+
+/// The probe's shell script.
+const SCRIPT: &str = r#"#!/bin/sh
+# imgbuild boot probe: one console line per finding, then power off.
+say() { echo "IMGBUILD-PROBE $*" > /dev/ttyS0; }
+K=$(uname -r)
+say kernel "$K"
+for dir in "/lib/modules/$K/extra" "/lib/modules/$K/updates"; do
+    [ -d "$dir" ] || continue
+    find "$dir" -name '*.ko*' | sort | while read -r file; do
+        name=$(basename "$file"); name=${name%%.ko*}
+        if out=$(modprobe "$name" 2>&1); then
+            say module "$name" loaded
+        else
+            log=$(dmesg | grep -i -- "$(echo "$name" | tr - _)" | tail -n 2 | tr '\n' ' ')
+            say module "$name" failed "$(echo "$out" | tr '\n' ' ')" "| $log"
+        fi
+    done
+done
+say failed-units $(systemctl --failed --no-legend --plain | awk '{print $1}')
+say openibd "$(systemctl is-enabled openibd 2>/dev/null)" "$(systemctl is-active openibd 2>/dev/null)"
+say opensmd "$(systemctl is-active opensmd 2>/dev/null)"
+say done
+sync
+echo o > /proc/sysrq-trigger
+"#;
+
+/// The unit that runs the probe once the node is up.
+const UNIT: &str = "[Unit]
+Description=imgbuild boot probe
+After=multi-user.target
+
+[Service]
+Type=oneshot
+ExecStart=/usr/lib/imgbuild-probe
+StandardOutput=journal+console
+
+[Install]
+WantedBy=multi-user.target
+";
+
+/// The probe as a cpio archive: the script, its unit, and the link that starts it.
+pub fn archive() -> std::io::Result<Vec<u8>> {
+    crate::pack::pack_files(
+        &[
+            ("usr/lib/imgbuild-probe", 0o100755, SCRIPT.as_bytes()),
+            (
+                "etc/systemd/system/imgbuild-probe.service",
+                0o100644,
+                UNIT.as_bytes(),
+            ),
+            (
+                "etc/systemd/system/multi-user.target.wants/imgbuild-probe.service",
+                0o120777,
+                b"../imgbuild-probe.service",
+            ),
+        ],
+        Vec::new(),
+    )
+}
+
+/// What loading one module gave.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// It loaded.
+    Loaded,
+    /// A hardware driver with no hardware (nvidia on a VM): acceptable.
+    NoDevice,
+    /// It did not load (`Exec format error`, `Unknown symbol`, ...).
+    Failed,
+}
+
+/// One module the probe loaded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModuleResult {
+    /// The module's name.
+    pub name: String,
+    /// What loading it gave.
+    pub outcome: Outcome,
+    /// modprobe's message and the kernel's last lines about it.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// What the probe reported.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Findings {
+    /// The running kernel.
+    pub kernel: Option<String>,
+    /// Each module under extra/ and updates/.
+    pub modules: Vec<ModuleResult>,
+    /// Units systemd lists as failed.
+    pub failed_units: Vec<String>,
+    /// `openibd`: enabled, active.
+    pub openibd: Option<(String, String)>,
+    /// `opensmd`: active.
+    pub opensmd: Option<String>,
+    /// The probe got to its end.
+    pub done: bool,
+}
+
+/// Reads the probe's lines out of the console log.
+pub fn parse(console: &str) -> Findings {
+    let mut findings = Findings::default();
+    for line in console.lines() {
+        let Some(rest) = line.split("IMGBUILD-PROBE ").nth(1) else {
+            continue;
+        };
+        let mut words = rest.trim_end_matches('\r').splitn(2, ' ');
+        let (what, value) = (
+            words.next().unwrap_or(""),
+            words.next().unwrap_or("").trim(),
+        );
+        match what {
+            "kernel" => findings.kernel = Some(value.to_owned()),
+            "module" => findings.modules.push(module(value)),
+            "failed-units" => {
+                findings.failed_units = value.split_whitespace().map(str::to_owned).collect()
+            }
+            "openibd" => {
+                let mut parts = value.split_whitespace();
+                let enabled = parts.next().unwrap_or("").to_owned();
+                findings.openibd = Some((enabled, parts.next().unwrap_or("").to_owned()));
+            }
+            "opensmd" => findings.opensmd = Some(value.to_owned()),
+            "done" => findings.done = true,
+            _ => {}
+        }
+    }
+    findings
+}
+
+fn module(value: &str) -> ModuleResult {
+    let mut parts = value.splitn(3, ' ');
+    let name = parts.next().unwrap_or("").to_owned();
+    let status = parts.next().unwrap_or("");
+    let message = parts.next().unwrap_or("").trim().to_owned();
+    let outcome = match status {
+        "loaded" => Outcome::Loaded,
+        _ if message.contains("No such device") => Outcome::NoDevice,
+        _ => Outcome::Failed,
+    };
+    ModuleResult {
+        name,
+        outcome,
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_console_reads_back_as_findings() {
+        let console = "[   1.0] Linux version 6.1.0-50-amd64\r
+IMGBUILD-PROBE kernel 6.1.0-50-amd64\r
+IMGBUILD-PROBE module mlx5_core loaded\r
+IMGBUILD-PROBE module nvidia-current failed modprobe: ERROR: could not insert 'nvidia_current': No such device | \r
+IMGBUILD-PROBE module stray failed modprobe: ERROR: could not insert 'stray': Exec format error | stray: disagrees about version of symbol module_layout\r
+IMGBUILD-PROBE failed-units munge.service sssd-nss.socket\r
+IMGBUILD-PROBE openibd enabled active\r
+IMGBUILD-PROBE opensmd inactive\r
+IMGBUILD-PROBE done\r
+";
+        let findings = parse(console);
+        assert_eq!(findings.kernel.as_deref(), Some("6.1.0-50-amd64"));
+        let outcomes: Vec<&Outcome> = findings.modules.iter().map(|m| &m.outcome).collect();
+        assert_eq!(
+            outcomes,
+            vec![&Outcome::Loaded, &Outcome::NoDevice, &Outcome::Failed]
+        );
+        assert!(findings.modules[2]
+            .message
+            .contains("disagrees about version"));
+        assert_eq!(
+            findings.failed_units,
+            vec!["munge.service", "sssd-nss.socket"]
+        );
+        assert_eq!(
+            findings.openibd,
+            Some(("enabled".to_owned(), "active".to_owned()))
+        );
+        assert_eq!(findings.opensmd.as_deref(), Some("inactive"));
+        assert!(findings.done);
+    }
+
+    #[test]
+    fn the_probe_archive_holds_the_script_the_unit_and_its_link() {
+        let bytes = archive().expect("archive");
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(text.contains("usr/lib/imgbuild-probe"));
+        assert!(text.contains("multi-user.target.wants/imgbuild-probe.service"));
+        assert!(text.contains("TRAILER!!!"));
+    }
+}
