@@ -21,6 +21,12 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
+    fixture_with(shared_base_cache)
+}
+
+/// A fixture whose cache gets its bases from `bases` (shared, or its own copy for a test that
+/// checks the whole cache).
+fn fixture_with(bases: fn(&Path)) -> Fixture {
     require_root();
     let work = tempfile::Builder::new()
         .prefix("imgbuild-image-")
@@ -31,8 +37,8 @@ fn fixture() -> Fixture {
     let out = work.path().join("out");
     let cache = work.path().join("cache");
     let root = work.path().to_owned();
-    // Share only the debootstrapped base (and its blob) between tests and runs.
-    shared_base_cache(&cache);
+    // Share only the debootstrapped base between tests and runs.
+    bases(&cache);
     Fixture {
         _work: work,
         project,
@@ -439,7 +445,8 @@ fn flip_a_byte(path: &Path) {
 
 #[test]
 fn a_damaged_cache_is_dropped_and_rebuilt_to_the_same_image() {
-    let f = fixture();
+    // cache verify checks the whole cache: it owns its bases.
+    let f = fixture_with(copied_base_cache);
     let first = build(&f, &["repro-test"]);
     let layer_digest = first["layers"][1]["digest"].as_str().expect("digest");
     let blob = f

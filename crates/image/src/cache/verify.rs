@@ -101,8 +101,16 @@ impl LayerCache {
         };
         for base in bases.flatten().filter(|b| b.path().is_dir()) {
             let key = base.file_name().to_string_lossy().into_owned();
-            verified.checked += 1;
             let tree = base.path().join("tree");
+            let records = std::fs::read_dir(base.path())?
+                .flatten()
+                .any(|f| f.file_name().to_string_lossy().starts_with("layer-"));
+            if !tree.is_dir() && !records {
+                // An unfinished base (its make failed or was stopped): a leftover, not damage.
+                std::fs::remove_dir_all(base.path())?;
+                continue;
+            }
+            verified.checked += 1;
             let now = integrity::tree_stamp(&tree).ok();
             let recorded = std::fs::read_to_string(base.path().join("tree.stamp")).ok();
             let problem = match (&recorded, &now) {
