@@ -325,6 +325,12 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
         stderr(&stray)
     );
 
+    // Written anyway (--no-verify) and booted: the kernel refuses the module, and the boot
+    // names it with the kernel's reason.
+    let (written, _) = build(&s, "stray-module", &["--no-verify", "--format", "oci"]);
+    assert!(written.status.success(), "{}", stderr(&written));
+    boot_names_the_module_the_kernel_refuses(&s, &s.out.join("stray-module"));
+
     // Modules of another kernel's release fail the one-kernel check.
     let (second_kernel, _) = build(&s, "stray-kernel-dir", &[]);
     assert_eq!(second_kernel.status.code(), Some(1));
@@ -336,7 +342,8 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
     );
 }
 
-fn boots_and_loads_its_modules(s: &Setup, dir: &Path) {
+/// `imgbuild --json boot DIR` under TCG: its exit code and report.
+fn boot(s: &Setup, dir: &Path) -> (Option<i32>, Value) {
     let out = imgbuild_env(
         &s.project,
         &[
@@ -352,15 +359,22 @@ fn boots_and_loads_its_modules(s: &Setup, dir: &Path) {
     );
     let report: Value = serde_json::from_str(stdout(&out).trim())
         .unwrap_or_else(|e| panic!("boot: {e}: {}", stderr(&out)));
-    assert_eq!(out.status.code(), Some(0), "{report:#}");
+    (out.status.code(), report)
+}
+
+/// What the probe said of module `name`.
+fn module_in<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["findings"]["modules"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["name"] == name))
+        .unwrap_or_else(|| panic!("{name} was not loaded: {report:#}"))
+}
+
+fn boots_and_loads_its_modules(s: &Setup, dir: &Path) {
+    let (code, report) = boot(s, dir);
+    assert_eq!(code, Some(0), "{report:#}");
     assert_eq!(report["findings"]["kernel"], KERNEL);
-    let outcome = |name: &str| {
-        report["findings"]["modules"]
-            .as_array()
-            .and_then(|m| m.iter().find(|m| m["name"] == name))
-            .map(|m| m["outcome"].clone())
-            .unwrap_or_else(|| panic!("{name} was not loaded: {report:#}"))
-    };
+    let outcome = |name: &str| module_in(&report, name)["outcome"].clone();
     for mofed in ["mlx_compat", "ib_core", "mlx5_core", "mlx5_ib", "ib_ipoib"] {
         assert_eq!(outcome(mofed), "loaded", "{report:#}");
     }
@@ -369,4 +383,20 @@ fn boots_and_loads_its_modules(s: &Setup, dir: &Path) {
     }
     assert_eq!(report["findings"]["openibd"][1], "active", "{report:#}");
     assert!(dir.join("boot-console.log").is_file());
+}
+
+fn boot_names_the_module_the_kernel_refuses(s: &Setup, dir: &Path) {
+    let (code, report) = boot(s, dir);
+    assert_eq!(code, Some(1), "{report:#}");
+    let stray = module_in(&report, "stray");
+    assert_eq!(stray["outcome"], "failed", "{report:#}");
+    // The copy's vermagic edit also breaks Debian's signature on it: the kernel says "Key was
+    // rejected by service" before it reads the vermagic. Either way it is refused, and named.
+    assert!(
+        stray["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("could not insert 'stray'")),
+        "{report:#}"
+    );
+    assert_eq!(module_in(&report, "mlx5_core")["outcome"], "loaded");
 }
