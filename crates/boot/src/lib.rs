@@ -84,6 +84,8 @@ pub struct BootReport {
     pub accel_reason: String,
     /// VM memory.
     pub memory_mb: u64,
+    /// Seconds packing the image and the probe into the initramfs.
+    pub pack_seconds: f64,
     /// Seconds from QEMU's start to the probe's end.
     pub seconds: f64,
     /// What the archive held.
@@ -107,7 +109,9 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
     let root = input::root_of(&request.input, &work.path().join("rootfs"))?;
     let (kernel, vmlinuz) = input::kernel_of(&root)?;
     let initrd = work.path().join("initrd");
+    let packing = Instant::now();
     let packed = write_initrd(&root, &initrd)?;
+    let pack_seconds = packing.elapsed().as_secs_f64();
     let compressed = std::fs::metadata(&initrd).map_or(0, |m| m.len());
     let memory_mb = request
         .memory_mb
@@ -147,6 +151,7 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
         accel: chosen.accel.to_owned(),
         accel_reason: chosen.why,
         memory_mb,
+        pack_seconds,
         seconds: started.elapsed().as_secs_f64(),
         packed_entries: packed.entries,
         findings,
