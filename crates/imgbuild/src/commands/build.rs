@@ -83,6 +83,11 @@ pub fn run(
         .collect::<Result<Vec<_>, _>>()?;
     let reporter: std::sync::Arc<dyn Reporter> = reporter(json).into();
     let (downloads, lock) = downloads(&project.root, args.locked, args.timeout, reporter.clone())?;
+    // Held until every image is built and pushed: a collector in another process never takes
+    // the manifest a push is about to read.
+    let held = image::cache::LayerCache::new(&cache_dir())
+        .and_then(|cache| cache.hold())
+        .map_err(|e| Failure::Run(anyhow!("{}: {e}", cache_dir().display())))?;
     let exe = std::env::current_exe()
         .context("finding the imgbuild binary")
         .map_err(Failure::Run)?;
@@ -133,6 +138,7 @@ pub fn run(
         }
     });
     save_lock(&project.root, &downloads, &lock)?;
+    drop(held);
     collect_cache(cache_limit, since, json);
     let mut errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
     match errors.len() {
