@@ -39,19 +39,7 @@ pub fn run(args: &BootArgs, json: bool) -> Result<ExitCode, Failure> {
         BootError::Input(_) | BootError::Missing(_) => Failure::Input(anyhow!(e)),
         BootError::Io { .. } => Failure::Run(anyhow!(e)),
     })?;
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string(&report).map_err(|e| Failure::Run(anyhow!(e)))?
-        );
-    } else {
-        print_report(&report);
-    }
-    Ok(if report.ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    super::report_out(json, &report, report.ok, print_report)
 }
 
 fn print_report(report: &boot::BootReport) {

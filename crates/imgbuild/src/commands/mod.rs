@@ -141,3 +141,25 @@ pub fn print_warnings(warnings: &[planner::plan::Warning]) {
         eprintln!("warning: {}: {message}", w.source);
     }
 }
+
+/// Prints a check's report as one JSON object or as text, and gives the exit code of its
+/// verdict (1 when a check failed).
+fn report_out<R: serde::Serialize>(
+    json: bool,
+    report: &R,
+    ok: bool,
+    text: impl FnOnce(&R),
+) -> Result<std::process::ExitCode, crate::Failure> {
+    if json {
+        let line =
+            serde_json::to_string(report).map_err(|e| crate::Failure::Run(anyhow::anyhow!(e)))?;
+        println!("{line}");
+    } else {
+        text(report);
+    }
+    Ok(if ok {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::FAILURE
+    })
+}

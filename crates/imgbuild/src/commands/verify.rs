@@ -96,17 +96,5 @@ pub fn run(args: &VerifyArgs, json: bool) -> Result<ExitCode, Failure> {
         allow_opensm: args.allow_opensm,
     };
     let report = verify::verify(&snapshot, &args.image, &expect);
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string(&report).map_err(|e| Failure::Run(anyhow!(e)))?
-        );
-    } else {
-        print_report(&report);
-    }
-    Ok(if report.ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    super::report_out(json, &report, report.ok, print_report)
 }
