@@ -200,14 +200,14 @@ impl LayerCache {
         }
         let same = |r: &Stamp| r.blob == blob_stamp && r.tree == tree;
         if !recorded.as_ref().is_some_and(same) {
-            write_stamp(
+            // Not recording it (a full disk) only means the next check hashes again.
+            let _ = write_stamp(
                 &stamp_path,
                 &Stamp {
                     blob: blob_stamp,
                     tree,
                 },
-            )
-            .map_err(|e| damaged(format!("recording its stamp: {e}")))?;
+            );
         }
         Ok(entry)
     }
