@@ -195,10 +195,10 @@ impl Stores {
 }
 
 /// Step 1: the base (debootstrapped, pulled or read from an archive), as the first layers.
-fn base(plan: &Plan, settings: &Settings, stores: &Stores) -> Result<Stack, BuildError> {
+fn base(request: &BaseRequest, settings: &Settings, stores: &Stores) -> Result<Stack, BuildError> {
     let started = Instant::now();
     let base_layers = base::prepare(
-        &BaseRequest::from_vars(&plan.vars),
+        request,
         &settings.cache_dir,
         &stores.blobs,
         settings.epoch,
@@ -245,7 +245,7 @@ pub fn build(
         "base: {} {} (cached after the first build)",
         request.bootstrap, request.build_from
     ));
-    let mut stack = base(plan, settings, &stores)?;
+    let mut stack = base(&request, settings, &stores)?;
     let mut roles = role_layer::Roles {
         plan,
         settings,

@@ -201,7 +201,7 @@ impl LayerCache {
         let same = |r: &Stamp| r.blob == blob_stamp && r.tree == tree;
         if !recorded.as_ref().is_some_and(same) {
             // Not recording it (a full disk) only means the next check hashes again.
-            let _ = write_stamp(
+            let _ = write_json(
                 &stamp_path,
                 &Stamp {
                     blob: blob_stamp,
@@ -241,7 +241,7 @@ impl LayerCache {
         // The stamps reuse is checked against (a blob not in this cache's store has none yet).
         if let Ok(blob) = integrity::FileStamp::of(&self.blob_path(&entry.blob.digest)) {
             let tree = integrity::tree_stamp(&stored.tree)?;
-            write_stamp(&final_dir.join("stamp.json"), &Stamp { blob, tree })?;
+            write_json(&final_dir.join("stamp.json"), &Stamp { blob, tree })?;
         }
         Ok(stored)
     }
@@ -379,10 +379,6 @@ impl Damage {
 struct Stamp {
     blob: integrity::FileStamp,
     tree: String,
-}
-
-fn write_stamp(path: &Path, stamp: &Stamp) -> std::io::Result<()> {
-    write_json(path, stamp)
 }
 
 /// Writes `value` as JSON to `path` through a temporary file and a rename, so a reader never

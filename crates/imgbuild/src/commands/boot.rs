@@ -62,12 +62,7 @@ fn print_report(report: &boot::BootReport) {
         );
     }
     for check in &report.checks {
-        println!(
-            "  {} {:<20} {}",
-            if check.ok { "ok  " } else { "FAIL" },
-            check.id,
-            check.detail
-        );
+        super::print_check(check.ok, check.id, &check.detail);
     }
     println!(
         "boot: {} in {:.1}s (console: {})",

@@ -163,3 +163,8 @@ fn report_out<R: serde::Serialize>(
         std::process::ExitCode::FAILURE
     })
 }
+
+/// One check of a report, as a line: `  ok   id   detail` or `  FAIL id   detail`.
+fn print_check(ok: bool, id: &str, detail: &str) {
+    println!("  {} {id:<20} {detail}", if ok { "ok  " } else { "FAIL" });
+}

@@ -22,12 +22,7 @@ pub fn print_report(report: &Report) {
         report.kernel.as_deref().unwrap_or("(none found)")
     );
     for check in &report.checks {
-        println!(
-            "  {} {:<20} {}",
-            if check.ok { "ok  " } else { "FAIL" },
-            check.id,
-            check.detail
-        );
+        super::print_check(check.ok, &check.id, &check.detail);
     }
     for skipped in &report.skipped {
         println!("  skip {:<20} {}", skipped.id, skipped.reason);
