@@ -425,9 +425,17 @@ fn a_long_task_says_it_is_still_running() {
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    let beats = stderr(&out)
+    let err = stderr(&out);
+    let beats: Vec<&str> = err
         .lines()
         .filter(|l| l.contains("[sleeper] block for a long time: still running"))
-        .count();
-    assert!(beats >= 2, "{}", stderr(&out));
+        .collect();
+    assert!(beats.len() >= 2, "{err}");
+    // The newest line the command printed, while it runs.
+    assert!(
+        beats
+            .last()
+            .is_some_and(|l| l.ends_with("s): sleeping 3 seconds")),
+        "{err}"
+    );
 }

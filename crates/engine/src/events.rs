@@ -114,13 +114,31 @@ pub enum Event {
 pub trait Reporter: Send + Sync {
     /// One event.
     fn event(&self, event: &Event);
+
+    /// Where the newest line of a running command's output goes, for a reporter that shows
+    /// it (the plain reporter's heartbeat); `None` when it is not wanted.
+    fn output_sink(&self) -> Option<crate::live_output::OutputSink> {
+        None
+    }
 }
 
+/// The task or step running now: its label, when it started, and the newest line its command
+/// printed.
+#[derive(Debug)]
+struct Running {
+    label: String,
+    started: Instant,
+    last_line: Option<String>,
+}
+
+type RunningSlot = Arc<Mutex<Option<Running>>>;
+
 /// Plain lines (CI, no terminal). A task that runs longer than the heartbeat period gets a
-/// `still running` line each period, so a CI log never sits silent for minutes.
+/// `still running` line each period, with the newest line of its output, so a CI log never
+/// sits silent for minutes.
 #[derive(Debug)]
 pub struct PlainReporter {
-    running: Arc<Mutex<Option<(String, Instant)>>>,
+    running: RunningSlot,
 }
 
 impl Default for PlainReporter {
@@ -132,7 +150,7 @@ impl Default for PlainReporter {
 impl PlainReporter {
     /// Starts the heartbeat: every `every`, a line for the task still running.
     pub fn new(every: Duration) -> Self {
-        let running: Arc<Mutex<Option<(String, Instant)>>> = Arc::new(Mutex::new(None));
+        let running: RunningSlot = Arc::new(Mutex::new(None));
         let shared = Arc::downgrade(&running);
         let tick = every.min(Duration::from_secs(1));
         std::thread::spawn(move || {
@@ -143,21 +161,30 @@ impl PlainReporter {
                     break;
                 };
                 let guard = running.lock().unwrap_or_else(|e| e.into_inner());
-                let Some((label, started)) = guard.as_ref() else {
+                let Some(now) = guard.as_ref() else {
                     continue;
                 };
-                if started.elapsed() >= every && last_beat.elapsed() >= every {
+                if now.started.elapsed() >= every && last_beat.elapsed() >= every {
                     last_beat = Instant::now();
-                    let _ = writeln!(
-                        std::io::stderr().lock(),
-                        "  {label}: still running ({:.0}s)",
-                        started.elapsed().as_secs_f64()
-                    );
+                    let _ = writeln!(std::io::stderr().lock(), "{}", heartbeat_line(now));
                 }
             }
         });
         Self { running }
     }
+}
+
+/// `  [role] task: still running (45s): <the newest line of its output>`.
+fn heartbeat_line(now: &Running) -> String {
+    let mut line = format!(
+        "  {}: still running ({:.0}s)",
+        now.label,
+        now.started.elapsed().as_secs_f64()
+    );
+    if let Some(last) = &now.last_line {
+        line.push_str(&format!(": {last}"));
+    }
+    line
 }
 
 fn status_word(status: Status, ignored: bool) -> &'static str {
@@ -231,13 +258,30 @@ fn end_line(
 }
 
 impl Reporter for PlainReporter {
+    fn output_sink(&self) -> Option<crate::live_output::OutputSink> {
+        let running = Arc::downgrade(&self.running);
+        Some(Arc::new(move |line: &str| {
+            if let Some(running) = running.upgrade() {
+                let mut guard = running.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(now) = guard.as_mut() {
+                    now.last_line = Some(line.to_owned());
+                }
+            }
+        }))
+    }
+
     fn event(&self, event: &Event) {
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let start = |label: String| {
+            Some(Running {
+                label,
+                started: Instant::now(),
+                last_line: None,
+            })
+        };
         match event {
-            Event::TaskStart { role, task, .. } => {
-                *running = Some((format!("[{role}] {task}"), Instant::now()));
-            }
-            Event::Step { what } => *running = Some((what.clone(), Instant::now())),
+            Event::TaskStart { role, task, .. } => *running = start(format!("[{role}] {task}")),
+            Event::Step { what } => *running = start(what.clone()),
             Event::TaskEnd { .. } | Event::RoleEnd { .. } | Event::RoleStart { .. } => {
                 *running = None
             }
@@ -443,5 +487,40 @@ mod tests {
         );
         assert_eq!(bar(2_000_000, None), "2.0 MB");
         assert!(bar(200, Some(100)).contains("100%"));
+    }
+
+    #[test]
+    fn the_heartbeat_shows_the_newest_output_line_once_there_is_one() {
+        let reporter = PlainReporter::new(Duration::from_secs(3600));
+        reporter.event(&Event::TaskStart {
+            role: "nvidia".into(),
+            task: "the driver".into(),
+            source: "x.yml:1".into(),
+        });
+        let line = |r: &PlainReporter| {
+            let guard = r.running.lock().expect("lock");
+            heartbeat_line(guard.as_ref().expect("running"))
+        };
+        assert!(
+            line(&reporter).ends_with("still running (0s)"),
+            "{}",
+            line(&reporter)
+        );
+        let sink = reporter.output_sink().expect("a sink");
+        sink("Building module: nvidia-current/535.261.03");
+        assert!(
+            line(&reporter)
+                .ends_with("still running (0s): Building module: nvidia-current/535.261.03"),
+            "{}",
+            line(&reporter)
+        );
+        reporter.event(&Event::RoleEnd {
+            role: "nvidia".into(),
+            tasks: 1,
+            changed: 1,
+            seconds: 1.0,
+        });
+        sink("late");
+        assert!(reporter.running.lock().expect("lock").is_none());
     }
 }

@@ -8,6 +8,7 @@ pub mod archive;
 pub mod events;
 pub mod executor;
 pub mod facts_check;
+pub mod live_output;
 pub mod modules;
 pub mod pinned_uname;
 pub mod rootfs;

@@ -18,6 +18,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+use crate::live_output::{drain, OutputSink, Progress, Throttle};
 use crate::rootfs::RootFs;
 use crate::target::{Cmd, CmdOutput, Target, TargetError};
 
@@ -83,6 +84,21 @@ pub struct ChrootTarget {
     fs: RootFs,
     kernel_version: String,
     channel: Mutex<Option<Channel>>,
+    output: Sink,
+}
+
+/// Where the lines of a running command go (nowhere by default).
+#[derive(Default)]
+struct Sink(Option<OutputSink>);
+
+impl std::fmt::Debug for Sink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Sink(set)"
+        } else {
+            "Sink(none)"
+        })
+    }
 }
 
 impl ChrootTarget {
@@ -174,7 +190,14 @@ impl ChrootTarget {
             fs,
             kernel_version: kernel_version.to_owned(),
             channel: Mutex::new(Some(channel)),
+            output: Sink::default(),
         })
+    }
+
+    /// Hands the newest line of each running command's output to `sink` (about once a second).
+    pub fn with_output(mut self, sink: Option<OutputSink>) -> Self {
+        self.output = Sink(sink);
+        self
     }
 
     /// Ends the sandbox (also done on drop).
@@ -210,14 +233,25 @@ impl Target for ChrootTarget {
             .and_then(|_| channel.stdin.flush())
             .map_err(|e| TargetError::Sandbox(format!("the sandbox is gone: {e}")))?;
         let mut line = String::new();
-        let read = channel
-            .stdout
-            .read_line(&mut line)
-            .map_err(|e| TargetError::Sandbox(e.to_string()))?;
-        if read == 0 {
-            return Err(TargetError::Sandbox(
-                "the sandbox died while running a command".into(),
-            ));
+        loop {
+            line.clear();
+            let read = channel
+                .stdout
+                .read_line(&mut line)
+                .map_err(|e| TargetError::Sandbox(e.to_string()))?;
+            if read == 0 {
+                return Err(TargetError::Sandbox(
+                    "the sandbox died while running a command".into(),
+                ));
+            }
+            match Progress::parse(&line) {
+                Some(progress) => {
+                    if let Some(sink) = &self.output.0 {
+                        sink(&progress);
+                    }
+                }
+                None => break,
+            }
         }
         serde_json::from_str(&line)
             .map_err(|e| TargetError::Sandbox(format!("bad answer from the sandbox: {e}")))
@@ -504,17 +538,28 @@ fn run_one(cmd: &Cmd, config: &Config, path: &str) -> CmdOutput {
                 let _ = pipe.write_all(input.as_bytes());
             });
         }
-        child.wait_with_output()
+        // Both pipes are read as they fill: the newest line goes to the host while the
+        // command runs (a heartbeat shows it), and a full pipe never blocks the command.
+        let throttle = Throttle::new(std::time::Duration::from_secs(1));
+        let readers = (
+            child.stdout.take().map(|p| drain(p, throttle.clone())),
+            child.stderr.take().map(|p| drain(p, throttle)),
+        );
+        let status = child.wait()?;
+        let collect = |reader: Option<std::thread::JoinHandle<Vec<u8>>>| {
+            reader.and_then(|r| r.join().ok()).unwrap_or_default()
+        };
+        Ok((status, collect(readers.0), collect(readers.1)))
     });
     let result = match output {
-        Ok(out) => {
-            let rc = out.status.code().unwrap_or_else(|| {
-                128 + std::os::unix::process::ExitStatusExt::signal(&out.status).unwrap_or(0)
+        Ok((status, stdout, stderr)) => {
+            let rc = status.code().unwrap_or_else(|| {
+                128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0)
             });
             CmdOutput {
                 rc,
-                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+                stdout: String::from_utf8_lossy(&stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&stderr).into_owned(),
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => CmdOutput {
@@ -556,7 +601,8 @@ pub fn init_main() -> i32 {
     };
     hello(&Hello::Ready);
     let stdin = std::io::stdin();
-    let mut out = std::io::stdout().lock();
+    // Not held across commands: a command's progress lines are written from reader threads.
+    let stdout = std::io::stdout();
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let answer = match serde_json::from_str::<Cmd>(&line) {
@@ -567,6 +613,7 @@ pub fn init_main() -> i32 {
                 stderr: format!("bad request: {e}"),
             },
         };
+        let mut out = stdout.lock();
         if writeln!(
             out,
             "{}",

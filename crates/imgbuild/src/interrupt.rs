@@ -53,6 +53,13 @@ impl Reporter for Tracking {
             None => self.0.event(event),
         }
     }
+
+    fn output_sink(&self) -> Option<engine::live_output::OutputSink> {
+        let inner = self.0.output_sink()?;
+        Some(std::sync::Arc::new(move |line: &str| {
+            inner(&mirror::redact_credentials(line))
+        }))
+    }
 }
 
 /// The event with mirror credentials removed from its URLs and messages, when it had any.

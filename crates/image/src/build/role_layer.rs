@@ -244,7 +244,7 @@ impl Roles<'_> {
         };
         if overlay_wanted() {
             match ChrootTarget::start_spec(&self.settings.exe, &spec) {
-                Ok(target) => return Ok((target, None)),
+                Ok(target) => return Ok((target.with_output(self.reporter.output_sink()), None)),
                 Err(e) if e.to_string().contains("overlay") => {
                     self.reporter.event(&Event::Note {
                         message: format!("overlayfs cannot be mounted here ({e}); {role} runs in a copy and its changes are found by comparing snapshots"),
@@ -267,7 +267,8 @@ impl Roles<'_> {
             ..spec
         };
         let target = ChrootTarget::start_spec(&self.settings.exe, &spec)
-            .map_err(|e| BuildError::Sandbox(e.to_string()))?;
+            .map_err(|e| BuildError::Sandbox(e.to_string()))?
+            .with_output(self.reporter.output_sink());
         Ok((target, Some(snapshot)))
     }
 }

@@ -70,7 +70,8 @@ pub fn run(
             .map_err(Failure::Run)?;
         set_sticky(scratch.path());
         let target = ChrootTarget::start(&exe, &root, scratch.path(), &kernel)
-            .map_err(|e| Failure::Run(anyhow!(e)))?;
+            .map_err(|e| Failure::Run(anyhow!(e)))?
+            .with_output(reporter.output_sink());
         let result = executor.run_role(role, &target);
         target.stop();
         if let Err(failure) = result {
