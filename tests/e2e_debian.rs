@@ -188,6 +188,7 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
         "no_private_keys",
         "initramfs",
         "bin_sh",
+        "no_build_tools",
     ] {
         assert!(
             checks.contains(&(id, true)),
@@ -256,20 +257,11 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
     let wants = rootfs.join("etc/systemd/system/multi-user.target.wants");
     assert!(wants.join("openibd.service").is_symlink());
     assert!(!wants.join("opensmd.service").exists());
-    // Nothing built for the host's kernel, and no signing key DKMS could have made.
-    let dkms = rootfs.join("var/lib/dkms/nvidia-current/535.261.03");
-    let dkms_kernels: Vec<String> = std::fs::read_dir(&dkms)
-        .expect("the DKMS tree")
-        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-        .filter(|n| n != "source")
-        .collect();
-    assert_eq!(
-        dkms_kernels,
-        vec![KERNEL.to_owned()],
-        "DKMS built for {dkms_kernels:?}"
-    );
-    assert!(!rootfs.join("var/lib/dkms/mok.key").exists());
+    // Nothing built for the host's kernel.
     assert!(!rootfs.join("lib/modules").join(host_kernel.trim()).exists());
+    // The build-only packages are gone (the recipe's build_only_packages), the modules they
+    // built are not, and the package database is whole.
+    build_only_packages_are_gone(&report, &rootfs);
     // imgbuild verify reads the archive itself, and every other form a site has, judging
     // each by what it finds; then each classic fault, with no flag naming what to expect.
     verify_forms::every_form_passes(&s.project, &archive, &rootfs, &s.out, KERNEL);
@@ -340,6 +332,86 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
         "{}",
         stderr(&second_kernel)
     );
+}
+
+/// The compiler, the kernel headers and DKMS left with the last step; the NVIDIA modules DKMS
+/// built stayed, with every other module; apt finds no broken dependency.
+fn build_only_packages_are_gone(report: &Value, rootfs: &Path) {
+    let removal = &report["build_only"];
+    let removed: Vec<&str> = removal["removed"]
+        .as_array()
+        .expect("the report's build_only.removed")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for package in [
+        "gcc-12",
+        "dkms",
+        "nvidia-kernel-dkms",
+        "linux-headers-6.1.0-50-amd64",
+    ] {
+        assert!(removed.contains(&package), "{package} not in {removed:?}");
+    }
+    for package in ["firmware-nvidia-gsp", "nvidia-kernel-support", "libcuda1"] {
+        assert!(!removed.contains(&package), "{package} was removed");
+    }
+    let (before, after) = (
+        removal["bytes_before"].as_u64().expect("bytes_before"),
+        removal["bytes_after"].as_u64().expect("bytes_after"),
+    );
+    assert!(after + 200_000_000 < before, "{removal}");
+    // DKMS's five NVIDIA modules and MOFED's eight stay where they were: DKMS was told to
+    // forget it installed them, so its removal left them, and nothing had to be put back.
+    assert_eq!(
+        removal["modules_kept"].as_array().map(Vec::len),
+        Some(13),
+        "{removal}"
+    );
+    assert_eq!(
+        removal["modules_restored"],
+        serde_json::json!([]),
+        "{removal}"
+    );
+    let layer = report["layers"]
+        .as_array()
+        .and_then(|l| l.last())
+        .expect("the last layer");
+    assert_eq!(layer["role"], "build-only-removal");
+    assert!(
+        layer["size"].as_u64().is_some_and(|s| s < 20_000_000),
+        "a layer of removals, not of copies: {layer}"
+    );
+    eprintln!(
+        "build-only packages: {} removed, unpacked {:.1} MB -> {:.1} MB ({:.2} of before)",
+        removed.len(),
+        before as f64 / 1e6,
+        after as f64 / 1e6,
+        after as f64 / before as f64
+    );
+    for gone in [
+        "usr/bin/gcc-12",
+        "usr/sbin/dkms",
+        "usr/src/linux-headers-6.1.0-50-amd64",
+        "var/lib/dkms",
+    ] {
+        assert!(!rootfs.join(gone).exists(), "{gone} is still there");
+    }
+    for kept in [
+        "nvidia-current.ko",
+        "nvidia-current-peermem.ko",
+        "nvidia-current-uvm.ko",
+    ] {
+        let path = rootfs.join(format!("lib/modules/{KERNEL}/updates/dkms/{kept}"));
+        assert!(path.is_file(), "{} is missing", path.display());
+    }
+    assert!(rootfs.join("lib/firmware/nvidia").is_dir());
+    let modules_dep =
+        std::fs::read_to_string(rootfs.join(format!("lib/modules/{KERNEL}/modules.dep")))
+            .expect("modules.dep");
+    assert!(modules_dep.contains("updates/dkms/nvidia-current-peermem.ko:"));
+    run(Command::new("chroot")
+        .arg(rootfs)
+        .args(["apt-get", "check", "-q"]));
 }
 
 /// `imgbuild --json boot DIR` under TCG: its exit code and report.

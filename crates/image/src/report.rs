@@ -56,6 +56,9 @@ pub struct Report {
     pub layers: Vec<LayerEntry>,
     /// What verify found (modules with their vermagic, checks).
     pub verify: Option<verify::Report>,
+    /// What the build-only packages step removed, and the unpacked size before and after.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build_only: Option<crate::build::BuildOnlyRemoval>,
 }
 
 /// Installed packages recorded in a layer folder's dpkg status file.
@@ -114,6 +117,17 @@ pub fn markdown(report: &Report) -> String {
         megabytes(report.size),
         report.layers.len()
     );
+    if let Some(b) = &report.build_only {
+        let _ = writeln!(
+            out,
+            "| build-only packages | {} removed; unpacked {} before, {} after ({} less); the {} modules no package owns kept |",
+            b.removed.len(),
+            megabytes(b.bytes_before),
+            megabytes(b.bytes_after),
+            megabytes(b.bytes_before.saturating_sub(b.bytes_after)),
+            b.modules_kept.len()
+        );
+    }
     let _ = writeln!(out, "| build time | {:.1} s |\n", report.seconds);
     let _ = writeln!(
         out,
@@ -150,6 +164,14 @@ pub fn markdown(report: &Report) -> String {
             l.role,
             megabytes(l.size),
             l.seconds
+        );
+    }
+    if let Some(b) = report.build_only.as_ref().filter(|b| !b.removed.is_empty()) {
+        let _ = writeln!(
+            out,
+            "\n<details><summary>build-only packages removed ({})</summary>\n\n{}\n\n</details>",
+            b.removed.len(),
+            b.removed.join(", ")
         );
     }
     if let Some(v) = &report.verify {
@@ -253,6 +275,7 @@ pub fn assemble(
         seconds: build.seconds,
         layers,
         verify,
+        build_only: build.build_only.clone(),
     }
 }
 
@@ -327,8 +350,17 @@ mod tests {
                 }],
                 modules,
             }),
+            build_only: Some(crate::build::BuildOnlyRemoval {
+                removed: vec!["dkms".into(), "gcc-12".into()],
+                bytes_before: 1_660_000_000,
+                bytes_after: 1_270_000_000,
+                modules_kept: vec![format!("{k}/updates/dkms/nvidia-current.ko")],
+                modules_restored: Vec::new(),
+            }),
         };
         let md = markdown(&report);
+        assert!(md.contains("| build-only packages | 2 removed; unpacked 1660.0 MB before, 1270.0 MB after (390.0 MB less); the 1 modules no package owns kept |"), "{md}");
+        assert!(md.contains("build-only packages removed (2)</summary>\n\ndkms, gcc-12"));
         assert!(md.len() < COMMENT_LIMIT, "{} characters", md.len());
         assert!(md.contains("extra/mlnx-ofa_kernel/mlx5_core.ko"));
         assert!(md.contains("updates/dkms/nvidia-current.ko"));

@@ -274,6 +274,10 @@ pub struct VerifyArgs {
     /// A subnet-manager image: allow `opensmd` to be enabled.
     #[arg(long)]
     pub allow_opensm: bool,
+    /// Require no compiler, kernel headers or DKMS (default: the io.imgbuild.no-build-tools
+    /// label, set when the recipe names build_only_packages).
+    #[arg(long)]
+    pub no_build_tools: bool,
 }
 
 /// Accelerators of `boot`.

@@ -24,6 +24,10 @@ pub struct ImageIntent {
     pub initramfs: bool,
     /// `allow_opensm: true`: a subnet-manager image, which may enable `opensmd`.
     pub allow_opensm: bool,
+    /// `build_only_packages`: the packages (shell patterns) that only the build needs
+    /// (compiler, kernel headers, DKMS), removed after the last role.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub build_only: Vec<String>,
 }
 
 /// The roles that install what a version variable pins.
@@ -36,7 +40,12 @@ const PINNED_BY: &[(&str, &str)] = &[
 impl ImageIntent {
     /// Reads the intent from the recipe's resolved variables; a role that installs a pinned
     /// component without its version is an error at that role's line.
-    pub fn of(recipe: &Recipe, vars: &IndexMap<String, Json>) -> Result<ImageIntent, PlanError> {
+    /// `defined_at` says where a variable is set, for errors about its value.
+    pub fn of(
+        recipe: &Recipe,
+        vars: &IndexMap<String, Json>,
+        defined_at: &dyn Fn(&str) -> Location,
+    ) -> Result<ImageIntent, PlanError> {
         let text = |key: &str| {
             vars.get(key)
                 .and_then(|v| match v {
@@ -63,6 +72,44 @@ impl ImageIntent {
             nvidia: text("nvidia_version").filter(|_| role("nvidia").is_some()),
             initramfs: role("dracut").is_some(),
             allow_opensm: vars.get("allow_opensm").and_then(Json::as_bool) == Some(true),
+            build_only: build_only(vars, defined_at)?,
         })
     }
+}
+
+/// `build_only_packages`: a list of package names or shell patterns.
+fn build_only(
+    vars: &IndexMap<String, Json>,
+    defined_at: &dyn Fn(&str) -> Location,
+) -> Result<Vec<String>, PlanError> {
+    const KEY: &str = "build_only_packages";
+    let Some(value) = vars.get(KEY) else {
+        return Ok(Vec::new());
+    };
+    let names: Option<Vec<String>> = match value {
+        Json::Null => Some(Vec::new()),
+        Json::Array(items) => items
+            .iter()
+            .map(|i| i.as_str().map(str::trim).filter(|s| valid_pattern(s)))
+            .map(|i| i.map(str::to_owned))
+            .collect(),
+        _ => None,
+    };
+    names.ok_or_else(|| {
+        PlanError::new(
+            defined_at(KEY),
+            ErrorKind::Recipe(format!(
+                "{KEY} must be a list of package names or shell patterns (such as [gcc, \"linux-headers-*\", dkms]); it is {value}"
+            )),
+        )
+    })
+}
+
+/// A package name or a shell pattern of one: what dpkg and rpm allow, plus `*`, `?` and `[]`.
+fn valid_pattern(text: &str) -> bool {
+    !text.is_empty()
+        && !text.starts_with('-')
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-._:*?[]".contains(c))
 }

@@ -4,6 +4,7 @@
 //! ordered tasks with every variable and URL resolved, each with its `path:line`. Planning is
 //! pure (it reads the project's files and nothing else) and takes milliseconds.
 
+pub mod build_only;
 pub mod edit;
 pub mod error;
 mod expand;

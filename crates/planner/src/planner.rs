@@ -322,7 +322,23 @@ impl Planner<'_> {
         }
         self.check_tags(&recipe, tasks.is_empty())?;
         let vars = self.recipe_vars(&recipe, &scope);
-        let intent = crate::intent::ImageIntent::of(&recipe, &vars)?;
+        let defined_at = |name: &str| {
+            let here = |l: &Location| l.path == recipe.path;
+            let found = self.sources.definitions(name);
+            found
+                .iter()
+                .find(|l| here(l))
+                .or(found.first())
+                .cloned()
+                .unwrap_or_else(|| recipe_at.clone())
+        };
+        let intent = crate::intent::ImageIntent::of(&recipe, &vars, &defined_at)?;
+        let pkg_mgr = facts.get("ansible_pkg_mgr").and_then(Json::as_str);
+        let at = defined_at("build_only_packages");
+        if let Some(step) = crate::build_only::step(&intent, pkg_mgr, &roles, &at)? {
+            roles.push(crate::build_only::ROLE.to_owned());
+            tasks.push(step);
+        }
         Ok(Plan {
             image: recipe.image.clone(),
             recipe: recipe.path.display().to_string(),

@@ -22,6 +22,8 @@ pub struct Expect {
     pub initramfs: bool,
     /// A subnet-manager image: `opensmd` may be enabled.
     pub allow_opensm: bool,
+    /// The image must hold no compiler, kernel headers or DKMS (`build_only_packages`).
+    pub no_build_tools: bool,
 }
 
 /// How the kernel the checks use was chosen.

@@ -4,6 +4,7 @@
 mod apt_repository;
 mod attrs;
 mod blockinfile;
+mod build_only;
 mod command;
 mod copy;
 mod file;
@@ -213,6 +214,7 @@ fn dispatch(
         "apt_key" => repos::apt_key(args, ctx),
         "apt_repository" => apt_repository::apt_repository(args, ctx),
         "deb822_repository" => repos::deb822_repository(args, ctx),
+        planner::build_only::MODULE => build_only::remove(args, ctx),
         _ => return None,
     })
 }

@@ -83,6 +83,7 @@ pub(super) fn verify(
         nvidia: intent.nvidia.clone(),
         initramfs: intent.initramfs,
         allow_opensm: intent.allow_opensm,
+        no_build_tools: !intent.build_only.is_empty(),
     };
     let verify_cache = crate::freshness::VerifyCache::new(&settings.cache_dir);
     let earlier = settings
@@ -107,13 +108,21 @@ pub(super) fn verify(
 
 /// Step 5: `report.json` and `report.md`, written whatever verify said; a failed verify is
 /// the build's error, and no output is written.
-pub(super) fn report(
-    plan: &Plan,
-    image: &Image,
-    stack: &Stack,
-    verified: Option<&verify::Report>,
-    started: Instant,
-) -> Result<(), BuildError> {
+/// What a build made, for its report.
+pub(super) struct Made<'a> {
+    pub image: &'a Image,
+    pub stack: &'a Stack,
+    pub verified: Option<&'a verify::Report>,
+    pub build_only: Option<&'a super::BuildOnlyRemoval>,
+}
+
+pub(super) fn report(plan: &Plan, made: &Made, started: Instant) -> Result<(), BuildError> {
+    let Made {
+        image,
+        stack,
+        verified,
+        build_only,
+    } = *made;
     let pairs: Vec<(String, PathBuf)> = image
         .spec
         .layers
@@ -129,6 +138,7 @@ pub(super) fn report(
         outputs: Vec::new(),
         seconds: started.elapsed().as_secs_f64(),
         verify: verified.cloned(),
+        build_only: build_only.cloned(),
     };
     let intent = &plan.intent;
     let report = crate::report::assemble(

@@ -100,6 +100,9 @@ pub(super) fn labels(plan: &Plan, project_root: &Path, epoch: u64) -> BTreeMap<S
     if intent.initramfs {
         labels.insert("io.imgbuild.initramfs".into(), "yes".into());
     }
+    if !intent.build_only.is_empty() {
+        labels.insert("io.imgbuild.no-build-tools".into(), "yes".into());
+    }
     labels.insert(
         "org.opencontainers.image.created".into(),
         oci::rfc3339(epoch),

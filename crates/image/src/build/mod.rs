@@ -112,6 +112,33 @@ pub struct BuildReport {
     pub seconds: f64,
     /// What verify found, when it ran.
     pub verify: Option<verify::Report>,
+    /// What the build-only packages step removed, when the recipe names any.
+    pub build_only: Option<BuildOnlyRemoval>,
+}
+
+/// What the build-only packages step removed (`build_only_packages`), read back from its
+/// registered result, which a cached layer keeps.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BuildOnlyRemoval {
+    /// The packages removed, named ones and what only they pulled in.
+    pub removed: Vec<String>,
+    /// The image's apparent size before the step (what a node would have held in RAM).
+    pub bytes_before: u64,
+    /// And after it.
+    pub bytes_after: u64,
+    /// The kernel modules no package owns (DKMS's, an installer's): all still in the image.
+    pub modules_kept: Vec<String>,
+    /// Those of them a removal script deleted, which the step put back.
+    #[serde(default)]
+    pub modules_restored: Vec<String>,
+}
+
+impl BuildOnlyRemoval {
+    /// The step's result among the build's registered variables.
+    fn from_registered(registered: &serde_json::Value) -> Option<BuildOnlyRemoval> {
+        let value = registered.get(planner::build_only::REGISTER)?;
+        serde_json::from_value(value.clone()).ok()
+    }
 }
 
 /// Why a build failed.
@@ -264,13 +291,20 @@ pub fn build(
     for role in &plan.roles {
         roles.add_layer(role, &mut stack)?;
     }
+    let build_only = BuildOnlyRemoval::from_registered(&roles.executor.registered());
     step("the image: config and manifest".into());
     let image = finish::image(plan, settings, &stores.blobs, &mut stack)?;
     if settings.verify {
         step("verify: unpacking the image and checking it".into());
     }
     let verified = finish::verify(plan, settings, &stores.blobs, &image)?;
-    finish::report(plan, &image, &stack, verified.as_ref(), started)?;
+    let made = finish::Made {
+        image: &image,
+        stack: &stack,
+        verified: verified.as_ref(),
+        build_only: build_only.as_ref(),
+    };
+    finish::report(plan, &made, started)?;
     step(format!("writing the outputs to {}", image.dir.display()));
     let outputs = outputs::write(plan, settings, &stores.blobs, &image)?;
     Ok(BuildReport {
@@ -281,6 +315,7 @@ pub fn build(
         outputs,
         seconds: started.elapsed().as_secs_f64(),
         verify: verified,
+        build_only,
     })
 }
 

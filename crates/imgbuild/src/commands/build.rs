@@ -315,12 +315,24 @@ fn summary(report: &image::build::BuildReport) -> String {
     };
     text.push_str(&format!("  verify: {verdict}\n"));
     let compressed: u64 = report.layers.iter().map(|l| l.size).sum();
-    let unpacked: u64 = report.layers.iter().map(|l| l.unpacked).sum();
+    let mb = |bytes: u64| bytes as f64 / 1e6;
+    let unpacked = match &report.build_only {
+        // Measured in the image by the step itself: the layers' sum counts removed files too.
+        Some(b) => format!(
+            "{:.1} MB unpacked (what a node holds in RAM; {:.1} MB before the {} build-only packages were removed)",
+            mb(b.bytes_after),
+            mb(b.bytes_before),
+            b.removed.len()
+        ),
+        None => format!(
+            "about {:.1} MB unpacked (what a node holds in RAM)",
+            mb(report.layers.iter().map(|l| l.unpacked).sum())
+        ),
+    };
     text.push_str(&format!(
-        "  size: {:.1} MB compressed in {} layers; about {:.1} MB unpacked (what a node holds in RAM)\n",
-        compressed as f64 / 1e6,
+        "  size: {:.1} MB compressed in {} layers; {unpacked}\n",
+        mb(compressed),
         report.layers.len(),
-        unpacked as f64 / 1e6
     ));
     for output in &report.outputs {
         text.push_str(&format!("  {}\n", output.display()));
@@ -368,6 +380,7 @@ mod tests {
             ],
             seconds: 2.0,
             verify: None,
+            build_only: None,
         };
         let text = summary(&report);
         assert!(text.contains("  verify: not run (--no-verify)\n"), "{text}");
@@ -377,6 +390,21 @@ mod tests {
         );
         assert!(
             text.contains("  import into Warewulf: wwctl image import /out/debian-12-compute/debian-12-compute.tar debian-12-compute\n"),
+            "{text}"
+        );
+        let removal = image::build::BuildOnlyRemoval {
+            removed: vec!["gcc".into(), "dkms".into()],
+            bytes_before: 1_700_000_000,
+            bytes_after: 1_300_000_000,
+            modules_kept: Vec::new(),
+            modules_restored: Vec::new(),
+        };
+        let text = summary(&image::build::BuildReport {
+            build_only: Some(removal),
+            ..report
+        });
+        assert!(
+            text.contains("; 1300.0 MB unpacked (what a node holds in RAM; 1700.0 MB before the 2 build-only packages were removed)"),
             "{text}"
         );
     }

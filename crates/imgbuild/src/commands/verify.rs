@@ -89,6 +89,7 @@ pub fn run(args: &VerifyArgs, json: bool) -> Result<ExitCode, Failure> {
         nvidia: args.nvidia.clone().or_else(|| label("io.imgbuild.nvidia")),
         initramfs: args.initramfs || label("io.imgbuild.initramfs").is_some(),
         allow_opensm: args.allow_opensm,
+        no_build_tools: args.no_build_tools || label("io.imgbuild.no-build-tools").is_some(),
     };
     let report = verify::verify(&snapshot, &args.image, &expect);
     super::report_out(json, &report, report.ok, print_report)

@@ -8,6 +8,7 @@ mod duplicate_modules;
 mod initramfs;
 mod modules_dep;
 mod mofed_modules;
+mod no_build_tools;
 mod no_huge_files;
 pub mod no_private_keys;
 mod nvidia_modules;
@@ -57,6 +58,7 @@ pub static RULES: &[&dyn Rule] = &[
     &bin_sh::BinSh,
     &no_huge_files::NoHugeFiles,
     &no_private_keys::PrivateKeys,
+    &no_build_tools::NoBuildTools,
 ];
 
 /// The README's rule list: one table row per rule, from this table.

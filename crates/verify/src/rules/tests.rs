@@ -112,9 +112,10 @@ fn a_good_image_passes_every_rule_with_only_the_image_as_input() {
     assert!(report.ok, "{:#?}", report.checks);
     assert_eq!(report.kernel.as_deref(), Some(K));
     assert_eq!(report.kernel_source, Some(KernelSource::OnlyOne));
-    // Only the initramfs rule waits to be asked; one is there, so it runs too.
-    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
-    assert_eq!(report.checks.len(), crate::rules::RULES.len());
+    // Only the initramfs rule and no_build_tools wait to be asked; an initramfs is there, so
+    // its rule runs too.
+    assert_eq!(skipped(&report), vec!["no_build_tools"]);
+    assert_eq!(report.checks.len(), crate::rules::RULES.len() - 1);
     assert!(detail(&report, "modules_dep").contains("copies it shadows"));
     assert!(detail(&report, "nvidia_version").contains("580.65.06"));
 }
@@ -147,7 +148,8 @@ fn an_image_without_mofed_or_nvidia_skips_their_rules_and_says_why() {
             "nvidia_modules",
             "peermem_after_mofed",
             "nvidia_version",
-            "initramfs"
+            "initramfs",
+            "no_build_tools"
         ]
     );
     assert!(report.skipped[0].reason.contains("no MOFED in the image"));
@@ -324,4 +326,44 @@ fn a_dkms_build_for_the_host_kernel_fails_one_kernel() {
     let report = verify(&s, "x", &Expect::default());
     assert_eq!(failed(&report), vec!["one_kernel"]);
     assert!(detail(&report, "one_kernel").contains("535.261.03/6.18.44-host"));
+}
+
+#[test]
+fn build_tools_fail_no_build_tools_only_when_asked() {
+    let asked = Expect {
+        no_build_tools: true,
+        ..Expect::default()
+    };
+    let clean = good();
+    assert!(verify(&clean, "x", &asked).ok);
+    assert_eq!(
+        detail(&verify(&clean, "x", &asked), "no_build_tools"),
+        "no C compiler, kernel headers or DKMS"
+    );
+    let mut s = good();
+    text(&mut s, "/usr/bin/gcc-12", "");
+    s.add_symlink("/usr/bin/gcc", "gcc-12");
+    text(&mut s, "/usr/sbin/dkms", "");
+    text(
+        &mut s,
+        &format!("/usr/src/linux-headers-{K}/Makefile"),
+        "all:",
+    );
+    s.add_symlink(
+        &format!("/usr/lib/modules/{K}/build"),
+        &format!("/usr/src/linux-headers-{K}"),
+    );
+    assert!(skipped(&verify(&s, "x", &Expect::default())).contains(&"no_build_tools"));
+    let report = verify(&s, "x", &asked);
+    assert_eq!(failed(&report), vec!["no_build_tools"]);
+    let found = detail(&report, "no_build_tools");
+    for path in [
+        "/usr/bin/gcc-12",
+        "/usr/bin/gcc",
+        "/usr/sbin/dkms",
+        "/usr/src/linux-headers-6.1.0-50-amd64",
+        "/lib/modules/6.1.0-50-amd64/build (the kernel's build tree)",
+    ] {
+        assert!(found.contains(path), "{path} not in {found}");
+    }
 }
