@@ -205,7 +205,18 @@ fn check_nothing_else_goes(
 ) -> Result<BTreeSet<String>, ModuleError> {
     let mut argv = vec!["apt-get".to_owned(), "-s".into(), "purge".into()];
     argv.extend(named.iter().cloned());
-    let out = run_ok(ctx, argv, "apt-get -s purge (what the removal would take)")?;
+    let what = "apt-get -s purge (what the removal would take)";
+    let out = match run_ok(ctx, argv, what) {
+        Ok(out) => out,
+        // apt will not remove a protected package (apt itself) that depends on one named.
+        Err(e) if !unmet_dependents(&e.msg).is_empty() => {
+            return Err(ModuleError::new(format!(
+                "removing the build-only packages would also remove {}, which depend on them and which apt keeps (an essential or protected package); take the package they need out of the list",
+                unmet_dependents(&e.msg).join(", ")
+            )));
+        }
+        Err(e) => return Err(e),
+    };
     let also: Vec<&str> = simulated_removals(&out)
         .into_iter()
         .filter(|p| !named.iter().any(|n| n == p))
@@ -217,6 +228,20 @@ fn check_nothing_else_goes(
         "removing the build-only packages would also remove {}, which depend on them; if the node does not need those either, add them to build_only_packages, else take the package they need out of the list",
         also.join(", ")
     )))
+}
+
+/// The packages apt names as left with unmet dependencies (` apt : Depends: libapt-pkg6.0`).
+fn unmet_dependents(output: &str) -> Vec<String> {
+    let mut names: Vec<String> = output
+        .lines()
+        .filter_map(|l| {
+            let (name, rest) = l.trim().split_once(" : ")?;
+            (rest.starts_with("Depends:") || rest.starts_with("PreDepends:"))
+                .then(|| name.trim().to_owned())
+        })
+        .collect();
+    names.dedup();
+    names
 }
 
 /// The packages apt says "are no longer required" after a (simulated) removal.
@@ -499,6 +524,13 @@ mod tests {
             ["cpp", "cpp-12", "firmware-nvidia-gsp", "libisl23"]
         );
         assert!(no_longer_required("Purg gcc [1]\n").is_empty());
+    }
+
+    #[test]
+    fn apt_names_the_kept_packages_a_removal_would_break() {
+        let out = "The following packages have unmet dependencies:\n apt : Depends: libapt-pkg6.0 (>= 2.6.1) but it is not going to be installed\n       Recommends: ca-certificates\nE: Error, pkgProblemResolver::Resolve generated breaks";
+        assert_eq!(unmet_dependents(out), ["apt"]);
+        assert!(unmet_dependents("Purg gcc [1]").is_empty());
     }
 
     #[test]
