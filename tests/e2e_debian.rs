@@ -120,9 +120,15 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
     );
 
     let started = Instant::now();
-    let (result, built) = build(&s, "debian-12-compute", &[]);
+    // --boot: after verify and the outputs, booted as Warewulf boots a node.
+    let (result, built) = build(&s, "debian-12-compute", &["--boot"]);
     let first_seconds = started.elapsed().as_secs_f64();
     assert!(result.status.success(), "build failed: {}", stderr(&result));
+    let booted = stdout(&result)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["event"] == "boot")
+        .expect("a boot event");
     let built = built.expect("a built event");
     let verify = &built["verify"];
     assert_eq!(verify["ok"], true, "{verify:#}");
@@ -230,7 +236,7 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
 
     // Booted as Warewulf boots a node (the image as its initramfs, under TCG here): the pinned
     // kernel runs, MOFED's modules load, NVIDIA's find no device on a VM, openibd runs.
-    boots_and_loads_its_modules(&s, &dir);
+    boots_and_loads_its_modules(&booted, &dir);
 
     // Warewulf's import path: containers/image copies the docker-archive, umoci unpacks it.
     let archive = dir.join("debian-12-compute.tar");
@@ -262,6 +268,8 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
     // The build-only packages are gone (the recipe's build_only_packages), the modules they
     // built are not, and the package database is whole.
     build_only_packages_are_gone(&report, &rootfs);
+    // With an overlay giving munge its key, as Warewulf's overlays give a node, munge starts.
+    boots_with_an_overlay(&s, &dir, &rootfs);
     // imgbuild verify reads the archive itself, and every other form a site has, judging
     // each by what it finds; then each classic fault, with no flag naming what to expect.
     verify_forms::every_form_passes(&s.project, &archive, &rootfs, &s.out, KERNEL);
@@ -415,20 +423,19 @@ fn build_only_packages_are_gone(report: &Value, rootfs: &Path) {
 }
 
 /// `imgbuild --json boot DIR` under TCG: its exit code and report.
-fn boot(s: &Setup, dir: &Path) -> (Option<i32>, Value) {
-    let out = imgbuild_env(
-        &s.project,
-        &[
-            "--json",
-            "boot",
-            &dir.to_string_lossy(),
-            "--accel",
-            "tcg",
-            "--timeout",
-            "600",
-        ],
-        &[],
-    );
+fn boot(s: &Setup, dir: &Path, extra: &[&str]) -> (Option<i32>, Value) {
+    let dir_arg = dir.to_string_lossy().into_owned();
+    let mut args = vec![
+        "--json",
+        "boot",
+        &dir_arg,
+        "--accel",
+        "tcg",
+        "--timeout",
+        "600",
+    ];
+    args.extend_from_slice(extra);
+    let out = imgbuild_env(&s.project, &args, &[]);
     let report: Value = serde_json::from_str(stdout(&out).trim())
         .unwrap_or_else(|e| panic!("boot: {e}: {}", stderr(&out)));
     (out.status.code(), report)
@@ -442,11 +449,10 @@ fn module_in<'a>(report: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{name} was not loaded: {report:#}"))
 }
 
-fn boots_and_loads_its_modules(s: &Setup, dir: &Path) {
-    let (code, report) = boot(s, dir);
-    assert_eq!(code, Some(0), "{report:#}");
+fn boots_and_loads_its_modules(report: &Value, dir: &Path) {
+    assert_eq!(report["ok"], true, "{report:#}");
     assert_eq!(report["findings"]["kernel"], KERNEL);
-    let outcome = |name: &str| module_in(&report, name)["outcome"].clone();
+    let outcome = |name: &str| module_in(report, name)["outcome"].clone();
     for mofed in ["mlx_compat", "ib_core", "mlx5_core", "mlx5_ib", "ib_ipoib"] {
         assert_eq!(outcome(mofed), "loaded", "{report:#}");
     }
@@ -455,10 +461,74 @@ fn boots_and_loads_its_modules(s: &Setup, dir: &Path) {
     }
     assert_eq!(report["findings"]["openibd"][1], "active", "{report:#}");
     assert!(dir.join("boot-console.log").is_file());
+    // Without the site's overlays munge has no key: the recipe's boot_expect_failed says so,
+    // through the image's label, and the check names it as expected.
+    assert_eq!(
+        report["expect_failed"],
+        serde_json::json!(["munge.service", "sssd-*.socket"])
+    );
+    let failed = report["findings"]["failed_units"].to_string();
+    assert!(failed.contains("munge.service"), "{report:#}");
+    let units = check_in(report, "units_started");
+    assert_eq!(units["ok"], true, "{report:#}");
+    assert!(
+        units["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("munge.service") && d.contains("expects to fail")),
+        "{units}"
+    );
+    // The boot is in the build's report.
+    let build_report: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).expect("report.json"))
+            .expect("JSON");
+    assert_eq!(build_report["boot"]["ok"], true);
+    let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
+    assert!(md.contains("#### boot: passed in"), "{md}");
+    assert!(md.contains("| mlx5_core | loaded |"), "{md}");
+}
+
+fn check_in<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["id"] == id))
+        .unwrap_or_else(|| panic!("no check {id}: {report:#}"))
+}
+
+/// `--overlay DIR` sends a folder after the image as Warewulf sends a node's overlays: here
+/// munge's key, owned by the image's munge user; munge then starts.
+fn boots_with_an_overlay(s: &Setup, dir: &Path, rootfs: &Path) {
+    let passwd = std::fs::read_to_string(rootfs.join("etc/passwd")).expect("passwd");
+    let munge: Vec<u32> = passwd
+        .lines()
+        .find(|l| l.starts_with("munge:"))
+        .expect("a munge user")
+        .split(':')
+        .skip(2)
+        .take(2)
+        .map(|n| n.parse().expect("id"))
+        .collect();
+    let overlay = s.out.join("overlay");
+    let key_dir = overlay.join("etc/munge");
+    std::fs::create_dir_all(&key_dir).expect("overlay");
+    std::fs::write(key_dir.join("munge.key"), [7u8; 1024]).expect("key");
+    use std::os::unix::fs::PermissionsExt;
+    for (path, mode) in [(overlay.join("etc"), 0o755), (key_dir.clone(), 0o700)] {
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    }
+    let key = key_dir.join("munge.key");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o400)).expect("chmod");
+    for path in [&key_dir, &key] {
+        std::os::unix::fs::chown(path, Some(munge[0]), Some(munge[1])).expect("chown");
+    }
+    let overlay_arg = overlay.to_string_lossy().into_owned();
+    let (code, report) = boot(s, dir, &["--overlay", &overlay_arg]);
+    assert_eq!(code, Some(0), "{report:#}");
+    let failed = report["findings"]["failed_units"].to_string();
+    assert!(!failed.contains("munge.service"), "{report:#}");
 }
 
 fn boot_names_the_module_the_kernel_refuses(s: &Setup, dir: &Path) {
-    let (code, report) = boot(s, dir);
+    let (code, report) = boot(s, dir, &[]);
     assert_eq!(code, Some(1), "{report:#}");
     let stray = module_in(&report, "stray");
     assert_eq!(stray["outcome"], "failed", "{report:#}");

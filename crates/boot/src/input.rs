@@ -28,6 +28,42 @@ pub fn root_of(input: &Path, dest: &Path) -> Result<PathBuf, BootError> {
     Ok(dest.to_owned())
 }
 
+/// The units the image's recipe expects to fail when it is booted without its Warewulf
+/// overlays (the `io.imgbuild.boot-expect-failed` label, comma-separated), when `input` is an
+/// image; none for a rootfs folder.
+pub fn expected_failures(input: &Path) -> Vec<String> {
+    let Some(layout) = [input.join("oci"), input.to_owned()]
+        .into_iter()
+        .find(|dir| dir.join("index.json").is_file())
+    else {
+        return Vec::new();
+    };
+    let blob = |digest: &Json| {
+        let digest = digest.as_str().unwrap_or_default();
+        layout
+            .join("blobs/sha256")
+            .join(digest.trim_start_matches("sha256:"))
+    };
+    let config = read_json(&layout.join("index.json"))
+        .and_then(|index| read_json(&blob(&index["manifests"][0]["digest"])))
+        .and_then(|manifest| read_json(&blob(&manifest["config"]["digest"])));
+    config
+        .ok()
+        .and_then(|c| {
+            c["config"]["Labels"]["io.imgbuild.boot-expect-failed"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .map(|list| {
+            list.split(',')
+                .map(str::trim)
+                .filter(|u| !u.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn read_json(path: &Path) -> Result<Json, BootError> {
     let text = std::fs::read(path).map_err(|e| BootError::io(path, e))?;
     serde_json::from_slice(&text)

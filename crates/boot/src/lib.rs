@@ -17,7 +17,7 @@ use serde::Serialize;
 
 pub use pack::{pack_tree, Excludes, Packed};
 pub use probe::{Findings, ModuleResult, Outcome};
-pub use qemu::{Accel, Chosen};
+pub use qemu::{available as qemu_available, Accel, Chosen};
 
 /// Why a boot could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +60,12 @@ pub struct BootRequest {
     pub accel: Accel,
     /// Where the console log is written.
     pub console_log: PathBuf,
+    /// Folders sent after the image as more archives, as Warewulf sends a node its system
+    /// and runtime overlays.
+    pub overlays: Vec<PathBuf>,
+    /// Units (shell patterns) expected to fail without the site's overlays, beside those the
+    /// image's `io.imgbuild.boot-expect-failed` label names.
+    pub expect_failed: Vec<String>,
 }
 
 /// One check on what the probe found.
@@ -92,6 +98,12 @@ pub struct BootReport {
     pub packed_entries: u64,
     /// What the probe found.
     pub findings: Findings,
+    /// The overlays sent after the image.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overlays: Vec<PathBuf>,
+    /// The units expected to fail without the site's overlays (patterns).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub expect_failed: Vec<String>,
     /// The checks.
     pub checks: Vec<Check>,
     /// Every check passed.
@@ -106,17 +118,28 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
         .prefix("imgbuild-boot-")
         .tempdir_in(std::env::temp_dir())
         .map_err(|e| BootError::io(&std::env::temp_dir(), e))?;
+    for overlay in &request.overlays {
+        if !overlay.is_dir() {
+            return Err(BootError::Input(format!(
+                "--overlay {}: not a folder (an overlay is a folder whose files are laid over the image, as Warewulf renders a node's overlays)",
+                overlay.display()
+            )));
+        }
+    }
     let root = input::root_of(&request.input, &work.path().join("rootfs"))?;
     let (kernel, vmlinuz) = input::kernel_of(&root)?;
+    let mut expect_failed = input::expected_failures(&request.input);
+    expect_failed.extend(request.expect_failed.iter().cloned());
+    // QEMU and the accelerator first: a machine that cannot boot says so before the packing.
+    let chosen = qemu::choose(request.accel, &vmlinuz, work.path())?;
     let initrd = work.path().join("initrd");
     let packing = Instant::now();
-    let packed = write_initrd(&root, &initrd)?;
+    let packed = write_initrd(&root, &request.overlays, &initrd)?;
     let pack_seconds = packing.elapsed().as_secs_f64();
     let compressed = std::fs::metadata(&initrd).map_or(0, |m| m.len());
     let memory_mb = request
         .memory_mb
         .unwrap_or_else(|| sized_memory(packed.bytes, compressed));
-    let chosen = qemu::choose(request.accel, &vmlinuz, work.path())?;
     let _ = std::fs::remove_file(&request.console_log);
     let started = Instant::now();
     let finished = qemu::boot(
@@ -130,6 +153,7 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
     let console = std::fs::read_to_string(&request.console_log).unwrap_or_default();
     let findings = probe::parse(&console);
     let mut checks = checks(&kernel, &findings);
+    checks.push(units_check(&findings, &expect_failed));
     if !finished {
         let tail: Vec<&str> = console.lines().rev().take(15).collect();
         checks.insert(
@@ -155,14 +179,85 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
         seconds: started.elapsed().as_secs_f64(),
         packed_entries: packed.entries,
         findings,
+        overlays: request.overlays.clone(),
+        expect_failed,
         checks,
         console_log: request.console_log.clone(),
     })
 }
 
+/// No unit failed but those expected to fail without the site's overlays, which are named as
+/// such rather than hidden.
+/// `systemd-modules-load` fails on a VM when a module the image loads at boot belongs to a
+/// hardware driver with no hardware (`nvidia-peermem`, whose `nvidia` finds no GPU): accepted,
+/// and said, when every module it failed on is of a driver family (`nvidia`) whose modules the
+/// probe found without a device.
+fn units_check(findings: &Findings, expected: &[String]) -> Check {
+    let family = |name: &str| {
+        name.split(['_', '-'])
+            .next()
+            .unwrap_or(name)
+            .to_ascii_lowercase()
+    };
+    let no_device: Vec<String> = findings
+        .modules
+        .iter()
+        .filter(|m| m.outcome == Outcome::NoDevice)
+        .map(|m| family(&m.name))
+        .collect();
+    let no_device_only = !findings.modules_load_failures.is_empty()
+        && findings.modules_load_failures.iter().all(|l| {
+            l.split('\'')
+                .nth(1)
+                .is_some_and(|module| no_device.contains(&family(module)))
+        });
+    let is_expected = |unit: &str| {
+        expected.iter().any(|p| planner::glob::matches(p, unit))
+            || (unit == "systemd-modules-load.service" && no_device_only)
+    };
+    let (as_expected, unexpected): (Vec<&String>, Vec<&String>) =
+        findings.failed_units.iter().partition(|u| is_expected(u));
+    let join = |units: &[&String]| {
+        units
+            .iter()
+            .map(|u| u.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let detail = match (unexpected.is_empty(), as_expected.is_empty()) {
+        (true, true) => "no unit failed".to_owned(),
+        (true, false) => format!(
+            "no unit failed but {}, which the recipe expects to fail without the site's overlays (boot_expect_failed){}",
+            join(&as_expected),
+            if no_device_only {
+                format!(
+                    "; systemd-modules-load found no device for a driver on this VM ({})",
+                    findings.modules_load_failures.join("; ")
+                )
+            } else {
+                String::new()
+            }
+        ),
+        (false, _) => format!(
+            "failed: {}{}; give the node its site files with --overlay DIR, or list a unit that needs them in the recipe's boot_expect_failed",
+            join(&unexpected),
+            if as_expected.is_empty() {
+                String::new()
+            } else {
+                format!(" (and, as expected without overlays, {})", join(&as_expected))
+            }
+        ),
+    };
+    Check {
+        id: "units_started",
+        ok: unexpected.is_empty() && findings.done,
+        detail,
+    }
+}
+
 /// The image as a gzip newc archive, then the probe's archive, in one file (the kernel reads
 /// concatenated archives in order, as Warewulf sends the image and its overlays).
-fn write_initrd(root: &Path, path: &Path) -> Result<Packed, BootError> {
+fn write_initrd(root: &Path, overlays: &[PathBuf], path: &Path) -> Result<Packed, BootError> {
     let file = std::fs::File::create(path).map_err(|e| BootError::io(path, e))?;
     // One gzip member: the kernel unpacks each compressed archive whole, and a member that
     // ends inside a cpio entry is "junk at the end of compressed archive" (so not pargz).
@@ -173,6 +268,12 @@ fn write_initrd(root: &Path, path: &Path) -> Result<Packed, BootError> {
     let (gz, packed) =
         pack::pack_tree(root, gz, &Excludes::of_tree(root)).map_err(|e| BootError::io(root, e))?;
     let mut out = gz.finish().map_err(|e| BootError::io(path, e))?;
+    for overlay in overlays {
+        let gz = flate2::write::GzEncoder::new(out, flate2::Compression::fast());
+        let (gz, _) = pack::pack_tree(overlay, gz, &Excludes::default())
+            .map_err(|e| BootError::io(overlay, e))?;
+        out = gz.finish().map_err(|e| BootError::io(path, e))?;
+    }
     let probe = probe::archive().map_err(|e| BootError::io(path, e))?;
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     encoder
@@ -238,4 +339,66 @@ fn checks(kernel: &str, findings: &Findings) -> Vec<Check> {
         ),
     });
     checks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn findings(failed: &[&str]) -> Findings {
+        Findings {
+            failed_units: failed.iter().map(|u| (*u).to_owned()).collect(),
+            done: true,
+            ..Findings::default()
+        }
+    }
+
+    #[test]
+    fn expected_failures_are_named_and_pass_and_others_fail() {
+        let expected = ["munge.service".to_owned(), "sssd*.socket".to_owned()];
+        let none = units_check(&findings(&[]), &expected);
+        assert!(none.ok);
+        assert_eq!(none.detail, "no unit failed");
+        let known = units_check(
+            &findings(&["munge.service", "sssd-nss.socket", "sssd-pam.socket"]),
+            &expected,
+        );
+        assert!(known.ok, "{}", known.detail);
+        assert!(known
+            .detail
+            .contains("munge.service, sssd-nss.socket, sssd-pam.socket, which the recipe expects"));
+        let other = units_check(&findings(&["munge.service", "slurmd.service"]), &expected);
+        assert!(!other.ok);
+        assert!(
+            other.detail.starts_with(
+                "failed: slurmd.service (and, as expected without overlays, munge.service);"
+            ),
+            "{}",
+            other.detail
+        );
+        let unfinished = Findings {
+            done: false,
+            ..findings(&[])
+        };
+        assert!(!units_check(&unfinished, &expected).ok);
+        let mut vm = findings(&["systemd-modules-load.service"]);
+        vm.modules.push(ModuleResult {
+            name: "nvidia-current".into(),
+            outcome: Outcome::NoDevice,
+            message: "No such device".into(),
+        });
+        vm.modules_load_failures =
+            vec!["Failed to insert module 'nvidia_peermem': Invalid argument".into()];
+        let check = units_check(&vm, &expected);
+        assert!(check.ok, "{}", check.detail);
+        assert!(check
+            .detail
+            .contains("found no device for a driver on this VM"));
+        vm.modules_load_failures
+            .push("Failed to insert module 'stray': Exec format error".into());
+        assert!(!units_check(&vm, &expected).ok);
+        vm.modules_load_failures.remove(1);
+        vm.modules[0].outcome = Outcome::Loaded;
+        assert!(!units_check(&vm, &expected).ok);
+    }
 }

@@ -24,6 +24,7 @@ for dir in "/lib/modules/$K/extra" "/lib/modules/$K/updates"; do
     done
 done
 say failed-units $(systemctl --failed --no-legend --plain | awk '{print $1}')
+say modules-load "$(journalctl -b -u systemd-modules-load.service -o cat --no-pager 2>/dev/null | grep -i 'failed to insert' | tr '\n' '|')"
 say openibd "$(systemctl is-enabled openibd 2>/dev/null)" "$(systemctl is-active openibd 2>/dev/null)"
 say opensmd "$(systemctl is-active opensmd 2>/dev/null)"
 say done
@@ -98,6 +99,9 @@ pub struct Findings {
     pub modules: Vec<ModuleResult>,
     /// Units systemd lists as failed.
     pub failed_units: Vec<String>,
+    /// What `systemd-modules-load` could not insert (its journal lines).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub modules_load_failures: Vec<String>,
     /// `openibd`: enabled, active.
     pub openibd: Option<(String, String)>,
     /// `opensmd`: active.
@@ -128,6 +132,14 @@ pub fn parse(console: &str) -> Findings {
                 let mut parts = value.split_whitespace();
                 let enabled = parts.next().unwrap_or("").to_owned();
                 findings.openibd = Some((enabled, parts.next().unwrap_or("").to_owned()));
+            }
+            "modules-load" => {
+                findings.modules_load_failures = value
+                    .split('|')
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_owned)
+                    .collect()
             }
             "opensmd" => findings.opensmd = Some(value.to_owned()),
             "done" => findings.done = true,
@@ -166,6 +178,7 @@ IMGBUILD-PROBE module mlx5_core loaded\r
 IMGBUILD-PROBE module nvidia-current failed modprobe: ERROR: could not insert 'nvidia_current': No such device | \r
 IMGBUILD-PROBE module stray failed modprobe: ERROR: could not insert 'stray': Exec format error | stray: disagrees about version of symbol module_layout\r
 IMGBUILD-PROBE failed-units munge.service sssd-nss.socket\r
+IMGBUILD-PROBE modules-load Failed to insert module 'nvidia_peermem': No such device|\r
 IMGBUILD-PROBE openibd enabled active\r
 IMGBUILD-PROBE opensmd inactive\r
 IMGBUILD-PROBE done\r
@@ -183,6 +196,10 @@ IMGBUILD-PROBE done\r
         assert_eq!(
             findings.failed_units,
             vec!["munge.service", "sssd-nss.socket"]
+        );
+        assert_eq!(
+            findings.modules_load_failures,
+            vec!["Failed to insert module 'nvidia_peermem': No such device"]
         );
         assert_eq!(
             findings.openibd,

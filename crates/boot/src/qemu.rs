@@ -87,8 +87,29 @@ fn run_until(
     }
 }
 
+/// Whether QEMU can be started here (`qemu-system-x86_64 --version`).
+pub fn available() -> Result<(), BootError> {
+    match Command::new(QEMU)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+    {
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => Err(BootError::Missing(format!(
+            "{QEMU} --version failed ({status}); reinstall it (apt-get install qemu-system-x86)"
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(BootError::Missing(format!(
+            "{QEMU} is not installed; install it (apt-get install qemu-system-x86)"
+        ))),
+        Err(e) => Err(BootError::io(Path::new(QEMU), e)),
+    }
+}
+
 /// Chooses the accelerator for booting `kernel`.
 pub fn choose(accel: Accel, kernel: &Path, work: &Path) -> Result<Chosen, BootError> {
+    available()?;
     let kvm_opens = std::fs::OpenOptions::new()
         .read(true)
         .write(true)

@@ -174,6 +174,10 @@ pub struct BuildArgs {
     /// Do not run verify at the end.
     #[arg(long)]
     pub no_verify: bool,
+    /// Then boot each image in QEMU as a node boots (`imgbuild boot`), add the boot to its
+    /// report, and fail when a boot check fails.
+    #[arg(long)]
+    pub boot: bool,
     /// gzip level of the layers (1 fastest, 9 smallest).
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=9))]
     pub gzip_level: u32,
@@ -309,6 +313,14 @@ pub struct BootArgs {
     /// folder, else in the current folder).
     #[arg(long, value_name = "FILE")]
     pub console: Option<PathBuf>,
+    /// A folder laid over the image as one more archive, as Warewulf sends a node its system
+    /// and runtime overlays (repeatable, in order).
+    #[arg(long = "overlay", value_name = "DIR")]
+    pub overlays: Vec<PathBuf>,
+    /// A unit (or shell pattern) expected to fail without the site's overlays, beside those the
+    /// recipe's boot_expect_failed names (repeatable).
+    #[arg(long = "expect-failed", value_name = "UNIT")]
+    pub expect_failed: Vec<String>,
 }
 
 /// `imgbuild cache`.

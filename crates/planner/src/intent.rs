@@ -28,6 +28,10 @@ pub struct ImageIntent {
     /// (compiler, kernel headers, DKMS), removed after the last role.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub build_only: Vec<String>,
+    /// `boot_expect_failed`: units (shell patterns) that fail when the image boots without the
+    /// site's Warewulf overlays (munge without its key), reported by `boot` as expected.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub boot_expect_failed: Vec<String>,
 }
 
 /// The roles that install what a version variable pins.
@@ -72,18 +76,20 @@ impl ImageIntent {
             nvidia: text("nvidia_version").filter(|_| role("nvidia").is_some()),
             initramfs: role("dracut").is_some(),
             allow_opensm: vars.get("allow_opensm").and_then(Json::as_bool) == Some(true),
-            build_only: build_only(vars, defined_at)?,
+            build_only: names(vars, "build_only_packages", "package", defined_at)?,
+            boot_expect_failed: names(vars, "boot_expect_failed", "unit", defined_at)?,
         })
     }
 }
 
-/// `build_only_packages`: a list of package names or shell patterns.
-fn build_only(
+/// A variable that lists names (packages, units) or shell patterns of them.
+fn names(
     vars: &IndexMap<String, Json>,
+    key: &str,
+    what: &str,
     defined_at: &dyn Fn(&str) -> Location,
 ) -> Result<Vec<String>, PlanError> {
-    const KEY: &str = "build_only_packages";
-    let Some(value) = vars.get(KEY) else {
+    let Some(value) = vars.get(key) else {
         return Ok(Vec::new());
     };
     let names: Option<Vec<String>> = match value {
@@ -96,20 +102,25 @@ fn build_only(
         _ => None,
     };
     names.ok_or_else(|| {
+        let example = match what {
+            "package" => "[gcc, \"linux-headers-*\", dkms]",
+            _ => "[munge.service, \"sssd*.socket\"]",
+        };
         PlanError::new(
-            defined_at(KEY),
+            defined_at(key),
             ErrorKind::Recipe(format!(
-                "{KEY} must be a list of package names or shell patterns (such as [gcc, \"linux-headers-*\", dkms]); it is {value}"
+                "{key} must be a list of {what} names or shell patterns (such as {example}); it is {value}"
             )),
         )
     })
 }
 
-/// A package name or a shell pattern of one: what dpkg and rpm allow, plus `*`, `?` and `[]`.
+/// A package or unit name or a shell pattern of one: what dpkg, rpm and systemd allow, plus
+/// `*`, `?` and `[]`.
 fn valid_pattern(text: &str) -> bool {
     !text.is_empty()
         && !text.starts_with('-')
         && text
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "+-._:*?[]".contains(c))
+            .all(|c| c.is_ascii_alphanumeric() || "+-._:@*?[]".contains(c))
 }

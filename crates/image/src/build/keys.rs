@@ -103,6 +103,12 @@ pub(super) fn labels(plan: &Plan, project_root: &Path, epoch: u64) -> BTreeMap<S
     if !intent.build_only.is_empty() {
         labels.insert("io.imgbuild.no-build-tools".into(), "yes".into());
     }
+    if !intent.boot_expect_failed.is_empty() {
+        labels.insert(
+            "io.imgbuild.boot-expect-failed".into(),
+            intent.boot_expect_failed.join(","),
+        );
+    }
     labels.insert(
         "org.opencontainers.image.created".into(),
         oci::rfc3339(epoch),

@@ -97,6 +97,9 @@ pub fn run(
         std::env::current_dir().unwrap_or_default().join(&args.out)
     };
     check_outputs(&out, &plans, formats)?;
+    if args.boot {
+        check_bootable(formats)?;
+    }
     super::session::ensure_writable(&out, "--out", "choose a folder imgbuild can write")?;
     let codec = match args.compression {
         LayerCompression::Gzip => Codec::gzip(args.gzip_level),
@@ -142,6 +145,7 @@ pub fn run(
     collect_cache(cache_limit, since, json);
     let mut errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
     match errors.len() {
+        0 if args.boot => boot_each(&context.out, &plans, json),
         0 => Ok(ExitCode::SUCCESS),
         1 => Err(errors.remove(0)),
         _ => {
@@ -154,6 +158,29 @@ pub fn run(
             Err(errors.remove(0))
         }
     }
+}
+
+/// `--boot` needs QEMU and an output it can boot from: refused before any work.
+fn check_bootable(formats: Formats) -> Result<(), Failure> {
+    if !formats.oci && !formats.chroot {
+        return Err(Failure::Input(anyhow!(
+            "--boot boots the image from its OCI layout or rootfs folder: add oci or chroot to --format"
+        )));
+    }
+    boot::qemu_available().map_err(|e| Failure::Input(anyhow!(e)))
+}
+
+/// `--boot`: each image booted after all were built; exit 1 when a boot check failed.
+fn boot_each(out: &Path, plans: &[planner::Plan], json: bool) -> Result<ExitCode, Failure> {
+    let mut all_ok = true;
+    for plan in plans {
+        all_ok &= super::boot::after_build(&out.join(&plan.image), json)?;
+    }
+    Ok(if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// What every image of one `build` shares.
