@@ -340,6 +340,36 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
         "{}",
         stderr(&second_kernel)
     );
+
+    // A node without an HCA: SoftRoCE on the VM's card with Debian's own RDMA stack. Booted,
+    // it moves data over RDMA.
+    softroce_moves_data_over_rdma(&s);
+}
+
+/// `build debian-12-softroce --boot`: the probe finds the image's rxe device on the VM's card,
+/// its port active, and an `ib_write_bw` loopback moves data.
+fn softroce_moves_data_over_rdma(s: &Setup) {
+    let (result, _) = build(s, "debian-12-softroce", &["--format", "oci", "--boot"]);
+    let booted = stdout(&result)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["event"] == "boot")
+        .unwrap_or_else(|| panic!("no boot event: {}", stderr(&result)));
+    assert!(result.status.success(), "{booted:#}\n{}", stderr(&result));
+    let rdma = &booted["findings"]["rdma"];
+    assert_eq!(
+        rdma["device"], "rxe0",
+        "the image's own softroce unit made it: {booted:#}"
+    );
+    assert_eq!(rdma["port_state"], "PORT_ACTIVE", "{booted:#}");
+    let moved = rdma["write_mb_per_s"].as_f64().unwrap_or_default();
+    assert!(moved > 0.0, "{booted:#}");
+    assert_eq!(check_in(&booted, "rdma_loopback")["ok"], true);
+    eprintln!(
+        "softroce: ib_write_bw loopback over rxe0 in the VM: {:.3} GB/s ({})",
+        moved * 1_048_576.0 / 1e9,
+        booted["accel"]
+    );
 }
 
 /// The compiler, the kernel headers and DKMS left with the last step; the NVIDIA modules DKMS

@@ -142,6 +142,8 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
         .unwrap_or_else(|| sized_memory(packed.bytes, compressed));
     let _ = std::fs::remove_file(&request.console_log);
     let started = Instant::now();
+    // An image with RDMA tools (SoftRoCE) gets a network card to run RDMA over.
+    let network = root.join("usr/bin/ib_write_bw").exists();
     let finished = qemu::boot(
         chosen.accel,
         &vmlinuz,
@@ -149,6 +151,7 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
         memory_mb,
         &request.console_log,
         request.timeout,
+        network,
     )?;
     let console = std::fs::read_to_string(&request.console_log).unwrap_or_default();
     let findings = probe::parse(&console);
@@ -184,6 +187,32 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
         checks,
         console_log: request.console_log.clone(),
     })
+}
+
+/// SoftRoCE moved data: its port is active and an RDMA write loopback ran.
+fn rdma_check(rdma: &probe::Rdma) -> Check {
+    let active = rdma.port_state == "PORT_ACTIVE";
+    let moved = rdma.write_mb_per_s.filter(|bw| *bw > 0.0);
+    Check {
+        id: "rdma_loopback",
+        ok: active && moved.is_some(),
+        detail: match moved {
+            Some(bw) if active => format!(
+                "{} on {}: port active, ib_write_bw loopback moved {:.3} GB/s ({bw:.2} MB/s as perftest counts)",
+                rdma.device,
+                rdma.netdev,
+                bw * 1_048_576.0 / 1e9
+            ),
+            _ => format!(
+                "{} on {}: port {}, ib_write_bw moved {}: {}",
+                rdma.device,
+                rdma.netdev,
+                if rdma.port_state.is_empty() { "not found" } else { &rdma.port_state },
+                moved.map_or("nothing".to_owned(), |bw| format!("{bw:.2} MB/s")),
+                rdma.message
+            ),
+        },
+    }
 }
 
 /// No unit failed but those expected to fail without the site's overlays, which are named as
@@ -328,6 +357,9 @@ fn checks(kernel: &str, findings: &Findings) -> Vec<Check> {
                 detail: format!("openibd is {enabled} and {active}"),
             });
         }
+    }
+    if let Some(rdma) = &findings.rdma {
+        checks.push(rdma_check(rdma));
     }
     let opensm = findings.opensmd.clone().unwrap_or_default();
     checks.push(Check {

@@ -23,6 +23,28 @@ for dir in "/lib/modules/$K/extra" "/lib/modules/$K/updates"; do
         fi
     done
 done
+# SoftRoCE: an rxe device on the VM's card (the image's own unit makes one, else the probe
+# does), a link-local address, the port's state, and an RDMA write to itself.
+if command -v ib_write_bw >/dev/null && command -v rdma >/dev/null; then
+    NIC=$(ls /sys/class/net | grep -v '^lo$' | head -n 1)
+    if [ -n "$NIC" ]; then
+        ip link set "$NIC" up
+        ip addr add 169.254.77.1/16 dev "$NIC" 2>/dev/null
+        modprobe rdma_rxe
+        DEV=$(rdma link show | awk -v nic="$NIC" '$NF == nic {split($2, a, "/"); print a[1]; exit}')
+        [ -n "$DEV" ] || { rdma link add rxe_probe type rxe netdev "$NIC" && DEV=rxe_probe; }
+        sleep 3
+        STATE=$(ibv_devinfo -d "$DEV" 2>&1 | awk '/state:/ {print $2; exit}')
+        ib_write_bw -d "$DEV" -D 3 >/dev/null 2>&1 &
+        sleep 2
+        OUT=$(ib_write_bw -d "$DEV" -D 3 169.254.77.1 2>&1)
+        wait
+        BW=$(echo "$OUT" | awk '$1 == 65536 {print $4}' | tail -n 1)
+        say rdma "$DEV" "$NIC" "$STATE" "${BW:--}" "$(echo "$OUT" | tail -n 2 | tr '\n' ' ')"
+    else
+        say rdma none none NO_NIC - no network card
+    fi
+fi
 say failed-units $(systemctl --failed --no-legend --plain | awk '{print $1}')
 say modules-load "$(journalctl -b -u systemd-modules-load.service -o cat --no-pager 2>/dev/null | grep -i 'failed to insert' | tr '\n' '|')"
 say openibd "$(systemctl is-enabled openibd 2>/dev/null)" "$(systemctl is-active openibd 2>/dev/null)"
@@ -91,7 +113,7 @@ pub struct ModuleResult {
 }
 
 /// What the probe reported.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Findings {
     /// The running kernel.
     pub kernel: Option<String>,
@@ -106,8 +128,38 @@ pub struct Findings {
     pub openibd: Option<(String, String)>,
     /// `opensmd`: active.
     pub opensmd: Option<String>,
+    /// SoftRoCE, in an image with RDMA tools.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rdma: Option<Rdma>,
     /// The probe got to its end.
     pub done: bool,
+}
+
+/// What the probe found of RDMA over SoftRoCE.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Rdma {
+    /// The rxe device.
+    pub device: String,
+    /// The network card under it.
+    pub netdev: String,
+    /// `ibv_devinfo`'s port state (`PORT_ACTIVE`).
+    pub port_state: String,
+    /// `ib_write_bw`'s average, in MB/s as perftest counts them (2^20 bytes).
+    pub write_mb_per_s: Option<f64>,
+    /// The last lines `ib_write_bw` printed.
+    pub message: String,
+}
+
+fn rdma(value: &str) -> Rdma {
+    let mut parts = value.splitn(5, ' ');
+    let mut next = || parts.next().unwrap_or("").trim().to_owned();
+    Rdma {
+        device: next(),
+        netdev: next(),
+        port_state: next(),
+        write_mb_per_s: next().parse().ok(),
+        message: next(),
+    }
 }
 
 /// Reads the probe's lines out of the console log.
@@ -142,6 +194,7 @@ pub fn parse(console: &str) -> Findings {
                     .collect()
             }
             "opensmd" => findings.opensmd = Some(value.to_owned()),
+            "rdma" => findings.rdma = Some(rdma(value)),
             "done" => findings.done = true,
             _ => {}
         }
@@ -181,6 +234,7 @@ IMGBUILD-PROBE failed-units munge.service sssd-nss.socket\r
 IMGBUILD-PROBE modules-load Failed to insert module 'nvidia_peermem': No such device|\r
 IMGBUILD-PROBE openibd enabled active\r
 IMGBUILD-PROBE opensmd inactive\r
+IMGBUILD-PROBE rdma rxe0 enp0s2 PORT_ACTIVE 123.45 ---------------------------------------------------------------------------------------\r
 IMGBUILD-PROBE done\r
 ";
         let findings = parse(console);
@@ -206,6 +260,16 @@ IMGBUILD-PROBE done\r
             Some(("enabled".to_owned(), "active".to_owned()))
         );
         assert_eq!(findings.opensmd.as_deref(), Some("inactive"));
+        let rdma = findings.rdma.as_ref().expect("rdma");
+        assert_eq!(
+            (
+                rdma.device.as_str(),
+                rdma.netdev.as_str(),
+                rdma.port_state.as_str()
+            ),
+            ("rxe0", "enp0s2", "PORT_ACTIVE")
+        );
+        assert_eq!(rdma.write_mb_per_s, Some(123.45));
         assert!(findings.done);
     }
 

@@ -30,7 +30,24 @@ pub struct Chosen {
 
 const QEMU: &str = "qemu-system-x86_64";
 
-fn qemu(accel: &str, kernel: &Path, memory_mb: u64, cmdline: &str, log: &Path) -> Command {
+/// The VM's network card: none, or one (virtio, the guest's `enp0s2`) on QEMU's user network
+/// with `restrict=on`, so nothing leaves the VM (SoftRoCE's RDMA traffic stays inside it).
+fn nic(network: bool) -> &'static str {
+    if network {
+        "user,model=virtio-net-pci,restrict=on"
+    } else {
+        "none"
+    }
+}
+
+fn qemu(
+    accel: &str,
+    kernel: &Path,
+    memory_mb: u64,
+    cmdline: &str,
+    log: &Path,
+    network: bool,
+) -> Command {
     let mut command = Command::new(QEMU);
     command
         .args(["-machine", "q35", "-accel", accel, "-smp", "2"])
@@ -42,7 +59,7 @@ fn qemu(accel: &str, kernel: &Path, memory_mb: u64, cmdline: &str, log: &Path) -
             "none",
             "-no-reboot",
             "-nic",
-            "none",
+            nic(network),
         ])
         .arg("-serial")
         .arg(format!("file:{}", log.display()))
@@ -133,7 +150,7 @@ pub fn choose(accel: Accel, kernel: &Path, work: &Path) -> Result<Chosen, BootEr
         }),
         Accel::Auto => {
             let log = work.join("kvm-probe.log");
-            let command = qemu("kvm", kernel, 256, "console=ttyS0 panic=-1", &log);
+            let command = qemu("kvm", kernel, 256, "console=ttyS0 panic=-1", &log, false);
             let printed = |text: &str| text.contains("Linux version");
             let started = Instant::now();
             if run_until(command, &log, Duration::from_secs(15), printed)?
@@ -165,11 +182,12 @@ pub fn boot(
     memory_mb: u64,
     log: &Path,
     timeout: Duration,
+    network: bool,
 ) -> Result<bool, BootError> {
     // The image is the initramfs, as Warewulf provisions it; systemd is its init.
     // ramfs, not the default tmpfs capped at half the memory: the whole image lives in RAM.
     let cmdline = "console=ttyS0,115200 rdinit=/sbin/init rootfstype=ramfs panic=-1 loglevel=4";
-    let mut command = qemu(accel, kernel, memory_mb, cmdline, log);
+    let mut command = qemu(accel, kernel, memory_mb, cmdline, log, network);
     command.arg("-initrd").arg(initrd);
     let finished = |text: &str| text.contains("IMGBUILD-PROBE done");
     run_until(command, log, timeout, finished)?;
