@@ -47,7 +47,10 @@ if command -v ib_write_bw >/dev/null && command -v rdma >/dev/null; then
 fi
 say failed-units $(systemctl --failed --no-legend --plain | awk '{print $1}')
 say modules-load "$(journalctl -b -u systemd-modules-load.service -o cat --no-pager 2>/dev/null | grep -i 'failed to insert' | tr '\n' '|')"
-say openibd "$(systemctl is-enabled openibd 2>/dev/null)" "$(systemctl is-active openibd 2>/dev/null)"
+# Each word stays in its place when systemctl prints nothing (an image without openibd).
+ENABLED=$(systemctl is-enabled openibd 2>/dev/null)
+ACTIVE=$(systemctl is-active openibd 2>/dev/null)
+say openibd "${ENABLED:-not-found}" "${ACTIVE:-unknown}"
 say opensmd "$(systemctl is-active opensmd 2>/dev/null)"
 say done
 sync
@@ -271,6 +274,17 @@ IMGBUILD-PROBE done\r
         );
         assert_eq!(rdma.write_mb_per_s, Some(123.45));
         assert!(findings.done);
+    }
+
+    #[test]
+    fn an_image_without_openibd_reads_as_not_found() {
+        let findings =
+            parse("IMGBUILD-PROBE openibd not-found inactive\r\nIMGBUILD-PROBE done\r\n");
+        assert_eq!(
+            findings.openibd,
+            Some(("not-found".to_owned(), "inactive".to_owned()))
+        );
+        assert!(SCRIPT.contains("${ENABLED:-not-found}"));
     }
 
     #[test]
