@@ -15,16 +15,13 @@ pub fn root_of(input: &Path, dest: &Path) -> Result<PathBuf, BootError> {
     if input.join("usr").is_dir() && input.join("etc").is_dir() {
         return Ok(input.to_owned());
     }
-    let layout = [input.join("oci"), input.to_owned()]
-        .into_iter()
-        .find(|dir| dir.join("index.json").is_file())
-        .ok_or_else(|| {
-            BootError::Input(format!(
-                "{}: neither a rootfs folder nor an image (an out/<image> folder or an OCI layout)",
-                input.display()
-            ))
-        })?;
-    unpack_layout(&layout, dest)?;
+    let layout = Layout::of(input).ok_or_else(|| {
+        BootError::Input(format!(
+            "{}: neither a rootfs folder nor an image (an out/<image> folder or an OCI layout)",
+            input.display()
+        ))
+    })?;
+    layout.unpack(dest)?;
     Ok(dest.to_owned())
 }
 
@@ -32,36 +29,20 @@ pub fn root_of(input: &Path, dest: &Path) -> Result<PathBuf, BootError> {
 /// overlays (the `io.imgbuild.boot-expect-failed` label, comma-separated), when `input` is an
 /// image; none for a rootfs folder.
 pub fn expected_failures(input: &Path) -> Vec<String> {
-    let Some(layout) = [input.join("oci"), input.to_owned()]
-        .into_iter()
-        .find(|dir| dir.join("index.json").is_file())
-    else {
-        return Vec::new();
-    };
-    let blob = |digest: &Json| {
-        let digest = digest.as_str().unwrap_or_default();
-        layout
-            .join("blobs/sha256")
-            .join(digest.trim_start_matches("sha256:"))
-    };
-    let config = read_json(&layout.join("index.json"))
-        .and_then(|index| read_json(&blob(&index["manifests"][0]["digest"])))
-        .and_then(|manifest| read_json(&blob(&manifest["config"]["digest"])));
-    config
-        .ok()
-        .and_then(|c| {
-            c["config"]["Labels"]["io.imgbuild.boot-expect-failed"]
+    let label = Layout::of(input)
+        .and_then(|layout| layout.config().ok())
+        .and_then(|config| {
+            config["config"]["Labels"]["io.imgbuild.boot-expect-failed"]
                 .as_str()
                 .map(str::to_owned)
         })
-        .map(|list| {
-            list.split(',')
-                .map(str::trim)
-                .filter(|u| !u.is_empty())
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    label
+        .split(',')
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 fn read_json(path: &Path) -> Result<Json, BootError> {
@@ -70,37 +51,60 @@ fn read_json(path: &Path) -> Result<Json, BootError> {
         .map_err(|e| BootError::Input(format!("{}: not JSON: {e}", path.display())))
 }
 
-/// Applies the layers of the OCI layout's first image, in order, with whiteouts.
-fn unpack_layout(layout: &Path, dest: &Path) -> Result<(), BootError> {
-    let blob = |digest: &str| {
-        layout
+/// An OCI image layout: `out/<image>/oci`, or the folder itself.
+struct Layout(PathBuf);
+
+impl Layout {
+    fn of(input: &Path) -> Option<Layout> {
+        [input.join("oci"), input.to_owned()]
+            .into_iter()
+            .find(|dir| dir.join("index.json").is_file())
+            .map(Layout)
+    }
+
+    fn blob(&self, digest: &str) -> PathBuf {
+        self.0
             .join("blobs/sha256")
             .join(digest.trim_start_matches("sha256:"))
-    };
-    let index = read_json(&layout.join("index.json"))?;
-    let manifest_digest = index["manifests"][0]["digest"].as_str().ok_or_else(|| {
-        BootError::Input(format!("{}: index.json names no image", layout.display()))
-    })?;
-    let manifest = read_json(&blob(manifest_digest))?;
-    std::fs::create_dir_all(dest).map_err(|e| BootError::io(dest, e))?;
-    let fs = engine::rootfs::RootFs::plain(dest).map_err(|e| BootError::io(dest, e))?;
-    for layer in manifest["layers"].as_array().into_iter().flatten() {
-        let digest = layer["digest"].as_str().unwrap_or_default();
-        let path = blob(digest);
-        let file = std::fs::File::open(&path).map_err(|e| BootError::io(&path, e))?;
-        let compression = Compression::of_media_type(layer["mediaType"].as_str().unwrap_or(""));
-        let reader = compression
-            .reader(BufReader::with_capacity(1 << 20, file))
-            .map_err(|e| BootError::io(&path, e))?;
-        let limits = engine::archive::Limits {
-            allow_devices: true,
-            whiteouts: true,
-            ..engine::archive::Limits::default()
-        };
-        engine::archive::extract_tar(reader, &fs, Path::new("/"), limits)
-            .map_err(|e| BootError::Input(format!("layer {digest}: {e}")))?;
     }
-    Ok(())
+
+    /// The manifest of the layout's first image.
+    fn manifest(&self) -> Result<Json, BootError> {
+        let index = read_json(&self.0.join("index.json"))?;
+        let digest = index["manifests"][0]["digest"].as_str().ok_or_else(|| {
+            BootError::Input(format!("{}: index.json names no image", self.0.display()))
+        })?;
+        read_json(&self.blob(digest))
+    }
+
+    fn config(&self) -> Result<Json, BootError> {
+        let manifest = self.manifest()?;
+        read_json(&self.blob(manifest["config"]["digest"].as_str().unwrap_or_default()))
+    }
+
+    /// Applies the layers of the first image, in order, with whiteouts.
+    fn unpack(&self, dest: &Path) -> Result<(), BootError> {
+        let manifest = self.manifest()?;
+        std::fs::create_dir_all(dest).map_err(|e| BootError::io(dest, e))?;
+        let fs = engine::rootfs::RootFs::plain(dest).map_err(|e| BootError::io(dest, e))?;
+        for layer in manifest["layers"].as_array().into_iter().flatten() {
+            let digest = layer["digest"].as_str().unwrap_or_default();
+            let path = self.blob(digest);
+            let file = std::fs::File::open(&path).map_err(|e| BootError::io(&path, e))?;
+            let compression = Compression::of_media_type(layer["mediaType"].as_str().unwrap_or(""));
+            let reader = compression
+                .reader(BufReader::with_capacity(1 << 20, file))
+                .map_err(|e| BootError::io(&path, e))?;
+            let limits = engine::archive::Limits {
+                allow_devices: true,
+                whiteouts: true,
+                ..engine::archive::Limits::default()
+            };
+            engine::archive::extract_tar(reader, &fs, Path::new("/"), limits)
+                .map_err(|e| BootError::Input(format!("layer {digest}: {e}")))?;
+        }
+        Ok(())
+    }
 }
 
 /// The image's one kernel: `/boot/vmlinuz-<K>`.
@@ -134,5 +138,41 @@ pub fn kernel_of(root: &Path) -> Result<(String, PathBuf), BootError> {
             many.len(),
             many.join(", ")
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A layout whose one image's config carries `labels`.
+    fn layout(labels: serde_json::Value) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let blobs = dir.path().join("oci/blobs/sha256");
+        std::fs::create_dir_all(&blobs).expect("blobs");
+        let config = serde_json::json!({"config": {"Labels": labels}});
+        std::fs::write(blobs.join("c0"), config.to_string()).expect("config");
+        let manifest = serde_json::json!({"config": {"digest": "sha256:c0"}, "layers": []});
+        std::fs::write(blobs.join("m0"), manifest.to_string()).expect("manifest");
+        let index = serde_json::json!({"manifests": [{"digest": "sha256:m0"}]});
+        std::fs::write(dir.path().join("oci/index.json"), index.to_string()).expect("index");
+        dir
+    }
+
+    #[test]
+    fn the_expected_failures_come_from_the_images_label() {
+        let dir = layout(serde_json::json!({
+            "io.imgbuild.boot-expect-failed": "munge.service, sssd-*.socket"
+        }));
+        assert_eq!(
+            expected_failures(dir.path()),
+            ["munge.service", "sssd-*.socket"]
+        );
+        assert_eq!(
+            expected_failures(&dir.path().join("oci")),
+            ["munge.service", "sssd-*.socket"]
+        );
+        assert!(expected_failures(layout(serde_json::json!({})).path()).is_empty());
+        assert!(expected_failures(Path::new("/nonexistent")).is_empty());
     }
 }
