@@ -32,7 +32,13 @@ pub fn run(args: &BootArgs, json: bool) -> Result<ExitCode, Failure> {
         overlays: args.overlays.clone(),
         expect_failed: args.expect_failed.clone(),
     };
-    let report = boot_and_record(&request, json)?;
+    if !json {
+        eprintln!(
+            "boot: packing {} as Warewulf does, then booting it",
+            request.input.display()
+        );
+    }
+    let report = boot_and_record(&request)?;
     super::report_out(json, &report, report.ok, print_report)
 }
 
@@ -48,7 +54,7 @@ pub fn after_build(dir: &Path, json: bool) -> Result<bool, Failure> {
         overlays: Vec::new(),
         expect_failed: Vec::new(),
     };
-    let report = boot_and_record(&request, json)?;
+    let report = boot_and_record(&request)?;
     if json {
         let mut event = serde_json::to_value(&report).map_err(|e| Failure::Run(anyhow!(e)))?;
         event["event"] = "boot".into();
@@ -59,13 +65,7 @@ pub fn after_build(dir: &Path, json: bool) -> Result<bool, Failure> {
     Ok(report.ok)
 }
 
-fn boot_and_record(request: &BootRequest, json: bool) -> Result<boot::BootReport, Failure> {
-    if !json {
-        eprintln!(
-            "boot: packing {} as Warewulf does, then booting it",
-            request.input.display()
-        );
-    }
+fn boot_and_record(request: &BootRequest) -> Result<boot::BootReport, Failure> {
     let report = boot::boot(request).map_err(|e| match e {
         BootError::Input(_) | BootError::Missing(_) => Failure::Input(anyhow!(e)),
         BootError::Io { .. } => Failure::Run(anyhow!(e)),

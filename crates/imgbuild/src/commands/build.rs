@@ -145,7 +145,7 @@ pub fn run(
     collect_cache(cache_limit, since, json);
     let mut errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
     match errors.len() {
-        0 if args.boot => boot_each(&context.out, &plans, json),
+        0 if args.boot => boot_each(&context, &plans),
         0 => Ok(ExitCode::SUCCESS),
         1 => Err(errors.remove(0)),
         _ => {
@@ -171,10 +171,18 @@ fn check_bootable(formats: Formats) -> Result<(), Failure> {
 }
 
 /// `--boot`: each image booted after all were built; exit 1 when a boot check failed.
-fn boot_each(out: &Path, plans: &[planner::Plan], json: bool) -> Result<ExitCode, Failure> {
+fn boot_each(context: &Shared, plans: &[planner::Plan]) -> Result<ExitCode, Failure> {
     let mut all_ok = true;
     for plan in plans {
-        all_ok &= super::boot::after_build(&out.join(&plan.image), json)?;
+        let dir = context.out.join(&plan.image);
+        // A step of its own: the heartbeat then says the boot is what runs.
+        context.reporter.event(&engine::events::Event::Step {
+            what: format!(
+                "boot: packing {} as Warewulf does, then booting it in QEMU",
+                dir.display()
+            ),
+        });
+        all_ok &= super::boot::after_build(&dir, context.json)?;
     }
     Ok(if all_ok {
         ExitCode::SUCCESS
