@@ -9,14 +9,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value as Json;
 
+use super::packages::{self, APT_ENV};
 use super::{params, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::{Kind, RootFs};
-use crate::target::Cmd;
-
-const APT_ENV: &[(&str, &str)] = &[
-    ("DEBIAN_FRONTEND", "noninteractive"),
-    ("APT_LISTCHANGES_FRONTEND", "none"),
-];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -114,27 +109,12 @@ pub fn remove(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError>
     Ok(result)
 }
 
+/// Runs an apt or dpkg command in the image (as the package modules do); its output, or the
+/// failure with the end of it.
 fn run_ok(ctx: &ModuleCtx, argv: Vec<String>, what: &str) -> Result<String, ModuleError> {
-    let mut cmd = Cmd {
-        argv,
-        env: ctx.env.to_vec(),
-        cwd: None,
-        stdin: None,
-    };
-    cmd.env.extend(
-        APT_ENV
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
-    );
-    let out = ctx.target.run(&cmd)?;
+    let out = packages::run(ctx, argv, APT_ENV)?;
     if out.rc != 0 {
-        let text = format!("{}\n{}", out.stdout, out.stderr);
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        let tail = lines[lines.len().saturating_sub(12)..].join("\n");
-        return Err(ModuleError::new(format!(
-            "{what} failed (exit {}):\n{tail}",
-            out.rc
-        )));
+        return Err(packages::failed(what, &out));
     }
     Ok(out.stdout)
 }
@@ -205,18 +185,22 @@ fn check_nothing_else_goes(
 ) -> Result<BTreeSet<String>, ModuleError> {
     let mut argv = vec!["apt-get".to_owned(), "-s".into(), "purge".into()];
     argv.extend(named.iter().cloned());
-    let what = "apt-get -s purge (what the removal would take)";
-    let out = match run_ok(ctx, argv, what) {
-        Ok(out) => out,
+    let out = packages::run(ctx, argv, APT_ENV)?;
+    if out.rc != 0 {
         // apt will not remove a protected package (apt itself) that depends on one named.
-        Err(e) if !unmet_dependents(&e.msg).is_empty() => {
-            return Err(ModuleError::new(format!(
-                "removing the build-only packages would also remove {}, which depend on them and which apt keeps (an essential or protected package); take the package they need out of the list",
-                unmet_dependents(&e.msg).join(", ")
-            )));
+        let broken = unmet_dependents(&format!("{}\n{}", out.stdout, out.stderr));
+        if broken.is_empty() {
+            return Err(packages::failed(
+                "apt-get -s purge (what the removal would take)",
+                &out,
+            ));
         }
-        Err(e) => return Err(e),
-    };
+        return Err(ModuleError::new(format!(
+            "removing the build-only packages would also remove {}, which depend on them and which apt keeps (an essential or protected package); take the package they need out of the list",
+            broken.join(", ")
+        )));
+    }
+    let out = out.stdout;
     let also: Vec<&str> = simulated_removals(&out)
         .into_iter()
         .filter(|p| !named.iter().any(|n| n == p))

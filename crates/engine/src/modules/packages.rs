@@ -9,7 +9,11 @@ use serde_json::{json, Value as Json};
 use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::target::{Cmd, CmdOutput};
 
-fn run(ctx: &ModuleCtx, argv: Vec<String>, env: &[(&str, &str)]) -> Result<CmdOutput, ModuleError> {
+pub(super) fn run(
+    ctx: &ModuleCtx,
+    argv: Vec<String>,
+    env: &[(&str, &str)],
+) -> Result<CmdOutput, ModuleError> {
     let mut cmd = Cmd {
         argv,
         env: ctx.env.to_vec(),
@@ -22,7 +26,7 @@ fn run(ctx: &ModuleCtx, argv: Vec<String>, env: &[(&str, &str)]) -> Result<CmdOu
     Ok(ctx.target.run(&cmd)?)
 }
 
-fn failed(what: &str, out: &CmdOutput) -> ModuleError {
+pub(super) fn failed(what: &str, out: &CmdOutput) -> ModuleError {
     // A name apt does not know: Ansible's apt says so before it runs apt-get (no output).
     if let Some(name) = out
         .stderr
@@ -45,7 +49,7 @@ fn failed(what: &str, out: &CmdOutput) -> ModuleError {
     error
 }
 
-const APT_ENV: &[(&str, &str)] = &[
+pub(super) const APT_ENV: &[(&str, &str)] = &[
     ("DEBIAN_FRONTEND", "noninteractive"),
     ("APT_LISTCHANGES_FRONTEND", "none"),
 ];
