@@ -71,27 +71,33 @@ fn boot_and_record(request: &BootRequest) -> Result<boot::BootReport, Failure> {
         BootError::Io { .. } => Failure::Run(anyhow!(e)),
     })?;
     if request.input.join("report.json").is_file() {
-        record_in_report(&request.input, &report)
-            .with_context(|| format!("adding the boot to {}/report.*", request.input.display()))
-            .map_err(Failure::Run)?;
+        record_in_report(&request.input, &report)?;
     }
     Ok(report)
 }
 
 /// Puts the boot into the build's report: a `boot` member of report.json and a section at the
 /// end of report.md (replacing those of an earlier boot).
-fn record_in_report(dir: &Path, report: &boot::BootReport) -> anyhow::Result<()> {
+fn record_in_report(dir: &Path, report: &boot::BootReport) -> Result<(), Failure> {
     let json_path = dir.join("report.json");
-    let mut build: serde_json::Value = serde_json::from_slice(&std::fs::read(&json_path)?)?;
-    build["boot"] = serde_json::to_value(report)?;
-    write_atomic(&json_path, &serde_json::to_vec_pretty(&build)?)?;
+    let build = std::fs::read(&json_path)
+        .map_err(anyhow::Error::from)
+        .and_then(|bytes| {
+            let mut build: serde_json::Value = serde_json::from_slice(&bytes)?;
+            build["boot"] = serde_json::to_value(report)?;
+            Ok(serde_json::to_vec_pretty(&build)?)
+        })
+        .with_context(|| format!("adding the boot to {}", json_path.display()))
+        .map_err(Failure::Run)?;
+    super::write_atomically(&json_path, &build)?;
     let md_path = dir.join("report.md");
     let mut md = std::fs::read_to_string(&md_path).unwrap_or_default();
     if let Some(at) = md.find(BOOT_HEADING) {
         md.truncate(at);
     }
     md.push_str(&markdown(report));
-    write_atomic(&md_path, md.as_bytes())
+    super::write_atomically(&md_path, md.as_bytes())?;
+    Ok(())
 }
 
 const BOOT_HEADING: &str = "\n#### boot: ";
@@ -122,14 +128,6 @@ fn markdown(report: &boot::BootReport) -> String {
         ));
     }
     md
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut tmp, bytes)?;
-    tmp.persist(path)?;
-    Ok(())
 }
 
 fn outcome(module: &boot::ModuleResult) -> String {

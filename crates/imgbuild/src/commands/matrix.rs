@@ -312,29 +312,13 @@ pub fn set(project: &Project, args: &MatrixSetArgs) -> Result<ExitCode, Failure>
     }
     for (path, changed, text, changes) in edits {
         if changed {
-            write_atomically(&path, &text)?;
+            super::write_atomically(&path, text.as_bytes())?;
         }
         for line in changes {
             println!("{line}");
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Writes `text` to `path` through a temporary file in the same folder and a rename, keeping
-/// the file's permissions.
-fn write_atomically(path: &std::path::Path, text: &str) -> Result<(), Failure> {
-    let fail = |e: std::io::Error| Failure::Run(anyhow!("writing {}: {e}", path.display()));
-    let dir = path.parent().unwrap_or(std::path::Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(fail)?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        tmp.as_file()
-            .set_permissions(meta.permissions())
-            .map_err(fail)?;
-    }
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
 }
 
 #[cfg(test)]

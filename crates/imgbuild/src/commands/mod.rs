@@ -168,3 +168,20 @@ fn report_out<R: serde::Serialize>(
 fn print_check(ok: bool, id: &str, detail: &str) {
     println!("  {} {id:<20} {detail}", if ok { "ok  " } else { "FAIL" });
 }
+
+/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, keeping
+/// the file's permissions.
+pub(super) fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), crate::Failure> {
+    let fail =
+        |e: std::io::Error| crate::Failure::Run(anyhow::anyhow!("writing {}: {e}", path.display()));
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    std::io::Write::write_all(&mut tmp, bytes).map_err(fail)?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        tmp.as_file()
+            .set_permissions(meta.permissions())
+            .map_err(fail)?;
+    }
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}
