@@ -97,7 +97,7 @@ impl Layout {
                 .map_err(|e| BootError::io(&path, e))?;
             let limits = engine::archive::Limits {
                 allow_devices: true,
-                whiteouts: true,
+                whiteouts: engine::archive::Whiteouts::Apply,
                 ..engine::archive::Limits::default()
             };
             engine::archive::extract_tar(reader, &fs, Path::new("/"), limits)

@@ -29,6 +29,21 @@ pub enum ArchiveError {
     Fs(#[from] crate::rootfs::FsError),
 }
 
+/// What an archive's OCI whiteouts (`.wh.name`, `.wh..wh..opq`) become.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Whiteouts {
+    /// Ordinary files of that name (an archive that is not an image layer).
+    #[default]
+    Keep,
+    /// Applied: `.wh.name` removes `name`, `.wh..wh..opq` empties its folder (a layer unpacked
+    /// onto the layers below it).
+    Apply,
+    /// Kept in overlayfs form: `.wh.name` becomes a character device 0/0 named `name`,
+    /// `.wh..wh..opq` marks its folder opaque (`trusted.overlay.opaque`); a layer unpacked on
+    /// its own, as an overlay lower.
+    Overlay,
+}
+
 /// Limits that stop tar bombs.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -38,9 +53,8 @@ pub struct Limits {
     pub max_bytes: u64,
     /// Allow device nodes and fifos (base layers need them; `unarchive` does not).
     pub allow_devices: bool,
-    /// Apply OCI whiteouts (`.wh.name` removes `name`, `.wh..wh..opq` empties the folder), as
-    /// image layers need.
-    pub whiteouts: bool,
+    /// What `.wh.` entries (OCI whiteouts) mean.
+    pub whiteouts: Whiteouts,
     /// Leading path components dropped from every name (tar's `--strip-components`).
     pub strip_components: usize,
 }
@@ -51,7 +65,7 @@ impl Default for Limits {
             max_entries: 2_000_000,
             max_bytes: 64 << 30,
             allow_devices: false,
-            whiteouts: false,
+            whiteouts: Whiteouts::Keep,
             strip_components: 0,
         }
     }
@@ -125,6 +139,36 @@ fn check_no_symlink_between(
     Ok(())
 }
 
+/// Acts on the whiteout `.wh.<hidden>` found in `parent` (`hidden` is `.wh..opq` for an
+/// opaque folder): applies it, or writes it in overlayfs form.
+fn whiteout(fs: &RootFs, parent: &Path, hidden: &str, how: Whiteouts) -> Result<(), ArchiveError> {
+    let opaque = hidden == ".wh..opq";
+    match how {
+        Whiteouts::Keep => {}
+        Whiteouts::Apply if opaque => {
+            if fs.meta(parent)?.is_some_and(|m| m.kind == Kind::Dir) {
+                for child in fs.list(parent)? {
+                    fs.remove_all(&parent.join(child))?;
+                }
+            }
+        }
+        Whiteouts::Apply => {
+            fs.remove_all(&parent.join(hidden))?;
+        }
+        Whiteouts::Overlay => {
+            fs.mkdir_all(parent, 0o755)?;
+            if opaque {
+                fs.set_xattr(parent, "trusted.overlay.opaque", b"y")?;
+            } else {
+                let path = parent.join(hidden);
+                fs.remove_all(&path)?;
+                fs.mknod(&path, rustix::fs::FileType::CharacterDevice, 0, 0)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Extracts a tar stream into `dest` (a rootfs path) with owners, modes and times of the archive.
 pub fn extract_tar(
     reader: impl Read,
@@ -158,22 +202,14 @@ pub fn extract_tar(
         }
         let path = dest.join(&rel);
         check_no_symlink_between(fs, dest, &path, &name)?;
-        if limits.whiteouts {
+        if limits.whiteouts != Whiteouts::Keep {
             if let Some(hidden) = rel
                 .file_name()
                 .and_then(|n| n.to_str())
                 .and_then(|n| n.strip_prefix(".wh."))
             {
                 let parent = path.parent().unwrap_or(dest).to_path_buf();
-                if hidden == ".wh..opq" {
-                    if fs.meta(&parent)?.is_some_and(|m| m.kind == Kind::Dir) {
-                        for child in fs.list(&parent)? {
-                            fs.remove_all(&parent.join(child))?;
-                        }
-                    }
-                } else {
-                    fs.remove_all(&parent.join(hidden))?;
-                }
+                whiteout(fs, &parent, hidden, limits.whiteouts)?;
                 continue;
             }
         }
@@ -390,6 +426,53 @@ mod tests {
     }
 
     #[test]
+    fn whiteouts_are_applied_or_kept_in_overlay_form() {
+        let data = tar_of(&[
+            ("etc/", tar::EntryType::Directory, "", b""),
+            ("etc/.wh.motd", tar::EntryType::Regular, "", b""),
+            ("srv/", tar::EntryType::Directory, "", b""),
+            ("srv/.wh..wh..opq", tar::EntryType::Regular, "", b""),
+            ("srv/new", tar::EntryType::Regular, "", b"new\n"),
+        ]);
+        let below = |root: &Path| {
+            std::fs::create_dir_all(root.join("etc")).expect("mkdir");
+            std::fs::create_dir_all(root.join("srv")).expect("mkdir");
+            std::fs::write(root.join("etc/motd"), "hi").expect("write");
+            std::fs::write(root.join("srv/old"), "old").expect("write");
+        };
+        let (dir, rootfs) = fs();
+        below(&dir.path().join("root"));
+        let limits = |whiteouts| Limits {
+            whiteouts,
+            ..Limits::default()
+        };
+        extract_tar(&data[..], &rootfs, Path::new("/"), limits(Whiteouts::Apply)).expect("apply");
+        let root = dir.path().join("root");
+        assert!(!root.join("etc/motd").exists(), "removed");
+        assert!(!root.join("srv/old").exists(), "the opaque folder emptied");
+        assert!(root.join("srv/new").is_file());
+        assert!(!root.join("etc/.wh.motd").exists());
+
+        let (dir, rootfs) = fs();
+        extract_tar(
+            &data[..],
+            &rootfs,
+            Path::new("/"),
+            limits(Whiteouts::Overlay),
+        )
+        .expect("overlay");
+        let root = dir.path().join("root");
+        let meta = std::fs::symlink_metadata(root.join("etc/motd")).expect("a whiteout");
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        assert!(meta.file_type().is_char_device() && meta.rdev() == 0);
+        let mut value = [0u8; 4];
+        let n = rustix::fs::lgetxattr(root.join("srv"), "trusted.overlay.opaque", &mut value)
+            .expect("opaque mark (needs root)");
+        assert_eq!(&value[..n], b"y");
+        assert!(root.join("srv/new").is_file() && !root.join("srv/.wh..wh..opq").exists());
+    }
+
+    #[test]
     fn extracts_files_dirs_and_links() {
         let (dir, fs) = fs();
         let data = tar_of(&[
@@ -462,7 +545,11 @@ mod tests {
             ]);
             let limits = Limits {
                 allow_devices: dest == "/",
-                whiteouts: dest == "/",
+                whiteouts: if dest == "/" {
+                    Whiteouts::Apply
+                } else {
+                    Whiteouts::Keep
+                },
                 ..Limits::default()
             };
             let err = extract_tar(&data[..], &fs, Path::new(dest), limits)

@@ -437,7 +437,7 @@ fn apply_layers(
             let opened = std::fs::File::open(file).map_err(io("reading a layer"))?;
             let limits = engine::archive::Limits {
                 allow_devices: true,
-                whiteouts: true,
+                whiteouts: engine::archive::Whiteouts::Apply,
                 ..engine::archive::Limits::default()
             };
             let reader = compression

@@ -337,7 +337,7 @@ pub fn write_rootfs(dest: &Path, blobs: &BlobStore, spec: &ImageSpec) -> Result<
             .map_err(io("reading a layer"))?;
         let limits = engine::archive::Limits {
             allow_devices: true,
-            whiteouts: true,
+            whiteouts: engine::archive::Whiteouts::Apply,
             ..engine::archive::Limits::default()
         };
         engine::archive::extract_tar(reader, &fs, Path::new("/"), limits).map_err(|e| {
