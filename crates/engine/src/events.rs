@@ -86,6 +86,9 @@ pub enum Event {
         /// Why it was rebuilt (what changed since the last build), when it was.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         why: Vec<String>,
+        /// The registry cache it came from, when it came from one (`--cache-from`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        registry: Option<String>,
     },
     /// A step of the build outside the roles starts (the base, verify, the outputs).
     Step {
@@ -220,12 +223,21 @@ pub fn bar(bytes: u64, total: Option<u64>) -> String {
     }
 }
 
-fn layer_line(role: &str, digest: &str, size: u64, cached: bool, why: &[String]) -> String {
+fn layer_line(
+    role: &str,
+    digest: &str,
+    size: u64,
+    cached: bool,
+    why: &[String],
+    registry: &Option<String>,
+) -> String {
     let short = digest
         .trim_start_matches("sha256:")
         .get(..12)
         .unwrap_or(digest);
-    let how = if cached {
+    let how = if let Some(registry) = registry {
+        format!("from the registry cache {registry}")
+    } else if cached {
         "from cache".to_owned()
     } else if why.is_empty() {
         "built".to_owned()
@@ -303,7 +315,12 @@ impl Reporter for PlainReporter {
                 size,
                 cached,
                 why,
-            } => writeln!(out, "{}", layer_line(role, digest, *size, *cached, why)),
+                registry,
+            } => writeln!(
+                out,
+                "{}",
+                layer_line(role, digest, *size, *cached, why, registry)
+            ),
             Event::TaskEnd {
                 role,
                 task,
@@ -424,12 +441,13 @@ impl Reporter for TerminalReporter {
                 size,
                 cached,
                 why,
+                registry,
             } => {
                 *guard = None;
                 let _ = writeln!(
                     err,
                     "\r\x1b[K{}",
-                    layer_line(role, digest, *size, *cached, why)
+                    layer_line(role, digest, *size, *cached, why, registry)
                 );
             }
             Event::Download { url, bytes, total } => {

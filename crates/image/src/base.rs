@@ -11,6 +11,7 @@ use serde_json::Value as Json;
 
 use crate::blobs::{BlobStore, LayerBlob};
 use crate::cache::integrity::{self, FileStamp};
+use crate::cache::remote::{self, Record, RegistryCache};
 use crate::compression::{Codec, Compression};
 use crate::hashing::digest_of;
 use crate::layer::Source;
@@ -28,6 +29,9 @@ pub struct BaseLayer {
     /// Made by this build (not found in the cache).
     #[serde(skip)]
     pub made_now: bool,
+    /// Taken from the registry cache (`--cache-from`) by this build.
+    #[serde(skip)]
+    pub from_registry: bool,
 }
 
 /// Why the base could not be had.
@@ -139,18 +143,29 @@ pub fn lock(path: &Path) -> std::io::Result<std::fs::File> {
     Ok(file)
 }
 
+/// Where bases are kept: the cache folder, its blobs, the epoch of their layers, and the
+/// registry cache shared with other machines.
+pub struct BaseStore<'a> {
+    /// The cache folder (`bases/<key>/...`).
+    pub cache: &'a Path,
+    /// The blob store.
+    pub blobs: &'a BlobStore,
+    /// Seconds since 1970 for the layer's timestamps.
+    pub epoch: u64,
+    /// The registry cache (`--cache-from`, `--cache-to`).
+    pub registry: RegistryCache<'a>,
+}
+
 /// Makes (or finds in `cache`) the base layers, bottom first.
 pub fn prepare(
     request: &BaseRequest,
-    cache: &Path,
-    blobs: &BlobStore,
-    epoch: u64,
+    store: &BaseStore,
     project_root: &Path,
 ) -> Result<Vec<BaseLayer>, BaseError> {
     match request.bootstrap.as_str() {
-        "debootstrap" => debootstrap(request, cache, blobs, epoch),
-        "oci" | "archive" => from_file(request, cache, blobs, project_root, epoch),
-        "docker" => from_registry(request, cache, blobs, epoch),
+        "debootstrap" => debootstrap(request, store),
+        "oci" | "archive" => from_file(request, store, project_root),
+        "docker" => from_registry(request, store),
         other => Err(BaseError::Unsupported(format!(
             "bootstrap '{other}' is not one of: docker, oci, archive, debootstrap"
         ))),
@@ -205,25 +220,53 @@ fn store_cached(dir: &Path, epoch: u64, cached: &Cached) -> Result<(), BaseError
     std::fs::rename(&tmp, record).map_err(io("writing the base cache"))
 }
 
-/// The cached base under `key`, or a new one: `make` fills a work folder (which it may have to
-/// create), the folder becomes the cached tree and one gzip layer. A tree cached without this
-/// epoch's layer (or whose blob went) is not made again: only its layer is written. Under an
-/// exclusive lock, so builds running at the same time make a base once.
+/// The cached base under `key`, or one from the registry cache, or a new one: `make` fills a
+/// work folder (which it may have to create), the folder becomes the cached tree and one gzip
+/// layer. A tree cached without this epoch's layer (or whose blob went) is not made again: only
+/// its layer is written. Under an exclusive lock, so builds running at the same time make a
+/// base once. The layer is shared through `--cache-to`.
 fn cached_or_made(
     key: &str,
     created_by: String,
-    cache: &Path,
+    store: &BaseStore,
+    make: impl FnOnce(&Path) -> Result<(), BaseError>,
+) -> Result<Vec<BaseLayer>, BaseError> {
+    let (blobs, epoch) = (store.blobs, store.epoch);
+    let dir = store
+        .cache
+        .join("bases")
+        .join(key.trim_start_matches("sha256:"));
+    let _guard = lock(&dir.with_extension("lock")).map_err(io("locking the base cache"))?;
+    let layers = match load_cached(&dir, epoch, blobs) {
+        Some(layers) => layers,
+        None => match from_registry_cache(key, &created_by, store, &dir)? {
+            Some(layers) => return Ok(layers),
+            None => write_base(&dir, created_by.clone(), blobs, epoch, make)?,
+        },
+    };
+    let [layer] = layers.as_slice() else {
+        return Ok(layers);
+    };
+    let record = Record {
+        tag: remote::base_tag(key, epoch),
+        blob: layer.blob.clone(),
+        created_by,
+        role: None,
+    };
+    store.registry.share("the base", &record, blobs);
+    Ok(layers)
+}
+
+/// The base's tree and layer, made or written from the tree cached in `dir`.
+fn write_base(
+    dir: &Path,
+    created_by: String,
     blobs: &BlobStore,
     epoch: u64,
     make: impl FnOnce(&Path) -> Result<(), BaseError>,
 ) -> Result<Vec<BaseLayer>, BaseError> {
-    let dir = cache.join("bases").join(key.trim_start_matches("sha256:"));
-    let _guard = lock(&dir.with_extension("lock")).map_err(io("locking the base cache"))?;
-    if let Some(layers) = load_cached(&dir, epoch, blobs) {
-        return Ok(layers);
-    }
-    let made_now = checked_tree(&dir).is_none();
-    std::fs::create_dir_all(&dir).map_err(io("creating the base cache"))?;
+    let made_now = checked_tree(dir).is_none();
+    std::fs::create_dir_all(dir).map_err(io("creating the base cache"))?;
     let tree = dir.join("tree");
     if made_now {
         let work = dir.join(format!("tree.tmp-{}", std::process::id()));
@@ -244,18 +287,57 @@ fn cached_or_made(
             tree,
             created_by,
             made_now,
+            from_registry: false,
         }],
     };
-    store_cached(&dir, epoch, &cached)?;
+    store_cached(dir, epoch, &cached)?;
     Ok(cached.layers)
 }
 
-fn debootstrap(
-    request: &BaseRequest,
-    cache: &Path,
-    blobs: &BlobStore,
-    epoch: u64,
-) -> Result<Vec<BaseLayer>, BaseError> {
+/// The base from the registry cache (`--cache-from`), when this machine has no tree of it: its
+/// layer unpacked into `dir`'s tree and recorded as if made here.
+fn from_registry_cache(
+    key: &str,
+    created_by: &str,
+    store: &BaseStore,
+    dir: &Path,
+) -> Result<Option<Vec<BaseLayer>>, BaseError> {
+    if checked_tree(dir).is_some() || !store.registry.remote.reads() {
+        return Ok(None);
+    }
+    std::fs::create_dir_all(dir).map_err(io("creating the base cache"))?;
+    let work = dir.join(format!("tree.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    let tag = remote::base_tag(key, store.epoch);
+    let Some(record) = store.registry.take(
+        "the base",
+        &tag,
+        store.blobs,
+        &work,
+        engine::archive::Whiteouts::Apply,
+    ) else {
+        return Ok(None);
+    };
+    let tree = dir.join("tree");
+    let _ = std::fs::remove_dir_all(&tree);
+    std::fs::rename(&work, &tree).map_err(io("caching the base"))?;
+    let stamp = integrity::tree_stamp(&tree).map_err(io("reading the base"))?;
+    std::fs::write(dir.join("tree.stamp"), stamp).map_err(io("writing the base cache"))?;
+    let cached = Cached {
+        blob_stamp: FileStamp::of(&store.blobs.path(&record.blob.digest)).ok(),
+        layers: vec![BaseLayer {
+            blob: record.blob,
+            tree,
+            created_by: created_by.to_owned(),
+            made_now: false,
+            from_registry: true,
+        }],
+    };
+    store_cached(dir, store.epoch, &cached)?;
+    Ok(Some(cached.layers))
+}
+
+fn debootstrap(request: &BaseRequest, store: &BaseStore) -> Result<Vec<BaseLayer>, BaseError> {
     let suite = &request.build_from;
     let archive = match &request.debootstrap_mirror {
         Some(url) => url.clone(),
@@ -275,7 +357,7 @@ fn debootstrap(
         .as_bytes(),
     );
     let created_by = format!("debootstrap --variant=minbase {suite}");
-    cached_or_made(&key, created_by, cache, blobs, epoch, |work| {
+    cached_or_made(&key, created_by, store, |work| {
         let mut command = Command::new("debootstrap");
         command.arg("--variant=minbase");
         if !include.is_empty() {
@@ -321,18 +403,13 @@ struct LayerFiles {
 }
 
 /// A base pulled from a registry (linux/amd64), every blob verified against its digest.
-fn from_registry(
-    request: &BaseRequest,
-    cache: &Path,
-    blobs: &BlobStore,
-    epoch: u64,
-) -> Result<Vec<BaseLayer>, BaseError> {
+fn from_registry(request: &BaseRequest, store: &BaseStore) -> Result<Vec<BaseLayer>, BaseError> {
     let reference = registry::Reference::parse(&request.build_from)
         .map_err(|e| BaseError::Unsupported(format!("build_from: {e}")))?;
     // From a registries.conf mirror when the site has one; the image names the reference as
     // the recipe wrote it, wherever its bytes came from.
     let conf = registry::RegistriesConf::load().map_err(|e| BaseError::Failed(e.to_string()))?;
-    let (pulled, _) = registry::pull_via(&conf, &request.build_from, &cache.join("registry"))
+    let (pulled, _) = registry::pull_via(&conf, &request.build_from, &store.cache.join("registry"))
         .map_err(|e| BaseError::Failed(format!("pulling {reference}: {e}")))?;
     let layers = LayerFiles {
         files: pulled
@@ -343,16 +420,14 @@ fn from_registry(
         digests: pulled.layers.iter().map(|l| l.digest.clone()).collect(),
         what: format!("docker {reference}"),
     };
-    apply_layers(layers, cache, blobs, epoch)
+    apply_layers(layers, store)
 }
 
 /// Layers of an OCI layout folder or a docker-archive, extracted to overlay-form folders.
 fn from_file(
     request: &BaseRequest,
-    cache: &Path,
-    blobs: &BlobStore,
+    store: &BaseStore,
     project_root: &Path,
-    epoch: u64,
 ) -> Result<Vec<BaseLayer>, BaseError> {
     let source = project_root.join(&request.build_from);
     let unpacked;
@@ -380,7 +455,7 @@ fn from_file(
             })
             .collect()
     } else {
-        unpacked = tempfile::tempdir_in(cache).map_err(io("unpacking the archive"))?;
+        unpacked = tempfile::tempdir_in(store.cache).map_err(io("unpacking the archive"))?;
         let file =
             std::fs::File::open(&source).map_err(io(format!("opening {}", source.display())))?;
         tar::Archive::new(file)
@@ -416,21 +491,16 @@ fn from_file(
         digests,
         what: format!("{} {}", request.bootstrap, request.build_from),
     };
-    apply_layers(layers, cache, blobs, epoch)
+    apply_layers(layers, store)
 }
 
 /// Applies the layers in order into one tree (whiteouts delete), cached by their digests, which
 /// becomes one base layer: overlayfs needs lowers in its own whiteout form, and one tree is
 /// simpler to stack.
-fn apply_layers(
-    layers: LayerFiles,
-    cache: &Path,
-    blobs: &BlobStore,
-    epoch: u64,
-) -> Result<Vec<BaseLayer>, BaseError> {
+fn apply_layers(layers: LayerFiles, store: &BaseStore) -> Result<Vec<BaseLayer>, BaseError> {
     let key = digest_of(layers.digests.join("\n").as_bytes());
     let LayerFiles { files, what, .. } = layers;
-    cached_or_made(&key, what.clone(), cache, blobs, epoch, |work| {
+    cached_or_made(&key, what.clone(), store, |work| {
         std::fs::create_dir_all(work).map_err(io("unpacking the base"))?;
         let fs = engine::rootfs::RootFs::plain(work).map_err(io("unpacking the base"))?;
         for (i, (file, compression)) in files.iter().enumerate() {
@@ -458,14 +528,26 @@ mod tests {
     fn a_base_is_made_once_and_then_found_in_the_cache() {
         let cache = tempfile::tempdir().expect("cache");
         let blobs = BlobStore::new(&cache.path().join("blobs")).expect("blobs");
+        let (remote, reporter) = (
+            crate::cache::remote::RemoteCache::default(),
+            engine::events::MemoryReporter::default(),
+        );
+        let store = |epoch| BaseStore {
+            cache: cache.path(),
+            blobs: &blobs,
+            epoch,
+            registry: RegistryCache {
+                remote: &remote,
+                reporter: &reporter,
+            },
+        };
         let make = |work: &Path| {
             std::fs::create_dir_all(work.join("etc")).map_err(io("test"))?;
             std::fs::write(work.join("etc/os-release"), "ID=test\n").map_err(io("test"))
         };
-        let first =
-            cached_or_made("sha256:k", "test".into(), cache.path(), &blobs, 0, make).expect("made");
+        let first = cached_or_made("sha256:k", "test".into(), &store(0), make).expect("made");
         assert!(first[0].made_now, "the first build makes it");
-        let again = cached_or_made("sha256:k", "test".into(), cache.path(), &blobs, 0, |_| {
+        let again = cached_or_made("sha256:k", "test".into(), &store(0), |_| {
             Err(BaseError::Failed("must not be made again".into()))
         })
         .expect("found");
@@ -473,15 +555,14 @@ mod tests {
         assert_eq!(again[0].blob.digest, first[0].blob.digest);
 
         // Another SOURCE_DATE_EPOCH, or a blob that went: the tree is kept, the layer written.
-        let other_epoch =
-            cached_or_made("sha256:k", "test".into(), cache.path(), &blobs, 1, |_| {
-                Err(BaseError::Failed("the tree is there".into()))
-            })
-            .expect("layer written from the cached tree");
+        let other_epoch = cached_or_made("sha256:k", "test".into(), &store(1), |_| {
+            Err(BaseError::Failed("the tree is there".into()))
+        })
+        .expect("layer written from the cached tree");
         assert!(!other_epoch[0].made_now);
         assert_ne!(other_epoch[0].blob.digest, first[0].blob.digest);
         std::fs::remove_file(blobs.path(&first[0].blob.digest)).expect("remove blob");
-        let rewritten = cached_or_made("sha256:k", "test".into(), cache.path(), &blobs, 0, |_| {
+        let rewritten = cached_or_made("sha256:k", "test".into(), &store(0), |_| {
             Err(BaseError::Failed("the tree is there".into()))
         })
         .expect("blob written again");
@@ -497,7 +578,7 @@ mod tests {
         bytes[middle] ^= 0xff;
         std::thread::sleep(std::time::Duration::from_millis(10));
         std::fs::write(&blob, bytes).expect("flip");
-        let healed = cached_or_made("sha256:k", "test".into(), cache.path(), &blobs, 0, |_| {
+        let healed = cached_or_made("sha256:k", "test".into(), &store(0), |_| {
             Err(BaseError::Failed("the tree is whole".into()))
         })
         .expect("blob written again");
@@ -506,8 +587,7 @@ mod tests {
 
         // A changed file in the tree: the base is made again.
         std::fs::write(first[0].tree.join("etc/os-release"), "ID=tampered\n").expect("tamper");
-        let remade =
-            cached_or_made("sha256:k", "test".into(), cache.path(), &blobs, 0, make).expect("made");
+        let remade = cached_or_made("sha256:k", "test".into(), &store(0), make).expect("made");
         assert!(remade[0].made_now, "a changed tree is not used");
         assert_eq!(remade[0].blob.digest, first[0].blob.digest);
     }

@@ -1,6 +1,6 @@
-//! Writers that hash (and count) what passes through them.
+//! Writers and readers that hash (and count) what passes through them.
 
-use std::io::Write;
+use std::io::{Read, Write};
 
 use sha2::{Digest, Sha256};
 
@@ -41,6 +41,39 @@ impl<W: Write> Write for HashingWriter<W> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.inner.flush()
+    }
+}
+
+/// Passes bytes read from `inner` on, hashing and counting them.
+pub struct HashingReader<R: Read> {
+    inner: R,
+    hasher: Sha256,
+    count: u64,
+}
+
+impl<R: Read> HashingReader<R> {
+    /// Wraps `inner`.
+    pub fn new(inner: R) -> Self {
+        Self {
+            inner,
+            hasher: Sha256::new(),
+            count: 0,
+        }
+    }
+
+    /// Reads what is left, then gives the `sha256:<hex>` digest and the byte count of all.
+    pub fn finish(mut self) -> std::io::Result<(String, u64)> {
+        std::io::copy(&mut self, &mut std::io::sink())?;
+        Ok((format!("sha256:{:x}", self.hasher.finalize()), self.count))
+    }
+}
+
+impl<R: Read> Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.count += n as u64;
+        Ok(n)
     }
 }
 

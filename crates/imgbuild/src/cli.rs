@@ -168,6 +168,16 @@ pub struct BuildArgs {
     /// put {image} in it. Credentials come from REGISTRY_AUTH_FILE or ~/.docker/config.json.
     #[arg(long, value_name = "REF")]
     pub push: Option<String>,
+    /// Before running a role, look for its layer in this registry repository
+    /// (docker://HOST/REPO), as another machine's --cache-to left it; default
+    /// $IMGBUILD_CACHE_FROM, else mirror.toml's cache_from.
+    #[arg(long, value_name = "REF")]
+    pub cache_from: Option<String>,
+    /// Write every layer this build makes or uses to this registry repository
+    /// (docker://HOST/REPO), for other machines' --cache-from; default $IMGBUILD_CACHE_TO,
+    /// else mirror.toml's cache_to. Credentials as for --push.
+    #[arg(long, value_name = "REF")]
+    pub cache_to: Option<String>,
     /// Run every role, even those whose layer is cached.
     #[arg(long)]
     pub no_cache: bool,

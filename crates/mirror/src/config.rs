@@ -15,6 +15,12 @@ pub struct MirrorConfig {
     pub retries: Option<u32>,
     /// Seconds a download may send nothing before it counts as stalled (default 30).
     pub timeout_secs: Option<u64>,
+    /// The registry repository layers are read from before a role runs
+    /// (`docker://HOST/REPO`; `imgbuild build --cache-from` and `IMGBUILD_CACHE_FROM` go first).
+    pub cache_from: Option<String>,
+    /// The registry repository built layers are written to (`--cache-to`,
+    /// `IMGBUILD_CACHE_TO` go first).
+    pub cache_to: Option<String>,
     /// Optional settings per URL path prefix (for example `"/nvidia/"`).
     #[serde(default)]
     pub paths: BTreeMap<String, PathSettings>,

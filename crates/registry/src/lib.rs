@@ -8,6 +8,7 @@ mod client;
 mod error;
 mod reference;
 mod registries_conf;
+mod repository;
 mod transfer;
 
 pub use auth::{Credentials, CredentialsSource};
@@ -15,4 +16,5 @@ pub use client::Client;
 pub use error::RegistryError;
 pub use reference::Reference;
 pub use registries_conf::{is_short_name, pull_via, PullSource, RegistriesConf};
+pub use repository::Repository;
 pub use transfer::{pull, push, PulledImage, PulledLayer, PushBlob, Pushed};

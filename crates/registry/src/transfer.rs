@@ -13,7 +13,7 @@ use crate::error::{io, RegistryError};
 use crate::reference::Reference;
 
 const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
-const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+pub(crate) const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
 const DOCKER_LIST: &str = "application/vnd.docker.distribution.manifest.list.v2+json";
 const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
 
@@ -39,7 +39,7 @@ pub struct PulledImage {
     pub layers: Vec<PulledLayer>,
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     format!("sha256:{:x}", Sha256::digest(bytes))
 }
 
@@ -51,7 +51,7 @@ fn invalid(what: &str, detail: impl Into<String>) -> RegistryError {
 }
 
 /// Fetches a manifest; when `expected` is a digest, the bytes must hash to it.
-fn get_manifest(
+pub(crate) fn get_manifest(
     client: &Client,
     target: &str,
     expected: Option<&str>,
@@ -116,7 +116,7 @@ fn platform_manifest(index: &Json, what: &str) -> Result<String, RegistryError> 
 }
 
 /// Downloads blob `digest` to `dest` (through a temporary file), verifying its sha256.
-fn get_blob(client: &Client, digest: &str, dest: &Path) -> Result<(), RegistryError> {
+pub(crate) fn get_blob(client: &Client, digest: &str, dest: &Path) -> Result<(), RegistryError> {
     let url = client.url(&format!("blobs/{digest}"));
     let response = client.call("GET", &url, &[], Body::Empty)?;
     let dir = dest.parent().unwrap_or(Path::new("."));
@@ -246,7 +246,7 @@ pub struct Pushed {
     pub skipped: usize,
 }
 
-fn push_blob(client: &Client, blob: &PushBlob) -> Result<bool, RegistryError> {
+pub(crate) fn push_blob(client: &Client, blob: &PushBlob) -> Result<bool, RegistryError> {
     let head = client.url(&format!("blobs/{}", blob.digest));
     match client.call("HEAD", &head, &[], Body::Empty) {
         Ok(_) => return Ok(false),

@@ -19,6 +19,7 @@ use planner::Plan;
 
 use crate::base::{self, BaseError, BaseRequest};
 use crate::blobs::{BlobStore, LayerBlob};
+use crate::cache::remote::RegistryCache;
 use crate::cache::LayerCache;
 use crate::compression::Codec;
 use crate::oci::{self, ImageSpec};
@@ -67,6 +68,8 @@ pub struct Settings {
     pub squash: bool,
     /// Run verify before writing the outputs (and fail the build when a check fails).
     pub verify: bool,
+    /// The layer cache kept in a registry (`--cache-from`, `--cache-to`), when one is set.
+    pub remote: std::sync::Arc<crate::cache::remote::RemoteCache>,
 }
 
 /// One layer of a build.
@@ -84,6 +87,8 @@ pub struct LayerReport {
     pub diff_id: String,
     /// Reused from the cache.
     pub cached: bool,
+    /// Taken from the registry cache (`--cache-from`): not built here.
+    pub from_registry: bool,
     /// Seconds this build spent on it.
     pub seconds: f64,
     /// Why it was rebuilt.
@@ -222,15 +227,23 @@ impl Stores {
 }
 
 /// Step 1: the base (debootstrapped, pulled or read from an archive), as the first layers.
-fn base(request: &BaseRequest, settings: &Settings, stores: &Stores) -> Result<Stack, BuildError> {
+fn base(
+    request: &BaseRequest,
+    settings: &Settings,
+    stores: &Stores,
+    reporter: &dyn Reporter,
+) -> Result<Stack, BuildError> {
     let started = Instant::now();
-    let base_layers = base::prepare(
-        request,
-        &settings.cache_dir,
-        &stores.blobs,
-        settings.epoch,
-        &settings.project_root,
-    )?;
+    let store = base::BaseStore {
+        cache: &settings.cache_dir,
+        blobs: &stores.blobs,
+        epoch: settings.epoch,
+        registry: RegistryCache {
+            remote: &settings.remote,
+            reporter,
+        },
+    };
+    let base_layers = base::prepare(request, &store, &settings.project_root)?;
     Ok(Stack {
         layers: base_layers
             .iter()
@@ -246,6 +259,7 @@ fn base(request: &BaseRequest, settings: &Settings, stores: &Stores) -> Result<S
                 unpacked: b.blob.diff_size,
                 diff_id: b.blob.diff_id.clone(),
                 cached: !b.made_now,
+                from_registry: b.from_registry,
                 seconds: started.elapsed().as_secs_f64(),
                 why: Vec::new(),
                 built_at: 0,
@@ -272,7 +286,7 @@ pub fn build(
         "base: {} {} (cached after the first build)",
         request.bootstrap, request.build_from
     ));
-    let mut stack = base(&request, settings, &stores)?;
+    let mut stack = base(&request, settings, &stores, reporter)?;
     let mut roles = role_layer::Roles {
         plan,
         settings,
@@ -287,6 +301,8 @@ pub fn build(
             ExecOptions::default(),
         ),
         facts_checked: false,
+        taken_from_registry: None,
+        secret_seen: false,
     };
     for role in &plan.roles {
         roles.add_layer(role, &mut stack)?;

@@ -15,6 +15,7 @@ use planner::Plan;
 
 use super::keys::{role_inputs, role_of};
 use super::{io, write_rootfs, BuildError, LayerReport, Settings, Stack, Stores};
+use crate::cache::remote::{self, RegistryCache};
 use crate::cache::{Entry, Inputs, Lookup};
 use crate::hashing::digest_of;
 use crate::layer::Source;
@@ -30,6 +31,11 @@ pub(super) struct Roles<'a> {
     pub executor: Executor<'a>,
     /// The base's facts are checked once, in the first role that runs.
     pub facts_checked: bool,
+    /// Set by a layer taken from the registry cache: the registry it came from.
+    pub taken_from_registry: Option<String>,
+    /// A role with a `no_log` task was met: what it and later roles registered may hold what
+    /// no_log hides, so from it on nothing is shared through the registry cache.
+    pub secret_seen: bool,
 }
 
 /// Whether roles run on an overlay (`IMGBUILD_NO_OVERLAY=1` forces the snapshot fallback).
@@ -100,10 +106,13 @@ impl Roles<'_> {
         };
         let (entry, cached, why) = match lookup {
             Lookup::Hit(entry) => (self.reuse(role, *entry)?, true, Vec::new()),
-            Lookup::Miss => {
-                let why = self.why_rebuilt(role, &inputs);
-                (self.run(role, &inputs, stack, started)?, false, why)
-            }
+            Lookup::Miss => match self.from_registry(role, &inputs)? {
+                Some(entry) => (entry, true, Vec::new()),
+                None => {
+                    let why = self.why_rebuilt(role, &inputs);
+                    (self.run(role, &inputs, stack, started)?, false, why)
+                }
+            },
             Lookup::Dropped(damage) => {
                 let why = format!("the cached layer was damaged ({damage}), so it was dropped");
                 self.reporter.event(&Event::Note {
@@ -112,12 +121,17 @@ impl Roles<'_> {
                 (self.run(role, &inputs, stack, started)?, false, vec![why])
             }
         };
+        let from_registry = self.taken_from_registry.take();
+        if from_registry.is_none() {
+            self.share(role, &steps, &entry);
+        }
         self.reporter.event(&Event::Layer {
             role: role.to_owned(),
             digest: entry.blob.digest.clone(),
             size: entry.blob.size,
             cached,
             why: why.clone(),
+            registry: from_registry.clone(),
         });
         stack.reports.push(LayerReport {
             role: role.to_owned(),
@@ -126,6 +140,7 @@ impl Roles<'_> {
             unpacked: entry.blob.diff_size,
             diff_id: entry.blob.diff_id.clone(),
             cached,
+            from_registry: from_registry.is_some(),
             seconds: started.elapsed().as_secs_f64(),
             why,
             built_at: entry.built_at,
@@ -140,6 +155,89 @@ impl Roles<'_> {
             .push((entry.blob.clone(), format!("imgbuild role {role}")));
         stack.trees.push(entry.tree);
         Ok(())
+    }
+
+    fn registry_cache(&self) -> RegistryCache<'_> {
+        RegistryCache {
+            remote: &self.settings.remote,
+            reporter: self.reporter,
+        }
+    }
+
+    /// The role's layer from the registry cache (`--cache-from`) when it has the key: stored
+    /// in the local cache, as if built here.
+    fn from_registry(&mut self, role: &str, inputs: &Inputs) -> Result<Option<Entry>, BuildError> {
+        if self.settings.no_cache || !self.settings.remote.reads() {
+            return Ok(None);
+        }
+        let work = self
+            .stores
+            .cache
+            .work_dir()
+            .map_err(io("creating the role's work folder"))?;
+        let tree = work.path().join("tree");
+        let tag = remote::role_tag(inputs);
+        let what = format!("role {role}");
+        let taken = self.registry_cache().take(
+            &what,
+            &tag,
+            &self.stores.blobs,
+            &tree,
+            engine::archive::Whiteouts::Overlay,
+        );
+        let Some(record) = taken else {
+            return Ok(None);
+        };
+        let Some(made) = record.role else {
+            return Ok(None);
+        };
+        self.executor.restore_registered(&made.registered);
+        let entry = Entry {
+            blob: record.blob,
+            tree: PathBuf::new(),
+            registered: made.registered,
+            inputs: inputs.clone(),
+            seconds: made.seconds,
+            built_at: made.built_at,
+        };
+        let stored = self
+            .stores
+            .cache
+            .put(&tree, &entry)
+            .map_err(io("storing the layer in the cache"))?;
+        self.taken_from_registry = Some(self.settings.remote.source_name());
+        Ok(Some(stored))
+    }
+
+    /// Shares the role's layer through the registry cache (`--cache-to`), unless the role or
+    /// one before it has a `no_log` task.
+    fn share(&mut self, role: &str, steps: &[Step], entry: &Entry) {
+        if !self.settings.remote.writes() {
+            return;
+        }
+        let hides = steps.iter().flat_map(Step::tasks).any(|t| t.no_log);
+        if hides && !self.secret_seen {
+            self.reporter.event(&Event::Note {
+                message: format!("role {role} has no_log tasks: neither its layer nor those after it are shared through the registry cache (what they register could hold what no_log hides)"),
+            });
+        }
+        self.secret_seen |= hides;
+        if self.secret_seen {
+            return;
+        }
+        let record = remote::Record {
+            tag: remote::role_tag(&entry.inputs),
+            blob: entry.blob.clone(),
+            created_by: format!("imgbuild role {role}"),
+            role: Some(remote::RoleRecord {
+                inputs: entry.inputs.clone(),
+                registered: entry.registered.clone(),
+                seconds: entry.seconds,
+                built_at: entry.built_at,
+            }),
+        };
+        self.registry_cache()
+            .share(&format!("role {role}"), &record, &self.stores.blobs);
     }
 
     /// A cached layer: what the role registered comes back, and the blob is recompressed when

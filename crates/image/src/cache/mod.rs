@@ -14,6 +14,7 @@ use crate::hashing::digest_of;
 
 mod gc;
 pub mod integrity;
+pub mod remote;
 mod verify;
 pub(crate) use gc::touch;
 pub use gc::{default_limit, Collected};

@@ -76,6 +76,7 @@ pub fn run(
         .as_deref()
         .map(|r| push_references(r, &args.images))
         .transpose()?;
+    let remote = registry_cache(project, args)?;
     let plans = args
         .images
         .iter()
@@ -111,6 +112,7 @@ pub fn run(
     let context = Shared {
         project,
         args,
+        remote,
         formats,
         codec,
         exe,
@@ -195,6 +197,7 @@ fn boot_each(context: &Shared, plans: &[planner::Plan]) -> Result<ExitCode, Fail
 struct Shared<'a> {
     project: &'a Project,
     args: &'a BuildArgs,
+    remote: std::sync::Arc<image::cache::remote::RemoteCache>,
     formats: Formats,
     codec: Codec,
     exe: PathBuf,
@@ -224,6 +227,7 @@ fn build_one(
         codec: cx.codec,
         squash: cx.args.squash,
         verify: !cx.args.no_verify,
+        remote: cx.remote.clone(),
     };
     // An artifact not pinned yet is fetched (into the download cache) so that the layer key
     // holds its sha256: a changed file on the mirror then rebuilds the layer.
@@ -256,6 +260,52 @@ fn build_one(
         Some(reference) => push(reference, &report.manifest),
         None => Ok(()),
     }
+}
+
+/// The registry cache: `--cache-from` and `--cache-to`, else `IMGBUILD_CACHE_FROM` and
+/// `IMGBUILD_CACHE_TO`, else mirror.toml's `cache_from` and `cache_to`. Each names a repository
+/// (the cache tags its layers itself); a bad one is refused before any work.
+fn registry_cache(
+    project: &Project,
+    args: &BuildArgs,
+) -> Result<std::sync::Arc<image::cache::remote::RemoteCache>, Failure> {
+    let config = mirror::MirrorConfig::load(&project.root.join("mirror.toml"))
+        .map_err(|e| Failure::Input(anyhow!(e)))?;
+    let pick = |flag: &Option<String>, env: &str, file: &Option<String>, key: &str| {
+        let (text, from) = match (
+            flag,
+            std::env::var(env).ok().filter(|v| !v.is_empty()),
+            file,
+        ) {
+            (Some(text), _, _) => (text.clone(), format!("--{}", key.replace('_', "-"))),
+            (None, Some(text), _) => (text, env.to_owned()),
+            (None, None, Some(text)) => (text.clone(), format!("mirror.toml's {key}")),
+            (None, None, None) => return Ok(None),
+        };
+        let reference = registry::Reference::parse(&text)
+            .map_err(|e| Failure::Input(anyhow!("{from}: {e}")))?;
+        if reference.tag.is_some() || reference.digest.is_some() {
+            return Err(Failure::Input(anyhow!(
+                "{from}: '{text}' names a tag or digest; name only the repository (docker://HOST/REPO): the cache tags each layer by its key"
+            )));
+        }
+        Ok(Some(reference))
+    };
+    let from = pick(
+        &args.cache_from,
+        "IMGBUILD_CACHE_FROM",
+        &config.cache_from,
+        "cache_from",
+    )?;
+    let to = pick(
+        &args.cache_to,
+        "IMGBUILD_CACHE_TO",
+        &config.cache_to,
+        "cache_to",
+    )?;
+    image::cache::remote::RemoteCache::open(from.as_ref(), to.as_ref())
+        .map(std::sync::Arc::new)
+        .map_err(|e| Failure::Input(anyhow!(e)))
 }
 
 /// The reference each image is pushed to: `REF` for one image; with several, `REF` must hold
@@ -399,6 +449,7 @@ mod tests {
             unpacked: size * 3,
             diff_id: "sha256:i".into(),
             cached: false,
+            from_registry: false,
             seconds: 1.0,
             why: Vec::new(),
             built_at: 0,
