@@ -244,6 +244,15 @@ fn base(
         },
     };
     let base_layers = base::prepare(request, &store, &settings.project_root)?;
+    for layer in base_layers.iter().filter(|l| l.from_registry) {
+        reporter.event(&Event::Note {
+            message: format!(
+                "base: layer {} from the registry cache {}",
+                layer.blob.digest,
+                settings.remote.source_name()
+            ),
+        });
+    }
     Ok(Stack {
         layers: base_layers
             .iter()

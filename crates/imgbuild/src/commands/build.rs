@@ -247,7 +247,7 @@ fn build_one(
         let layers: Vec<serde_json::Value> = report
             .layers
             .iter()
-            .map(|l| serde_json::json!({"role": l.role, "digest": l.digest, "size": l.size, "cached": l.cached, "seconds": l.seconds, "why": l.why}))
+            .map(|l| serde_json::json!({"role": l.role, "digest": l.digest, "size": l.size, "cached": l.cached, "from_registry": l.from_registry, "seconds": l.seconds, "why": l.why}))
             .collect();
         println!(
             "{}",
