@@ -4,129 +4,15 @@
 //! the password. Needs root, debootstrap, skopeo, docker-registry, python3 and openssl.
 
 mod common;
+mod registry_server;
 
-use std::io::Read;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use common::*;
+use registry_server::*;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
-fn wait_for_port(port: u16, child: &mut Child) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return;
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            let mut err = String::new();
-            if let Some(mut e) = child.stderr.take() {
-                let _ = e.read_to_string(&mut err);
-            }
-            panic!("the server on port {port} exited ({status}): {err}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("nothing listens on port {port} after 30 s");
-}
-
-/// A docker-registry (and its token service) that stops with the test.
-struct Registry {
-    host: String,
-    children: Vec<Child>,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        for child in &mut self.children {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-const USER: &str = "builder";
-const PASSWORD: &str = "c0rrect-h0rse-battery";
-
-fn start_registry(token_auth: bool) -> Registry {
-    let dir = tempfile::tempdir().expect("registry dir");
-    let port = free_port();
-    let mut children = Vec::new();
-    let mut auth = String::new();
-    if token_auth {
-        let (key, cert) = (dir.path().join("key.pem"), dir.path().join("cert.pem"));
-        let status = Command::new("openssl")
-            .args([
-                "req",
-                "-x509",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-days",
-                "1",
-                "-subj",
-                "/CN=imgbuild-test-token",
-            ])
-            .arg("-keyout")
-            .arg(&key)
-            .arg("-out")
-            .arg(&cert)
-            .stderr(Stdio::null())
-            .status()
-            .expect("openssl");
-        assert!(status.success(), "openssl req failed");
-        let token_port = free_port();
-        let mut token = Command::new("python3")
-            .arg(repo_root().join("tests/fixtures/registry/token_server.py"))
-            .arg(token_port.to_string())
-            .arg(&key)
-            .arg(&cert)
-            .args(["imgbuild-test-issuer", USER, PASSWORD])
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("python3 runs the token service");
-        wait_for_port(token_port, &mut token);
-        children.push(token);
-        auth = format!(
-            "auth:\n  token:\n    realm: http://127.0.0.1:{token_port}/token\n    service: imgbuild-test\n    issuer: imgbuild-test-issuer\n    rootcertbundle: {}\n",
-            cert.display()
-        );
-    }
-    let config = dir.path().join("config.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n{auth}",
-            dir.path().join("data").display()
-        ),
-    )
-    .expect("config");
-    let mut registry = Command::new("docker-registry")
-        .arg("serve")
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("docker-registry runs (apt-get install docker-registry)");
-    wait_for_port(port, &mut registry);
-    children.push(registry);
-    Registry {
-        host: format!("127.0.0.1:{port}"),
-        children,
-        _dir: dir,
-    }
-}
 
 struct Project {
     _work: tempfile::TempDir,
@@ -468,14 +354,6 @@ fn multi_platform_layout(source: &Path, dest: &Path) {
         serde_json::to_vec(&top).expect("json"),
     )
     .expect("index");
-}
-
-fn auth_file(dir: &Path, host: &str, password: &str) -> PathBuf {
-    use base64::Engine;
-    let path = dir.join("auth.json");
-    let auth = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{password}"));
-    std::fs::write(&path, json!({"auths": {host: {"auth": auth}}}).to_string()).expect("auth file");
-    path
 }
 
 #[test]

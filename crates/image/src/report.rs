@@ -21,6 +21,8 @@ pub struct LayerEntry {
     pub size: u64,
     /// Reused from the cache.
     pub cached: bool,
+    /// Taken from the registry cache (`--cache-from`).
+    pub from_registry: bool,
     /// Seconds spent.
     pub seconds: f64,
     /// Why it was rebuilt.
@@ -134,7 +136,12 @@ pub fn markdown(report: &Report) -> String {
         "| layer | digest | size | time | cache | packages added |\n|---|---|---|---|---|---|"
     );
     for l in &report.layers {
-        let cache = if l.cached {
+        let cache = if l.from_registry {
+            match &l.built_at {
+                Some(at) => format!("registry (built {at} in {:.1} s)", l.built_seconds),
+                None => "registry".to_owned(),
+            }
+        } else if l.cached {
             match &l.built_at {
                 Some(at) => format!("hit (built {at} in {:.1} s)", l.built_seconds),
                 None => "hit".to_owned(),
@@ -256,6 +263,7 @@ pub fn assemble(
                 digest: l.digest.clone(),
                 size: l.size,
                 cached: l.cached,
+                from_registry: l.from_registry,
                 seconds: l.seconds,
                 why: l.why.clone(),
                 packages_added: added,

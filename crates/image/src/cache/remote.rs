@@ -111,6 +111,8 @@ struct Side {
 pub struct RemoteCache {
     from: Option<Side>,
     to: Option<Side>,
+    /// Tags whose layer was found wrong or incomplete: written again when built here.
+    damaged: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl RemoteCache {
@@ -130,6 +132,7 @@ impl RemoteCache {
         Ok(Self {
             from: from.map(|r| side(r, false)).transpose()?,
             to: to.map(|r| side(r, true)).transpose()?,
+            damaged: Default::default(),
         })
     }
 
@@ -195,14 +198,19 @@ impl RemoteCache {
         Ok(Some(record))
     }
 
-    /// Writes `record` and its blob (from `blobs`) under its tag, unless the registry has it;
-    /// true when it was written.
+    /// Writes `record` and its blob (from `blobs`) under its tag, unless the registry has it
+    /// (and this build did not find it wrong there); true when it was written.
     pub fn share(&self, record: &Record, blobs: &BlobStore) -> Result<bool, RemoteError> {
         let Some(side) = self.to.as_ref().filter(|s| !s.down.load(Ordering::Relaxed)) else {
             return Ok(false);
         };
         let repository = &side.repository;
-        if repository.has_manifest(&record.tag)? {
+        let damaged = self
+            .damaged
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&record.tag);
+        if !damaged && repository.has_manifest(&record.tag)? {
             return Ok(false);
         }
         let record_bytes = serde_json::to_vec(record).map_err(|e| io("a record")(e.into()))?;
@@ -340,6 +348,13 @@ impl RegistryCache<'_> {
             Ok(record) => record,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(dest);
+                if !e.registry_down() {
+                    self.remote
+                        .damaged
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(tag.to_owned());
+                }
                 if let Some(message) = self.remote.warning(true, what, &e) {
                     self.warn(format!("{message}; it is built here"));
                 }
