@@ -106,7 +106,7 @@ impl Roles<'_> {
         };
         let (entry, cached, why) = match lookup {
             Lookup::Hit(entry) => (self.reuse(role, *entry)?, true, Vec::new()),
-            Lookup::Miss => match self.from_registry(role, &inputs)? {
+            Lookup::Miss => match self.take_from_registry(role, &inputs)? {
                 Some(entry) => (entry, true, Vec::new()),
                 None => {
                     let why = self.why_rebuilt(role, &inputs);
@@ -166,7 +166,11 @@ impl Roles<'_> {
 
     /// The role's layer from the registry cache (`--cache-from`) when it has the key: stored
     /// in the local cache, as if built here.
-    fn from_registry(&mut self, role: &str, inputs: &Inputs) -> Result<Option<Entry>, BuildError> {
+    fn take_from_registry(
+        &mut self,
+        role: &str,
+        inputs: &Inputs,
+    ) -> Result<Option<Entry>, BuildError> {
         if self.settings.no_cache || !self.settings.remote.reads() {
             return Ok(None);
         }
