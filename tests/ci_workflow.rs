@@ -65,6 +65,14 @@ fn workflow_has_the_affected_matrix_build_report_and_push() {
         build_runs.contains("imgbuild build \"$IMAGE\" --locked"),
         "{build_runs}"
     );
+    for flag in ["--cache-from", "--cache-to"] {
+        assert!(
+            build_runs.contains(&format!(
+                "cache+=({flag} \"docker://$REGISTRY/imgbuild-cache\")"
+            )),
+            "the registry layer cache: {build_runs}"
+        );
+    }
     let uploads: Vec<&Value> = steps(build)
         .into_iter()
         .filter(|s| {

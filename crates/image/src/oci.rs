@@ -339,6 +339,71 @@ pub fn output_paths(out: &Path, image: &str) -> (PathBuf, PathBuf, PathBuf) {
 mod tests {
     use super::*;
 
+    /// The bytes of a config, manifest and index, fixed: the same image must keep its digest
+    /// from one imgbuild to the next (these are the bytes imgbuild wrote before its OCI
+    /// documents were built with oci-spec).
+    #[test]
+    fn documents_keep_their_bytes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let blobs = BlobStore::new(dir.path()).expect("blobs");
+        let layer = |n: u8, compression| LayerBlob {
+            digest: format!("sha256:{}", format!("{n:02x}").repeat(32)),
+            size: 1000 + u64::from(n),
+            diff_id: format!("sha256:{}", format!("{:02x}", n + 0x10).repeat(32)),
+            diff_size: 5000,
+            compression,
+        };
+        let mut labels = BTreeMap::new();
+        for (k, v) in [
+            ("org.opencontainers.image.title", "test"),
+            ("io.imgbuild.kernel", "6.1.0-50-amd64"),
+            ("io.imgbuild.recipe-digest", "sha256:abc"),
+            ("a", "first"),
+        ] {
+            labels.insert(k.to_owned(), v.to_owned());
+        }
+        let spec = ImageSpec {
+            layers: vec![
+                (
+                    layer(1, crate::compression::Compression::Gzip),
+                    "debootstrap".into(),
+                ),
+                (
+                    layer(2, crate::compression::Compression::Zstd),
+                    "imgbuild role x".into(),
+                ),
+            ],
+            labels,
+            epoch: 1_700_000_000,
+        };
+        let written = write_image(&blobs, &spec).expect("written");
+        let config = String::from_utf8(written.config_bytes.clone()).expect("utf-8");
+        assert!(
+            config.starts_with(r#"{"created":"2023-11-14T22:13:20Z","architecture":"amd64","os":"linux","config":{"Env":["PATH="#),
+            "{config}"
+        );
+        assert_eq!(written.config, "sha256:84b1ead03dbc29e43a963e24e4f83b7553be01979ec5a74d12ea23abffa219fb", "{config}");
+        assert_eq!(
+            written.manifest,
+            "sha256:21d64718122e33c0e6ff4695ad281306a47dcaf7ee79824069822bbd2115b985",
+            "{}",
+            String::from_utf8_lossy(&written.manifest_bytes)
+        );
+        let layout = dir.path().join("layout");
+        write_oci_layout(&layout, &blobs, &spec, &written, "test").expect_err("no layer blobs");
+        for (l, _) in &spec.layers {
+            std::fs::write(blobs.path(&l.digest), b"x").expect("blob");
+        }
+        write_oci_layout(&layout, &blobs, &spec, &written, "test").expect("layout");
+        let index = std::fs::read(layout.join("index.json")).expect("index");
+        assert_eq!(
+            crate::hashing::digest_of(&index),
+            "sha256:6a0e04cdb5004f86c1269284b68a3475de7b4c5e274e164ba11f9cde91643492",
+            "{}",
+            String::from_utf8_lossy(&index)
+        );
+    }
+
     #[test]
     fn rfc3339_from_epoch() {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
