@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use oci_spec::image::{ImageIndex, ImageManifest};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
@@ -432,26 +433,35 @@ fn from_file(
     let source = project_root.join(&request.build_from);
     let unpacked;
     let files: Vec<(PathBuf, Compression)> = if request.bootstrap == "oci" {
-        let index = read_json(&source.join("index.json"))?;
-        let manifest_digest = index["manifests"][0]["digest"].as_str().ok_or_else(|| {
-            BaseError::Failed(format!(
-                "{}: index.json names no manifest",
-                source.display()
-            ))
-        })?;
+        let failed = |file: &Path, e: oci_spec::OciSpecError| {
+            BaseError::Failed(format!("{}: {e}", file.display()))
+        };
+        let index_file = source.join("index.json");
+        let index = ImageIndex::from_file(&index_file).map_err(|e| failed(&index_file, e))?;
+        let manifest_digest = index
+            .manifests()
+            .first()
+            .map(|d| d.digest().to_string())
+            .ok_or_else(|| {
+                BaseError::Failed(format!("{}: names no manifest", index_file.display()))
+            })?;
         let blob = |d: &str| {
             source
                 .join("blobs/sha256")
                 .join(d.trim_start_matches("sha256:"))
         };
-        let manifest = read_json(&blob(manifest_digest))?;
-        let layers = manifest["layers"].as_array().cloned().unwrap_or_default();
-        layers
+        let manifest_file = blob(&manifest_digest);
+        let manifest =
+            ImageManifest::from_file(&manifest_file).map_err(|e| failed(&manifest_file, e))?;
+        manifest
+            .layers()
             .iter()
-            .filter_map(|l| {
-                let digest = l["digest"].as_str()?;
-                let media_type = l["mediaType"].as_str().unwrap_or_default();
-                Some((blob(digest), Compression::of_media_type(media_type)))
+            .map(|l| {
+                let media_type = l.media_type().to_string();
+                (
+                    blob(l.digest().as_ref()),
+                    Compression::of_media_type(&media_type),
+                )
             })
             .collect()
     } else {

@@ -1,10 +1,15 @@
-//! OCI image config, manifest and index, as canonical JSON (fixed field order, no whitespace,
-//! `created` from the epoch), and the two outputs: an OCI image layout and a docker-archive.
+//! OCI image config, manifest and index, built with `oci-spec`'s types and written as canonical
+//! JSON (the spec's field order, sorted labels and annotations, no whitespace, `created` from
+//! the epoch), and the two outputs: an OCI image layout and a docker-archive.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use oci_spec::image::{
+    Arch, ConfigBuilder, Descriptor, HistoryBuilder, ImageConfiguration, ImageConfigurationBuilder,
+    ImageIndexBuilder, ImageManifestBuilder, MediaType, Os, RootFsBuilder,
+};
 use serde::Serialize;
 
 use crate::blobs::{BlobStore, LayerBlob};
@@ -36,68 +41,6 @@ pub fn rfc3339(epoch: u64) -> String {
     )
 }
 
-#[derive(Serialize)]
-struct Descriptor<'a> {
-    #[serde(rename = "mediaType")]
-    media_type: &'a str,
-    digest: &'a str,
-    size: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    annotations: Option<BTreeMap<&'a str, &'a str>>,
-}
-
-#[derive(Serialize)]
-struct RunConfig<'a> {
-    #[serde(rename = "Env")]
-    env: Vec<&'a str>,
-    #[serde(rename = "Cmd")]
-    cmd: Vec<&'a str>,
-    #[serde(rename = "Labels")]
-    labels: &'a BTreeMap<String, String>,
-}
-
-#[derive(Serialize)]
-struct RootFs<'a> {
-    #[serde(rename = "type")]
-    kind: &'a str,
-    diff_ids: Vec<&'a str>,
-}
-
-#[derive(Serialize)]
-struct History<'a> {
-    created: &'a str,
-    created_by: &'a str,
-}
-
-#[derive(Serialize)]
-struct Config<'a> {
-    created: &'a str,
-    architecture: &'a str,
-    os: &'a str,
-    config: RunConfig<'a>,
-    rootfs: RootFs<'a>,
-    history: Vec<History<'a>>,
-}
-
-#[derive(Serialize)]
-struct Manifest<'a> {
-    #[serde(rename = "schemaVersion")]
-    schema_version: u32,
-    #[serde(rename = "mediaType")]
-    media_type: &'a str,
-    config: Descriptor<'a>,
-    layers: Vec<Descriptor<'a>>,
-}
-
-#[derive(Serialize)]
-struct Index<'a> {
-    #[serde(rename = "schemaVersion")]
-    schema_version: u32,
-    #[serde(rename = "mediaType")]
-    media_type: &'a str,
-    manifests: Vec<Descriptor<'a>>,
-}
-
 /// The config and manifest of an image, stored in `blobs`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
@@ -115,58 +58,115 @@ fn json(value: &impl Serialize) -> std::io::Result<Vec<u8>> {
     serde_json::to_vec(value).map_err(std::io::Error::other)
 }
 
+fn spec_error(e: oci_spec::OciSpecError) -> std::io::Error {
+    std::io::Error::other(e)
+}
+
+fn digest(text: &str) -> std::io::Result<oci_spec::image::Digest> {
+    text.parse().map_err(spec_error)
+}
+
+/// A descriptor of `size` bytes of `media_type` at `digest`.
+fn descriptor(media_type: MediaType, text: &str, size: u64) -> std::io::Result<Descriptor> {
+    Ok(Descriptor::new(media_type, size, digest(text)?))
+}
+
+/// An OCI document as canonical JSON: the fields in the order the spec types declare them, no
+/// whitespace, and the maps those types keep unordered (labels, annotations) sorted by key, so
+/// that the same image is the same bytes.
+fn canonical(document: &impl Serialize) -> std::io::Result<Vec<u8>> {
+    fn sort_unordered(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, child) in map.iter_mut() {
+                    if let ("Labels" | "annotations", serde_json::Value::Object(inner)) =
+                        (key.as_str(), &mut *child)
+                    {
+                        inner.sort_keys();
+                    }
+                    sort_unordered(child);
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(sort_unordered),
+            _ => {}
+        }
+    }
+    let mut value = serde_json::to_value(document).map_err(std::io::Error::other)?;
+    sort_unordered(&mut value);
+    json(&value)
+}
+
+/// The image config of `spec`: amd64 Linux, `/bin/sh`, its labels, its layers' diff_ids and
+/// history, every time the epoch's.
+fn image_config(spec: &ImageSpec) -> std::io::Result<ImageConfiguration> {
+    let created = rfc3339(spec.epoch);
+    let run = ConfigBuilder::default()
+        .env(vec![
+            "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_owned(),
+        ])
+        .cmd(vec!["/bin/sh".to_owned()])
+        .labels(spec.labels.clone().into_iter().collect::<HashMap<_, _>>())
+        .build()
+        .map_err(spec_error)?;
+    let rootfs = RootFsBuilder::default()
+        .typ("layers")
+        .diff_ids(
+            spec.layers
+                .iter()
+                .map(|(l, _)| l.diff_id.clone())
+                .collect::<Vec<_>>(),
+        )
+        .build()
+        .map_err(spec_error)?;
+    let history = spec
+        .layers
+        .iter()
+        .map(|(_, by)| {
+            HistoryBuilder::default()
+                .created(created.clone())
+                .created_by(by.clone())
+                .build()
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(spec_error)?;
+    ImageConfigurationBuilder::default()
+        .created(created)
+        .architecture(Arch::Amd64)
+        .os(Os::Linux)
+        .config(run)
+        .rootfs(rootfs)
+        .history(history)
+        .build()
+        .map_err(spec_error)
+}
+
 /// Writes the config and manifest of `spec` into `blobs`.
 pub fn write_image(blobs: &BlobStore, spec: &ImageSpec) -> std::io::Result<Written> {
-    let created = rfc3339(spec.epoch);
-    let config = Config {
-        created: &created,
-        architecture: "amd64",
-        os: "linux",
-        config: RunConfig {
-            env: vec!["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
-            cmd: vec!["/bin/sh"],
-            labels: &spec.labels,
-        },
-        rootfs: RootFs {
-            kind: "layers",
-            diff_ids: spec
-                .layers
-                .iter()
-                .map(|(l, _)| l.diff_id.as_str())
-                .collect(),
-        },
-        history: spec
-            .layers
-            .iter()
-            .map(|(_, by)| History {
-                created: &created,
-                created_by: by,
-            })
-            .collect(),
-    };
-    let config_bytes = json(&config)?;
+    let config_bytes = canonical(&image_config(spec)?)?;
     let config_digest = blobs.write_bytes(&config_bytes)?;
-    let manifest = Manifest {
-        schema_version: 2,
-        media_type: MANIFEST,
-        config: Descriptor {
-            media_type: CONFIG,
-            digest: &config_digest,
-            size: config_bytes.len() as u64,
-            annotations: None,
-        },
-        layers: spec
-            .layers
-            .iter()
-            .map(|(l, _)| Descriptor {
-                media_type: l.compression.media_type(),
-                digest: &l.digest,
-                size: l.size,
-                annotations: None,
-            })
-            .collect(),
-    };
-    let manifest_bytes = json(&manifest)?;
+    let layers = spec
+        .layers
+        .iter()
+        .map(|(l, _)| {
+            descriptor(
+                MediaType::from(l.compression.media_type()),
+                &l.digest,
+                l.size,
+            )
+        })
+        .collect::<std::io::Result<Vec<_>>>()?;
+    let manifest = ImageManifestBuilder::default()
+        .schema_version(2u32)
+        .media_type(MediaType::ImageManifest)
+        .config(descriptor(
+            MediaType::ImageConfig,
+            &config_digest,
+            config_bytes.len() as u64,
+        )?)
+        .layers(layers)
+        .build()
+        .map_err(spec_error)?;
+    let manifest_bytes = canonical(&manifest)?;
     let manifest_digest = blobs.write_bytes(&manifest_bytes)?;
     Ok(Written {
         config: config_digest,
@@ -226,19 +226,22 @@ pub fn write_oci_layout(
             link_or_copy(&blobs.path(digest), &target)?;
         }
     }
-    let mut annotations = BTreeMap::new();
-    annotations.insert("org.opencontainers.image.ref.name", tag);
-    let index = Index {
-        schema_version: 2,
-        media_type: INDEX,
-        manifests: vec![Descriptor {
-            media_type: MANIFEST,
-            digest: &written.manifest,
-            size: written.manifest_bytes.len() as u64,
-            annotations: Some(annotations),
-        }],
-    };
-    std::fs::write(root.join("index.json"), json(&index)?)?;
+    let mut manifest = descriptor(
+        MediaType::ImageManifest,
+        &written.manifest,
+        written.manifest_bytes.len() as u64,
+    )?;
+    manifest.set_annotations(Some(HashMap::from([(
+        "org.opencontainers.image.ref.name".to_owned(),
+        tag.to_owned(),
+    )])));
+    let index = ImageIndexBuilder::default()
+        .schema_version(2u32)
+        .media_type(MediaType::ImageIndex)
+        .manifests(vec![manifest])
+        .build()
+        .map_err(spec_error)?;
+    std::fs::write(root.join("index.json"), canonical(&index)?)?;
     std::fs::set_permissions(root, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
     let kept = tmp.keep();
     replace(&kept, dest)
@@ -382,7 +385,11 @@ mod tests {
             config.starts_with(r#"{"created":"2023-11-14T22:13:20Z","architecture":"amd64","os":"linux","config":{"Env":["PATH="#),
             "{config}"
         );
-        assert_eq!(written.config, "sha256:84b1ead03dbc29e43a963e24e4f83b7553be01979ec5a74d12ea23abffa219fb", "{config}");
+        assert_eq!(
+            written.config,
+            "sha256:84b1ead03dbc29e43a963e24e4f83b7553be01979ec5a74d12ea23abffa219fb",
+            "{config}"
+        );
         assert_eq!(
             written.manifest,
             "sha256:21d64718122e33c0e6ff4695ad281306a47dcaf7ee79824069822bbd2115b985",

@@ -4,6 +4,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use oci_spec::image::{Arch, Descriptor, ImageIndex, ImageManifest, Os};
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
@@ -87,32 +88,56 @@ pub(crate) fn get_manifest(
 }
 
 /// The linux/amd64 entry of an index or manifest list.
-fn platform_manifest(index: &Json, what: &str) -> Result<String, RegistryError> {
-    let manifests = index["manifests"]
-        .as_array()
-        .ok_or_else(|| invalid(what, "an index without manifests"))?;
-    let found = manifests
-        .iter()
-        .find(|m| m["platform"]["os"] == "linux" && m["platform"]["architecture"] == "amd64");
-    match found.and_then(|m| m["digest"].as_str()) {
-        Some(digest) => Ok(digest.to_owned()),
-        None => {
-            let platforms: Vec<String> = manifests
-                .iter()
-                .map(|m| {
-                    format!(
-                        "{}/{}",
-                        m["platform"]["os"].as_str().unwrap_or("?"),
-                        m["platform"]["architecture"].as_str().unwrap_or("?")
-                    )
-                })
-                .collect();
-            Err(invalid(
-                what,
-                format!("no linux/amd64 image (it has {})", platforms.join(", ")),
-            ))
-        }
+fn platform_manifest(index: &ImageIndex, what: &str) -> Result<String, RegistryError> {
+    let amd64 = |d: &&Descriptor| {
+        d.platform()
+            .as_ref()
+            .is_some_and(|p| p.os() == &Os::Linux && p.architecture() == &Arch::Amd64)
+    };
+    if let Some(found) = index.manifests().iter().find(amd64) {
+        return Ok(found.digest().to_string());
     }
+    let platforms: Vec<String> = index
+        .manifests()
+        .iter()
+        .map(|m| match m.platform() {
+            Some(p) => format!("{}/{}", p.os(), p.architecture()),
+            None => "?/?".to_owned(),
+        })
+        .collect();
+    Err(invalid(
+        what,
+        format!("no linux/amd64 image (it has {})", platforms.join(", ")),
+    ))
+}
+
+/// The schema version a manifest declares (schema 1 has none of schema 2's fields).
+#[derive(serde::Deserialize)]
+struct Versioned {
+    #[serde(rename = "schemaVersion")]
+    schema_version: u32,
+}
+
+/// The image manifest in `bytes` (OCI or Docker v2 schema 2).
+fn image_manifest(
+    bytes: &[u8],
+    media_type: &str,
+    what: &str,
+) -> Result<ImageManifest, RegistryError> {
+    let versioned: Versioned = serde_json::from_slice(bytes).map_err(|e| {
+        invalid(
+            what,
+            format!("manifest is not JSON with a schemaVersion: {e}"),
+        )
+    })?;
+    if versioned.schema_version != 2 {
+        return Err(invalid(
+            what,
+            format!("manifest schema {} ({media_type}) is not supported; only schema 2 (OCI or Docker v2)", versioned.schema_version),
+        ));
+    }
+    ImageManifest::from_reader(bytes)
+        .map_err(|e| invalid(what, format!("not an image manifest: {e}")))
 }
 
 /// Downloads blob `digest` to `dest` (through a temporary file), verifying its sha256.
@@ -171,24 +196,22 @@ pub fn pull(
     let (mut bytes, mut media_type) =
         get_manifest(&client, reference.target(), reference.digest.as_deref())?;
     let mut manifest_digest = sha256_hex(&bytes);
-    let mut manifest: Json = serde_json::from_slice(&bytes)
-        .map_err(|e| invalid(&what, format!("manifest is not JSON: {e}")))?;
-    if media_type == OCI_INDEX || media_type == DOCKER_LIST || manifest["manifests"].is_array() {
-        let digest = platform_manifest(&manifest, &what)?;
+    let index = match media_type.as_str() {
+        OCI_INDEX | DOCKER_LIST => Some(
+            ImageIndex::from_reader(&bytes[..])
+                .map_err(|e| invalid(&what, format!("not an image index: {e}")))?,
+        ),
+        // A registry that names no media type: an index is what parses as one.
+        _ => ImageIndex::from_reader(&bytes[..]).ok(),
+    };
+    if let Some(index) = index {
+        let digest = platform_manifest(&index, &what)?;
         (bytes, media_type) = get_manifest(&client, &digest, Some(&digest))?;
         manifest_digest = digest;
-        manifest = serde_json::from_slice(&bytes)
-            .map_err(|e| invalid(&what, format!("manifest is not JSON: {e}")))?;
     }
-    if manifest["schemaVersion"] != 2 {
-        return Err(invalid(
-            &what,
-            format!("manifest schema {} ({media_type}) is not supported; only schema 2 (OCI or Docker v2)", manifest["schemaVersion"]),
-        ));
-    }
-    let config_digest = manifest["config"]["digest"]
-        .as_str()
-        .ok_or_else(|| invalid(&what, "the manifest names no config"))?;
+    let manifest = image_manifest(&bytes, &media_type, &what)?;
+    let config_digest = manifest.config().digest().to_string();
+    let config_digest = config_digest.as_str();
     let config_path = blob_path(blob_dir, config_digest)?;
     if !config_path.is_file() {
         get_blob(&client, config_digest, &config_path)?;
@@ -198,11 +221,10 @@ pub fn pull(
     let config: Json = serde_json::from_slice(&config_bytes)
         .map_err(|e| invalid(&what, format!("config is not JSON: {e}")))?;
     let mut layers = Vec::new();
-    for layer in manifest["layers"].as_array().into_iter().flatten() {
-        let digest = layer["digest"]
-            .as_str()
-            .ok_or_else(|| invalid(&what, "a layer without a digest"))?;
-        let media_type = layer["mediaType"].as_str().unwrap_or_default().to_owned();
+    for layer in manifest.layers() {
+        let digest = layer.digest().to_string();
+        let digest = digest.as_str();
+        let media_type = layer.media_type().to_string();
         if media_type.contains("foreign") || media_type.contains("nondistributable") {
             return Err(invalid(
                 &what,
@@ -321,14 +343,18 @@ mod tests {
 
     #[test]
     fn picks_linux_amd64_from_an_index() {
-        let index = serde_json::json!({"manifests": [
-            {"digest": "sha256:arm", "platform": {"os": "linux", "architecture": "arm64"}},
-            {"digest": "sha256:amd", "platform": {"os": "linux", "architecture": "amd64"}},
-        ]});
-        assert_eq!(platform_manifest(&index, "x").expect("found"), "sha256:amd");
-        let arm_only = serde_json::json!({"manifests": [
-            {"digest": "sha256:arm", "platform": {"os": "linux", "architecture": "arm64"}},
-        ]});
+        let entry = |hex: char, arch: &str| serde_json::json!({"mediaType": OCI_MANIFEST, "size": 1, "digest": format!("sha256:{}", hex.to_string().repeat(64)), "platform": {"os": "linux", "architecture": arch}});
+        let parse = |manifests: serde_json::Value| -> ImageIndex {
+            let index = serde_json::json!({"schemaVersion": 2, "manifests": manifests});
+            ImageIndex::from_reader(index.to_string().as_bytes()).expect("an index")
+        };
+        let both = parse(serde_json::json!([
+            entry('a', "arm64"),
+            entry('b', "amd64")
+        ]));
+        let found = platform_manifest(&both, "x").expect("found");
+        assert_eq!(found, format!("sha256:{}", "b".repeat(64)));
+        let arm_only = parse(serde_json::json!([entry('a', "arm64")]));
         let err = platform_manifest(&arm_only, "x").expect_err("none");
         assert!(err.to_string().contains("linux/arm64"), "{err}");
     }
