@@ -86,7 +86,7 @@ fn workflow_has_the_affected_matrix_build_report_and_push() {
         .is_some_and(|p| p.contains("report.json"))));
     let push = steps(build)
         .into_iter()
-        .find(|s| s["run"].as_str().is_some_and(|r| r.contains("docker://")))
+        .find(|s| s["run"].as_str().is_some_and(|r| r.contains("skopeo copy")))
         .expect("a push step");
     assert!(push["if"]
         .as_str()
