@@ -100,6 +100,12 @@ impl Site {
         Build { built, log }
     }
 
+    /// `--cache-from` and `--cache-to`, both the site's cache repository.
+    fn cache_from_and_to(&self) -> [&str; 4] {
+        let repository = self.repository.as_str();
+        ["--cache-from", repository, "--cache-to", repository]
+    }
+
     /// The blob file of `digest` in the registry's storage.
     fn stored_blob(&self, digest: &str) -> PathBuf {
         let hex = digest.trim_start_matches("sha256:");
@@ -198,12 +204,7 @@ fn runners_share_layers_through_a_registry() {
 /// A role with a `no_log` task is not shared, nor any role after it: what they register could
 /// hold what no_log hides. (The record the faults left wrong is written again on the way.)
 fn secrets(site: &Site) {
-    let both = [
-        "--cache-from",
-        site.repository.as_str(),
-        "--cache-to",
-        site.repository.as_str(),
-    ];
+    let both = site.cache_from_and_to();
     let tasks = site.project.join("roles/third/tasks/main.yml");
     let mut text = std::fs::read_to_string(&tasks).expect("tasks");
     text.push_str("- name: a secret\n  shell: echo s3cret\n  register: token\n  no_log: true\n");
@@ -339,12 +340,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
 /// A changed role runs, with those after it; what runs over layers taken from the registry
 /// makes the layer it makes over A's own. The project is as it was afterwards.
 fn changes(site: &Site) {
-    let both = [
-        "--cache-from",
-        site.repository.as_str(),
-        "--cache-to",
-        site.repository.as_str(),
-    ];
+    let both = site.cache_from_and_to();
     let tasks = site.project.join("roles/third/tasks/main.yml");
     let template = site.project.join("roles/first/templates/conf.j2");
     let originals = [&tasks, &template].map(|f| std::fs::read(f).expect("read"));

@@ -214,12 +214,17 @@ impl Roles<'_> {
     }
 
     /// Shares the role's layer through the registry cache (`--cache-to`), unless the role or
-    /// one before it has a `no_log` task.
+    /// one before it has a `no_log` task or handler.
     fn share(&mut self, role: &str, steps: &[Step], entry: &Entry) {
         if !self.settings.remote.writes() {
             return;
         }
-        let hides = steps.iter().flat_map(Step::tasks).any(|t| t.no_log);
+        let handlers = self.plan.handlers.iter().filter(|h| role_of(h) == role);
+        let hides = steps
+            .iter()
+            .chain(handlers)
+            .flat_map(Step::tasks)
+            .any(|t| t.no_log);
         if hides && !self.secret_seen {
             self.reporter.event(&Event::Note {
                 message: format!("role {role} has no_log tasks: neither its layer nor those after it are shared through the registry cache (what they register could hold what no_log hides)"),
