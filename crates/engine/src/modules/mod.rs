@@ -172,51 +172,58 @@ pub fn run(
     })
 }
 
+/// A target-side module's implementation.
+type RunModule = fn(&Json, &ModuleCtx) -> Result<ModuleResult, ModuleError>;
+
+/// Every module that runs in the rootfs, by the name the planner's table gives it; the
+/// internal build-only step is the one not in that table (a recipe variable plans it).
+pub const TARGET_MODULES: &[(&str, RunModule)] = &[
+    ("shell", command::shell),
+    ("command", command::command),
+    ("script", script::run),
+    ("copy", copy::run),
+    ("template", template::run),
+    ("file", file::run),
+    ("lineinfile", lineinfile::run),
+    ("blockinfile", blockinfile::run),
+    ("stat", stat::run),
+    ("get_url", get_url::run),
+    ("unarchive", unarchive::run),
+    ("package", packages::package),
+    ("apt", packages::apt),
+    ("dnf", packages::dnf),
+    ("systemd", systemd::systemd),
+    ("service", systemd::service),
+    ("user", users::user),
+    ("group", users::group),
+    ("sysctl", hostconf::sysctl),
+    ("modprobe", hostconf::modprobe),
+    ("kernel_blacklist", hostconf::kernel_blacklist),
+    ("pam_limits", pam_limits::pam_limits),
+    ("timezone", hostconf::timezone),
+    ("mount", hostconf::mount),
+    ("ini_file", textedit::ini_file),
+    ("replace", textedit::replace),
+    ("patch", textedit::patch),
+    ("find", inspect::find),
+    ("slurp", inspect::slurp),
+    ("tempfile", inspect::tempfile),
+    ("service_facts", inspect::service_facts),
+    ("yum_repository", repos::yum_repository),
+    ("rpm_key", repos::rpm_key),
+    ("apt_key", repos::apt_key),
+    ("apt_repository", apt_repository::apt_repository),
+    ("deb822_repository", repos::deb822_repository),
+    (planner::build_only::MODULE, build_only::remove),
+];
+
 fn dispatch(
     module: &str,
     args: &Json,
     ctx: &ModuleCtx,
 ) -> Option<Result<ModuleResult, ModuleError>> {
-    Some(match module {
-        "shell" => command::shell(args, ctx),
-        "command" => command::command(args, ctx),
-        "script" => script::run(args, ctx),
-        "copy" => copy::run(args, ctx),
-        "template" => template::run(args, ctx),
-        "file" => file::run(args, ctx),
-        "lineinfile" => lineinfile::run(args, ctx),
-        "blockinfile" => blockinfile::run(args, ctx),
-        "stat" => stat::run(args, ctx),
-        "get_url" => get_url::run(args, ctx),
-        "unarchive" => unarchive::run(args, ctx),
-        "package" => packages::package(args, ctx),
-        "apt" => packages::apt(args, ctx),
-        "dnf" => packages::dnf(args, ctx),
-        "systemd" => systemd::systemd(args, ctx),
-        "service" => systemd::service(args, ctx),
-        "user" => users::user(args, ctx),
-        "group" => users::group(args, ctx),
-        "sysctl" => hostconf::sysctl(args, ctx),
-        "modprobe" => hostconf::modprobe(args, ctx),
-        "kernel_blacklist" => hostconf::kernel_blacklist(args, ctx),
-        "pam_limits" => pam_limits::pam_limits(args, ctx),
-        "timezone" => hostconf::timezone(args, ctx),
-        "mount" => hostconf::mount(args, ctx),
-        "ini_file" => textedit::ini_file(args, ctx),
-        "replace" => textedit::replace(args, ctx),
-        "patch" => textedit::patch(args, ctx),
-        "find" => inspect::find(args, ctx),
-        "slurp" => inspect::slurp(args, ctx),
-        "tempfile" => inspect::tempfile(args, ctx),
-        "service_facts" => inspect::service_facts(args, ctx),
-        "yum_repository" => repos::yum_repository(args, ctx),
-        "rpm_key" => repos::rpm_key(args, ctx),
-        "apt_key" => repos::apt_key(args, ctx),
-        "apt_repository" => apt_repository::apt_repository(args, ctx),
-        "deb822_repository" => repos::deb822_repository(args, ctx),
-        planner::build_only::MODULE => build_only::remove(args, ctx),
-        _ => return None,
-    })
+    let (_, run) = TARGET_MODULES.iter().find(|(name, _)| *name == module)?;
+    Some(run(args, ctx))
 }
 
 /// Optional flag value with a default (deferred values were rendered before modules run).
@@ -227,48 +234,37 @@ pub fn flag(value: &Option<planner::modules::types::Flag>, default: bool) -> boo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::DirTarget;
 
-    struct NoDownloads;
-
-    impl Downloader for NoDownloads {
-        fn fetch(&self, url: &str, _sha256: Option<&str>) -> Result<PathBuf, DownloadError> {
-            Err(DownloadError {
-                message: format!("no downloads here ({url})"),
-                status: None,
-            })
-        }
-    }
-
-    /// The planner's table of modules and this dispatch are two lists: every module the
-    /// planner lets a task use in the rootfs must have an implementation here.
+    /// The planner's table of modules and this one are two lists: every module the planner
+    /// lets a task use in the rootfs has an implementation here, and every implementation here
+    /// is a module the planner plans (or the build-only step, which a recipe variable plans).
     #[test]
-    fn every_target_module_of_the_planner_runs_here() {
-        let dir = tempfile::tempdir().expect("dir");
-        let (root, scratch) = (dir.path().join("root"), dir.path().join("tmp"));
-        std::fs::create_dir_all(&root).expect("root");
-        std::fs::create_dir_all(&scratch).expect("scratch");
-        let target = DirTarget::new(&root, &scratch).expect("target");
-        let ctx = ModuleCtx {
-            target: &target,
-            check: true,
-            diff: false,
-            project_root: dir.path(),
-            local_file: None,
-            rendered: None,
-            env: &[],
-            pkg_mgr: "apt",
-            downloads: &NoDownloads,
-        };
-        let missing: Vec<&str> = planner::modules::ALL
+    fn the_planner_and_the_engine_know_the_same_target_modules() {
+        let planned: Vec<&str> = planner::modules::ALL
             .iter()
             .filter(|spec| spec.runs == planner::modules::Runs::Target)
             .map(|spec| spec.name)
-            .filter(|name| run(name, &Json::Null, &ctx).is_none())
+            .collect();
+        let implemented: Vec<&str> = TARGET_MODULES.iter().map(|(name, _)| *name).collect();
+        let missing: Vec<&&str> = planned
+            .iter()
+            .filter(|name| !implemented.contains(name))
             .collect();
         assert!(
             missing.is_empty(),
             "planned but not implemented: {missing:?}"
         );
+        let unplanned: Vec<&&str> = implemented
+            .iter()
+            .filter(|name| !planned.contains(name) && **name != planner::build_only::MODULE)
+            .collect();
+        assert!(
+            unplanned.is_empty(),
+            "implemented but no task can use them: {unplanned:?}"
+        );
+        let mut names = implemented.clone();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), implemented.len(), "a module listed twice");
     }
 }
