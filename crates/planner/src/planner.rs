@@ -17,6 +17,20 @@ use crate::tags::TagFilter;
 use crate::template::Templar;
 use crate::vars::{layer_from, Layer, Scope, VarValue};
 
+/// A handler with a keyword image builds do not run (`delegate_to`, ...), planned only if a
+/// task notifies it, as Ansible runs it only then.
+#[derive(Debug)]
+pub struct RefusedHandler {
+    /// Its name and `listen` topics.
+    pub names: Vec<String>,
+    /// The keyword's place.
+    pub location: Location,
+    /// The keyword.
+    pub key: String,
+    /// Why image builds do not run it.
+    pub why: String,
+}
+
 /// What the command line adds to a plan.
 #[derive(Debug, Clone, Default)]
 pub struct PlanOptions {
@@ -42,6 +56,8 @@ pub(crate) struct Planner<'a> {
     pub notified: Vec<(String, Location)>,
     pub handlers: Vec<Step>,
     pub handler_names: Vec<String>,
+    /// Handlers with a keyword image builds do not run: refused when a task notifies one.
+    pub refused_handlers: Vec<RefusedHandler>,
     pub handler_roles: Vec<PathBuf>,
     /// Roles run so far with their parameters, for Ansible's run-once rule.
     pub roles_run: Vec<(PathBuf, String)>,
@@ -72,6 +88,7 @@ pub fn plan(project: &Project, image: &str, opts: &PlanOptions) -> Result<Plan> 
         notified: Vec::new(),
         handlers: Vec::new(),
         handler_names: Vec::new(),
+        refused_handlers: Vec::new(),
         handler_roles: Vec::new(),
         roles_run: Vec::new(),
         tags_seen: Default::default(),
@@ -313,6 +330,19 @@ impl Planner<'_> {
             }
         }
         for (name, at) in &self.notified {
+            let refused = self
+                .refused_handlers
+                .iter()
+                .find(|h| h.names.contains(name));
+            if let Some(handler) = refused {
+                return Err(PlanError::new(
+                    handler.location.clone(),
+                    ErrorKind::Unsupported {
+                        key: handler.key.clone(),
+                        why: format!("{}; the handler runs because {at} notifies it", handler.why),
+                    },
+                ));
+            }
             if !self.handler_names.iter().any(|h| h == name) {
                 return Err(PlanError::new(
                     at.clone(),

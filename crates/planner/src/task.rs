@@ -117,6 +117,10 @@ pub struct TaskDef<'n> {
     pub environment: Option<Json>,
     /// `no_log:`.
     pub no_log: Option<Json>,
+    /// A keyword an image build does not run (`delegate_to`, ...), with why: an error for a
+    /// task; a handler that has one is refused only if something notifies it, as Ansible runs
+    /// a handler only when notified.
+    pub refused: Option<PlanError>,
 }
 
 /// Keywords accepted on tasks and blocks (`become` and friends mean nothing in a chroot).
@@ -430,6 +434,7 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
         delay: None,
         environment: None,
         no_log: None,
+        refused: None,
     };
     let mut action: Option<(String, Action<'n>)> = None;
     let mut args_kw: Option<&Node> = None;
@@ -600,14 +605,12 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
             }
             other => {
                 if let Some((_, why)) = UNSUPPORTED.iter().find(|(u, _)| *u == other) {
-                    return Err(located(
-                        file,
-                        key.line,
-                        ErrorKind::Unsupported {
-                            key: other.into(),
-                            why: (*why).into(),
-                        },
-                    ));
+                    let refused = ErrorKind::Unsupported {
+                        key: other.into(),
+                        why: (*why).into(),
+                    };
+                    def.refused.get_or_insert(located(file, key.line, refused));
+                    continue;
                 }
                 if other.starts_with("with_") {
                     return Err(located(
@@ -674,6 +677,10 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
         ));
     }
     let Some((_, mut found)) = action else {
+        if def.refused.is_some() {
+            // `local_action:` names its module inside; the task is refused whatever it is.
+            return Ok(def);
+        }
         return Err(located(file, node.line, ErrorKind::NoModule));
     };
     if let (Some(extra), Action::Module { args, .. }) = (args_kw, &mut found) {
@@ -696,7 +703,7 @@ mod tests {
 
     fn parse_one(text: &str) -> Result<()> {
         let node = parse(text).expect("yaml");
-        parse_task(&node, Path::new("t.yml")).map(|_| ())
+        parse_task(&node, Path::new("t.yml")).and_then(|def| def.refused.map_or(Ok(()), Err))
     }
 
     #[test]

@@ -222,6 +222,38 @@ fn handlers_are_planned_and_notify_is_checked() {
     assert_eq!(tasks(&plan)[0].notify, vec!["reload things".to_string()]);
 }
 
+/// Ansible runs a handler only when notified: one with a keyword image builds refuse
+/// (`delegate_to`, `local_action`) plans while nothing notifies it. (Notified, it is refused at
+/// its line: tests/broken/notified_handler_delegates.case.)
+#[test]
+fn a_handler_nothing_notifies_may_use_what_builds_refuse() {
+    let files = [
+        (
+            "roles/r/tasks/main.yml",
+            "- copy: {content: x, dest: /etc/x}\n  notify: restart x\n",
+        ),
+        (
+            "roles/r/handlers/main.yml",
+            "- name: restart x\n  systemd: {name: x, state: restarted}\n- name: tell the controller\n  command: echo done\n  delegate_to: localhost\n- name: page someone\n  local_action: command echo paged\n",
+        ),
+    ];
+    let planned = planned(&files, &PlanOptions::default());
+    assert_eq!(
+        planned.handlers.len(),
+        1,
+        "only the handler the build can run"
+    );
+    let (_dir, project) = project(&[(
+        "roles/r/tasks/main.yml",
+        "- debug: msg=hi\n  delegate_to: localhost\n",
+    )]);
+    let err = plan(&project, "t", &PlanOptions::default()).expect_err("a task is refused");
+    assert!(
+        err.to_string().contains("'delegate_to' is not supported"),
+        "{err}"
+    );
+}
+
 #[test]
 fn include_role_uses_the_included_roles_defaults_and_files() {
     let files = [

@@ -15,7 +15,7 @@ use crate::error::{ErrorKind, Location, PlanError, Result};
 use crate::modules::types::parse_bool;
 use crate::modules::ModuleSpec;
 use crate::plan::{LoopItem, PlannedBlock, PlannedTask, Retry, Step, Warning};
-use crate::planner::Planner;
+use crate::planner::{Planner, RefusedHandler};
 use crate::roles::{find_role, var_layer, yaml_file};
 use crate::task::{parse_task, Action, TaskDef};
 use crate::template::{TemplateError, OMIT};
@@ -219,6 +219,7 @@ impl Planner<'_> {
             self.register_deferred(&def);
             return Ok(());
         }
+        let mut names = Vec::new();
         if ctx.handlers {
             // A handler a notify may name, even when its `when` drops it from this plan.
             if let Some(name) = &def.name {
@@ -228,9 +229,27 @@ impl Planner<'_> {
                     .ok()
                     .flatten()
                     .unwrap_or_else(|| name.clone());
-                self.handler_names.push(rendered);
+                names.push(rendered);
             }
-            self.handler_names.extend(def.listen.iter().cloned());
+            names.extend(def.listen.iter().cloned());
+            self.handler_names.extend(names.iter().cloned());
+        }
+        match def.refused {
+            // Ansible runs a handler only when notified: refused only then (planner.rs).
+            Some(PlanError {
+                location,
+                kind: ErrorKind::Unsupported { key, why },
+            }) if ctx.handlers => {
+                self.refused_handlers.push(RefusedHandler {
+                    names,
+                    location,
+                    key,
+                    why,
+                });
+                return Ok(());
+            }
+            Some(refused) => return Err(refused),
+            None => {}
         }
         let passes = self.passes(&def, &scope, ctx, &at)?;
         let mut ran_any = false;
