@@ -310,7 +310,6 @@ pub fn build(
             ExecOptions::default(),
         ),
         facts_checked: false,
-        taken_from_registry: None,
         secret_seen: false,
     };
     for role in &plan.roles {

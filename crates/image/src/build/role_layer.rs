@@ -31,8 +31,6 @@ pub(super) struct Roles<'a> {
     pub executor: Executor<'a>,
     /// The base's facts are checked once, in the first role that runs.
     pub facts_checked: bool,
-    /// Set by a layer taken from the registry cache: the registry it came from.
-    pub taken_from_registry: Option<String>,
     /// A role with a `no_log` task was met: what it and later roles registered may hold what
     /// no_log hides, so from it on nothing is shared through the registry cache.
     pub secret_seen: bool,
@@ -104,13 +102,13 @@ impl Roles<'_> {
             true => Lookup::Miss,
             false => self.stores.cache.lookup(&inputs),
         };
-        let (entry, cached, why) = match lookup {
-            Lookup::Hit(entry) => (self.reuse(role, *entry)?, true, Vec::new()),
+        let (entry, cached, from_registry, why) = match lookup {
+            Lookup::Hit(entry) => (self.reuse(role, *entry)?, true, false, Vec::new()),
             Lookup::Miss => match self.take_from_registry(role, &inputs)? {
-                Some(entry) => (entry, true, Vec::new()),
+                Some(entry) => (entry, true, true, Vec::new()),
                 None => {
                     let why = self.why_rebuilt(role, &inputs);
-                    (self.run(role, &inputs, stack, started)?, false, why)
+                    (self.run(role, &inputs, stack, started)?, false, false, why)
                 }
             },
             Lookup::Dropped(damage) => {
@@ -118,20 +116,18 @@ impl Roles<'_> {
                 self.reporter.event(&Event::Note {
                     message: format!("warning: role {role}: {why}; running the role again"),
                 });
-                (self.run(role, &inputs, stack, started)?, false, vec![why])
+                let entry = self.run(role, &inputs, stack, started)?;
+                (entry, false, false, vec![why])
             }
         };
-        let from_registry = self.taken_from_registry.take();
-        if from_registry.is_none() {
-            self.share(role, &steps, &entry);
-        }
+        self.share(role, &steps, &entry, from_registry);
         self.reporter.event(&Event::Layer {
             role: role.to_owned(),
             digest: entry.blob.digest.clone(),
             size: entry.blob.size,
             cached,
             why: why.clone(),
-            registry: from_registry.clone(),
+            registry: from_registry.then(|| self.settings.remote.source_name()),
         });
         stack.reports.push(LayerReport {
             role: role.to_owned(),
@@ -140,7 +136,7 @@ impl Roles<'_> {
             unpacked: entry.blob.diff_size,
             diff_id: entry.blob.diff_id.clone(),
             cached,
-            from_registry: from_registry.is_some(),
+            from_registry,
             seconds: started.elapsed().as_secs_f64(),
             why,
             built_at: entry.built_at,
@@ -189,15 +185,17 @@ impl Roles<'_> {
             &tree,
             engine::archive::Whiteouts::Overlay,
         );
-        let Some(record) = taken else {
-            return Ok(None);
-        };
-        let Some(made) = record.role else {
+        let Some(remote::Record {
+            blob,
+            role: Some(made),
+            ..
+        }) = taken
+        else {
             return Ok(None);
         };
         self.executor.restore_registered(&made.registered);
         let entry = Entry {
-            blob: record.blob,
+            blob,
             tree: PathBuf::new(),
             registered: made.registered,
             inputs: inputs.clone(),
@@ -209,29 +207,26 @@ impl Roles<'_> {
             .cache
             .put(&tree, &entry)
             .map_err(io("storing the layer in the cache"))?;
-        self.taken_from_registry = Some(self.settings.remote.source_name());
         Ok(Some(stored))
     }
 
-    /// Shares the role's layer through the registry cache (`--cache-to`), unless the role or
-    /// one before it has a `no_log` task or handler.
-    fn share(&mut self, role: &str, steps: &[Step], entry: &Entry) {
-        if !self.settings.remote.writes() {
-            return;
-        }
+    /// Shares the role's layer through the registry cache (`--cache-to`) unless it came from
+    /// there, or the role or one before it has a `no_log` task or handler.
+    fn share(&mut self, role: &str, steps: &[Step], entry: &Entry, from_registry: bool) {
         let handlers = self.plan.handlers.iter().filter(|h| role_of(h) == role);
         let hides = steps
             .iter()
             .chain(handlers)
             .flat_map(Step::tasks)
             .any(|t| t.no_log);
-        if hides && !self.secret_seen {
+        let writes = self.settings.remote.writes();
+        if writes && hides && !self.secret_seen {
             self.reporter.event(&Event::Note {
                 message: format!("role {role} has no_log tasks: neither its layer nor those after it are shared through the registry cache (what they register could hold what no_log hides)"),
             });
         }
         self.secret_seen |= hides;
-        if self.secret_seen {
+        if !writes || from_registry || self.secret_seen {
             return;
         }
         let record = remote::Record {

@@ -89,6 +89,18 @@ pub struct Record {
     pub role: Option<RoleRecord>,
 }
 
+impl Record {
+    /// Whether this is the record `tag` names: its own tag, and for a role's layer the tag of
+    /// its inputs' key (a base's record has no role).
+    fn is_for(&self, tag: &str) -> bool {
+        let kind_fits = match &self.role {
+            Some(role) => role_tag(&role.inputs) == tag,
+            None => tag.starts_with("base-"),
+        };
+        self.tag == tag && kind_fits
+    }
+}
+
 /// The tag of a role's layer: its cache key.
 pub fn role_tag(inputs: &Inputs) -> String {
     format!("layer-{}", inputs.key())
@@ -178,12 +190,7 @@ impl RemoteCache {
         let record_bytes = repository.blob_bytes(config.digest().as_ref(), RECORD_LIMIT)?;
         let record: Record = serde_json::from_slice(&record_bytes)
             .map_err(|e| wrong(&format!("has a record imgbuild cannot read ({e})")))?;
-        if record.tag != tag
-            || record
-                .role
-                .as_ref()
-                .is_some_and(|r| role_tag(&r.inputs) != tag)
-        {
+        if !record.is_for(tag) {
             return Err(wrong("holds the record of another layer"));
         }
         let named = manifest.layers().first().map(|d| d.digest().to_string());
@@ -379,5 +386,75 @@ impl RegistryCache<'_> {
     fn warn(&self, message: String) {
         self.reporter
             .event(&engine::events::Event::Note { message });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(role: Option<RoleRecord>, tag: &str) -> Record {
+        Record {
+            tag: tag.to_owned(),
+            blob: LayerBlob {
+                digest: format!("sha256:{}", "a".repeat(64)),
+                size: 10,
+                diff_id: format!("sha256:{}", "b".repeat(64)),
+                diff_size: 20,
+                compression: crate::compression::Compression::Gzip,
+            },
+            created_by: "imgbuild role r".into(),
+            role,
+        }
+    }
+
+    #[test]
+    fn a_record_is_only_taken_under_its_own_tag() {
+        let inputs = Inputs {
+            tasks: "t".into(),
+            ..Inputs::default()
+        };
+        let made = RoleRecord {
+            inputs: inputs.clone(),
+            registered: Json::Null,
+            seconds: 1.0,
+            built_at: 0,
+        };
+        let tag = role_tag(&inputs);
+        assert!(record(Some(made.clone()), &tag).is_for(&tag));
+        let other = role_tag(&Inputs::default());
+        assert!(
+            !record(Some(made.clone()), &other).is_for(&other),
+            "a role's record copied under another key's tag"
+        );
+        assert!(!record(Some(made), &tag).is_for(&other));
+        assert!(
+            !record(None, &tag).is_for(&tag),
+            "a base's record under a role's tag"
+        );
+        let base = base_tag("sha256:k", 1_700_000_000);
+        assert_eq!(base, "base-k-1700000000");
+        assert!(record(None, &base).is_for(&base));
+    }
+
+    #[test]
+    fn the_manifest_is_an_artifact_holding_the_record_and_the_layer() {
+        let r = record(None, "base-k-1");
+        let digest = format!("sha256:{}", "c".repeat(64));
+        let manifest = cache_manifest(&r, &digest, 99).expect("manifest");
+        let text = manifest.to_string().expect("json");
+        let parsed = ImageManifest::from_reader(text.as_bytes()).expect("read back");
+        assert_eq!(
+            parsed.artifact_type(),
+            &Some(MediaType::Other(ARTIFACT_TYPE.into()))
+        );
+        assert_eq!(
+            parsed.config().media_type(),
+            &MediaType::Other(RECORD_TYPE.into())
+        );
+        assert_eq!(parsed.config().size(), 99);
+        let layer = &parsed.layers()[0];
+        assert_eq!(layer.digest().to_string(), r.blob.digest);
+        assert_eq!(layer.media_type(), &MediaType::ImageLayerGzip);
     }
 }
