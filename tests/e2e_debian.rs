@@ -268,6 +268,7 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
     // The build-only packages are gone (the recipe's build_only_packages), the modules they
     // built are not, and the package database is whole.
     build_only_packages_are_gone(&report, &rootfs);
+    packages_stay_out_of_the_image(&s, &rootfs);
     // With an overlay giving munge its key, as Warewulf's overlays give a node, munge starts.
     boots_with_an_overlay(&s, &dir, &rootfs);
     // imgbuild verify reads the archive itself, and every other form a site has, judging
@@ -374,6 +375,29 @@ fn softroce_moves_data_over_rdma(s: &Setup) {
 
 /// The compiler, the kernel headers and DKMS left with the last step; the NVIDIA modules DKMS
 /// built stayed, with every other module; apt finds no broken dependency.
+/// What apt downloaded is in the shared package cache (for the next build), not in the image:
+/// neither the base's packages nor the roles'.
+fn packages_stay_out_of_the_image(s: &Setup, rootfs: &Path) {
+    let names = |dir: &Path| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".deb"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let in_image = names(&rootfs.join("var/cache/apt/archives"));
+    assert!(in_image.is_empty(), "packages in the image: {in_image:?}");
+    let pool = names(&s.cache.join("packages/apt"));
+    assert!(
+        pool.iter().any(|n| n.starts_with("nvidia-kernel-dkms_")),
+        "the package cache lacks the driver: {pool:?}"
+    );
+}
+
 fn build_only_packages_are_gone(report: &Value, rootfs: &Path) {
     let removal = &report["build_only"];
     let removed: Vec<&str> = removal["removed"]

@@ -10,6 +10,7 @@ pub mod executor;
 pub mod facts_check;
 pub mod live_output;
 pub mod modules;
+pub mod package_cache;
 pub mod pinned_uname;
 pub mod rootfs;
 pub mod sandbox;

@@ -19,6 +19,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::live_output::{drain, OutputSink, Progress, Throttle};
+use crate::package_cache::{PackageCache, APT_ARCHIVES};
 use crate::rootfs::RootFs;
 use crate::target::{Cmd, CmdOutput, Target, TargetError};
 
@@ -37,6 +38,7 @@ struct Config {
     scratch: PathBuf,
     kernel_version: String,
     overlay: Option<Overlay>,
+    package_cache: Option<PackageCache>,
 }
 
 /// An overlay mounted on the sandbox's root, inside its private namespace: the role's changes
@@ -62,6 +64,9 @@ pub struct SandboxSpec {
     pub kernel_version: String,
     /// Capture changes in an overlay instead of writing to `root`.
     pub overlay: Option<Overlay>,
+    /// The shared package download cache, mounted on the image's apt archives folder when the
+    /// image has one.
+    pub package_cache: Option<PackageCache>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -85,6 +90,7 @@ pub struct ChrootTarget {
     kernel_version: String,
     channel: Mutex<Option<Channel>>,
     output: Sink,
+    package_cache: Option<PackageCache>,
 }
 
 /// Where the lines of a running command go (nowhere by default).
@@ -114,6 +120,7 @@ impl ChrootTarget {
             scratch: scratch.to_owned(),
             kernel_version: kernel_version.to_owned(),
             overlay: None,
+            package_cache: None,
         };
         Self::start_spec(exe, &spec)
     }
@@ -128,6 +135,7 @@ impl ChrootTarget {
             scratch: spec.scratch.clone(),
             kernel_version: spec.kernel_version.clone(),
             overlay: spec.overlay.clone(),
+            package_cache: spec.package_cache.clone(),
         };
         let config =
             serde_json::to_string(&config).map_err(|e| TargetError::Sandbox(e.to_string()))?;
@@ -191,6 +199,7 @@ impl ChrootTarget {
             kernel_version: kernel_version.to_owned(),
             channel: Mutex::new(Some(channel)),
             output: Sink::default(),
+            package_cache: spec.package_cache.clone(),
         })
     }
 
@@ -252,6 +261,10 @@ impl Target for ChrootTarget {
                 }
                 None => break,
             }
+        }
+        if let Some(cache) = &self.package_cache {
+            // Best effort: a package the pool misses is downloaded again by the next build.
+            let _ = cache.harvest();
         }
         serde_json::from_str(&line)
             .map_err(|e| TargetError::Sandbox(format!("bad answer from the sandbox: {e}")))
@@ -364,6 +377,10 @@ fn enter(config: &Config) -> Result<String, String> {
         )
         .map_err(|e| fail("the overlay (is overlayfs available?)", e))?;
     }
+    if let Some(cache) = &config.package_cache {
+        // Without it apt downloads into the image as it always did: not worth failing a build.
+        let _ = mount_package_cache(root, cache);
+    }
     let proc_dir = mount_point(root, "proc", 0o555)?;
     mount(
         "proc",
@@ -406,6 +423,29 @@ fn enter(config: &Config) -> Result<String, String> {
     rustix::process::chroot(root).map_err(|e| format!("chroot {}: {e}", root.display()))?;
     rustix::process::chdir("/").map_err(|e| format!("chdir /: {e}"))?;
     Ok(path)
+}
+
+/// Mounts the package cache's overlay on the image's apt archives folder, when the image has
+/// that folder and it holds no packages (an image without apt gets nothing, and no folder is
+/// made in it).
+fn mount_package_cache(root: &Path, cache: &PackageCache) -> Result<(), String> {
+    let archives = root.join(APT_ARCHIVES);
+    let is_dir = std::fs::symlink_metadata(&archives).is_ok_and(|m| m.is_dir());
+    // Packages already there stay the image's: hidden under the mount, an `apt-get clean` in a
+    // role could not remove them.
+    if !is_dir || PackageCache::holds_packages(&archives) {
+        return Ok(());
+    }
+    let data = std::ffi::CString::new(cache.mount_data())
+        .map_err(|_| "package cache paths contain a NUL".to_string())?;
+    rustix::mount::mount(
+        "overlay",
+        &archives,
+        "overlay",
+        rustix::mount::MountFlags::NOSUID | rustix::mount::MountFlags::NODEV,
+        Some(data.as_c_str()),
+    )
+    .map_err(|e| format!("mounting the package cache on /{APT_ARCHIVES}: {e}"))
 }
 
 /// A private `/dev` with the devices a build needs (null, zero, full, random, urandom, tty, a

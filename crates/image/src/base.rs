@@ -352,7 +352,7 @@ fn debootstrap(request: &BaseRequest, store: &BaseStore) -> Result<Vec<BaseLayer
     include.sort();
     let key = digest_of(
         format!(
-            "debootstrap\0minbase\0{suite}\0{archive}\0{}",
+            "debootstrap\0minbase\0{suite}\0{archive}\0{}\0archives-emptied",
             include.join(",")
         )
         .as_bytes(),
@@ -361,6 +361,13 @@ fn debootstrap(request: &BaseRequest, store: &BaseStore) -> Result<Vec<BaseLayer
     cached_or_made(&key, created_by, store, |work| {
         let mut command = Command::new("debootstrap");
         command.arg("--variant=minbase");
+        // The packages it downloads are kept for the next base of this suite (debootstrap checks
+        // each against the archive's index before use); the base made is the same.
+        let packages = store.cache.join("packages/debootstrap").join(suite);
+        let plain_name = !suite.contains('/') && !suite.starts_with('.');
+        if plain_name && std::fs::create_dir_all(&packages).is_ok() {
+            command.arg(format!("--cache-dir={}", packages.display()));
+        }
         if !include.is_empty() {
             command.arg(format!("--include={}", include.join(",")));
         }
@@ -375,7 +382,7 @@ fn debootstrap(request: &BaseRequest, store: &BaseStore) -> Result<Vec<BaseLayer
                 ))
             })?;
         if output.status.success() {
-            return Ok(());
+            return empty_apt_archives(work);
         }
         let log =
             std::fs::read_to_string(work.join("debootstrap/debootstrap.log")).unwrap_or_default();
@@ -387,6 +394,22 @@ fn debootstrap(request: &BaseRequest, store: &BaseStore) -> Result<Vec<BaseLayer
             tail.join("\n")
         )))
     })
+}
+
+/// Removes the packages debootstrap leaves in the base's apt archives (about 30 MB every node
+/// would hold in RAM; the package cache keeps them for the next base).
+fn empty_apt_archives(root: &Path) -> Result<(), BaseError> {
+    let archives = root.join(engine::package_cache::APT_ARCHIVES);
+    let Ok(entries) = std::fs::read_dir(&archives) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "deb") && path.is_file() {
+            std::fs::remove_file(&path).map_err(io(format!("removing {}", path.display())))?;
+        }
+    }
+    Ok(())
 }
 
 fn read_json(path: &Path) -> Result<Json, BaseError> {

@@ -72,6 +72,13 @@ pub struct Settings {
     pub remote: std::sync::Arc<crate::cache::remote::RemoteCache>,
 }
 
+impl Settings {
+    /// The package download cache every build of this cache folder shares (apt's `.deb`s).
+    pub fn package_pool(&self) -> PathBuf {
+        self.cache_dir.join("packages/apt")
+    }
+}
+
 /// One layer of a build.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LayerReport {

@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use engine::events::{Event, Reporter};
 use engine::executor::Executor;
+use engine::package_cache::PackageCache;
 use engine::sandbox::{ChrootTarget, Overlay, SandboxSpec};
 use planner::plan::Step;
 use planner::Plan;
@@ -48,11 +49,16 @@ struct WorkDirs {
     merged: PathBuf,
     scratch: PathBuf,
     plain: PathBuf,
+    /// The shared package download cache's folders for this role's sandbox.
+    package_cache: Option<PackageCache>,
 }
 
 impl WorkDirs {
-    fn create(root: &Path) -> Result<WorkDirs, BuildError> {
+    fn create(root: &Path, package_pool: &Path) -> Result<WorkDirs, BuildError> {
+        // Best effort, as the cache is: without it apt downloads as it always did.
+        let package_cache = PackageCache::new(package_pool, root).ok();
         let dirs = WorkDirs {
+            package_cache,
             upper: root.join("upper"),
             overlay_work: root.join("work"),
             merged: root.join("merged"),
@@ -285,7 +291,7 @@ impl Roles<'_> {
             .cache
             .work_dir()
             .map_err(io("creating the role's work folder"))?;
-        let dirs = WorkDirs::create(work.path())?;
+        let dirs = WorkDirs::create(work.path(), &self.settings.package_pool())?;
         let (target, snapshot) = self.start_target(role, &dirs, stack)?;
         if !self.facts_checked {
             engine::facts_check::check(engine::target::Target::fs(&target), &self.plan.facts)
@@ -343,6 +349,7 @@ impl Roles<'_> {
                 upper: dirs.upper.clone(),
                 work: dirs.overlay_work.clone(),
             }),
+            package_cache: dirs.package_cache.clone(),
         };
         if overlay_wanted() {
             match ChrootTarget::start_spec(&self.settings.exe, &spec) {
@@ -366,6 +373,7 @@ impl Roles<'_> {
         let spec = SandboxSpec {
             root: dirs.plain.clone(),
             overlay: None,
+            package_cache: None,
             ..spec
         };
         let target = ChrootTarget::start_spec(&self.settings.exe, &spec)
