@@ -299,7 +299,7 @@ fn legacy_include(node: &Node, file: &Path) -> Result<(Json, Vec<String>, IndexM
 
 fn include_file(node: &Node, file: &Path) -> Result<(Json, Vec<String>)> {
     match &node.value {
-        Value::Str(_) => Ok((node.to_json(), Vec::new())),
+        Value::Str(text) => include_free_form(text, file, node.line).map(|n| (n, Vec::new())),
         Value::Map(entries) => {
             let mut name = None;
             let mut tags = Vec::new();
@@ -337,6 +337,26 @@ fn include_file(node: &Node, file: &Path) -> Result<(Json, Vec<String>)> {
             node,
             "include_tasks",
             "a file name or a mapping with 'file:'",
+        )),
+    }
+}
+
+/// The file of `include_tasks: TEXT`. Ansible reads a free form with an `=` in it as
+/// `key=value` options (even inside `{{ }}`: matched with ansible-playbook 2.14, which fails
+/// with "Invalid options for include_tasks"), so only `file=NAME` is a file there.
+fn include_free_form(text: &str, file: &Path, line: usize) -> Result<Json> {
+    if !text.contains('=') {
+        return Ok(Json::from(text));
+    }
+    match text.trim().strip_prefix("file=") {
+        Some(name) if !name.contains(char::is_whitespace) => Ok(Json::from(name)),
+        _ => Err(located(
+            file,
+            line,
+            ErrorKind::Recipe(format!(
+                "include_tasks: Ansible reads this free form as key=value options because of \
+                 its '=' (\"{text}\" is no file name to it); write the file under `file:`"
+            )),
         )),
     }
 }
@@ -704,6 +724,32 @@ mod tests {
     fn parse_one(text: &str) -> Result<()> {
         let node = parse(text).expect("yaml");
         parse_task(&node, Path::new("t.yml")).and_then(|def| def.refused.map_or(Ok(()), Err))
+    }
+
+    fn included_file(text: &str) -> Result<Json> {
+        let node = parse(text).expect("yaml");
+        match parse_task(&node, Path::new("t.yml"))?.action {
+            Action::Include { file, .. } => Ok(file),
+            _ => panic!("not an include"),
+        }
+    }
+
+    #[test]
+    fn include_free_form_with_an_equals_sign_is_key_value_as_in_ansible() {
+        assert_eq!(
+            included_file("include_tasks: \"{{ os }}.yml\"\n").expect("plain"),
+            json!("{{ os }}.yml")
+        );
+        assert_eq!(
+            included_file("include_tasks: file=x.yml\n").expect("file="),
+            json!("x.yml")
+        );
+        let refused = included_file("include_tasks: \"{{ 'a.yml' if x == 'y' else 'b.yml' }}\"\n")
+            .expect_err("ansible-playbook refuses it");
+        assert!(refused.to_string().contains("write the file under `file:`"));
+        assert!(refused.to_string().contains("t.yml:1"), "{refused}");
+        let mapped = "include_tasks:\n  file: \"{{ 'a.yml' if x == 'y' else 'b.yml' }}\"\n";
+        assert!(included_file(mapped).is_ok());
     }
 
     #[test]
