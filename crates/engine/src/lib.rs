@@ -5,6 +5,7 @@
 //! tasks role by role through the [`modules`].
 
 pub mod archive;
+pub mod costs;
 pub mod events;
 pub mod executor;
 pub mod facts_check;

@@ -33,6 +33,9 @@ pub struct LayerEntry {
     pub built_at: Option<String>,
     /// Seconds its build took.
     pub built_seconds: f64,
+    /// What each task of the role cost when the layer was built.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub costs: Vec<engine::costs::TaskCost>,
 }
 
 /// The whole report.
@@ -173,6 +176,7 @@ pub fn markdown(report: &Report) -> String {
             l.seconds
         );
     }
+    time_went(&mut out, &report.layers);
     if let Some(b) = report.build_only.as_ref().filter(|b| !b.removed.is_empty()) {
         let _ = writeln!(
             out,
@@ -231,6 +235,58 @@ pub fn markdown(report: &Report) -> String {
     out
 }
 
+/// How many of the slowest tasks "where the time went" lists.
+const SLOWEST_TASKS: usize = 8;
+
+/// The slowest tasks of the layers (each as its layer's own build measured it), with the dpkg
+/// phases of those that installed packages.
+fn time_went(out: &mut String, layers: &[LayerEntry]) {
+    let mut tasks: Vec<(&str, &engine::costs::TaskCost)> = layers
+        .iter()
+        .flat_map(|l| l.costs.iter().map(move |c| (l.role.as_str(), c)))
+        .collect();
+    if tasks.is_empty() {
+        return;
+    }
+    tasks.sort_by(|a, b| b.1.seconds.total_cmp(&a.1.seconds));
+    let _ = writeln!(
+        out,
+        "\n<details><summary>where the time went: the {} slowest tasks (as each layer's build measured them)</summary>\n\n| role | task | time | packages: fetching (apt's lists, downloads), unpacking, configuring (slowest), triggers |\n|---|---|---|---|",
+        tasks.len().min(SLOWEST_TASKS)
+    );
+    for (role, cost) in tasks.iter().take(SLOWEST_TASKS) {
+        let phases = cost.packages.as_ref().map_or(String::new(), |p| {
+            let slowest: Vec<String> = p
+                .slowest
+                .iter()
+                .map(|(name, s)| format!("{name} {s:.0} s"))
+                .collect();
+            let slowest = if slowest.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", slowest.join(", "))
+            };
+            let removal = if p.remove > 0.0 {
+                format!(", removing {:.0} s", p.remove)
+            } else {
+                String::new()
+            };
+            format!(
+                "{:.0} s, {:.0} s, {:.0} s{slowest}, {:.0} s{removal}",
+                p.download, p.unpack, p.configure, p.triggers
+            )
+        });
+        let _ = writeln!(
+            out,
+            "| {role} | {} (`{}`) | {:.1} s | {phases} |",
+            cost.task.replace('|', "\\|"),
+            cost.source,
+            cost.seconds
+        );
+    }
+    let _ = writeln!(out, "\n</details>");
+}
+
 /// Assembles the report of a build.
 pub fn assemble(
     build: &BuildReport,
@@ -269,6 +325,7 @@ pub fn assemble(
                 packages_added: added,
                 built_at: (l.built_at > 0).then(|| crate::oci::rfc3339(l.built_at)),
                 built_seconds: l.built_seconds,
+                costs: l.costs.clone(),
             }
         })
         .collect();
@@ -339,7 +396,39 @@ mod tests {
             nvidia: None,
             size: 1,
             seconds: 1.0,
-            layers: Vec::new(),
+            layers: vec![LayerEntry {
+                role: "nvidia".into(),
+                digest: "sha256:2".into(),
+                size: 1,
+                cached: false,
+                from_registry: false,
+                seconds: 230.0,
+                why: Vec::new(),
+                packages_added: Vec::new(),
+                built_at: None,
+                built_seconds: 230.0,
+                costs: vec![
+                    engine::costs::TaskCost {
+                        task: "a copy".into(),
+                        source: "roles/nvidia/tasks/main.yml:3".into(),
+                        seconds: 0.1,
+                        packages: None,
+                    },
+                    engine::costs::TaskCost {
+                        task: "the driver".into(),
+                        source: "roles/nvidia/tasks/Debian.yml:33".into(),
+                        seconds: 212.3,
+                        packages: Some(engine::costs::PackagePhases {
+                            download: 12.0,
+                            unpack: 8.0,
+                            configure: 185.0,
+                            triggers: 6.0,
+                            remove: 0.0,
+                            slowest: vec![("nvidia-kernel-dkms".into(), 170.0)],
+                        }),
+                    },
+                ],
+            }],
             verify: Some(verify::Report {
                 image: "debian-12-compute".into(),
                 kernel: Some("6.1.0-50-amd64".into()),
@@ -379,5 +468,10 @@ mod tests {
         assert!(!md.contains("vendor8/driver8.ko"));
         assert!(md.contains("| initramfs | skipped | none asked for |"));
         assert!(md.contains("4102 kernel modules: 3 listed"), "{md}");
+        assert!(md.contains("the 2 slowest tasks"), "{md}");
+        assert!(
+            md.contains("| nvidia | the driver (`roles/nvidia/tasks/Debian.yml:33`) | 212.3 s | 12 s, 8 s, 185 s (nvidia-kernel-dkms 170 s), 6 s |\n| nvidia | a copy"),
+            "{md}"
+        );
     }
 }

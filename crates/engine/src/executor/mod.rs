@@ -51,12 +51,14 @@ pub struct TaskFailure {
 }
 
 /// What a role did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RoleReport {
     /// Tasks run (loop items count once per item).
     pub tasks: usize,
     /// Tasks that changed something.
     pub changed: usize,
+    /// What each task that ran cost, in order.
+    pub costs: Vec<crate::costs::TaskCost>,
 }
 
 /// Runs the tasks of a plan, role by role.
@@ -345,6 +347,7 @@ impl<'a> Executor<'a> {
         report: &mut RoleReport,
     ) -> Result<(), Box<TaskFailure>> {
         let started = Instant::now();
+        let dpkg_log = crate::costs::DpkgLogMark::take(target);
         self.reporter.event(&Event::TaskStart {
             role: task.role.clone(),
             task: task.name.clone(),
@@ -396,6 +399,15 @@ impl<'a> Executor<'a> {
             }
         }
         let msg = run.failure.as_ref().map(|f| f.msg.clone()).or(run.msg);
+        let seconds = started.elapsed().as_secs_f64();
+        if run.status != Status::Skipped {
+            report.costs.push(crate::costs::TaskCost {
+                task: task.name.clone(),
+                source: task.source.clone(),
+                seconds,
+                packages: dpkg_log.phases(target, seconds),
+            });
+        }
         self.reporter.event(&Event::TaskEnd {
             role: task.role.clone(),
             task: task.name.clone(),
@@ -405,7 +417,7 @@ impl<'a> Executor<'a> {
             } else {
                 run.status
             },
-            seconds: started.elapsed().as_secs_f64(),
+            seconds,
             msg,
             ignored,
         });

@@ -105,6 +105,9 @@ pub struct LayerReport {
     pub built_at: u64,
     /// Seconds its build took.
     pub built_seconds: f64,
+    /// What each task of the role cost when the layer was built (empty for the base and for
+    /// layers from a registry).
+    pub costs: Vec<engine::costs::TaskCost>,
 }
 
 /// What a build made.
@@ -280,6 +283,7 @@ fn base(
                 why: Vec::new(),
                 built_at: 0,
                 built_seconds: 0.0,
+                costs: Vec::new(),
             })
             .collect(),
     })

@@ -147,6 +147,7 @@ impl Roles<'_> {
             why,
             built_at: entry.built_at,
             built_seconds: entry.seconds,
+            costs: entry.costs.clone(),
         });
         self.stores
             .cache
@@ -207,6 +208,7 @@ impl Roles<'_> {
             inputs: inputs.clone(),
             seconds: made.seconds,
             built_at: made.built_at,
+            costs: Vec::new(),
         };
         let stored = self
             .stores
@@ -300,7 +302,7 @@ impl Roles<'_> {
         }
         let ran = self.executor.run_role(role, &target);
         target.stop();
-        ran.map_err(BuildError::Task)?;
+        let costs = ran.map_err(BuildError::Task)?.costs;
         if let Some(snapshot) = snapshot {
             snapshot
                 .diff_into(&dirs.plain, &dirs.upper)
@@ -325,6 +327,7 @@ impl Roles<'_> {
             built_at: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
+            costs,
         };
         self.stores
             .cache

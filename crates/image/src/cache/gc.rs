@@ -208,6 +208,7 @@ mod tests {
             inputs: inputs.clone(),
             seconds: 0.0,
             built_at: 0,
+            costs: Vec::new(),
         };
         cache.put(&tree, &entry).expect("put");
         inputs

@@ -99,6 +99,10 @@ pub struct Entry {
     /// When it ran (seconds since 1970; 0 for entries older than this field).
     #[serde(default)]
     pub built_at: u64,
+    /// What each of its tasks cost when it ran (none for entries older than this field, or
+    /// taken from a registry).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub costs: Vec<engine::costs::TaskCost>,
 }
 
 /// The cache folder: `layers/<key>/{tree, entry.json}` and `last/<image>/<role>.json`.
@@ -485,6 +489,7 @@ mod tests {
             inputs: inputs.clone(),
             seconds: 1.0,
             built_at: 0,
+            costs: Vec::new(),
         };
         cache.put(&tree, &entry).expect("put");
         assert!(cache

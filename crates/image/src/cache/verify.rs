@@ -198,6 +198,7 @@ mod tests {
             inputs: inputs.clone(),
             seconds: 0.0,
             built_at: 0,
+            costs: Vec::new(),
         };
         let stored = cache.put(&tree, &entry).expect("put");
         (cache, inputs, stored)

@@ -454,6 +454,7 @@ mod tests {
             why: Vec::new(),
             built_at: 0,
             built_seconds: 1.0,
+            costs: Vec::new(),
         };
         let report = image::build::BuildReport {
             image: "debian-12-compute".into(),

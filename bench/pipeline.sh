@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# The whole recipe, side by side: the roles of IMAGE (default debian-12-compute) run by
+# `ansible-playbook` with the community.general.chroot connection on a copy of the base, as a
+# site without docker runs them today, and by `imgbuild build`. Measured in one run:
+#   cold      imgbuild with an empty layer cache; Ansible on a fresh copy of the base
+#   nochange  the same recipe again (Ansible reruns everything, as the site's pipeline does)
+#   bump      nvidia_version bumped by one line (535.261.03 -> 535.309.01, from Debian's
+#             security archive)
+#   jobs2     `imgbuild build --jobs 2` of the two versions' images from an empty layer cache,
+#             against the two built one after the other (cold, then bump)
+# Both sides get the same warm package caches (a warm-up build fills them first), so neither
+# is timed on the network. After the cold round the two trees are compared path by path
+# (bench/tree_diff.py). Prints each round's wall and CPU seconds and the ratios; the last line
+# is machine-read:
+#   pipeline: cold R bump R nochange R jobs2 R diffs N
+# (each R imgbuild's wall time over Ansible's, jobs2 over serial; N the unexplained tree
+# differences). Needs root, ansible (ansible-core with community.general), debootstrap, time,
+# python3 and about 30 GB free under /var/tmp; KEEP=1 keeps the work folder.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+image=${IMAGE:-debian-12-compute}
+bumped_version=${BUMPED_NVIDIA_VERSION:-535.309.01}
+[ "$(id -u)" = 0 ] || { echo "builds run in a chroot: run as root" >&2; exit 1; }
+for tool in ansible-playbook debootstrap /usr/bin/time python3 bc unshare; do
+    command -v "$tool" >/dev/null ||
+        { echo "needs $tool (apt-get install ansible debootstrap time python3 bc)" >&2; exit 1; }
+done
+(cd "$repo" && cargo build --release --locked -q -p imgbuild)
+imgbuild=$repo/target/release/imgbuild
+work=$(mktemp -d /var/tmp/imgbuild-pipeline.XXXXXX)
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+bash "$repo/tests/fixtures/installers/make-mirror.sh" "$work/mirror" >/dev/null
+mirror_port=$(free_port)
+"$imgbuild" mirror serve "$work/mirror" --addr "127.0.0.1:$mirror_port" >/dev/null &
+pids+=($!)
+mirror=http://127.0.0.1:$mirror_port/
+
+# The project, and the recipes both sides run (bench/pipeline_recipes.py says what differs
+# from the recipe in images/ and why).
+project=$work/project
+mkdir -p "$project"
+cp -a "$repo/images" "$repo/roles" "$repo/mirror.toml" "$project/"
+python3 "$repo/bench/pipeline_recipes.py" "$project/images/$image.yml" "$work" "$bumped_version"
+cat > "$work/vars.yml" <<EOF
+mirror_server: "$mirror"
+debian_security_archive: "$(python3 "$repo/bench/pipeline_recipes.py" --security-archive "$work/recipe.yml")"
+EOF
+echo "the one-line bump:"
+diff "$work/recipe.yml" "$work/recipe-bumped.yml" || true
+
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$repo" log -1 --format=%ct)}
+export IMGBUILD_CACHE_MAX=${IMGBUILD_CACHE_MAX:-60G}
+mkdir -p "$work/packages"
+# An imgbuild cache folder with no layers, sharing the package caches.
+fresh_cache() {
+    rm -rf "$1"
+    mkdir -p "$1"
+    ln -s "$work/packages" "$1/packages"
+}
+
+# timed NAME FUNCTION ARGS...: runs a function of this script, its output in log-NAME; sets
+# wall_NAME and cpu_NAME.
+timed() {
+    local name=$1 start end
+    shift
+    start=$(date +%s.%N)
+    /usr/bin/time -f "%U %S" -o "$work/time-$name" bash -c '"$@"' sh "$@" >"$work/log-$name" 2>&1 ||
+        { tail -30 "$work/log-$name"; echo "round $name failed" >&2; exit 1; }
+    end=$(date +%s.%N)
+    printf -v "wall_$name" '%.1f' "$(echo "$end - $start" | bc -l)"
+    printf -v "cpu_$name" '%.1f' "$(awk '{print $1 + $2}' "$work/time-$name")"
+    local wall=wall_$name cpu=cpu_$name
+    printf '%-18s %8s s wall %8s s CPU\n' "$name" "${!wall}" "${!cpu}"
+}
+
+imgbuild_build() { # CACHE IMAGE... [options]
+    local cache=$1
+    shift
+    IMGBUILD_CACHE=$cache "$imgbuild" -C "$project" build "$@" --mirror "$mirror" \
+        -e "@$work/vars.yml" --out "$work/out"
+}
+
+use_recipe() { cp "$work/$1" "$project/images/$image.yml"; }
+
+# The warm-up fills the package caches (debootstrap's and apt's) from the network; its base,
+# unpacked, is what the Ansible side starts from.
+echo "warm-up: one imgbuild build fills the package caches (not timed)"
+use_recipe recipe.yml
+fresh_cache "$work/cache-warmup"
+imgbuild_build "$work/cache-warmup" "$image" >"$work/log-warmup" 2>&1 ||
+    { tail -30 "$work/log-warmup"; echo "the warm-up build failed" >&2; exit 1; }
+imgbuild_build "$work/cache-warmup" "$image-base" --format chroot --no-verify \
+    >"$work/log-base" 2>&1 || { tail -30 "$work/log-base"; echo "unpacking the base failed" >&2; exit 1; }
+base=$work/out/$image-base/rootfs
+rm -rf "$work/cache-warmup"
+
+# ansible_round ROOT: the site's job: a copy of the base, the shared package cache linked in
+# (apt checks each package against its index, as on imgbuild's side), then the playbook in a
+# chroot with what a container runtime gives a play (proc, sys, dev, fresh /tmp and /run).
+ansible_round() {
+    local root=$1
+    rm -rf "$root"
+    cp -a "$base" "$root"
+    find "$work/packages/apt" -maxdepth 1 -name '*.deb' -exec ln {} "$root/var/cache/apt/archives/" \;
+    mkdir -p "$work/ansible-home"
+    printf '%s\n' "target ansible_connection=community.general.chroot ansible_host=$root ansible_python_interpreter=/usr/bin/python3" \
+        > "$work/inventory"
+    HOME=$work/ansible-home ANSIBLE_ROLES_PATH=$project/roles ANSIBLE_LOCAL_TEMP=$work/ansible-home/tmp \
+        ANSIBLE_REMOTE_TMP=/tmp/.ansible-tmp ANSIBLE_NOCOLOR=1 ANSIBLE_RETRY_FILES_ENABLED=0 \
+        ANSIBLE_COLLECTIONS_PATH=/usr/share/ansible/collections LC_ALL=C.UTF-8 \
+        unshare --mount --propagation private sh -c '
+            set -e
+            r=$1; shift
+            mount -t proc proc "$r/proc"; mount -t sysfs sysfs "$r/sys"
+            mount --rbind /dev "$r/dev"; mount -t tmpfs tmpfs "$r/tmp"; mount -t tmpfs tmpfs "$r/run"
+            exec "$@"' sh "$root" \
+        ansible-playbook -i "$work/inventory" -e "@$work/vars.yml" "$work/playbook.yml"
+}
+export -f ansible_round imgbuild_build
+export work base project imgbuild mirror
+
+echo "image $image, $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo); both sides with warm package caches"
+use_recipe recipe.yml
+cp "$work/playbook-recipe.yml" "$work/playbook.yml"
+timed ansible_cold ansible_round "$work/ansible-cold"
+fresh_cache "$work/cache-main"
+timed imgbuild_cold imgbuild_build "$work/cache-main" "$image"
+
+# Same tree: imgbuild's rootfs (all layers cached now) against Ansible's.
+imgbuild_build "$work/cache-main" "$image" --format chroot --no-verify >"$work/log-chroot" 2>&1 ||
+    { tail -30 "$work/log-chroot"; echo "writing imgbuild's rootfs failed" >&2; exit 1; }
+python3 "$repo/bench/tree_diff.py" "$work/ansible-cold" "$work/out/$image/rootfs" | tee "$work/tree-diff"
+diffs=$(awk '/^diffs / {print $2}' "$work/tree-diff")
+rm -rf "$work/ansible-cold" "$work/out/$image/rootfs"
+
+timed imgbuild_nochange imgbuild_build "$work/cache-main" "$image"
+timed ansible_nochange ansible_round "$work/ansible-nochange"
+rm -rf "$work/ansible-nochange"
+
+use_recipe recipe-bumped.yml
+cp "$work/playbook-recipe-bumped.yml" "$work/playbook.yml"
+timed ansible_bump ansible_round "$work/ansible-bump"
+rm -rf "$work/ansible-bump"
+timed imgbuild_bump imgbuild_build "$work/cache-main" "$image"
+grep -q "nvidia.*built" "$work/log-imgbuild_bump" || { echo "the bump rebuilt no nvidia layer" >&2; exit 1; }
+rm -rf "$work/cache-main"
+
+# --jobs 2: the two versions' images from an empty layer cache, against cold + bump (the same
+# two images built one after the other, the second on the first's layers).
+use_recipe recipe.yml
+cp "$work/recipe-bumped.yml" "$project/images/$image-bumped.yml"
+fresh_cache "$work/cache-jobs"
+timed imgbuild_jobs2 imgbuild_build "$work/cache-jobs" --jobs 2 "$image" "$image-bumped"
+rm -rf "$work/cache-jobs"
+printf -v wall_serial '%.1f' "$(echo "$wall_imgbuild_cold + $wall_imgbuild_bump" | bc -l)"
+
+ratio() { echo "scale=3; $1 / $2" | bc -l | sed 's/^\./0./'; }
+cold=$(ratio "$wall_imgbuild_cold" "$wall_ansible_cold")
+nochange=$(ratio "$wall_imgbuild_nochange" "$wall_ansible_nochange")
+bump=$(ratio "$wall_imgbuild_bump" "$wall_ansible_bump")
+jobs2=$(ratio "$wall_imgbuild_jobs2" "$wall_serial")
+echo
+echo "| round | ansible-playbook wall / CPU | imgbuild wall / CPU | ratio (goal) |"
+echo "|---|---|---|---|"
+echo "| cold | $wall_ansible_cold s / $cpu_ansible_cold s | $wall_imgbuild_cold s / $cpu_imgbuild_cold s | $cold (<= 0.9) |"
+echo "| no change | $wall_ansible_nochange s / $cpu_ansible_nochange s | $wall_imgbuild_nochange s / $cpu_imgbuild_nochange s | $nochange (<= 0.02) |"
+echo "| nvidia bump | $wall_ansible_bump s / $cpu_ansible_bump s | $wall_imgbuild_bump s / $cpu_imgbuild_bump s | $bump (<= 0.25) |"
+echo "| two images | serial $wall_serial s | --jobs 2 $wall_imgbuild_jobs2 s / $cpu_imgbuild_jobs2 s | $jobs2 (<= 0.7) |"
+echo "pipeline: cold $cold bump $bump nochange $nochange jobs2 $jobs2 diffs $diffs"
