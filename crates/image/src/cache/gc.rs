@@ -17,6 +17,8 @@ pub struct Collected {
     pub layers: usize,
     /// Blobs removed (those of the removed layers, and blobs nothing names).
     pub blobs: usize,
+    /// Downloaded packages removed from the package cache, oldest first.
+    pub packages: usize,
     /// Bytes freed.
     pub freed: u64,
     /// Bytes the cache holds now.
@@ -67,7 +69,22 @@ impl LayerCache {
             + dir_bytes(&self.dir.join("blobs/sha256"))
             + dir_bytes(&self.dir.join("registry/sha256"))
             + self.base_trees().iter().map(|(_, size)| size).sum::<u64>();
+        let packages = package_files(&self.dir.join("packages"));
+        held += packages.iter().map(|(_, _, size)| size).sum::<u64>();
         let mut done = Collected::default();
+        // Downloaded packages go before layers: a package saves a download, a layer a role's run
+        // (its downloads included).
+        for (path, modified, size) in packages {
+            if held <= limit {
+                break;
+            }
+            if modified < since {
+                std::fs::remove_file(path)?;
+                held = held.saturating_sub(size);
+                done.freed += size;
+                done.packages += 1;
+            }
+        }
         let mut removed = Vec::new();
         while held > limit {
             let Some(oldest) = layers.first() else { break };
@@ -169,6 +186,27 @@ fn blob_files(dir: &Path) -> Vec<(PathBuf, String, SystemTime, u64)> {
         .collect()
 }
 
+/// The files of the package cache (`packages/<tool>/...`): path, modified, size; oldest first.
+fn package_files(dir: &Path) -> Vec<(PathBuf, SystemTime, u64)> {
+    let mut files = Vec::new();
+    let mut folders = vec![dir.to_owned()];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                folders.push(entry.path());
+            } else if let Ok(modified) = meta.modified() {
+                files.push((entry.path(), modified, meta.len()));
+            }
+        }
+    }
+    files.sort_by_key(|(_, modified, _)| *modified);
+    files
+}
+
 /// The bytes of the files directly in `dir`.
 fn dir_bytes(dir: &Path) -> u64 {
     blob_files(dir).iter().map(|(_, _, _, size)| size).sum()
@@ -264,6 +302,41 @@ mod tests {
         let done = cache.collect(0, since).expect("collect").expect("free");
         assert_eq!(done.layers, 1);
         assert!(!kept(&old) && kept(&reused));
+    }
+
+    #[test]
+    fn old_downloaded_packages_go_before_any_layer() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = LayerCache::new(dir.path()).expect("cache");
+        std::fs::create_dir_all(dir.path().join("blobs/sha256")).expect("blobs");
+        let layer = store(&cache, dir.path(), "layer", 1000);
+        age(dir.path(), &layer, 300);
+        let since = SystemTime::now() - Duration::from_secs(100);
+        let pool = dir.path().join("packages/apt");
+        std::fs::create_dir_all(&pool).expect("pool");
+        let package = |name: &str, age: u64| {
+            let path = pool.join(name);
+            std::fs::write(&path, [0u8; 400]).expect("package");
+            let file = std::fs::File::options()
+                .append(true)
+                .open(&path)
+                .expect("open");
+            file.set_modified(SystemTime::now() - Duration::from_secs(age))
+                .expect("mtime");
+            path
+        };
+        let oldest = package("a_1_amd64.deb", 500);
+        let old = package("b_1_amd64.deb", 400);
+        let fresh = package("c_1_amd64.deb", 10);
+
+        // 1000 + 10 (the layer and its blob) + 1200 of packages, down to 1500.
+        let done = cache.collect(1500, since).expect("collect").expect("free");
+        assert_eq!((done.packages, done.layers), (2, 0), "{done:?}");
+        assert!(!oldest.exists() && !old.exists() && fresh.exists());
+        // Under any limit, this run's download stays.
+        let done = cache.collect(0, since).expect("collect").expect("free");
+        assert_eq!((done.packages, done.layers), (0, 1), "{done:?}");
+        assert!(fresh.exists());
     }
 
     #[test]
