@@ -273,6 +273,40 @@ fn oci_layers(dir: &Path) -> Vec<Value> {
 }
 
 #[test]
+fn parallel_builds_of_images_sharing_a_role_make_its_layer_once() {
+    let f = fixture();
+    let out = f.out.to_string_lossy().into_owned();
+    let args = [
+        "--json",
+        "build",
+        "--no-verify",
+        "--out",
+        &out,
+        "--jobs",
+        "2",
+        "--format",
+        "oci",
+        "twin-a",
+        "twin-b",
+    ];
+    let result = imgbuild_env(&f.project, &args, &[("IMGBUILD_CACHE", &f.cache)]);
+    assert!(result.status.success(), "{}", stderr(&result));
+    let shared: Vec<bool> = stdout(&result)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["event"] == "layer" && e["role"] == "shared")
+        .map(|e| e["cached"].as_bool().expect("cached"))
+        .collect();
+    // Both start at once; the one that waits takes the other's layer from the cache.
+    assert_eq!(shared.len(), 2, "{shared:?}");
+    assert_eq!(
+        shared.iter().filter(|cached| !**cached).count(),
+        1,
+        "{shared:?}"
+    );
+}
+
+#[test]
 fn zstd_layers_squash_and_parallel_builds_give_the_same_tree() {
     let f = fixture();
     // Two images at once, role layers in zstd.

@@ -104,6 +104,7 @@ impl Roles<'_> {
             &self.executor.registered(),
             self.pin,
         );
+        let _making = self.wait_for_other_builds(role, &inputs)?;
         let lookup = match self.settings.no_cache {
             true => Lookup::Miss,
             false => self.stores.cache.lookup(&inputs),
@@ -333,6 +334,44 @@ impl Roles<'_> {
             .cache
             .put(&dirs.upper, &entry)
             .map_err(io("storing the layer in the cache"))
+    }
+
+    /// Builds side by side (`--jobs`, or another process on this cache) that need the same layer
+    /// make it once: the lock on its key is held until this build has stored or found it, and a
+    /// build that has to wait says so, then finds the layer cached.
+    fn wait_for_other_builds(
+        &self,
+        role: &str,
+        inputs: &Inputs,
+    ) -> Result<Option<std::fs::File>, BuildError> {
+        if self.settings.no_cache {
+            return Ok(None);
+        }
+        let path = self
+            .settings
+            .cache_dir
+            .join("locks")
+            .join(format!("{}.lock", inputs.key()));
+        let locking = io("locking the layer's cache entry");
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io("locking the layer's cache entry"))?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io("locking the layer's cache entry"))?;
+        use rustix::fs::{flock, FlockOperation};
+        if flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
+            self.reporter.event(&Event::Note {
+                message: format!(
+                    "role {role}: another build is making this layer; waiting to take it from the cache"
+                ),
+            });
+            flock(&file, FlockOperation::LockExclusive).map_err(|e| locking(e.into()))?;
+        }
+        Ok(Some(file))
     }
 
     /// The sandbox for a role: on an overlay of the stack, or on a copy of it (with a snapshot

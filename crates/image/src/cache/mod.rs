@@ -330,6 +330,7 @@ impl LayerCache {
         let unfinished_base = |name: &str| name.contains(".tmp");
         for (dir, leftover) in [
             ("work", &everything as &dyn Fn(&str) -> bool),
+            ("locks", &everything),
             ("blobs/sha256", &temporary),
             ("registry/sha256", &temporary),
             ("downloads/partial", &everything),
