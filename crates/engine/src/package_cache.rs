@@ -64,6 +64,26 @@ impl PackageCache {
         Ok(added)
     }
 
+    /// Links every package of the pool into the upper folder, for a sandbox that binds the
+    /// upper folder where overlayfs cannot be mounted. [`PackageCache::harvest`] leaves these
+    /// names alone (the pool has them), and a removal in the sandbox removes only its link.
+    pub fn link_pool_into_upper(&self) -> io::Result<usize> {
+        let mut linked = 0;
+        for entry in std::fs::read_dir(&self.pool)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            if !is_package(Path::new(&name)) || !entry.file_type()?.is_file() {
+                continue;
+            }
+            match std::fs::hard_link(entry.path(), self.upper.join(&name)) {
+                Ok(()) => linked += 1,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(linked)
+    }
+
     /// Whether `folder` holds a package file.
     pub fn holds_packages(folder: &Path) -> bool {
         std::fs::read_dir(folder).is_ok_and(|entries| {
@@ -120,6 +140,25 @@ mod tests {
         assert_eq!(cache.harvest().expect("harvest again"), 0);
         assert!(PackageCache::holds_packages(&cache.pool));
         assert!(!PackageCache::holds_packages(&cache.work));
+    }
+
+    #[test]
+    fn the_pool_linked_into_upper_is_harvested_as_known() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = PackageCache::new(&dir.path().join("pool"), dir.path()).expect("cache");
+        std::fs::write(cache.pool.join("known_1.0_amd64.deb"), b"pool's").expect("write");
+        std::fs::write(cache.pool.join("Release"), b"not a package").expect("write");
+        assert_eq!(cache.link_pool_into_upper().expect("link"), 1);
+        assert_eq!(cache.link_pool_into_upper().expect("link again"), 0);
+        assert!(!cache.upper.join("Release").exists());
+        std::fs::write(cache.upper.join("fresh_2.0_amd64.deb"), b"fresh").expect("write");
+        assert_eq!(
+            cache.harvest().expect("harvest"),
+            1,
+            "only the new download"
+        );
+        std::fs::remove_file(cache.upper.join("known_1.0_amd64.deb")).expect("rm");
+        assert!(cache.pool.join("known_1.0_amd64.deb").exists());
     }
 
     #[test]

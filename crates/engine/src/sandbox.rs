@@ -425,9 +425,9 @@ fn enter(config: &Config) -> Result<String, String> {
     Ok(path)
 }
 
-/// Mounts the package cache's overlay on the image's apt archives folder, when the image has
-/// that folder and it holds no packages (an image without apt gets nothing, and no folder is
-/// made in it).
+/// Mounts the package cache's overlay on the image's apt archives folder (where overlayfs cannot
+/// be mounted, a bind of the sandbox's own folder), when the image has that folder and it holds
+/// no packages (an image without apt gets nothing, and no folder is made in it).
 fn mount_package_cache(root: &Path, cache: &PackageCache) -> Result<(), String> {
     let archives = root.join(APT_ARCHIVES);
     let is_dir = std::fs::symlink_metadata(&archives).is_ok_and(|m| m.is_dir());
@@ -438,14 +438,23 @@ fn mount_package_cache(root: &Path, cache: &PackageCache) -> Result<(), String> 
     }
     let data = std::ffi::CString::new(cache.mount_data())
         .map_err(|_| "package cache paths contain a NUL".to_string())?;
-    rustix::mount::mount(
+    let overlay = rustix::mount::mount(
         "overlay",
         &archives,
         "overlay",
         rustix::mount::MountFlags::NOSUID | rustix::mount::MountFlags::NODEV,
         Some(data.as_c_str()),
-    )
-    .map_err(|e| format!("mounting the package cache on /{APT_ARCHIVES}: {e}"))
+    );
+    if overlay.is_ok() {
+        return Ok(());
+    }
+    // No overlayfs here: the upper folder, holding links to the pool's packages, takes the
+    // archives' place instead, so apt still finds them and the image's folder stays untouched.
+    cache
+        .link_pool_into_upper()
+        .map_err(|e| format!("linking the package pool: {e}"))?;
+    rustix::mount::mount_bind(&cache.upper, &archives)
+        .map_err(|e| format!("binding the package cache on /{APT_ARCHIVES}: {e}"))
 }
 
 /// A private `/dev` with the devices a build needs (null, zero, full, random, urandom, tty, a

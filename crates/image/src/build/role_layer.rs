@@ -415,7 +415,6 @@ impl Roles<'_> {
         let spec = SandboxSpec {
             root: dirs.plain.clone(),
             overlay: None,
-            package_cache: None,
             ..spec
         };
         let target = ChrootTarget::start_spec(&self.settings.exe, &spec)
