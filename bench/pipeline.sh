@@ -15,7 +15,9 @@
 #   pipeline: cold R bump R nochange R jobs2 R diffs N
 # (each R imgbuild's wall time over Ansible's, jobs2 over serial; N the unexplained tree
 # differences). Needs root, ansible (ansible-core with community.general), debootstrap, time,
-# python3 and about 30 GB free under /var/tmp; KEEP=1 keeps the work folder.
+# python3 and about 30 GB free under /var/tmp; KEEP=1 keeps the work folder. WARM_PACKAGES=DIR
+# (the `packages` folder a kept run left) starts from those package caches instead of the
+# warm-up build.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 image=${IMAGE:-debian-12-compute}
@@ -92,11 +94,16 @@ use_recipe() { cp "$work/$1" "$project/images/$image.yml"; }
 
 # The warm-up fills the package caches (debootstrap's and apt's) from the network; its base,
 # unpacked, is what the Ansible side starts from.
-echo "warm-up: one imgbuild build fills the package caches (not timed)"
 use_recipe recipe.yml
 fresh_cache "$work/cache-warmup"
-imgbuild_build "$work/cache-warmup" "$image" >"$work/log-warmup" 2>&1 ||
-    { tail -30 "$work/log-warmup"; echo "the warm-up build failed" >&2; exit 1; }
+if [ -n "${WARM_PACKAGES:-}" ]; then
+    echo "package caches from $WARM_PACKAGES"
+    cp -al "$WARM_PACKAGES"/. "$work/packages/"
+else
+    echo "warm-up: one imgbuild build fills the package caches (not timed)"
+    imgbuild_build "$work/cache-warmup" "$image" >"$work/log-warmup" 2>&1 ||
+        { tail -30 "$work/log-warmup"; echo "the warm-up build failed" >&2; exit 1; }
+fi
 imgbuild_build "$work/cache-warmup" "$image-base" --format chroot --no-verify \
     >"$work/log-base" 2>&1 || { tail -30 "$work/log-base"; echo "unpacking the base failed" >&2; exit 1; }
 base=$work/out/$image-base/rootfs
@@ -133,6 +140,9 @@ cp "$work/playbook-recipe.yml" "$work/playbook.yml"
 timed ansible_cold ansible_round "$work/ansible-cold"
 fresh_cache "$work/cache-main"
 timed imgbuild_cold imgbuild_build "$work/cache-main" "$image"
+# Where the cold build's time went (report.md keeps each layer's own build's costs).
+cp "$work/out/$image/report.md" "$work/report-cold.md"
+sed -n '/where the time went/,/<\/details>/p' "$work/report-cold.md"
 
 # Same tree: imgbuild's rootfs (all layers cached now) against Ansible's.
 imgbuild_build "$work/cache-main" "$image" --format chroot --no-verify >"$work/log-chroot" 2>&1 ||
@@ -156,7 +166,7 @@ rm -rf "$work/cache-main"
 # --jobs 2: the two versions' images from an empty layer cache, against cold + bump (the same
 # two images built one after the other, the second on the first's layers).
 use_recipe recipe.yml
-cp "$work/recipe-bumped.yml" "$project/images/$image-bumped.yml"
+cp "$work/recipe-bumped-image.yml" "$project/images/$image-bumped.yml"
 fresh_cache "$work/cache-jobs"
 timed imgbuild_jobs2 imgbuild_build "$work/cache-jobs" --jobs 2 "$image" "$image-bumped"
 rm -rf "$work/cache-jobs"

@@ -7,9 +7,12 @@ Usage: pipeline_recipes.py RECIPE WORK NEW_NVIDIA_VERSION
 Writes, in WORK:
   recipe.yml, recipe-bumped.yml   what imgbuild builds: the recipe, and the same with
                                   nvidia_version changed on its one line
+  recipe-bumped-image.yml         the bumped recipe as an image of its own, <image>-bumped (for
+                                  `--jobs 2` of both versions)
   playbook-recipe.yml, playbook-recipe-bumped.yml
                                   what ansible-playbook runs: the same roles and variables
 and, beside RECIPE, <image>-base.yml: the recipe's base with no roles (the Ansible side's start).
+(imgbuild builds an image by its file name, and a recipe's image_name must be that name.)
 
 What differs from the recipe in images/, and why (findings, in the README too):
   - python3 joins the base's packages: Ansible's modules run in the image's Python, so a site's
@@ -96,8 +99,11 @@ def main():
     with open(os.path.join(work, "recipe-bumped.yml"), "w") as f:
         f.write(text.replace(old_line, new_line))
 
-    base = dict(play, roles=[])
     stem = os.path.splitext(os.path.basename(recipe))[0]
+    bumped = dict(play, vars=dict(variables, nvidia_version=new_version))
+    bumped["vars"]["image_name"] = f"{stem}-bumped"
+    dump(os.path.join(work, "recipe-bumped-image.yml"), [bumped])
+    base = dict(play, roles=[], vars=dict(variables, image_name=f"{stem}-base"))
     dump(os.path.join(os.path.dirname(recipe), f"{stem}-base.yml"), [base])
 
     for name, version in [("recipe", old_version), ("recipe-bumped", new_version)]:
