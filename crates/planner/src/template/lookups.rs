@@ -48,7 +48,7 @@ impl Drop for Rendering {
 /// `lookup('template', name)`: the role's template rendered with the current variables.
 fn render_template(name: &str, extra: Option<&Value>) -> Result<Value, Error> {
     let path = find(name)?.ok_or_else(|| {
-        invalid(format!(
+        not_found(format!(
             "lookup('template'): '{name}' is not a template of the role"
         ))
     })?;
@@ -103,6 +103,11 @@ pub fn take_reads() -> Vec<PathBuf> {
 
 fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidOperation, message.into())
+}
+
+/// A file a lookup looked for and did not find: the one failure `errors='ignore'` passes over.
+fn not_found(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::TemplateNotFound, message.into())
 }
 
 fn safe(name: &str) -> Result<(), Error> {
@@ -188,17 +193,11 @@ fn items(
         "sequence" | "ansible.builtin.sequence" => lookup_plugins::sequence(&terms(args)),
         "file" | "ansible.builtin.file" => {
             let rstrip: bool = kwargs.get::<Option<bool>>("rstrip")?.unwrap_or(true);
-            // errors='ignore' (or 'warn') leaves a missing file out instead of failing.
-            let strict = kwargs.get::<Option<String>>("errors")?.is_none_or(|e| e == "strict");
             terms(args)
                 .iter()
-                .filter_map(|name| match find(name) {
-                    Ok(None) if !strict => None,
-                    other => Some((name, other)),
-                })
-                .map(|(name, found)| {
-                    let path = found?.ok_or_else(|| {
-                        invalid(format!(
+                .map(|name| {
+                    let path = find(name)?.ok_or_else(|| {
+                        not_found(format!(
                             "lookup('file'): '{name}' is not a file of the role"
                         ))
                     })?;
@@ -226,7 +225,7 @@ fn items(
             if skip {
                 Ok(Vec::new())
             } else {
-                Err(invalid(format!(
+                Err(not_found(format!(
                     "lookup('first_found'): none of {} is a file of the role",
                     names.join(", ")
                 )))
@@ -312,8 +311,13 @@ pub fn lookup(
     kwargs: Kwargs,
 ) -> Result<Value, Error> {
     let want_list: bool = kwargs.get::<Option<bool>>("wantlist")?.unwrap_or(false);
-    let found = items(state, &plugin, &args, &kwargs)?;
-    kwargs.assert_all_used()?;
+    let Some(found) = items_or_skip(state, &plugin, &args, &kwargs)? else {
+        return Ok(if want_list {
+            Value::from(Vec::<Value>::new())
+        } else {
+            Value::from(())
+        });
+    };
     if want_list {
         return Ok(Value::from(found));
     }
@@ -336,9 +340,37 @@ pub fn query(
     args: Rest<Value>,
     kwargs: Kwargs,
 ) -> Result<Value, Error> {
-    let found = items(state, &plugin, &args, &kwargs)?;
-    kwargs.assert_all_used()?;
+    let found = items_or_skip(state, &plugin, &args, &kwargs)?.unwrap_or_default();
     Ok(Value::from(found))
+}
+
+/// The lookup's items, or `None` where it failed and `errors='ignore'` or `'warn'` asks Ansible
+/// to go on with nothing (`None` from `lookup`, `[]` from `query`) instead of failing the task.
+/// Only a file not found is passed over: a path that would read the build host, or a value only
+/// the build knows, is refused whatever `errors` says.
+fn items_or_skip(
+    state: &State,
+    plugin: &str,
+    args: &[Value],
+    kwargs: &Kwargs,
+) -> Result<Option<Vec<Value>>, Error> {
+    let errors: Option<String> = kwargs.get("errors")?;
+    let tolerant = match errors.as_deref() {
+        None | Some("strict") => false,
+        Some("ignore" | "warn") => true,
+        Some(other) => {
+            return Err(invalid(format!(
+                "lookup('{plugin}'): errors='{other}' is not one of strict, warn, ignore"
+            )))
+        }
+    };
+    let found = items(state, plugin, args, kwargs);
+    kwargs.assert_all_used()?;
+    match found {
+        Ok(found) => Ok(Some(found)),
+        Err(e) if tolerant && e.kind() == ErrorKind::TemplateNotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// The `file`, `directory` and `exists` tests: on the project's files (relative paths, looked
