@@ -588,7 +588,8 @@ impl Planner<'_> {
         };
         let mut args = Map::new();
         let mut deferred = Vec::new();
-        for (key, value) in raw_args {
+        let named_args = self.rendered_fact_names(spec.name, raw_args, pass, at, label)?;
+        for (key, value) in &named_args {
             match self.render(value, &pass.scope, at, label)? {
                 Some(Json::String(s)) if s == OMIT => {}
                 Some(Json::String(s)) if spec.url_params.contains(&key.as_str()) => {

@@ -15,6 +15,47 @@ use crate::vars::VarValue;
 use super::{Ctx, Pass};
 
 impl Planner<'_> {
+    /// `set_fact`'s variable names rendered, as Ansible renders them
+    /// (`"{{ item.key }}": "{{ item.value }}"`); other modules' arguments as they are. A name
+    /// only the build could know is refused: every later task is planned knowing which
+    /// variables a `set_fact` sets.
+    pub(super) fn rendered_fact_names(
+        &self,
+        module: &str,
+        raw_args: &serde_json::Map<String, Json>,
+        pass: &Pass,
+        at: &Location,
+        label: Option<&str>,
+    ) -> Result<serde_json::Map<String, Json>> {
+        if module != "set_fact" {
+            return Ok(raw_args.clone());
+        }
+        let mut named = serde_json::Map::new();
+        for (key, value) in raw_args {
+            let name = if crate::template::is_template(key) {
+                match self.render(&Json::String(key.clone()), &pass.scope, at, label)? {
+                    Some(Json::String(name)) => name,
+                    Some(other) => other.to_string(),
+                    None => {
+                        return Err(crate::error::PlanError::new(
+                            at.clone(),
+                            crate::error::ErrorKind::Module {
+                                module: module.into(),
+                                message: format!(
+                                    "the variable name '{key}' is known only when the build runs (it uses a registered result); imgbuild plans which variables each task sets: name them, or set a mapping under one name"
+                                ),
+                            },
+                        ))
+                    }
+                }
+            } else {
+                key.clone()
+            };
+            named.insert(name, value.clone());
+        }
+        Ok(named)
+    }
+
     /// What some modules need at plan time: local files, rendered templates, facts, lint.
     pub(super) fn module_specifics(
         &mut self,
