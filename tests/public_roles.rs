@@ -222,6 +222,38 @@ fn a_downloaded_role_plans_alone_for_each_os() {
 }
 
 #[test]
+fn a_downloaded_role_finds_its_dependencies_beside_it() {
+    // As Ansible looks for a dependency beside the role that names it first (deepops' roles
+    // depend on their sibling `facts`).
+    let role = repo_root().join("tests/fixtures/ansible-diff/roles/role_dependencies");
+    let out = imgbuild(
+        &repo_root(),
+        &[
+            "--json",
+            "plan",
+            "--role",
+            &role.to_string_lossy(),
+            "--os",
+            "debian-12",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let sources: Vec<&str> = plan["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .filter_map(|t| t["source"].as_str())
+        .collect();
+    for sibling in ["roles/_dep_base/", "roles/_dep_again/"] {
+        assert!(
+            sources.iter().any(|s| s.starts_with(sibling)),
+            "no task of {sibling} in {sources:?}"
+        );
+    }
+}
+
+#[test]
 fn keywords_for_a_running_host_plan_with_a_note() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(dir.path().join("images")).expect("mkdir");

@@ -43,8 +43,9 @@ const OS_FACTS: &[(&str, &str, &str, &str)] = &[
     ("debian-12", "Debian", "12", "6.1.0-50-amd64"),
 ];
 
-/// Plans one role folder for `os`: a throwaway project holding the role (linked) and a recipe
-/// with that OS's facts, plus this project's `mirror.toml` when there is one.
+/// Plans one role folder for `os`: a throwaway project holding the role and the roles beside it
+/// (linked) and a recipe with that OS's facts, plus this project's `mirror.toml` when there is
+/// one.
 pub fn run_role(
     role: &std::path::Path,
     os: &str,
@@ -78,6 +79,22 @@ pub fn run_role(
         std::fs::create_dir_all(root.join("images"))?;
         std::fs::create_dir_all(root.join("roles"))?;
         std::os::unix::fs::symlink(&role, root.join("roles").join(&name))?;
+        // Ansible finds a role's dependencies beside it first (deepops' roles name `facts`, a
+        // sibling), so the role's siblings are linked too.
+        for sibling in role
+            .parent()
+            .map(std::fs::read_dir)
+            .transpose()?
+            .into_iter()
+            .flatten()
+        {
+            let sibling = sibling?;
+            let path = sibling.path();
+            let is_role = ["tasks", "meta"].iter().any(|d| path.join(d).is_dir());
+            if path != role && is_role {
+                std::os::unix::fs::symlink(&path, root.join("roles").join(sibling.file_name()))?;
+            }
+        }
         std::fs::write(
             root.join("images/role-check.yml"),
             format!(
