@@ -276,6 +276,9 @@ fn magic_vars(recipe: &Recipe) -> Vec<(String, Json)> {
             json!({"all": [recipe.image], "ungrouped": [recipe.image]}),
         ),
         ("play_hosts".into(), json!([recipe.image])),
+        ("ansible_play_hosts".into(), json!([recipe.image])),
+        ("ansible_play_hosts_all".into(), json!([recipe.image])),
+        ("ansible_play_batch".into(), json!([recipe.image])),
     ]
 }
 

@@ -11,6 +11,48 @@ use crate::template::Condition;
 use crate::vars::Scope;
 
 impl Planner<'_> {
+    /// `delegate_to:` refused unless it names the image itself (`inventory_hostname`, as
+    /// `munge_key_host: "{{ ansible_play_hosts_all | first }}"` does), where delegating changes
+    /// nothing and the task runs in the image as any other, with a note.
+    pub(super) fn foreign_delegation(
+        &mut self,
+        delegate_to: Option<&Json>,
+        scope: &Scope,
+        at: &Location,
+    ) -> Option<PlanError> {
+        let raw = delegate_to?;
+        let full = self.full(scope);
+        let host = self.templar.render(raw, &full).ok().flatten();
+        let image = self
+            .templar
+            .render(&Json::from("{{ inventory_hostname }}"), &full);
+        match (host, image) {
+            (Some(host), Ok(Some(image))) if host == image => {
+                self.warn(
+                    at,
+                    format!(
+                        "delegate_to names the image itself ({image}); the task runs in the image"
+                    ),
+                );
+                None
+            }
+            (host, _) => {
+                let named = match host {
+                    Some(Json::String(h)) => h,
+                    Some(other) => other.to_string(),
+                    None => raw.as_str().map_or_else(|| raw.to_string(), str::to_owned),
+                };
+                Some(PlanError::new(
+                    at.clone(),
+                    ErrorKind::Unsupported {
+                        key: "delegate_to".into(),
+                        why: format!("it names host '{named}', and an image build has no host but the image; run the step in the rootfs or outside imgbuild"),
+                    },
+                ))
+            }
+        }
+    }
+
     /// Evaluates one `when:` entry; `Ok(None)` when only the build can tell.
     pub(crate) fn condition(
         &mut self,

@@ -199,7 +199,7 @@ impl Planner<'_> {
     }
 
     fn plan_task(&mut self, node: &Node, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
-        let def = parse_task(node, &ctx.file).map_err(|e| self.library_module(e, ctx))?;
+        let mut def = parse_task(node, &ctx.file).map_err(|e| self.library_module(e, ctx))?;
         let at = Location::new(&ctx.file, def.line);
         let mut lookup_dirs = self.file_search("files", ctx);
         for sub in ["templates", "vars"] {
@@ -234,7 +234,11 @@ impl Planner<'_> {
             names.extend(def.listen.iter().cloned());
             self.handler_names.extend(names.iter().cloned());
         }
-        match def.refused {
+        let refused = match def.refused.take() {
+            Some(refused) => Some(refused),
+            None => self.foreign_delegation(def.delegate_to.as_ref(), &scope, &at),
+        };
+        match refused {
             // Ansible runs a handler only when notified: refused only then (planner.rs).
             Some(PlanError {
                 location,
