@@ -3,6 +3,7 @@
 //! environment, handlers flushed at the end of each role, check and diff mode.
 
 mod controller;
+mod local_facts;
 mod loops;
 
 use std::path::Path;
@@ -705,16 +706,7 @@ impl<'a> Executor<'a> {
                 )),
                 ..ModuleResult::default()
             }),
-            "setup" => {
-                let facts: serde_json::Map<String, Json> = self
-                    .plan
-                    .facts
-                    .iter()
-                    .filter(|(k, _)| k.as_str() != "ansible_facts")
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                Ok(ModuleResult::changed(false).with("ansible_facts", Json::Object(facts)))
-            }
+            "setup" => self.setup(args, target),
             "include_vars" => self.include_vars(task, args),
             module => {
                 let found_now = self.find_local_source(task, args)?;

@@ -162,6 +162,12 @@ impl Planner<'_> {
                     task.local_file = Some(path.display().to_string());
                 }
             }
+            "setup" if crate::modules::host_only::gathers_local_facts(&task.args) => {
+                // Local facts come from the image's /etc/ansible/facts.d, which a task may have
+                // filled (a fact script runs in the image): known once the build gathers them.
+                Arc::make_mut(&mut self.facts_set)
+                    .insert("ansible_local".into(), VarValue::Deferred);
+            }
             "service_facts" => {
                 // What services the image has is known once the build reads its unit files.
                 let layer = Arc::make_mut(&mut self.facts_set);
