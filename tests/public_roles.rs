@@ -222,6 +222,28 @@ fn a_downloaded_role_plans_alone_for_each_os() {
 }
 
 #[test]
+fn a_role_that_pins_its_own_version_gives_the_image_that_version() {
+    // The recipe (here, plan --role's) sets no mofed_version; the role's default is what it
+    // installs, so it is the image's MOFED.
+    let role = repo_root().join("tests/fixtures/role-pins/mofed");
+    let out = imgbuild(
+        &repo_root(),
+        &[
+            "--json",
+            "plan",
+            "--role",
+            &role.to_string_lossy(),
+            "--os",
+            "ubuntu-22.04",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(plan["intent"]["mofed"], "5.6-2.0.9.0");
+    assert_eq!(plan["tasks"][0]["args"]["msg"], "MLNX_OFED_LINUX-5.6-2.0.9.0");
+}
+
+#[test]
 fn a_downloaded_role_finds_its_dependencies_beside_it() {
     // As Ansible looks for a dependency beside the role that names it first (deepops' roles
     // depend on their sibling `facts`).

@@ -35,7 +35,7 @@ pub struct ImageIntent {
 }
 
 /// The roles that install what a version variable pins.
-const PINNED_BY: &[(&str, &str)] = &[
+pub(crate) const PINNED_BY: &[(&str, &str)] = &[
     ("kernel", "kernel_version"),
     ("mofed", "mofed_version"),
     ("nvidia", "nvidia_version"),

@@ -354,7 +354,8 @@ impl Planner<'_> {
             }
         }
         self.check_tags(&recipe, tasks.is_empty())?;
-        let vars = self.recipe_vars(&recipe, &scope);
+        let vars =
+            self.pins_from_role_defaults(&recipe, self.recipe_vars(&recipe, &scope), &scope)?;
         let defined_at = |name: &str| {
             let here = |l: &Location| l.path == recipe.path;
             let found = self.sources.definitions(name);
@@ -474,6 +475,35 @@ impl Planner<'_> {
     }
 
     /// The recipe-level variables, resolved where they can be (raw where they cannot).
+    /// A version a pinning role's own `defaults/main.yml` sets (deepops' `mofed` role pins
+    /// `mofed_version` itself) where the recipe sets none: it is what the role installs, so it
+    /// is what the image's labels and verify expect.
+    fn pins_from_role_defaults(
+        &mut self,
+        recipe: &Recipe,
+        mut vars: IndexMap<String, Json>,
+        scope: &Scope,
+    ) -> Result<IndexMap<String, Json>> {
+        for (role, key) in crate::intent::PINNED_BY {
+            let Some(entry) = recipe.roles.iter().find(|r| r.name == *role) else {
+                continue;
+            };
+            if vars.contains_key(*key) {
+                continue;
+            }
+            let at = Location::new(&recipe.path, entry.line);
+            let dir = find_role(&self.sources, &self.project.root, role, at)?;
+            let defaults = var_layer(&mut self.sources, &dir, "defaults", "main")?;
+            let Some(VarValue::Raw(raw)) = defaults.get(*key) else {
+                continue;
+            };
+            if let Ok(Some(value)) = self.templar.render(raw, scope) {
+                vars.insert((*key).to_owned(), value);
+            }
+        }
+        Ok(vars)
+    }
+
     fn recipe_vars(&self, recipe: &Recipe, scope: &Scope) -> IndexMap<String, Json> {
         let mut names: Vec<String> = Vec::new();
         if scope.get("mirror_server").is_some() {

@@ -117,8 +117,9 @@ pub struct TaskDef<'n> {
     pub environment: Option<Json>,
     /// `no_log:`.
     pub no_log: Option<Json>,
-    /// `delegate_to:`, as written: the planner accepts only a delegation to the image itself.
-    pub delegate_to: Option<Json>,
+    /// `delegate_to:` as written, with its line: the planner accepts only a delegation to the
+    /// image itself.
+    pub delegate_to: Option<(Json, usize)>,
     /// A keyword an image build does not run (`local_action`, ...), with why: an error for a
     /// task; a handler that has one is refused only if something notifies it, as Ansible runs
     /// a handler only when notified.
@@ -562,7 +563,7 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
             "delay" => def.delay = Some(value.to_json()),
             "environment" => def.environment = Some(value.to_json()),
             "no_log" => def.no_log = Some(value.to_json()),
-            "delegate_to" => def.delegate_to = Some(value.to_json()),
+            "delegate_to" => def.delegate_to = Some((value.to_json(), key.line)),
             "args" => args_kw = Some(value),
             "block" => block = Some(value),
             "rescue" => rescue = Some(value),

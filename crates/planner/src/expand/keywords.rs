@@ -16,11 +16,10 @@ impl Planner<'_> {
     /// nothing and the task runs in the image as any other, with a note.
     pub(super) fn foreign_delegation(
         &mut self,
-        delegate_to: Option<&Json>,
+        raw: &Json,
         scope: &Scope,
         at: &Location,
     ) -> Option<PlanError> {
-        let raw = delegate_to?;
         let full = self.full(scope);
         let host = self.templar.render(raw, &full).ok().flatten();
         let image = self

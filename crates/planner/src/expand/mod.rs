@@ -236,7 +236,9 @@ impl Planner<'_> {
         }
         let refused = match def.refused.take() {
             Some(refused) => Some(refused),
-            None => self.foreign_delegation(def.delegate_to.as_ref(), &scope, &at),
+            None => def.delegate_to.as_ref().and_then(|(host, line)| {
+                self.foreign_delegation(host, &scope, &Location::new(&ctx.file, *line))
+            }),
         };
         match refused {
             // Ansible runs a handler only when notified: refused only then (planner.rs).
