@@ -1,5 +1,6 @@
 //! Walks task lists into plan steps: loops, conditions, blocks, includes and modules.
 
+mod errors;
 mod keywords;
 mod loops;
 mod role_files;
@@ -18,7 +19,7 @@ use crate::plan::{LoopItem, PlannedBlock, PlannedTask, Retry, Step, Warning};
 use crate::planner::{Planner, RefusedHandler};
 use crate::roles::{find_role, var_layer, yaml_file};
 use crate::task::{parse_task, Action, TaskDef};
-use crate::template::{TemplateError, OMIT};
+use crate::template::OMIT;
 use crate::vars::{Layer, Scope, VarValue};
 use crate::yaml::{Node, Value};
 
@@ -84,62 +85,6 @@ fn union(a: &[String], b: &[String]) -> Vec<String> {
 }
 
 impl Planner<'_> {
-    /// A cycle `a -> b -> a` with where each variable is defined: `a (roles/r/defaults/main.yml:1)
-    /// -> b (...) -> a`.
-    fn where_defined(&self, chain: &str) -> String {
-        let names: Vec<&str> = chain.split(" -> ").collect();
-        names
-            .iter()
-            .enumerate()
-            .map(|(i, name)| {
-                let first = names.iter().position(|n| n == name) == Some(i);
-                match self.sources.definitions(name).first() {
-                    Some(at) if first && i + 1 < names.len() => format!("{name} ({at})"),
-                    _ => (*name).to_owned(),
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(" -> ")
-    }
-
-    /// Turns a template error into a located plan error naming the task.
-    pub(crate) fn template_error(
-        &self,
-        at: &Location,
-        task: Option<&str>,
-        e: TemplateError,
-    ) -> PlanError {
-        let kind = match e {
-            TemplateError::Undefined { name, chain } => {
-                let chain = if chain.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (needed by {})", chain.join(" -> "))
-                };
-                match crate::facts::host_only(&name) {
-                    Some(short) => ErrorKind::HostFact {
-                        short: short.to_owned(),
-                        name,
-                        chain,
-                    },
-                    None => ErrorKind::Undefined { name, chain },
-                }
-            }
-            TemplateError::Cycle(chain) => ErrorKind::Cycle(self.where_defined(&chain)),
-            TemplateError::Other {
-                template, message, ..
-            } => ErrorKind::Template { template, message },
-        };
-        let kind = match task {
-            Some(task) => ErrorKind::InTask {
-                task: task.to_owned(),
-                inner: Box::new(kind),
-            },
-            None => kind,
-        };
-        PlanError::new(at.clone(), kind)
-    }
-
     pub(crate) fn full(&self, scope: &Scope) -> Scope {
         scope.with_facts_set(self.facts_set.clone())
     }
