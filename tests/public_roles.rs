@@ -15,6 +15,24 @@ fn plan(image: &str) -> Value {
     serde_json::from_slice(&out.stdout).expect("plan JSON")
 }
 
+/// `plan --role` of a role folder of this repository for `os`, as JSON.
+fn plan_role(role: &str, os: &str) -> Value {
+    let role = repo_root().join(role);
+    let out = imgbuild(
+        &repo_root(),
+        &[
+            "--json",
+            "plan",
+            "--role",
+            &role.to_string_lossy(),
+            "--os",
+            os,
+        ],
+    );
+    assert!(out.status.success(), "{}: {}", role.display(), stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("plan JSON")
+}
+
 fn tasks<'a>(plan: &'a Value, role: &str) -> Vec<&'a Value> {
     plan["tasks"]
         .as_array()
@@ -225,42 +243,22 @@ fn a_downloaded_role_plans_alone_for_each_os() {
 fn a_role_that_pins_its_own_version_gives_the_image_that_version() {
     // The recipe (here, plan --role's) sets no mofed_version; the role's default is what it
     // installs, so it is the image's MOFED.
-    let role = repo_root().join("tests/fixtures/role-pins/mofed");
-    let out = imgbuild(
-        &repo_root(),
-        &[
-            "--json",
-            "plan",
-            "--role",
-            &role.to_string_lossy(),
-            "--os",
-            "ubuntu-22.04",
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let plan: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let plan = plan_role("tests/fixtures/role-pins/mofed", "ubuntu-22.04");
     assert_eq!(plan["intent"]["mofed"], "5.6-2.0.9.0");
-    assert_eq!(plan["tasks"][0]["args"]["msg"], "MLNX_OFED_LINUX-5.6-2.0.9.0");
+    assert_eq!(
+        plan["tasks"][0]["args"]["msg"],
+        "MLNX_OFED_LINUX-5.6-2.0.9.0"
+    );
 }
 
 #[test]
 fn a_downloaded_role_finds_its_dependencies_beside_it() {
     // As Ansible looks for a dependency beside the role that names it first (deepops' roles
     // depend on their sibling `facts`).
-    let role = repo_root().join("tests/fixtures/ansible-diff/roles/role_dependencies");
-    let out = imgbuild(
-        &repo_root(),
-        &[
-            "--json",
-            "plan",
-            "--role",
-            &role.to_string_lossy(),
-            "--os",
-            "debian-12",
-        ],
+    let plan = plan_role(
+        "tests/fixtures/ansible-diff/roles/role_dependencies",
+        "debian-12",
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let plan: Value = serde_json::from_slice(&out.stdout).expect("json");
     let sources: Vec<&str> = plan["tasks"]
         .as_array()
         .expect("tasks")

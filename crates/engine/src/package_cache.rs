@@ -48,40 +48,14 @@ impl PackageCache {
     /// Links the packages downloaded since the last call into the pool; returns how many were
     /// new to it. A name the pool has already is left alone.
     pub fn harvest(&self) -> io::Result<usize> {
-        let mut added = 0;
-        for entry in std::fs::read_dir(&self.upper)? {
-            let entry = entry?;
-            let name = entry.file_name();
-            if !is_package(Path::new(&name)) || !entry.file_type()?.is_file() {
-                continue;
-            }
-            match std::fs::hard_link(entry.path(), self.pool.join(&name)) {
-                Ok(()) => added += 1,
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(added)
+        link_packages(&self.upper, &self.pool)
     }
 
     /// Links every package of the pool into the upper folder, for a sandbox that binds the
     /// upper folder where overlayfs cannot be mounted. [`PackageCache::harvest`] leaves these
     /// names alone (the pool has them), and a removal in the sandbox removes only its link.
     pub fn link_pool_into_upper(&self) -> io::Result<usize> {
-        let mut linked = 0;
-        for entry in std::fs::read_dir(&self.pool)? {
-            let entry = entry?;
-            let name = entry.file_name();
-            if !is_package(Path::new(&name)) || !entry.file_type()?.is_file() {
-                continue;
-            }
-            match std::fs::hard_link(entry.path(), self.upper.join(&name)) {
-                Ok(()) => linked += 1,
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(linked)
+        link_packages(&self.pool, &self.upper)
     }
 
     /// Whether `folder` holds a package file.
@@ -102,6 +76,25 @@ impl PackageCache {
             self.work.display()
         )
     }
+}
+
+/// Hard-links every package file of `from` into `to`, leaving a name `to` has alone; returns
+/// how many were new to it.
+fn link_packages(from: &Path, to: &Path) -> io::Result<usize> {
+    let mut added = 0;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if !is_package(Path::new(&name)) || !entry.file_type()?.is_file() {
+            continue;
+        }
+        match std::fs::hard_link(entry.path(), to.join(&name)) {
+            Ok(()) => added += 1,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(added)
 }
 
 fn is_package(name: &Path) -> bool {
