@@ -11,6 +11,7 @@ use serde_json::Value as Json;
 
 use super::{params, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::{Kind, RootFs};
+use crate::target::Cmd;
 
 const UNIT_DIRS: &[&str] = &[
     "/etc/systemd/system",
@@ -86,13 +87,37 @@ fn template_of(unit: &str) -> Option<String> {
     (!instance.is_empty()).then(|| format!("{prefix}@.{suffix}"))
 }
 
+/// The unit folders the image's own systemd searches, in its order, as `systemd-analyze
+/// unit-paths` in the image prints them: Debian 12's looks in `/lib/systemd/system` before
+/// `/usr/lib/systemd/system`, so `systemctl enable` there links `/lib/...` (the runtime folders
+/// under `/run` are left out). The usual folders where the image cannot say.
+fn unit_dirs(ctx: &ModuleCtx) -> Vec<String> {
+    let asked = ctx
+        .target
+        .run(&Cmd::new(&["systemd-analyze", "unit-paths"]));
+    if let Some(out) = asked.ok().filter(|out| out.rc == 0) {
+        let dirs: Vec<String> = out
+            .stdout
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with('/') && !l.starts_with("/run/"))
+            .filter(|l| !l.ends_with(".control") && !l.ends_with(".attached"))
+            .map(str::to_owned)
+            .collect();
+        if dirs.first().is_some_and(|d| d == ETC) {
+            return dirs;
+        }
+    }
+    UNIT_DIRS.iter().map(|d| (*d).to_owned()).collect()
+}
+
 /// Where the unit file is, searched as systemd does; aliases in /etc are followed.
-fn find_unit(fs: &RootFs, unit: &str) -> Result<Option<PathBuf>, ModuleError> {
-    for dir in UNIT_DIRS {
+fn find_unit(fs: &RootFs, dirs: &[String], unit: &str) -> Result<Option<PathBuf>, ModuleError> {
+    for dir in dirs {
         let path = Path::new(dir).join(unit);
         match fs.meta(&path)? {
             Some(m) if m.kind == Kind::File => return Ok(Some(path)),
-            Some(m) if m.kind == Kind::Symlink && *dir != ETC => return Ok(Some(path)),
+            Some(m) if m.kind == Kind::Symlink && dir != ETC => return Ok(Some(path)),
             _ => {}
         }
     }
@@ -131,6 +156,7 @@ fn ensure_link(fs: &RootFs, link: &Path, target: &str, check: bool) -> Result<bo
 
 fn set_enabled(
     fs: &RootFs,
+    dirs: &[String],
     name: &str,
     enabled: bool,
     check: bool,
@@ -142,10 +168,10 @@ fn set_enabled(
     }
     seen.push(unit.clone());
     // An instance (`getty@tty2.service`) is enabled from its template (`getty@.service`).
-    let path = match find_unit(fs, &unit)? {
+    let path = match find_unit(fs, dirs, &unit)? {
         Some(path) => Some(path),
         None => match template_of(&unit) {
-            Some(template) => find_unit(fs, &template)?,
+            Some(template) => find_unit(fs, dirs, &template)?,
             None => None,
         },
     };
@@ -156,7 +182,7 @@ fn set_enabled(
         }
         return Err(ModuleError::new(format!(
             "unit {unit} is not installed in the image (looked in {})",
-            UNIT_DIRS.join(", ")
+            dirs.join(", ")
         )));
     };
     let install = parse_install(&fs.read_text_opt(&path)?.unwrap_or_default());
@@ -207,7 +233,7 @@ fn set_enabled(
         }
     }
     for also in &install.also {
-        changed |= set_enabled(fs, also, enabled, check, seen)?;
+        changed |= set_enabled(fs, dirs, also, enabled, check, seen)?;
     }
     Ok(changed)
 }
@@ -277,6 +303,7 @@ pub fn systemd(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
     if let Some(enabled) = &p.enabled {
         changed |= set_enabled(
             fs,
+            &unit_dirs(ctx),
             name.as_str(),
             enabled.or(false),
             ctx.check,
@@ -298,6 +325,7 @@ pub fn service(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
     if let Some(enabled) = &p.enabled {
         changed = set_enabled(
             ctx.target.fs(),
+            &unit_dirs(ctx),
             p.name.as_str(),
             enabled.or(false),
             ctx.check,
@@ -310,6 +338,41 @@ pub fn service(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn usual() -> Vec<String> {
+        UNIT_DIRS.iter().map(|d| (*d).to_owned()).collect()
+    }
+
+    #[test]
+    fn links_name_the_unit_where_the_images_systemd_finds_it_first() {
+        // Debian 12: /lib is usr/lib, and systemd searches /lib/systemd/system first.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("usr/lib/systemd/system")).expect("mkdir");
+        std::os::unix::fs::symlink("usr/lib", root.join("lib")).expect("lib");
+        std::fs::write(
+            root.join("usr/lib/systemd/system/chrony.service"),
+            "[Install]\nWantedBy=multi-user.target\n",
+        )
+        .expect("unit");
+        std::fs::create_dir_all(dir.path().join("scratch")).expect("scratch");
+        let fs = RootFs::new(&root, &dir.path().join("scratch")).expect("fs");
+        let debian: Vec<String> = [
+            ETC,
+            "/usr/local/lib/systemd/system",
+            "/lib/systemd/system",
+            "/usr/lib/systemd/system",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        assert!(set_enabled(&fs, &debian, "chrony", true, false, &mut Vec::new()).expect("enable"));
+        let link = fs
+            .read_link(Path::new(
+                "/etc/systemd/system/multi-user.target.wants/chrony.service",
+            ))
+            .expect("link");
+        assert_eq!(link, "/lib/systemd/system/chrony.service");
+    }
 
     #[test]
     fn install_section() {
@@ -332,7 +395,9 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("scratch")).expect("mkdir");
         std::fs::write(root.join("usr/lib/systemd/system/openibd.service"), "[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\nAlias=ib.service\n").expect("unit");
         let fs = RootFs::new(&root, &dir.path().join("scratch")).expect("fs");
-        assert!(set_enabled(&fs, "openibd", true, false, &mut Vec::new()).expect("enable"));
+        assert!(
+            set_enabled(&fs, &usual(), "openibd", true, false, &mut Vec::new()).expect("enable")
+        );
         assert_eq!(
             std::fs::read_link(
                 root.join("etc/systemd/system/multi-user.target.wants/openibd.service")
@@ -342,18 +407,26 @@ mod tests {
         );
         assert!(root.join("etc/systemd/system/ib.service").is_symlink());
         assert!(
-            !set_enabled(&fs, "openibd", true, false, &mut Vec::new()).expect("again"),
+            !set_enabled(&fs, &usual(), "openibd", true, false, &mut Vec::new()).expect("again"),
             "second enable changes nothing"
         );
-        assert!(
-            set_enabled(&fs, "openibd.service", false, false, &mut Vec::new()).expect("disable")
-        );
+        assert!(set_enabled(
+            &fs,
+            &usual(),
+            "openibd.service",
+            false,
+            false,
+            &mut Vec::new()
+        )
+        .expect("disable"));
         assert!(!root
             .join("etc/systemd/system/multi-user.target.wants/openibd.service")
             .exists());
-        assert!(!set_enabled(&fs, "opensmd", false, false, &mut Vec::new())
-            .expect("disable a missing unit"));
-        assert!(set_enabled(&fs, "opensmd", true, false, &mut Vec::new()).is_err());
+        assert!(
+            !set_enabled(&fs, &usual(), "opensmd", false, false, &mut Vec::new())
+                .expect("disable a missing unit")
+        );
+        assert!(set_enabled(&fs, &usual(), "opensmd", true, false, &mut Vec::new()).is_err());
         assert!(set_masked(&fs, "x", true, false).expect("mask"));
         assert_eq!(
             std::fs::read_link(root.join("etc/systemd/system/x.service")).expect("mask link"),
