@@ -2,6 +2,7 @@
 //! detection, strict undefined naming the variable, native types for `"{{ expr }}"`, and
 //! deferred results for what only the build can know.
 
+mod backslashes;
 mod context;
 pub mod filters;
 mod jinja_tests;
@@ -289,6 +290,8 @@ impl Templar {
         if !is_template(s) {
             return Ok(Some(Json::String(s.to_owned())));
         }
+        // A template written in a YAML value: its string literals keep their backslashes.
+        let s = &backslashes::escape_backslashes(s);
         if let Some(expr) = single_expression(s) {
             return self.eval_in(expr, ctx);
         }

@@ -94,7 +94,7 @@ fn ansible_filters() {
             "{{ k | regex_replace('\\.x86_64$', '') }}",
             json!("4.18.0-553.56.1.el8_10"),
         ),
-        ("{{ k | regex_search('el(\\d+)', '\\\\1') }}", json!(["8"])),
+        ("{{ k | regex_search('el(\\d+)', '\\1') }}", json!(["8"])),
         ("{{ '/a/b.tgz' | basename }}", json!("b.tgz")),
         ("{{ '/a/b.tgz' | dirname }}", json!("/a")),
         ("{{ 'a b  c' | split }}", json!(["a", "b", "c"])),
