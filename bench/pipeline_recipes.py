@@ -15,8 +15,10 @@ and, beside RECIPE, <image>-base.yml: the recipe's base with no roles (the Ansib
 (imgbuild builds an image by its file name, and a recipe's image_name must be that name.)
 
 What differs from the recipe in images/, and why (findings, in the README too):
-  - python3 joins the base's packages: Ansible's modules run in the image's Python, so a site's
-    image has it; imgbuild's recipe gets it too, so both trees hold it.
+  - python3 and python3-apt join the base's packages: Ansible's modules run in the image's
+    Python, and its apt module installs python3-apt into the image when it is missing (with
+    distro-info-data and python-apt-common), so a site's image has both; imgbuild's recipe gets
+    them too, so both trees hold them.
   - build_only_packages and boot_expect_failed are left out: they are imgbuild's (removing the
     build tools after the last role, the boot check); a playbook has no such step, and with it
     the trees would differ by every file of those packages.
@@ -84,8 +86,9 @@ def main():
     if not old_version:
         sys.exit(f"{recipe}: no nvidia_version to bump")
     include = list(variables.get("bootstrap_include", []))
-    if "python3" not in include:
-        include.append("python3")
+    for package in ["python3", "python3-apt"]:
+        if package not in include:
+            include.append(package)
     variables["bootstrap_include"] = include
     for key in LEFT_OUT:
         variables.pop(key, None)

@@ -42,6 +42,8 @@ VOLATILE = [
     "etc/subgid-",
     # systemd's journal catalog database (built with the run's time).
     "var/lib/systemd/catalog/database",
+    # SSH host keys: openssh-server's postinst makes new random ones at every install.
+    "etc/ssh/ssh_host_*",
     # Python's bytecode caches, written when a program (an Ansible module too) imports a module.
     "*/__pycache__",
     "*/__pycache__/*",
@@ -53,6 +55,15 @@ EXPLAINED = [
         "var/cache/apt/archives/*.deb",
         "downloaded packages: imgbuild keeps them in its package cache, out of the image; the "
         "Ansible side's apt leaves the ones no role cleaned up",
+    ),
+    (
+        "var/cache/apt/archives/lock",
+        "apt's download lock: imgbuild's package cache is mounted over the archives folder while "
+        "a role runs, so apt's lock and its partial/ folder's mode change there, not in the image",
+    ),
+    (
+        "var/cache/apt/archives/partial",
+        "apt's download folder: left as the base has it under imgbuild's package cache mount",
     ),
 ]
 
