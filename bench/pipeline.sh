@@ -17,7 +17,8 @@
 # differences). Needs root, ansible (ansible-core with community.general), debootstrap, time,
 # python3 and about 30 GB free under /var/tmp; KEEP=1 keeps the work folder. WARM_PACKAGES=DIR
 # (the `packages` folder a kept run left) starts from those package caches instead of the
-# warm-up build.
+# warm-up build. ROUNDS=cold runs the cold round and the tree comparison only (its last line
+# is then `pipeline: cold R diffs N`).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 image=${IMAGE:-debian-12-compute}
@@ -150,6 +151,12 @@ imgbuild_build "$work/cache-main" "$image" --format chroot --no-verify >"$work/l
 python3 "$repo/bench/tree_diff.py" "$work/ansible-cold" "$work/out/$image/rootfs" | tee "$work/tree-diff"
 diffs=$(awk '/^diffs / {print $2}' "$work/tree-diff")
 rm -rf "$work/ansible-cold" "$work/out/$image/rootfs"
+ratio() { echo "scale=3; $1 / $2" | bc -l | sed 's/^\./0./'; }
+cold=$(ratio "$wall_imgbuild_cold" "$wall_ansible_cold")
+if [ "${ROUNDS:-all}" = cold ]; then
+    echo "pipeline: cold $cold diffs $diffs"
+    exit 0
+fi
 
 timed imgbuild_nochange imgbuild_build "$work/cache-main" "$image"
 timed ansible_nochange ansible_round "$work/ansible-nochange"
@@ -172,8 +179,6 @@ timed imgbuild_jobs2 imgbuild_build "$work/cache-jobs" --jobs 2 "$image" "$image
 rm -rf "$work/cache-jobs"
 printf -v wall_serial '%.1f' "$(echo "$wall_imgbuild_cold + $wall_imgbuild_bump" | bc -l)"
 
-ratio() { echo "scale=3; $1 / $2" | bc -l | sed 's/^\./0./'; }
-cold=$(ratio "$wall_imgbuild_cold" "$wall_ansible_cold")
 nochange=$(ratio "$wall_imgbuild_nochange" "$wall_ansible_nochange")
 bump=$(ratio "$wall_imgbuild_bump" "$wall_ansible_bump")
 jobs2=$(ratio "$wall_imgbuild_jobs2" "$wall_serial")
