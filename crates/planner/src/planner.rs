@@ -474,7 +474,6 @@ impl Planner<'_> {
         self.plan_role_handlers(&role_dir, &role_ctx)
     }
 
-    /// The recipe-level variables, resolved where they can be (raw where they cannot).
     /// A version a pinning role's own `defaults/main.yml` sets (deepops' `mofed` role pins
     /// `mofed_version` itself) where the recipe sets none: it is what the role installs, so it
     /// is what the image's labels and verify expect.
@@ -504,6 +503,7 @@ impl Planner<'_> {
         Ok(vars)
     }
 
+    /// The recipe-level variables, resolved where they can be (raw where they cannot).
     fn recipe_vars(&self, recipe: &Recipe, scope: &Scope) -> IndexMap<String, Json> {
         let mut names: Vec<String> = Vec::new();
         if scope.get("mirror_server").is_some() {
