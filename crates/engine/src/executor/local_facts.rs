@@ -5,10 +5,8 @@
 //! name without `.fact`.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use planner::vars::VarValue;
-use serde_json::{Map, Value as Json};
+use serde_json::{json, Map, Value as Json};
 
 use super::Executor;
 use crate::modules::{ModuleError, ModuleResult};
@@ -40,21 +38,10 @@ impl Executor<'_> {
                 .and_then(Json::as_str)
                 .unwrap_or(FACT_PATH);
             let local = local_facts(target, fact_path, &mut warnings)?;
-            let mut namespaced = match self.plan.facts.get("ansible_facts") {
-                Some(Json::Object(known)) => known.clone(),
-                _ => Map::new(),
-            };
-            if let Some(VarValue::Raw(Json::Object(set))) = self.facts_set.get("ansible_facts") {
-                namespaced.extend(set.clone());
-            }
-            // ansible-playbook 2.14 keeps the prefix here: ansible_facts['ansible_local'].
-            namespaced.insert("ansible_local".into(), local.clone());
-            let layer = Arc::make_mut(&mut self.facts_set);
-            layer.insert("ansible_local".into(), VarValue::Raw(local.clone()));
-            layer.insert(
-                "ansible_facts".into(),
-                VarValue::Raw(Json::Object(namespaced)),
-            );
+            // Both `ansible_local` and, as ansible-playbook 2.14 names it,
+            // ansible_facts['ansible_local'], as any module's returned facts join.
+            let gathered = json!({ "ansible_local": local.clone() });
+            self.merge_facts(&ModuleResult::changed(false).with("ansible_facts", gathered));
             facts.insert("ansible_local".into(), local);
         }
         let mut result = ModuleResult::changed(false).with("ansible_facts", Json::Object(facts));
