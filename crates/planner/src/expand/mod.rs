@@ -540,7 +540,7 @@ impl Planner<'_> {
         let mut args = Map::new();
         let mut deferred = Vec::new();
         let named_args = self.rendered_fact_names(spec.name, raw_args, pass, at, label)?;
-        for (key, value) in &named_args {
+        for (key, value) in named_args.iter() {
             match self.render(value, &pass.scope, at, label)? {
                 Some(Json::String(s)) if s == OMIT => {}
                 Some(Json::String(s)) if spec.url_params.contains(&key.as_str()) => {

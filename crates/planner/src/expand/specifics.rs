@@ -19,16 +19,16 @@ impl Planner<'_> {
     /// (`"{{ item.key }}": "{{ item.value }}"`); other modules' arguments as they are. A name
     /// only the build could know is refused: every later task is planned knowing which
     /// variables a `set_fact` sets.
-    pub(super) fn rendered_fact_names(
+    pub(super) fn rendered_fact_names<'a>(
         &self,
         module: &str,
-        raw_args: &serde_json::Map<String, Json>,
+        raw_args: &'a serde_json::Map<String, Json>,
         pass: &Pass,
         at: &Location,
         label: Option<&str>,
-    ) -> Result<serde_json::Map<String, Json>> {
+    ) -> Result<std::borrow::Cow<'a, serde_json::Map<String, Json>>> {
         if module != "set_fact" {
-            return Ok(raw_args.clone());
+            return Ok(std::borrow::Cow::Borrowed(raw_args));
         }
         let mut named = serde_json::Map::new();
         for (key, value) in raw_args {
@@ -53,7 +53,7 @@ impl Planner<'_> {
             };
             named.insert(name, value.clone());
         }
-        Ok(named)
+        Ok(std::borrow::Cow::Owned(named))
     }
 
     /// What some modules need at plan time: local files, rendered templates, facts, lint.
