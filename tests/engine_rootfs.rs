@@ -439,3 +439,54 @@ fn a_long_task_says_it_is_still_running() {
         "{err}"
     );
 }
+
+/// `synchronize` without `delegate_to` pushes the role's files into the image: rsync runs in
+/// the image from a copy imgbuild stages in its /tmp, modes and links kept, owned by root
+/// whoever owns the checkout, and a second run changes nothing.
+#[test]
+fn synchronize_pushes_the_roles_files_into_the_image() {
+    let (work, root, project) = engine_fixture("imgbuild-sync-");
+    let keys = project.join("roles/sync_push/files/keys");
+    // Git keeps no 0600 and no owner: the checkout's own.
+    std::fs::set_permissions(
+        keys.join("munge.key"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .expect("chmod");
+    std::os::unix::fs::lchown(keys.join("munge.key"), Some(1234), Some(1234)).expect("chown");
+    let cache = work.path().join("cache");
+    let root_arg = root.to_string_lossy().into_owned();
+    let args = ["--json", "apply", "sync-push", "--root", &root_arg];
+    let first = imgbuild_env(&project, &args, &[("IMGBUILD_CACHE", &cache)]);
+    assert!(first.status.success(), "{}", stderr(&first));
+
+    let key = std::fs::symlink_metadata(root.join("etc/site-keys/munge.key")).expect("pushed");
+    assert_eq!(key.mode() & 0o7777, 0o600);
+    assert_eq!(
+        (key.uid(), key.gid()),
+        (0, 0),
+        "owned by root, not the checkout"
+    );
+    assert_eq!(
+        read(&root, "/etc/site-keys/munge.key"),
+        "munge key stand-in\n"
+    );
+    assert_eq!(read(&root, "/etc/site-keys/sub/nested.txt"), "nested\n");
+    assert_eq!(
+        std::fs::read_link(root.join("etc/site-keys/current")).expect("a link"),
+        Path::new("munge.key")
+    );
+    assert_eq!(read(&root, "/etc/site-keys.changed"), "True\n");
+    // The folder itself below /srv; links: false leaves the link out, as rsync does.
+    assert_eq!(read(&root, "/srv/keys/sub/nested.txt"), "nested\n");
+    assert!(!root.join("srv/keys/current").exists());
+    assert!(!root.join("etc/site-keys/keys").exists());
+
+    let second = imgbuild_env(&project, &args, &[("IMGBUILD_CACHE", &cache)]);
+    assert!(second.status.success(), "{}", stderr(&second));
+    let again = statuses(&stdout(&second));
+    for task in ["a folder's contents", "the folder itself"] {
+        assert_eq!(again[task].0, "ok", "{task} changed on a second run");
+    }
+    assert_eq!(read(&root, "/etc/site-keys.changed"), "False\n");
+}

@@ -56,6 +56,10 @@ pub struct PlannedTask {
     pub when: Option<String>,
     /// `path:line` of the task.
     pub source: String,
+    /// `delegate_to:` names the image itself: the task runs there as any other, and a module
+    /// with a path on each of two hosts (`synchronize`) finds both in the image.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub delegated_to_image: bool,
     /// Argument names whose values are still templates (they use build-time results).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub deferred: Vec<String>,

@@ -18,6 +18,7 @@ mod pathinfo;
 mod repos;
 mod script;
 mod stat;
+mod synchronize;
 mod systemd;
 mod template;
 mod textdiff;
@@ -187,6 +188,7 @@ pub const TARGET_MODULES: &[(&str, RunModule)] = &[
     ("lineinfile", lineinfile::run),
     ("blockinfile", blockinfile::run),
     ("stat", stat::run),
+    ("synchronize", synchronize::run),
     ("get_url", get_url::run),
     ("unarchive", unarchive::run),
     ("package", packages::package),

@@ -600,6 +600,7 @@ impl Planner<'_> {
             tags: tags.to_vec(),
             when: and_all(&pass.whens),
             source: at.to_string(),
+            delegated_to_image: def.delegate_to.is_some(),
             deferred,
             item: pass.item.clone(),
             loop_over: pass.loop_over.clone(),

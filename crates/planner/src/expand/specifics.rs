@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use crate::error::{Location, Result};
+use crate::error::{ErrorKind, Location, PlanError, Result};
 use crate::modules::types::Flag;
 use crate::plan::PlannedTask;
 use crate::planner::Planner;
@@ -184,11 +184,77 @@ impl Planner<'_> {
                     self.warn(at, "uname reports the build host's kernel, not the image's; use {{ kernel_version }}");
                 }
             }
+            "synchronize" => self.synchronize_source(task, ctx, at)?,
             "systemd" | "service" if task.args.get("state").is_some() => {
                 self.warn(at, "state: started/stopped/restarted has no meaning in an image build (no daemon runs); the build refuses it, use enabled:");
             }
             _ => {}
         }
         Ok(())
+    }
+
+    /// `synchronize`'s source: a file or folder of the role pushed into the image, or, with
+    /// `delegate_to` naming the image itself, a path in the image (Ansible then runs rsync
+    /// there from path to path). What would read or write the machine running the build is
+    /// refused.
+    fn synchronize_source(
+        &mut self,
+        task: &mut PlannedTask,
+        ctx: &Ctx,
+        at: &Location,
+    ) -> Result<()> {
+        let known = |name: &str| {
+            task.args
+                .get(name)
+                .and_then(Json::as_str)
+                .filter(|_| !task.deferred.iter().any(|d| d == name))
+                .map(str::to_owned)
+        };
+        let refuse = |message: String| {
+            PlanError::new(
+                at.clone(),
+                ErrorKind::Module {
+                    module: "synchronize".into(),
+                    message,
+                },
+            )
+        };
+        if task.delegated_to_image {
+            for name in ["src", "dest"] {
+                if let Some(path) = known(name).filter(|p| !p.starts_with('/')) {
+                    return Err(refuse(format!(
+                        "{name} '{path}' is relative: with delegate_to naming the image both paths are in the image, where Ansible would look for the role's files/{path}; give an absolute path"
+                    )));
+                }
+            }
+            return Ok(());
+        }
+        if task.args.get("mode").and_then(Json::as_str) == Some("pull") {
+            return Err(refuse(
+                "mode: pull copies from the image to the machine running the build, which an image build never writes to; to copy within the image, add delegate_to: \"{{ inventory_hostname }}\"".into(),
+            ));
+        }
+        if let Some(dest) = known("dest").filter(|d| !d.starts_with('/')) {
+            return Err(refuse(format!(
+                "dest '{dest}' is relative; give an absolute path in the image"
+            )));
+        }
+        match known("src") {
+            Some(src) if src.starts_with('/') => Err(refuse(format!(
+                "src '{src}' is a path on the machine running the build, outside the project; imgbuild pushes only the role's own files: put it in the role's files/, or, for a copy within the image, add delegate_to: \"{{{{ inventory_hostname }}}}\""
+            ))),
+            Some(src) => {
+                let path = self.local_file(src.trim_end_matches('/'), "files", ctx, at, "file")?;
+                self.sources.record(&path);
+                task.local_file = Some(path.display().to_string());
+                Ok(())
+            }
+            None => {
+                if task.deferred.iter().any(|d| d == "src") {
+                    task.local_search = self.search_dirs("files", ctx);
+                }
+                Ok(())
+            }
+        }
     }
 }

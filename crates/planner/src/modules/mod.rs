@@ -41,6 +41,7 @@ pub mod set_fact;
 pub mod shell;
 pub mod slurp;
 pub mod stat;
+pub mod synchronize;
 pub mod sysctl;
 pub mod systemd;
 pub mod tempfile;
@@ -156,6 +157,7 @@ pub static ALL: &[&ModuleSpec] = &[
     &shell::SPEC,
     &slurp::SPEC,
     &stat::SPEC,
+    &synchronize::SPEC,
     &sysctl::SPEC,
     &systemd::SPEC,
     &tempfile::SPEC,

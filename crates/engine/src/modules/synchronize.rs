@@ -1,0 +1,249 @@
+//! `synchronize`: rsync in the image, with the command line Ansible's module builds.
+//!
+//! Ansible runs rsync on the host a task delegates to. Delegated to the image itself, both
+//! paths are in the image; pushed from the role (no delegation), imgbuild stages the role's
+//! file or folder in the image's `/tmp` first (owned by root, modes and times kept), as a
+//! container connection hands rsync the controller's files, and rsync copies from there.
+
+use std::path::{Path, PathBuf};
+
+use planner::modules::synchronize::SynchronizeParams;
+use planner::modules::types::{Flag, Int};
+use serde_json::Value as Json;
+
+use super::{params, ModuleCtx, ModuleError, ModuleResult};
+use crate::rootfs::RootFs;
+use crate::target::Cmd;
+
+/// What rsync prints before each item it changed (Ansible's marker).
+const CHANGED_MARKER: &str = "<<CHANGED>>";
+
+/// `synchronize`.
+pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: SynchronizeParams = params("synchronize", args)?;
+    let staged = match ctx.local_file {
+        Some(_) => Some(stage(ctx, &ctx.local_path()?)?),
+        None => None,
+    };
+    let source = match &staged {
+        // A trailing '/' copies the folder's contents: kept from the role's src.
+        Some(stage) if p.src.as_str().ends_with('/') => format!("{}/", stage.display()),
+        Some(stage) => stage.display().to_string(),
+        None => p.src.to_string(),
+    };
+    let argv = rsync_argv(&p, &source, ctx.check);
+    let out = ctx.target.run(&Cmd {
+        argv: argv.clone(),
+        env: ctx.env.to_vec(),
+        cwd: None,
+        stdin: None,
+    });
+    if let Some(stage) = &staged {
+        if let Some(folder) = stage.parent() {
+            ctx.target.fs().remove_all(folder)?;
+        }
+    }
+    let out = out?;
+    let cmd = argv
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    if out.rc == 127 {
+        return Err(ModuleError::new(
+            "synchronize runs rsync in the image, as Ansible does on the host it delegates to, and the image has no rsync; install the rsync package in an earlier task",
+        ));
+    }
+    if out.rc != 0 {
+        let mut error = ModuleError::new(format!("rsync failed: {}", out.stderr.trim()));
+        error.fields.insert("rc".into(), Json::from(out.rc));
+        error.fields.insert("cmd".into(), Json::from(cmd));
+        return Err(error);
+    }
+    let cleaned = out.stdout.replace(CHANGED_MARKER, "");
+    let lines: Vec<Json> = cleaned
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(Json::from)
+        .collect();
+    let changed = match &p.link_dest {
+        Some(dests) if !dests.0.is_empty() => !out.stdout.contains(&format!("{CHANGED_MARKER}.")),
+        _ => out.stdout.contains(CHANGED_MARKER),
+    };
+    Ok(ModuleResult::changed(changed)
+        .with("cmd", cmd)
+        .with("rc", 0)
+        .with("msg", cleaned)
+        .with("stdout_lines", Json::Array(lines)))
+}
+
+/// Copies the role's file or folder to a fresh folder under the image's `/tmp`; returns the
+/// copy's path there.
+fn stage(ctx: &ModuleCtx, local: &Path) -> Result<PathBuf, ModuleError> {
+    let folder = PathBuf::from(format!("/tmp/.imgbuild-synchronize-{}", std::process::id()));
+    let fs = ctx.target.fs();
+    fs.remove_all(&folder)?;
+    fs.mkdir_all(&folder, 0o700)?;
+    let name = local.file_name().unwrap_or_default();
+    let inside = folder.join(name);
+    copy_into(fs, local, &inside)?;
+    Ok(inside)
+}
+
+/// Copies a host file, folder or symlink into the rootfs at `inside`, modes and times kept.
+fn copy_into(fs: &RootFs, host: &Path, inside: &Path) -> Result<(), ModuleError> {
+    let io = |e: std::io::Error| ModuleError::new(format!("{}: {e}", host.display()));
+    let meta = std::fs::symlink_metadata(host).map_err(io)?;
+    let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777;
+    let mtime = std::os::unix::fs::MetadataExt::mtime(&meta);
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(host).map_err(io)?;
+        fs.symlink(&target.to_string_lossy(), inside)?;
+    } else if meta.is_dir() {
+        fs.mkdir_all(inside, mode)?;
+        fs.chmod(inside, mode)?;
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(host)
+            .map_err(io)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for entry in entries {
+            let name = entry.file_name().unwrap_or_default();
+            copy_into(fs, &entry, &inside.join(name))?;
+        }
+    } else {
+        fs.copy_in(host, inside, Some(mode))?;
+    }
+    fs.set_times(inside, mtime)?;
+    Ok(())
+}
+
+/// The rsync command line of ansible.posix's synchronize module for these parameters.
+pub fn rsync_argv(p: &SynchronizeParams, source: &str, check: bool) -> Vec<String> {
+    let on = |f: &Option<Flag>, default: bool| f.as_ref().map_or(default, |f| f.or(default));
+    let set = |f: &Option<Flag>| f.as_ref().map(|f| f.or(false));
+    let mut argv = vec!["rsync".to_owned()];
+    let mut push = |word: &str| argv.push(word.to_owned());
+    if on(&p.delay_updates, true) {
+        push("--delay-updates");
+        push("-F");
+    }
+    if on(&p.compress, true) {
+        push("--compress");
+    }
+    if let Some(Int::Known(timeout)) = p.rsync_timeout.as_ref().filter(|t| **t != Int::Known(0)) {
+        push(&format!("--timeout={timeout}"));
+    }
+    if check {
+        push("--dry-run");
+    }
+    for (flag, default, word) in [
+        (&p.delete, false, "--delete-after"),
+        (&p.existing_only, false, "--existing"),
+        (&p.checksum, false, "--checksum"),
+        (&p.copy_links, false, "--copy-links"),
+    ] {
+        if on(flag, default) {
+            push(word);
+        }
+    }
+    let archive = on(&p.archive, true);
+    if archive {
+        push("--archive");
+    }
+    for (flag, name) in [
+        (&p.recursive, "recursive"),
+        (&p.links, "links"),
+        (&p.perms, "perms"),
+        (&p.times, "times"),
+        (&p.owner, "owner"),
+        (&p.group, "group"),
+    ] {
+        // With --archive an explicit `no` turns one off; without it an explicit `yes` adds it.
+        match (archive, set(flag)) {
+            (true, Some(false)) => push(&format!("--no-{name}")),
+            (false, Some(true)) => push(&format!("--{name}")),
+            _ => {}
+        }
+    }
+    if on(&p.dirs, false) {
+        push("--dirs");
+    }
+    for opt in p.rsync_opts.iter().flat_map(|o| o.0.iter()) {
+        push(opt);
+    }
+    if on(&p.partial, false) {
+        push("--partial");
+    }
+    if let Some(dests) = p.link_dest.as_ref().filter(|d| !d.0.is_empty()) {
+        push("-H");
+        push("-vv");
+        for dest in &dests.0 {
+            push(&format!("--link-dest={dest}"));
+        }
+    }
+    push(&format!("--out-format={CHANGED_MARKER}%i %n%L"));
+    push(source);
+    push(p.dest.as_str());
+    argv
+}
+
+/// Python's `shlex.quote`, for the `cmd` a task registers.
+fn shell_quote(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\"'\"'"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn argv(args: Json) -> Vec<String> {
+        let normalized = (planner::modules::synchronize::SPEC.normalize)(args).expect("valid");
+        let p: SynchronizeParams = serde_json::from_value(normalized).expect("params");
+        rsync_argv(&p, p.src.as_str(), false)
+    }
+
+    /// The command lines ansible.posix 1.5's module builds for the same arguments.
+    #[test]
+    fn the_command_line_is_ansibles() {
+        assert_eq!(
+            argv(json!({"src": "/a/", "dest": "/b"})).join(" "),
+            "rsync --delay-updates -F --compress --archive --out-format=<<CHANGED>>%i %n%L /a/ /b"
+        );
+        assert_eq!(
+            argv(
+                json!({"src": "/a", "dest": "/b", "archive": false, "recursive": true,
+                "times": false, "delete": true, "checksum": true, "delay_updates": false,
+                "rsync_opts": ["--exclude=*.bak"]})
+            )
+            .join(" "),
+            "rsync --compress --delete-after --checksum --recursive --exclude=*.bak \
+             --out-format=<<CHANGED>>%i %n%L /a /b"
+        );
+        assert_eq!(
+            argv(
+                json!({"src": "/a", "dest": "/b", "links": "no", "owner": false,
+                "compress": false, "dirs": true})
+            )
+            .join(" "),
+            "rsync --delay-updates -F --archive --no-links --no-owner --dirs \
+             --out-format=<<CHANGED>>%i %n%L /a /b"
+        );
+    }
+
+    #[test]
+    fn shell_quote_is_shlex_quote() {
+        assert_eq!(shell_quote("--archive"), "--archive");
+        assert_eq!(
+            shell_quote("--out-format=<<CHANGED>>%i %n%L"),
+            "'--out-format=<<CHANGED>>%i %n%L'"
+        );
+        assert_eq!(shell_quote("it's"), "'it'\"'\"'s'");
+    }
+}
