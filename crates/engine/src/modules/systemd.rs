@@ -272,23 +272,49 @@ fn set_masked(fs: &RootFs, name: &str, masked: bool, check: bool) -> Result<bool
     Ok(true)
 }
 
-fn refuse_state<S: planner::modules::types::Choices>(
+/// `state:` in an image build: nothing runs while an image is built, so nothing is started,
+/// stopped or restarted, and nothing changes, as Ansible's systemd module does in a chroot
+/// (it warns and leaves the state alone); the unit must exist, as there. `enabled:` decides
+/// what the node starts when it boots.
+fn state_in_image<S: planner::modules::types::Choices>(
+    ctx: &ModuleCtx,
+    name: &str,
     state: &Option<Choice<S>>,
-) -> Result<(), ModuleError> {
-    match state {
-        None => Ok(()),
-        Some(Choice::Known(s)) => Err(ModuleError::new(format!(
-            "state: {} is refused in an image build: no service runs while an image is built; use enabled: yes so it starts when the node boots",
-            s.as_str()
-        ))),
-        Some(Choice::Deferred(t)) => Err(ModuleError::new(format!("state '{t}' was not resolved"))),
+) -> Result<Option<ModuleResult>, ModuleError> {
+    let state = match state {
+        None => return Ok(None),
+        Some(Choice::Known(s)) => s.as_str(),
+        Some(Choice::Deferred(t)) => {
+            return Err(ModuleError::new(format!("state '{t}' was not resolved")))
+        }
+    };
+    let fs = ctx.target.fs();
+    let unit = unit_name(name);
+    let dirs = unit_dirs(ctx);
+    let found = find_unit(fs, &dirs, &unit)?.is_some()
+        || match template_of(&unit) {
+            Some(template) => find_unit(fs, &dirs, &template)?.is_some(),
+            None => false,
+        }
+        || fs.exists(&Path::new("/etc/init.d").join(name))?;
+    if !found {
+        return Err(ModuleError::new(format!(
+            "Could not find the requested service {name}: host (no unit {unit} in {}, no /etc/init.d/{name}); install its package first",
+            dirs.join(", ")
+        )));
     }
+    Ok(Some(ModuleResult {
+        msg: Some(format!(
+            "state: {state} has no effect in an image build: nothing runs while it is built (enabled: decides what starts when the node boots)"
+        )),
+        ..ModuleResult::default()
+    }
+    .with("state", state)))
 }
 
 /// `systemd`.
 pub fn systemd(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: SystemdParams = params("systemd", args)?;
-    refuse_state(&p.state)?;
     let fs = ctx.target.fs();
     let Some(name) = &p.name else {
         return Ok(ModuleResult {
@@ -310,7 +336,9 @@ pub fn systemd(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
             &mut Vec::new(),
         )?;
     }
-    let mut result = ModuleResult::changed(changed).with("name", name.to_string());
+    let mut result = state_in_image(ctx, name.as_str(), &p.state)?.unwrap_or_default();
+    result.changed = changed;
+    result = result.with("name", name.to_string());
     if let Some(enabled) = &p.enabled {
         result = result.with("enabled", enabled.or(false));
     }
@@ -320,7 +348,6 @@ pub fn systemd(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
 /// `service`.
 pub fn service(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: ServiceParams = params("service", args)?;
-    refuse_state(&p.state)?;
     let mut changed = false;
     if let Some(enabled) = &p.enabled {
         changed = set_enabled(
@@ -332,7 +359,9 @@ pub fn service(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
             &mut Vec::new(),
         )?;
     }
-    Ok(ModuleResult::changed(changed).with("name", p.name.to_string()))
+    let mut result = state_in_image(ctx, p.name.as_str(), &p.state)?.unwrap_or_default();
+    result.changed = changed;
+    Ok(result.with("name", p.name.to_string()))
 }
 
 #[cfg(test)]

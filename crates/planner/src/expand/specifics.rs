@@ -186,7 +186,7 @@ impl Planner<'_> {
             }
             "synchronize" => self.synchronize_source(task, ctx, at)?,
             "systemd" | "service" if task.args.get("state").is_some() => {
-                self.warn(at, "state: started/stopped/restarted has no meaning in an image build (no daemon runs); the build refuses it, use enabled:");
+                self.warn(at, "state: started/stopped/restarted changes nothing in an image build (nothing runs while it is built, as Ansible's systemd module in a chroot); enabled: decides what starts when the node boots");
             }
             _ => {}
         }
