@@ -279,6 +279,12 @@ fn magic_vars(recipe: &Recipe) -> Vec<(String, Json)> {
         ("ansible_play_hosts".into(), json!([recipe.image])),
         ("ansible_play_hosts_all".into(), json!([recipe.image])),
         ("ansible_play_batch".into(), json!([recipe.image])),
+        // A run without -v; the Ansible whose behaviour imgbuild matches (Debian 12's).
+        ("ansible_verbosity".into(), json!(0)),
+        (
+            "ansible_version".into(),
+            json!({"full": "2.14.18", "major": 2, "minor": 14, "revision": 18, "string": "2.14.18"}),
+        ),
     ]
 }
 
