@@ -421,7 +421,12 @@ fn include_role(node: &Node, is_static: bool, file: &Path) -> Result<Action<'sta
 }
 
 /// Parses one task mapping.
-pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
+/// `role_module` says which names are the role's own modules (`library/`).
+pub fn parse_task<'n>(
+    node: &'n Node,
+    file: &Path,
+    role_module: &dyn Fn(&str) -> bool,
+) -> Result<TaskDef<'n>> {
     let entries = node
         .as_map()
         .ok_or_else(|| wrong(file, node, "a task", "a mapping"))?;
@@ -655,6 +660,19 @@ pub fn parse_task<'n>(node: &'n Node, file: &Path) -> Result<TaskDef<'n>> {
                                 args,
                                 node: value,
                             },
+                            &mut action,
+                        )?;
+                    }
+                    None if role_module(other.rsplit('.').next().unwrap_or(other)) => {
+                        let spec = &modules::role_module::SPEC;
+                        let short = other.rsplit('.').next().unwrap_or(other);
+                        let args =
+                            modules::role_module::wrap(short, module_args(spec, value, file)?);
+                        let node = value;
+                        set_action(
+                            other,
+                            key.line,
+                            Action::Module { spec, args, node },
                             &mut action,
                         )?;
                     }

@@ -22,10 +22,18 @@ pub enum VarValue {
     Raw(Json),
     /// Known only while building (a `register`ed result, a fact set from one).
     Deferred,
+    /// A mapping that the build may add keys to (`ansible_facts` after a module that can
+    /// return facts): its keys are known now; any other key, or the whole, only while building.
+    Open(Json),
 }
 
 /// One precedence layer: names to values.
 pub type Layer = IndexMap<String, VarValue>;
+
+/// A name no variable can have: set (deferred) in a layer, it says that any name not defined
+/// now may be defined by the build (a role's own module returned facts, which Ansible makes
+/// variables too), so using one defers instead of failing.
+pub const ANY_OTHER_NAME: &str = "*";
 
 /// Builds a layer of raw values from a JSON object's entries.
 pub fn layer_from<'a>(entries: impl IntoIterator<Item = (&'a String, &'a Json)>) -> Arc<Layer> {
@@ -96,7 +104,7 @@ impl Scope {
         let layers = self.base.iter().chain([&self.facts_set, &self.extra]);
         for layer in layers {
             for name in layer.keys() {
-                if !names.contains(&name.as_str()) {
+                if name != ANY_OTHER_NAME && !names.contains(&name.as_str()) {
                     names.push(name);
                 }
             }

@@ -8,7 +8,7 @@ use planner::plan::PlannedTask;
 use planner::vars::{Scope, VarValue};
 use serde_json::Value as Json;
 
-use super::{Ending, Executor, RoleReport};
+use super::{Ending, Executor, RoleReport, TaskFailure};
 use crate::modules::{ModuleError, ModuleResult};
 use crate::target::Target;
 
@@ -25,6 +25,40 @@ impl Executor<'_> {
             }
         }
         Ok(ModuleResult::changed(false).with("ansible_facts", Json::Object(facts.clone())))
+    }
+
+    /// A changed task notifies its handlers. A name the plan could not render (it uses a
+    /// build-time result) is rendered now, and must name a handler, as Ansible requires.
+    pub(super) fn notify(&mut self, task: &PlannedTask) -> Result<(), Box<TaskFailure>> {
+        for name in &task.notify {
+            let name = if planner::template::is_template(name) {
+                match self.templar.render_text(name, &self.scope(task, None)) {
+                    Ok(Some(rendered)) => {
+                        let known = self
+                            .plan
+                            .handlers
+                            .iter()
+                            .flat_map(|s| s.tasks())
+                            .any(|h| h.name == rendered || h.listen.contains(&rendered));
+                        if !known {
+                            let msg = format!("The requested handler '{rendered}' was not found (notify '{name}')");
+                            return Err(Box::new(self.failure(task, msg, &Default::default())));
+                        }
+                        rendered
+                    }
+                    _ => {
+                        let msg = format!("notify '{name}' could not be rendered");
+                        return Err(Box::new(self.failure(task, msg, &Default::default())));
+                    }
+                }
+            } else {
+                name.clone()
+            };
+            if !self.notified.contains(&name) {
+                self.notified.push(name);
+            }
+        }
+        Ok(())
     }
 
     /// `debug`: a message, or a variable's value.

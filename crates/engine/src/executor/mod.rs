@@ -148,7 +148,7 @@ impl<'a> Executor<'a> {
                 .iter()
                 .filter_map(|(k, v)| match v {
                     VarValue::Raw(raw) => Some((k.clone(), raw.clone())),
-                    VarValue::Deferred => None,
+                    VarValue::Deferred | VarValue::Open(_) => None,
                 })
                 .collect(),
         )
@@ -393,11 +393,7 @@ impl<'a> Executor<'a> {
         }
         if run.status == Status::Changed {
             report.changed += 1;
-            for handler in &task.notify {
-                if !self.notified.contains(handler) {
-                    self.notified.push(handler.clone());
-                }
-            }
+            self.notify(task)?;
         }
         let msg = run.failure.as_ref().map(|f| f.msg.clone()).or(run.msg);
         let seconds = started.elapsed().as_secs_f64();

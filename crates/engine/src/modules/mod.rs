@@ -12,10 +12,12 @@ mod get_url;
 mod hostconf;
 mod inspect;
 mod lineinfile;
+mod package_facts;
 mod packages;
 mod pam_limits;
 mod pathinfo;
 mod repos;
+mod role_module;
 mod script;
 mod stat;
 mod synchronize;
@@ -161,6 +163,10 @@ pub fn run(
     ctx: &ModuleCtx,
 ) -> Option<Result<ModuleResult, ModuleError>> {
     let outcome = dispatch(module, args, ctx)?;
+    if module == planner::modules::role_module::MODULE {
+        // A role's own module answers for itself, as under Ansible.
+        return Some(outcome);
+    }
     let fs = ctx.target.fs();
     Some(match outcome {
         Ok(mut result) => pathinfo::add_path_info(fs, &mut result.fields).map(|()| result),
@@ -177,7 +183,8 @@ pub fn run(
 type RunModule = fn(&Json, &ModuleCtx) -> Result<ModuleResult, ModuleError>;
 
 /// Every module that runs in the rootfs, by the name the planner's table gives it; the
-/// internal build-only step is the one not in that table (a recipe variable plans it).
+/// internal build-only step and a role's own module are the ones not in that table (a recipe
+/// variable plans the first, a role's `library/` the second).
 pub const TARGET_MODULES: &[(&str, RunModule)] = &[
     ("shell", command::shell),
     ("command", command::command),
@@ -211,12 +218,14 @@ pub const TARGET_MODULES: &[(&str, RunModule)] = &[
     ("slurp", inspect::slurp),
     ("tempfile", inspect::tempfile),
     ("service_facts", inspect::service_facts),
+    ("package_facts", package_facts::run),
     ("yum_repository", repos::yum_repository),
     ("rpm_key", repos::rpm_key),
     ("apt_key", repos::apt_key),
     ("apt_repository", apt_repository::apt_repository),
     ("deb822_repository", repos::deb822_repository),
     (planner::build_only::MODULE, build_only::remove),
+    (planner::modules::role_module::MODULE, role_module::run),
 ];
 
 fn dispatch(
@@ -258,7 +267,11 @@ mod tests {
         );
         let unplanned: Vec<&&str> = implemented
             .iter()
-            .filter(|name| !planned.contains(name) && **name != planner::build_only::MODULE)
+            .filter(|name| {
+                !planned.contains(name)
+                    && **name != planner::build_only::MODULE
+                    && **name != planner::modules::role_module::MODULE
+            })
             .collect();
         assert!(
             unplanned.is_empty(),

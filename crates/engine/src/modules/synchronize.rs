@@ -189,7 +189,7 @@ pub fn rsync_argv(p: &SynchronizeParams, source: &str, check: bool) -> Vec<Strin
 }
 
 /// Python's `shlex.quote`, for the `cmd` a task registers.
-fn shell_quote(word: &str) -> String {
+pub(super) fn shell_quote(word: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
     if !word.is_empty() && word.chars().all(safe) {
         word.to_owned()

@@ -1,10 +1,10 @@
 //! Task keywords the planner folds or keeps for the build: `when`, `changed_when`/
-//! `failed_when`/`until` expressions, `environment` and `ignore_errors`.
+//! `failed_when`/`until` expressions, `environment`, `ignore_errors`, and `notify` names.
 
 use indexmap::IndexMap;
 use serde_json::Value as Json;
 
-use super::{and_all, Ctx, Planner};
+use super::{and_all, Ctx, Pass, Planner};
 use crate::error::{ErrorKind, Location, PlanError, Result};
 use crate::modules::types::parse_bool;
 use crate::template::Condition;
@@ -50,6 +50,32 @@ impl Planner<'_> {
                 ))
             }
         }
+    }
+
+    /// `notify:` names rendered, as Ansible renders them (`Restart {{ service }}`), and noted
+    /// for the check that each names a handler. A name that uses a build-time result stays a
+    /// template: the build renders it, and checks it, when the task changes something.
+    pub(super) fn notify_names(
+        &mut self,
+        names: &[String],
+        pass: &Pass,
+        at: &Location,
+        task: Option<&str>,
+    ) -> Result<Vec<String>> {
+        let mut rendered = Vec::new();
+        for name in names {
+            let name = match self.templar.render_text(name, &self.full(&pass.scope)) {
+                Ok(Some(name)) => name,
+                Ok(None) => {
+                    rendered.push(name.clone());
+                    continue;
+                }
+                Err(e) => return Err(self.template_error(at, task, e)),
+            };
+            self.notified.push((name.clone(), at.clone()));
+            rendered.push(name);
+        }
+        Ok(rendered)
     }
 
     /// Evaluates one `when:` entry; `Ok(None)` when only the build can tell.

@@ -144,7 +144,9 @@ impl Planner<'_> {
     }
 
     fn plan_task(&mut self, node: &Node, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
-        let mut def = parse_task(node, &ctx.file).map_err(|e| self.library_module(e, ctx))?;
+        let mut def = parse_task(node, &ctx.file, &|name| {
+            self.role_module_file(name, ctx).is_some()
+        })?;
         let at = Location::new(&ctx.file, def.line);
         let mut lookup_dirs = self.file_search("files", ctx);
         for sub in ["templates", "vars"] {
@@ -656,9 +658,7 @@ impl Planner<'_> {
                 _ => true,
             };
         }
-        for handler in &def.notify {
-            self.notified.push((handler.clone(), at.clone()));
-        }
+        task.notify = self.notify_names(&def.notify, pass, at, label)?;
         self.module_specifics(&mut task, pass, ctx, at, label)?;
         task.context = self.runtime_context(&task, raw_args, &pass.scope);
         out.push(Step::Task(Box::new(task)));

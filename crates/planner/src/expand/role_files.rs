@@ -1,5 +1,5 @@
 //! The project files a task names: a role's `files/`/`templates/` sources, the folders a
-//! source only the build knows is looked for in, and a role's own `library/` modules (refused).
+//! source only the build knows is looked for in, and a role's own `library/` modules.
 
 use std::path::{Path, PathBuf};
 
@@ -9,38 +9,14 @@ use crate::planner::Planner;
 use super::Ctx;
 
 impl Planner<'_> {
-    /// An unknown module that is the role's own `library/` module gets an error saying so.
-    pub(super) fn library_module(&self, error: PlanError, ctx: &Ctx) -> PlanError {
-        let ErrorKind::UnknownKey { key, .. } = &error.kind else {
-            return error;
-        };
-        let short = key.rsplit('.').next().unwrap_or(key);
-        let Some(role_dir) = &ctx.role_dir else {
-            return error;
-        };
-        let library = role_dir.join("library");
-        let found = ["py", "ps1", "sh", ""].iter().find_map(|ext| {
-            let name = if ext.is_empty() {
-                short.to_owned()
-            } else {
-                format!("{short}.{ext}")
-            };
-            let path = library.join(name);
-            self.sources.is_file(&path).then_some(path)
-        });
-        match found {
-            Some(path) => PlanError::new(
-                error.location,
-                ErrorKind::Unsupported {
-                    key: key.clone(),
-                    why: format!(
-                        "it is the role's own module {}, which imgbuild cannot run (it runs no Python on a controller); replace the task with a command or shell task doing the same, or add the module to imgbuild in Rust",
-                        path.display()
-                    ),
-                },
-            ),
-            None => error,
-        }
+    /// The file of the role's own module `name` (`library/<name>.py`, `.sh`, or bare), if the
+    /// task's role has one.
+    pub(crate) fn role_module_file(&self, name: &str, ctx: &Ctx) -> Option<PathBuf> {
+        let library = ctx.role_dir.as_ref()?.join("library");
+        crate::modules::role_module::file_names(name)
+            .into_iter()
+            .map(|file| library.join(file))
+            .find(|path| self.sources.is_file(path))
     }
 
     /// The folders a role's file named in a task is looked for in, in order.

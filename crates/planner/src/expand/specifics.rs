@@ -168,12 +168,9 @@ impl Planner<'_> {
                 Arc::make_mut(&mut self.facts_set)
                     .insert("ansible_local".into(), VarValue::Deferred);
             }
-            "service_facts" => {
-                // What services the image has is known once the build reads its unit files.
-                let layer = Arc::make_mut(&mut self.facts_set);
-                layer.insert("services".into(), VarValue::Deferred);
-                layer.insert("ansible_facts".into(), VarValue::Deferred);
-            }
+            // What services and packages the image has is known once the build reads them.
+            "service_facts" => self.facts_known_at_build(pass, &["services"]),
+            "package_facts" => self.facts_known_at_build(pass, &["packages"]),
             "shell" | "command" => {
                 let text = match (arg("cmd"), task.args.get("argv")) {
                     (Some(cmd), _) => cmd,
@@ -185,12 +182,49 @@ impl Planner<'_> {
                 }
             }
             "synchronize" => self.synchronize_source(task, ctx, at)?,
+            crate::modules::role_module::MODULE => {
+                let name = arg("module").unwrap_or_default();
+                if let Some(path) = self.role_module_file(&name, ctx) {
+                    self.sources.record(&path);
+                    if self.sources.read_text(&path)?.contains("ansible_facts") {
+                        // A module that may return facts: which, the build tells; Ansible
+                        // makes each a variable too.
+                        self.facts_known_at_build(pass, &[crate::vars::ANY_OTHER_NAME]);
+                    }
+                    if task.name == crate::modules::role_module::MODULE {
+                        task.name = name;
+                    }
+                    task.local_file = Some(path.display().to_string());
+                }
+            }
             "systemd" | "service" if task.args.get("state").is_some() => {
                 self.warn(at, "state: started/stopped/restarted changes nothing in an image build (nothing runs while it is built, as Ansible's systemd module in a chroot); enabled: decides what starts when the node boots");
             }
             _ => {}
         }
         Ok(())
+    }
+
+    /// After a module that returns facts only the build knows: `names` are known then, and so
+    /// is any fact not known now; the facts known now stay known (`ansible_facts` is open).
+    fn facts_known_at_build(&mut self, pass: &Pass, names: &[&str]) {
+        let open = match self.full(&pass.scope).get("ansible_facts") {
+            Some(VarValue::Raw(known) | VarValue::Open(known)) => {
+                let mut known = known.clone();
+                if let Json::Object(map) = &mut known {
+                    for name in names {
+                        map.remove(*name);
+                    }
+                }
+                VarValue::Open(known)
+            }
+            _ => VarValue::Deferred,
+        };
+        let layer = Arc::make_mut(&mut self.facts_set);
+        for name in names {
+            layer.insert((*name).to_owned(), VarValue::Deferred);
+        }
+        layer.insert("ansible_facts".into(), open);
     }
 
     /// `synchronize`'s source: a file or folder of the role pushed into the image, or, with

@@ -30,9 +30,11 @@ pub mod meta;
 pub mod modprobe;
 pub mod mount;
 pub mod package;
+pub mod package_facts;
 pub mod pam_limits;
 pub mod patch;
 pub mod replace;
+pub mod role_module;
 pub mod rpm_key;
 pub mod script;
 pub mod service;
@@ -146,6 +148,7 @@ pub static ALL: &[&ModuleSpec] = &[
     &modprobe::SPEC,
     &mount::SPEC,
     &package::SPEC,
+    &package_facts::SPEC,
     &pam_limits::SPEC,
     &patch::SPEC,
     &replace::SPEC,

@@ -87,6 +87,11 @@ impl LazyContext {
                     ]));
                 }
                 let mut state = self.lock();
+                if self.scope.get(crate::vars::ANY_OTHER_NAME).is_some() {
+                    // It may be a fact the build's role module returns.
+                    state.deferred = true;
+                    return Some(Value::UNDEFINED);
+                }
                 let chain = state.stack.clone();
                 state.missing.push((name.to_owned(), chain));
                 return None;
@@ -96,6 +101,13 @@ impl LazyContext {
                 state.deferred = true;
                 state.cache.insert(name.to_owned(), None);
                 return Some(Value::UNDEFINED);
+            }
+            Some(VarValue::Open(known)) => {
+                // Not cached: the mapping holds this context, which must not hold it back.
+                return Some(Value::from_object(OpenMapping {
+                    known: known.clone(),
+                    context: self.clone(),
+                }));
             }
             Some(VarValue::Raw(raw)) => raw,
         };
@@ -134,5 +146,39 @@ impl Object for LazyContext {
     fn enumerate(self: &Arc<Self>) -> Enumerator {
         let names: Vec<Value> = self.scope.names().into_iter().map(Value::from).collect();
         Enumerator::Values(names)
+    }
+}
+
+/// A mapping the build may add keys to ([`VarValue::Open`]): a known key is its value; any
+/// other key, or going through the whole mapping, makes the render deferred.
+#[derive(Debug)]
+struct OpenMapping {
+    known: serde_json::Value,
+    context: Arc<LazyContext>,
+}
+
+impl Object for OpenMapping {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        match key.as_str().and_then(|k| self.known.get(k)) {
+            Some(value) => Some(Value::from_serialize(value)),
+            None => {
+                self.context.lock().deferred = true;
+                Some(Value::UNDEFINED)
+            }
+        }
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        self.context.lock().deferred = true;
+        let keys = self
+            .known
+            .as_object()
+            .map(|m| m.keys().map(|k| Value::from(k.as_str())).collect())
+            .unwrap_or_default();
+        Enumerator::Values(keys)
     }
 }
