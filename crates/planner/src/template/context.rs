@@ -87,7 +87,9 @@ impl LazyContext {
                     ]));
                 }
                 let mut state = self.lock();
-                if self.scope.get(crate::vars::ANY_OTHER_NAME).is_some() {
+                if self.scope.get(crate::vars::ANY_OTHER_NAME).is_some()
+                    && !self.templar.is_global(name)
+                {
                     // It may be a fact the build's role module returns.
                     state.deferred = true;
                     return Some(Value::UNDEFINED);

@@ -111,6 +111,12 @@ impl Templar {
         Self { env: Arc::new(env) }
     }
 
+    /// Whether `name` is a function or value of the template language itself (`lookup`,
+    /// `range`, `omit`), which a variable of that name would hide.
+    pub(super) fn is_global(&self, name: &str) -> bool {
+        self.env.globals().any(|(global, _)| global == name)
+    }
+
     fn context(&self, scope: &Scope) -> Arc<LazyContext> {
         Arc::new(LazyContext {
             scope: scope.clone(),

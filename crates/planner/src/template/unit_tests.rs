@@ -257,3 +257,31 @@ fn no_break_spaces_inside_tags_are_spaces() {
         Ok(Some("a\u{a0}v".into()))
     );
 }
+
+/// After a role module that may return facts: known facts stay known, another key of
+/// `ansible_facts` or an undefined name defers, and the language's own names still work.
+#[test]
+fn an_open_fact_mapping_defers_only_what_the_build_may_add() {
+    let t = Templar::new();
+    let layer: Layer = [
+        (
+            "ansible_facts".to_string(),
+            VarValue::Open(json!({"distribution": "Rocky"})),
+        ),
+        (crate::vars::ANY_OTHER_NAME.to_string(), VarValue::Deferred),
+    ]
+    .into_iter()
+    .collect();
+    let sc = Scope::default().with_layer(Arc::new(layer));
+    assert_eq!(
+        render(&t, "{{ ansible_facts.distribution }}", &sc),
+        Ok(Some(json!("Rocky")))
+    );
+    assert_eq!(render(&t, "{{ ansible_facts['provider'] }}", &sc), Ok(None));
+    assert_eq!(render(&t, "{{ ansible_facts | length }}", &sc), Ok(None));
+    assert_eq!(render(&t, "{{ provider_current }}", &sc), Ok(None));
+    assert_eq!(
+        render(&t, "{{ range(2) | list }} {{ omit is string }}", &sc),
+        Ok(Some(json!("[0, 1] True")))
+    );
+}
