@@ -262,42 +262,71 @@ fn counter(items: Value) -> Result<Value, Error> {
     Ok(Value::from_iter(counts))
 }
 
-/// `comment(style='plain')`: the text as a comment block, as Ansible's comment filter writes
-/// it (`#` lines around `# text`; `c` for `//`, `cblock` for `/* */`, `xml` for `<!-- -->`).
+/// `comment(style='plain', **kw)`: the text as a comment block, as Ansible's comment filter
+/// builds it: `beginning`, `prefix` lines, each text line after `decoration`, `postfix` lines,
+/// `end`, with the style's defaults (`plain`: `#` lines around `# text`; `erlang` `%`, `c`
+/// `//`, `cblock` `/* */`, `xml` `<!-- -->`) under every keyword given.
 fn comment(text: String, style: Option<String>, kwargs: Kwargs) -> Result<String, Error> {
-    let decoration: Option<String> = kwargs.get("decoration")?;
-    let _: Option<String> = kwargs.get("prefix")?;
-    let _: Option<String> = kwargs.get("postfix")?;
-    kwargs.assert_all_used()?;
-    let (start, line_start, end) = match style.as_deref().unwrap_or("plain") {
-        "plain" | "erlang" => ("#", "# ", "#"),
-        "c" => ("//", "// ", "//"),
+    let style = style.unwrap_or_else(|| "plain".into());
+    let (beginning, decoration, end) = match style.as_str() {
+        "plain" => ("", "# ", ""),
+        "erlang" => ("", "% ", ""),
+        "c" => ("", "// ", ""),
         "cblock" => ("/*", " * ", " */"),
         "xml" => ("<!--", " - ", "-->"),
         other => return Err(invalid(format!("comment: unknown style '{other}'"))),
     };
-    let start = if style.as_deref() == Some("erlang") {
-        "%"
-    } else {
-        start
+    let given = |key: &str| -> Result<Option<String>, Error> {
+        Ok(kwargs.get::<Option<Value>>(key)?.map(|v| match v.as_str() {
+            Some(s) => s.to_owned(),
+            None => v.to_string(),
+        }))
     };
-    let line_start = decoration
-        .as_deref()
-        .unwrap_or(if style.as_deref() == Some("erlang") {
-            "% "
+    // prefix and postfix default to the decoration (given, or the style's), right-trimmed.
+    let prepostfix = given("decoration")?.unwrap_or_else(|| decoration.to_owned());
+    let newline = given("newline")?.unwrap_or_else(|| "\n".into());
+    let beginning = given("beginning")?.unwrap_or_else(|| beginning.to_owned());
+    let prefix = given("prefix")?.unwrap_or_else(|| prepostfix.trim_end().to_owned());
+    let postfix = given("postfix")?.unwrap_or_else(|| prepostfix.trim_end().to_owned());
+    let decoration = prepostfix.clone();
+    let end = given("end")?.unwrap_or_else(|| end.to_owned());
+    let count = |key: &str| -> Result<usize, Error> {
+        Ok(given(key)?.map_or(Ok(1), |n| {
+            n.trim()
+                .parse::<usize>()
+                .map_err(|_| invalid(format!("comment: {key} '{n}' is not a count")))
+        })?)
+    };
+    let (prefix_count, postfix_count) = (count("prefix_count")?, count("postfix_count")?);
+    kwargs.assert_all_used()?;
+    let mut out = String::new();
+    if !beginning.is_empty() {
+        out.push_str(&format!("{beginning}{newline}"));
+    }
+    if !prefix.is_empty() {
+        let line = if prefix == newline {
+            newline.clone()
         } else {
-            line_start
-        });
-    let end = if style.as_deref() == Some("erlang") {
-        "%"
-    } else {
-        end
-    };
-    let body: Vec<String> = text
-        .lines()
-        .map(|l| format!("{line_start}{l}").trim_end().to_owned())
-        .collect();
-    Ok(format!("{start}\n{}\n{end}", body.join("\n")))
+            format!("{prefix}{newline}")
+        };
+        out.push_str(&line.repeat(prefix_count));
+    }
+    let body = format!(
+        "{decoration}{}",
+        text.replace(&newline, &format!("{newline}{decoration}"))
+    );
+    // A line that is only the decoration loses its trailing spaces.
+    out.push_str(&body.replace(
+        &format!("{decoration}{newline}"),
+        &format!("{}{newline}", decoration.trim_end()),
+    ));
+    for _ in 0..postfix_count {
+        out.push_str(&format!("{newline}{postfix}"));
+    }
+    if !end.is_empty() {
+        out.push_str(&format!("{newline}{end}"));
+    }
+    Ok(out)
 }
 
 /// `seq is contains(x)`.

@@ -285,3 +285,36 @@ fn an_open_fact_mapping_defers_only_what_the_build_may_add() {
         Ok(Some(json!("[0, 1] True")))
     );
 }
+
+/// `comment` as ansible-core 2.14's filter gives it (outputs taken from running its code).
+#[test]
+fn comment_builds_blocks_as_ansible_does() {
+    let t = Templar::new();
+    let sc = scope(&[]);
+    let cases = [
+        ("'Ansible managed' | comment", "#\n# Ansible managed\n#"),
+        ("'a\nb' | comment", "#\n# a\n# b\n#"),
+        (
+            "'system_role:timesync' | comment(prefix='', postfix='')",
+            "# system_role:timesync\n",
+        ),
+        (
+            "'x\n\ny' | comment('cblock')",
+            "/*\n *\n * x\n *\n * y\n *\n */",
+        ),
+        ("'x' | comment('xml')", "<!--\n -\n - x\n -\n-->"),
+        ("'x' | comment('c', prefix_count=2)", "//\n//\n// x\n//"),
+        ("'x' | comment('erlang', decoration='%% ')", "%%\n%% x\n%%"),
+        (
+            "'x' | comment(beginning='BEGIN', end='END', postfix_count=0)",
+            "BEGIN\n#\n# x\nEND",
+        ),
+    ];
+    for (expr, want) in cases {
+        assert_eq!(
+            render(&t, &format!("{{{{ {expr} }}}}"), &sc),
+            Ok(Some(json!(want))),
+            "{expr}"
+        );
+    }
+}
