@@ -11,7 +11,7 @@ impl Planner<'_> {
     /// The plan-time values of every variable the task's build-time expressions refer to,
     /// following variables whose own values are still templates.
     pub(crate) fn runtime_context(
-        &self,
+        &mut self,
         task: &PlannedTask,
         raw_args: &Map<String, Json>,
         scope: &Scope,
@@ -56,6 +56,14 @@ impl Planner<'_> {
             "debug" => {
                 if let Some(var) = task.args.get("var").and_then(Json::as_str) {
                     texts.push((var.to_owned(), true));
+                }
+            }
+            // A template the plan could not render: the build renders the whole file.
+            "template" if task.rendered.is_none() => {
+                let file = task.local_file.as_ref().map(std::path::Path::new);
+                if let Some(text) = file.and_then(|f| self.sources.read_text(f).ok()) {
+                    // (already an input of the image: the plan named it)
+                    texts.push((text, false));
                 }
             }
             _ => {}
