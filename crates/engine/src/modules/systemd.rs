@@ -167,6 +167,18 @@ fn set_enabled(
         return Ok(false);
     }
     seen.push(unit.clone());
+    // An alias that a package enabled (`chronyd.service` -> chrony.service in /etc) names
+    // the unit it links to, as systemctl follows it.
+    let alias = Path::new(ETC).join(&unit);
+    if fs.meta(&alias)?.is_some_and(|m| m.kind == Kind::Symlink) {
+        let target = fs.read_link(&alias)?;
+        let real = Path::new(&target)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned());
+        if let Some(real) = real.filter(|r| *r != unit && target != "/dev/null") {
+            return set_enabled(fs, dirs, &real, enabled, check, seen);
+        }
+    }
     // An instance (`getty@tty2.service`) is enabled from its template (`getty@.service`).
     let path = match find_unit(fs, dirs, &unit)? {
         Some(path) => Some(path),
