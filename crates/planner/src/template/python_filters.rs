@@ -291,11 +291,11 @@ fn comment(text: String, style: Option<String>, kwargs: Kwargs) -> Result<String
     let decoration = prepostfix.clone();
     let end = given("end")?.unwrap_or_else(|| end.to_owned());
     let count = |key: &str| -> Result<usize, Error> {
-        Ok(given(key)?.map_or(Ok(1), |n| {
+        given(key)?.map_or(Ok(1), |n| {
             n.trim()
                 .parse::<usize>()
                 .map_err(|_| invalid(format!("comment: {key} '{n}' is not a count")))
-        })?)
+        })
     };
     let (prefix_count, postfix_count) = (count("prefix_count")?, count("postfix_count")?);
     kwargs.assert_all_used()?;
