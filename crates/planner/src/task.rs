@@ -420,8 +420,13 @@ fn include_role(node: &Node, is_static: bool, file: &Path) -> Result<Action<'sta
     })
 }
 
-/// Parses one task mapping.
-/// `role_module` says which names are the role's own modules (`library/`).
+/// `name` without an `ansible.legacy.` prefix (how a role's own module may also be named).
+fn legacy_name(name: &str) -> &str {
+    name.strip_prefix("ansible.legacy.").unwrap_or(name)
+}
+
+/// Parses one task mapping; `role_module` says which names are the role's own modules
+/// (`library/`).
 pub fn parse_task<'n>(
     node: &'n Node,
     file: &Path,
@@ -663,11 +668,13 @@ pub fn parse_task<'n>(
                             &mut action,
                         )?;
                     }
-                    None if role_module(other.rsplit('.').next().unwrap_or(other)) => {
+                    // A role's own module: its short name, or `ansible.legacy.` and it.
+                    None if role_module(legacy_name(other)) => {
                         let spec = &modules::role_module::SPEC;
-                        let short = other.rsplit('.').next().unwrap_or(other);
-                        let args =
-                            modules::role_module::wrap(short, module_args(spec, value, file)?);
+                        let args = modules::role_module::wrap(
+                            legacy_name(other),
+                            module_args(spec, value, file)?,
+                        );
                         let node = value;
                         set_action(
                             other,

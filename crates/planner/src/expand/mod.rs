@@ -145,7 +145,7 @@ impl Planner<'_> {
 
     fn plan_task(&mut self, node: &Node, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
         let mut def = parse_task(node, &ctx.file, &|name| {
-            self.role_module_file(name, ctx).is_some()
+            !name.contains('.') && self.role_module_file(name, ctx).is_some()
         })?;
         let at = Location::new(&ctx.file, def.line);
         let mut lookup_dirs = self.file_search("files", ctx);

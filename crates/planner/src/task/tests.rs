@@ -91,3 +91,30 @@ fn task_shapes() {
         .to_string();
     assert!(err.contains("not supported"), "{err}");
 }
+
+#[test]
+fn a_roles_own_module_is_planned_with_its_arguments_as_written() {
+    let node = parse("site_probe: name=hostname verbose=yes\n").expect("yaml");
+    let is_own = |name: &str| name == "site_probe";
+    for text in ["site_probe", "ansible.legacy.site_probe"] {
+        let node = parse(&format!("{text}: name=hostname verbose=yes\n")).expect("yaml");
+        match parse_task(&node, Path::new("t.yml"), &is_own)
+            .expect("planned")
+            .action
+        {
+            Action::Module { spec, args, .. } => {
+                assert_eq!(spec.name, crate::modules::role_module::MODULE);
+                assert_eq!(
+                    Json::Object(args),
+                    json!({"module": "site_probe", "args": {"name": "hostname", "verbose": "yes"}})
+                );
+            }
+            _ => panic!("{text}: not a module"),
+        }
+    }
+    // Without it in the role's library the name is an unknown module, as before.
+    let err = parse_task(&node, Path::new("t.yml"), &|_| false).expect_err("unknown");
+    assert!(err.to_string().contains("site_probe"), "{err}");
+    let collection = parse("community.general.site_probe: {}\n").expect("yaml");
+    assert!(parse_task(&collection, Path::new("t.yml"), &is_own).is_err());
+}
