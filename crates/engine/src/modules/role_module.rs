@@ -234,6 +234,12 @@ fn copy_tree(fs: &RootFs, host: &Path, inside: &Path) -> Result<(), ModuleError>
 /// The module's answer: the JSON object it printed (lines before and after it ignored, as
 /// Ansible ignores them) as the task's result.
 fn answer(name: &str, out: crate::target::CmdOutput) -> Result<ModuleResult, ModuleError> {
+    if out.rc == 127 && out.stdout.trim().is_empty() {
+        return Err(ModuleError::new(format!(
+            "{name}: the image has no interpreter for it ({}); install it in an earlier task (Ansible needs it in the image too)",
+            out.stderr.trim()
+        )));
+    }
     let Some(Json::Object(mut data)) = json_in(&out.stdout) else {
         let mut error = ModuleError::new(format!(
             "MODULE FAILURE: {name} printed no JSON (rc {}): {}",
