@@ -45,7 +45,7 @@ impl Planner<'_> {
                     at.clone(),
                     ErrorKind::Unsupported {
                         key: "delegate_to".into(),
-                        why: format!("it names host '{named}', and an image build has no host but the image; run the step in the rootfs or outside imgbuild"),
+                        why: format!("it names host '{named}', and an image build has no host but the image; what the task makes or reads there (a shared key, a file) is a site value: give it to the image through the recipe's vars or a file of a role, or run the step in the rootfs"),
                     },
                 ))
             }
