@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 use planner::modules::types::parse_bool;
 use serde_json::{Map, Value as Json};
 
-use super::synchronize::shell_quote;
 use super::{ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::RootFs;
 use crate::target::Cmd;
+use planner::template::filters::shlex_quote;
 
 /// The ansible-core version whose module protocol this follows (Debian 12's).
 const ANSIBLE_VERSION: &str = "2.14.18";
@@ -106,7 +106,7 @@ fn stage_and_run(
         Style::WantJson => Json::Object(module_args).to_string(),
         Style::Old => module_args
             .iter()
-            .map(|(k, v)| format!("{k}={}", shell_quote(&python_text(v))))
+            .map(|(k, v)| format!("{k}={}", shlex_quote(&python_text(v))))
             .collect::<Vec<_>>()
             .join(" "),
     };
@@ -348,6 +348,6 @@ mod tests {
     #[test]
     fn old_style_words_are_python_text_quoted() {
         assert_eq!(python_text(&Json::Bool(true)), "True");
-        assert_eq!(shell_quote(&python_text(&Json::from("a b"))), "'a b'");
+        assert_eq!(shlex_quote(&python_text(&Json::from("a b"))), "'a b'");
     }
 }

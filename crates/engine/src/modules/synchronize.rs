@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use planner::modules::synchronize::SynchronizeParams;
 use planner::modules::types::{Flag, Int};
+use planner::template::filters::shlex_quote;
 use serde_json::Value as Json;
 
 use super::{params, ModuleCtx, ModuleError, ModuleResult};
@@ -46,7 +47,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let out = out?;
     let cmd = argv
         .iter()
-        .map(|w| shell_quote(w))
+        .map(|w| shlex_quote(w))
         .collect::<Vec<_>>()
         .join(" ");
     if out.rc == 127 {
@@ -188,16 +189,6 @@ pub fn rsync_argv(p: &SynchronizeParams, source: &str, check: bool) -> Vec<Strin
     argv
 }
 
-/// Python's `shlex.quote`, for the `cmd` a task registers.
-pub(super) fn shell_quote(word: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
-    if !word.is_empty() && word.chars().all(safe) {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', "'\"'\"'"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,12 +229,12 @@ mod tests {
     }
 
     #[test]
-    fn shell_quote_is_shlex_quote() {
-        assert_eq!(shell_quote("--archive"), "--archive");
+    fn the_registered_cmd_is_shlex_quoted() {
+        assert_eq!(shlex_quote("--archive"), "--archive");
         assert_eq!(
-            shell_quote("--out-format=<<CHANGED>>%i %n%L"),
+            shlex_quote("--out-format=<<CHANGED>>%i %n%L"),
             "'--out-format=<<CHANGED>>%i %n%L'"
         );
-        assert_eq!(shell_quote("it's"), "'it'\"'\"'s'");
+        assert_eq!(shlex_quote("it's"), "'it'\"'\"'s'");
     }
 }

@@ -459,14 +459,19 @@ fn ternary(value: Value, yes: Value, no: Value, none: Option<Value>) -> Value {
     }
 }
 
-/// Python's `shlex.quote`.
+/// The `quote` filter.
 fn quote(value: String) -> String {
+    shlex_quote(&value)
+}
+
+/// Python's `shlex.quote`: a word as the shell reads it back unchanged.
+pub fn shlex_quote(value: &str) -> String {
     let safe = !value.is_empty()
         && value
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c));
     if safe {
-        value
+        value.to_owned()
     } else {
         format!("'{}'", value.replace('\'', "'\"'\"'"))
     }
