@@ -93,11 +93,7 @@ fn stage_and_run(
     }
     let args_text = match style {
         Style::NewPython => {
-            copy_tree(
-                fs,
-                &host_module_utils()?,
-                &stage.join("ansible/module_utils"),
-            )?;
+            copy_tree(fs, &module_utils()?, &stage.join("ansible/module_utils"))?;
             fs.write_atomic(&stage.join("ansible/__init__.py"), b"", Some(0o644))?;
             let mut wrapped = Map::new();
             wrapped.insert("ANSIBLE_MODULE_ARGS".into(), Json::Object(module_args));
@@ -174,6 +170,13 @@ fn interpreter(source: &str, local: &Path) -> Result<Vec<String>, ModuleError> {
             local.display()
         ))),
     }
+}
+
+/// [`host_module_utils`], asked once per run: the machine's ansible-core does not change
+/// while it builds.
+fn module_utils() -> Result<PathBuf, ModuleError> {
+    static FOUND: std::sync::OnceLock<Result<PathBuf, ModuleError>> = std::sync::OnceLock::new();
+    FOUND.get_or_init(host_module_utils).clone()
 }
 
 /// The folder of `ansible.module_utils` of the ansible-core on the machine running the build
