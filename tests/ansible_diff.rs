@@ -8,6 +8,8 @@
 //! `ANSIBLE_DIFF_ONLY=case,case` runs some cases only. Needs root, debootstrap, ansible and
 //! overlayfs, as CI has.
 
+#[path = "support/overlay.rs"]
+mod overlay;
 #[path = "ansible_diff/runs.rs"]
 mod runs;
 #[path = "ansible_diff/tree.rs"]

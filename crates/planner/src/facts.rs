@@ -119,6 +119,16 @@ pub fn distro_from_suite(suite: &str) -> Option<Distro> {
         })
 }
 
+/// Facts Ansible reads from the host's Python and userspace (without `ansible_`): an image has
+/// them, but only the image knows them, so the plan leaves them to the build, which gathers
+/// them with the image's own interpreter when its first role runs.
+pub const IMAGE_FACTS: &[&str] = &[
+    "python",
+    "python_version",
+    "userspace_bits",
+    "userspace_architecture",
+];
+
 /// Facts Ansible gathers from a running host that an image does not have: hardware, memory,
 /// network, virtualization. The name without `ansible_` when `name` is one.
 pub fn host_only(name: &str) -> Option<&str> {

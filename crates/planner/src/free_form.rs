@@ -123,8 +123,12 @@ pub fn parse_key_values(text: &str) -> std::result::Result<Map<String, Json>, St
     for (s, e) in word_spans(text) {
         let word = &text[s..e];
         match word.split_once('=') {
+            // A key may be a template (`set_fact: "{{ item }}=x"`): Ansible splits at the first
+            // '=' and renders the key with the value.
             Some((k, v))
-                if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+                if !k.is_empty()
+                    && (k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                        || k.contains("{{")) =>
             {
                 out.insert(k.to_owned(), Json::String(decode_escapes(&unquote(v))));
             }

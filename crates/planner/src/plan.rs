@@ -119,6 +119,11 @@ pub struct PlannedTask {
     /// (`when`, `changed_when`, deferred arguments, ...), so the build can evaluate them.
     #[serde(skip_serializing_if = "IndexMap::is_empty")]
     pub context: IndexMap<String, Json>,
+    /// Why the task fails when it runs: an error Ansible meets only then (a template that does
+    /// not render, arguments its module refuses), left to the build because the failure is
+    /// caught or the task may not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fails: Option<String>,
 }
 
 /// One iteration of a loop.

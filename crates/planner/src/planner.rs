@@ -17,18 +17,15 @@ use crate::tags::TagFilter;
 use crate::template::Templar;
 use crate::vars::{layer_from, Layer, Scope, VarValue};
 
-/// A handler with a keyword image builds do not run (`delegate_to`, ...), planned only if a
-/// task notifies it, as Ansible runs it only then.
+/// A handler that cannot be planned (a keyword image builds do not run, such as `delegate_to`,
+/// or an include of tasks that do not plan): refused only if a task notifies it, as Ansible
+/// reads and runs a handler only then.
 #[derive(Debug)]
 pub struct RefusedHandler {
     /// Its name and `listen` topics.
     pub names: Vec<String>,
-    /// The keyword's place.
-    pub location: Location,
-    /// The keyword.
-    pub key: String,
-    /// Why image builds do not run it.
-    pub why: String,
+    /// Why it cannot be planned.
+    pub error: PlanError,
 }
 
 /// What the command line adds to a plan.
@@ -196,6 +193,11 @@ pub fn recipe_facts(
     for (k, v) in magic_vars(&recipe) {
         fact_layer.insert(k, VarValue::Raw(v));
     }
+    for name in facts::IMAGE_FACTS {
+        fact_layer
+            .entry(format!("ansible_{name}"))
+            .or_insert(VarValue::Deferred);
+    }
     let scope = Scope::new(layer_from(&extra))
         .with_layer(Arc::new(mirror_layer))
         .with_layer(Arc::new(fact_layer))
@@ -258,6 +260,8 @@ fn magic_vars(recipe: &Recipe) -> Vec<(String, Json)> {
     vec![
         ("inventory_hostname".into(), json!(recipe.image)),
         ("inventory_hostname_short".into(), json!(recipe.image)),
+        // What Ansible connects to when the inventory names no address: the host's name.
+        ("ansible_host".into(), json!(recipe.image)),
         (
             "playbook_dir".into(),
             json!(recipe
@@ -315,6 +319,7 @@ impl Planner<'_> {
             environment: environment.clone(),
             ignore_errors: None,
             handlers: false,
+            rescued: false,
             depth: 0,
         };
         let list = |label: &str| {
@@ -342,15 +347,18 @@ impl Planner<'_> {
             let refused = self
                 .refused_handlers
                 .iter()
-                .find(|h| h.names.contains(name));
-            if let Some(handler) = refused {
-                return Err(PlanError::new(
-                    handler.location.clone(),
-                    ErrorKind::Unsupported {
-                        key: handler.key.clone(),
-                        why: format!("{}; the handler runs because {at} notifies it", handler.why),
-                    },
-                ));
+                .position(|h| h.names.contains(name));
+            if let Some(index) = refused {
+                let mut error = self.refused_handlers.swap_remove(index).error;
+                let because = format!("the handler runs because {at} notifies it");
+                match &mut error.kind {
+                    ErrorKind::Unsupported { why, .. } => *why = format!("{why}; {because}"),
+                    _ => self.warnings.push(crate::plan::Warning {
+                        source: at.to_string(),
+                        message: because,
+                    }),
+                }
+                return Err(error);
             }
             if !self.handler_names.iter().any(|h| h == name) {
                 return Err(PlanError::new(

@@ -66,6 +66,9 @@ pub struct LoopDef {
     pub keyword: &'static str,
     /// The list or the expression giving it.
     pub value: Json,
+    /// For `with_<plugin>` of any other lookup (`with_sequence`, `with_random_choice`, ...): the
+    /// lookup whose `query()` gives the items, with `value` as its terms.
+    pub plugin: Option<String>,
 }
 
 /// A parsed task.
@@ -515,6 +518,7 @@ pub fn parse_task<'n>(
                 def.looping = Some(LoopDef {
                     keyword,
                     value: value.to_json(),
+                    plugin: None,
                 });
             }
             "loop_control" => {
@@ -643,16 +647,23 @@ pub fn parse_task<'n>(
                     def.refused.get_or_insert(located(file, key.line, refused));
                     continue;
                 }
-                if other.starts_with("with_") {
-                    return Err(located(
-                        file,
-                        key.line,
-                        ErrorKind::Unsupported {
-                            key: other.into(),
-                            why: "this lookup loop is not supported yet; write 'loop:' with a list"
-                                .into(),
-                        },
-                    ));
+                if let Some(plugin) = other.strip_prefix("with_").filter(|p| !p.is_empty()) {
+                    if let Some(previous) = &def.looping {
+                        return Err(located(
+                            file,
+                            key.line,
+                            ErrorKind::Recipe(format!(
+                                "a task loops once: '{}' and '{other}' both given",
+                                previous.keyword
+                            )),
+                        ));
+                    }
+                    def.looping = Some(LoopDef {
+                        keyword: "with_lookup",
+                        value: value.to_json(),
+                        plugin: Some(plugin.to_owned()),
+                    });
+                    continue;
                 }
                 match modules::lookup(other) {
                     Some(spec) => {

@@ -89,6 +89,14 @@ impl Node {
         }
     }
 
+    /// The items, if this is a sequence; nothing otherwise.
+    pub fn value_seq(&self) -> &[Node] {
+        match &self.value {
+            Value::Seq(items) => items,
+            _ => &[],
+        }
+    }
+
     /// The string, if this is a string scalar.
     pub fn as_str(&self) -> Option<&str> {
         match &self.value {

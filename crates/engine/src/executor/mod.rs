@@ -3,6 +3,7 @@
 //! environment, handlers flushed at the end of each role, check and diff mode.
 
 mod controller;
+mod image_facts;
 mod local_facts;
 mod loops;
 
@@ -78,6 +79,8 @@ pub struct Executor<'a> {
     loop_results: (String, Vec<Json>),
     /// `meta: end_role` or `end_play` ended the rest.
     ending: Option<Ending>,
+    /// The image's facts ([`image_facts`]) are in `base`.
+    image_facts_gathered: bool,
 }
 
 struct Run {
@@ -138,6 +141,7 @@ impl<'a> Executor<'a> {
             notified: Vec::new(),
             loop_results: (String::new(), Vec::new()),
             ending: None,
+            image_facts_gathered: false,
         }
     }
 
@@ -171,6 +175,7 @@ impl<'a> Executor<'a> {
         target: &dyn Target,
     ) -> Result<RoleReport, Box<TaskFailure>> {
         let started = Instant::now();
+        self.gather_image_facts(target);
         self.reporter.event(&Event::RoleStart {
             role: role.to_owned(),
         });
@@ -200,6 +205,26 @@ impl<'a> Executor<'a> {
             seconds: started.elapsed().as_secs_f64(),
         });
         outcome.map(|()| report)
+    }
+
+    /// Gathers [`image_facts`] once, into the facts every task sees.
+    fn gather_image_facts(&mut self, target: &dyn Target) {
+        if std::mem::replace(&mut self.image_facts_gathered, true) {
+            return;
+        }
+        let interpreter = self
+            .plan
+            .vars
+            .get("ansible_python_interpreter")
+            .and_then(Json::as_str);
+        let gathered = image_facts::gather(target, interpreter);
+        let base = Arc::make_mut(&mut self.base);
+        for (name, value) in &gathered {
+            base.insert(format!("ansible_{name}"), VarValue::Raw(value.clone()));
+        }
+        if let Some(VarValue::Raw(Json::Object(facts))) = base.get_mut("ansible_facts") {
+            facts.extend(gathered);
+        }
     }
 
     fn flush_handlers(
@@ -509,6 +534,10 @@ impl<'a> Executor<'a> {
                 }
                 Err(msg) => return self.fail_run(task, msg),
             }
+        }
+        if let Some(msg) = &task.fails {
+            // An error Ansible meets when the task runs, left to the build by the plan.
+            return self.fail_run(task, msg.clone());
         }
         let args = match self.args(task, &scope) {
             Ok(args) => args,

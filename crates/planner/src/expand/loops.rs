@@ -35,7 +35,17 @@ impl Planner<'_> {
                 | "with_first_found"
                 | "with_fileglob"
         );
-        let rendered = self.render(&looping.value, scope, at, label)?;
+        let rendered = match self.render(&looping.value, scope, at, label) {
+            Ok(rendered) => rendered,
+            // Ansible keeps a loop it cannot template and decides `when` first: a task whose
+            // `when` is false without the loop is skipped, its loop never looked at.
+            Err(error) => {
+                return match self.pass(def, scope.clone(), ctx, None, None, at) {
+                    Ok(None) => Ok(vec![None]),
+                    _ => Err(error),
+                }
+            }
+        };
         if lookup && rendered.is_none() {
             return Err(PlanError::new(
                 at.clone(),
@@ -45,6 +55,20 @@ impl Planner<'_> {
                 )),
             ));
         }
+        let rendered = match (rendered, &looping.plugin) {
+            (Some(terms), Some(plugin)) => Some(Json::Array(
+                self.query_items(plugin, terms, scope, at, label)?,
+            )),
+            (None, Some(plugin)) => {
+                return Err(PlanError::new(
+                    at.clone(),
+                    ErrorKind::Recipe(format!(
+                        "with_{plugin} over a value only the build knows is not supported; use loop: with a filter"
+                    )),
+                ))
+            }
+            (rendered, None) => rendered,
+        };
         let rendered = match rendered {
             Some(value) if lookup => {
                 let module = match &def.action {
@@ -153,6 +177,46 @@ impl Planner<'_> {
             }
         }
         Ok(passes)
+    }
+
+    /// `with_<plugin>: terms`: the items of `query('<plugin>', *terms)`, as Ansible's lookup
+    /// loops give them.
+    fn query_items(
+        &self,
+        plugin: &str,
+        terms: Json,
+        scope: &Scope,
+        at: &Location,
+        label: Option<&str>,
+    ) -> Result<Vec<Json>> {
+        if !plugin
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        {
+            return Err(PlanError::new(
+                at.clone(),
+                ErrorKind::Recipe(format!("with_{plugin}: '{plugin}' is not a lookup name")),
+            ));
+        }
+        let terms = match terms {
+            Json::Array(items) => items,
+            other => vec![other],
+        };
+        let names: Vec<String> = (0..terms.len())
+            .map(|i| format!("__imgbuild_term_{i}"))
+            .collect();
+        let layer = crate::vars::layer_from(names.iter().zip(terms.iter()));
+        let call = Json::String(format!("{{{{ query('{plugin}', {}) }}}}", names.join(", ")));
+        match self.render(&call, &scope.with_layer(layer), at, label)? {
+            Some(Json::Array(items)) => Ok(items),
+            Some(other) => Ok(vec![other]),
+            None => Err(PlanError::new(
+                at.clone(),
+                ErrorKind::Recipe(format!(
+                    "with_{plugin} uses a value only the build knows; use loop: with a filter"
+                )),
+            )),
+        }
     }
 
     pub(super) fn pass(

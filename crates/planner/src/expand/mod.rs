@@ -1,5 +1,6 @@
 //! Walks task lists into plan steps: loops, conditions, blocks, includes and modules.
 
+mod catching;
 mod errors;
 mod keywords;
 mod loops;
@@ -48,6 +49,8 @@ pub(crate) struct Ctx {
     pub ignore_errors: Option<Json>,
     /// Planning handlers (no tag selection).
     pub handlers: bool,
+    /// Inside a block with `rescue`: a task's failure is caught.
+    pub rescued: bool,
     /// Include nesting depth.
     pub depth: usize,
 }
@@ -189,29 +192,36 @@ impl Planner<'_> {
         };
         match refused {
             // Ansible runs a handler only when notified: refused only then (planner.rs).
-            Some(PlanError {
-                location,
-                kind: ErrorKind::Unsupported { key, why },
-            }) if ctx.handlers => {
-                self.refused_handlers.push(RefusedHandler {
-                    names,
-                    location,
-                    key,
-                    why,
-                });
+            Some(error) if ctx.handlers => {
+                self.refused_handlers.push(RefusedHandler { names, error });
                 return Ok(());
             }
             Some(refused) => return Err(refused),
             None => {}
         }
-        let passes = self.passes(&def, &scope, ctx, &at)?;
+        let passes = match (self.passes(&def, &scope, ctx, &at), &def.action) {
+            (Ok(passes), _) => passes,
+            (Err(error), Action::Module { spec, .. }) => {
+                // The task's own `when` may be what failed: only the enclosing ones decide.
+                let whens = ctx.when.clone();
+                out.push(self.fail_at_build(&def, spec.name, ctx, &whens, &tags, error)?);
+                self.register_deferred(&def);
+                return Ok(());
+            }
+            (Err(error), _) => return Err(error),
+        };
         let mut ran_any = false;
         for pass in passes {
             let Some(pass) = pass else { continue };
             ran_any = true;
             match &def.action {
                 Action::Module { spec, args, node } => {
-                    self.emit_module(&def, spec, args, node, &pass, ctx, &tags, &at, out)?;
+                    if let Err(error) =
+                        self.emit_module(&def, spec, args, node, &pass, ctx, &tags, &at, out)
+                    {
+                        let whens = pass.whens.clone();
+                        out.push(self.fail_at_build(&def, spec.name, ctx, &whens, &tags, error)?);
+                    }
                 }
                 Action::Block {
                     block,
@@ -221,7 +231,10 @@ impl Planner<'_> {
                     if def.looping.is_some() {
                         return Err(PlanError::new(at, ErrorKind::Recipe("a block cannot loop; put the loop on the tasks inside, or loop over include_tasks".into())));
                     }
-                    let child = self.child_ctx(ctx, &def, &pass, tags.clone(), label, &at)?;
+                    let child = Ctx {
+                        rescued: ctx.rescued || rescue.is_some(),
+                        ..self.child_ctx(ctx, &def, &pass, tags.clone(), label, &at)?
+                    };
                     match (rescue, always) {
                         (None, None) => self.plan_list(block, &child, out)?,
                         _ => {
@@ -242,12 +255,17 @@ impl Planner<'_> {
                                 failed.insert("ansible_failed_result".into(), VarValue::Deferred);
                                 let rescue_ctx = Ctx {
                                     scope: child.scope.with_layer(Arc::new(failed)),
+                                    rescued: ctx.rescued,
                                     ..child.clone()
                                 };
                                 self.plan_list(rescue, &rescue_ctx, &mut planned.rescue)?;
                             }
                             if let Some(always) = always {
-                                self.plan_list(always, &child, &mut planned.always)?;
+                                let always_ctx = Ctx {
+                                    rescued: ctx.rescued,
+                                    ..child.clone()
+                                };
+                                self.plan_list(always, &always_ctx, &mut planned.always)?;
                             }
                             out.push(Step::Block(Box::new(planned)));
                         }
@@ -392,6 +410,9 @@ impl Planner<'_> {
             // `include_tasks: tasks/x.yml`: Ansible also looks from the role's own folder.
             candidates.push(role_dir.join(name));
         }
+        // A path a lookup found (`lookup('first_found', ...)` names files from the project's
+        // root, where Ansible's names them absolutely).
+        candidates.push(PathBuf::from(name));
         candidates.dedup();
         candidates
             .iter()
@@ -480,8 +501,41 @@ impl Planner<'_> {
             when: Vec::new(),
             ..ctx.clone()
         };
+        let node = self.sources.yaml(&file)?;
+        let handler_ctx = Ctx {
+            file: file.clone(),
+            ..handler_ctx
+        };
+        if !matches!(node.value, Value::Seq(_) | Value::Null) {
+            return self.plan_list(&node, &handler_ctx, &mut Vec::new());
+        }
         let mut handlers = Vec::new();
-        self.plan_file(&file, &handler_ctx, &mut handlers)?;
+        for handler in node.value_seq() {
+            // Ansible reads a handler (an include's tasks too) only when it runs: one that does
+            // not plan is refused only if a task notifies it.
+            // A handler that is not a task is an error whether notified or not, as when
+            // Ansible loads the play.
+            parse_task(handler, &file, &|name| {
+                !name.contains('.') && self.role_module_file(name, &handler_ctx).is_some()
+            })?;
+            let planned = handlers.len();
+            if let Err(error) = self.plan_task(handler, &handler_ctx, &mut handlers) {
+                handlers.truncate(planned);
+                let names = [handler.get("name"), handler.get("listen")]
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|n| match n.as_str() {
+                        Some(one) => vec![one.to_owned()],
+                        None => n
+                            .value_seq()
+                            .iter()
+                            .filter_map(|l| l.as_str().map(str::to_owned))
+                            .collect(),
+                    })
+                    .collect();
+                self.refused_handlers.push(RefusedHandler { names, error });
+            }
+        }
         for step in &handlers {
             for task in step.tasks() {
                 self.handler_names.push(task.name.clone());
@@ -628,6 +682,7 @@ impl Planner<'_> {
             local_search: Vec::new(),
             rendered: None,
             context: IndexMap::new(),
+            fails: None,
         };
         if let Some(until) = &def.until {
             let until = self

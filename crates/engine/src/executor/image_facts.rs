@@ -1,0 +1,75 @@
+//! Facts that Ansible's `setup` reads from the host's Python and userspace, which an image
+//! build knows only from the image itself ([`planner::facts::IMAGE_FACTS`]): gathered once,
+//! with the image's own interpreter, when the first role runs (Ansible gathers them when the
+//! play starts).
+
+use serde_json::{Map, Value as Json};
+
+use crate::target::{Cmd, Target};
+
+/// Ansible's python and platform fact code, reduced to these facts: prints one JSON object.
+const SCRIPT: &str = r#"
+import json, platform, sys
+try:
+    import ssl
+    has_sslcontext = hasattr(ssl, "SSLContext")
+except ImportError:
+    has_sslcontext = False
+try:
+    kind = sys.implementation.name
+except AttributeError:
+    kind = None
+bits = platform.architecture()[0].replace("bit", "")
+machine = platform.machine()
+arch = machine
+if machine == "x86_64" and bits == "32":
+    arch = "i386"
+print(json.dumps({
+    "python": {
+        "version": {"major": sys.version_info[0], "minor": sys.version_info[1],
+                    "micro": sys.version_info[2], "releaselevel": sys.version_info[3],
+                    "serial": sys.version_info[4]},
+        "version_info": list(sys.version_info),
+        "executable": sys.executable,
+        "has_sslcontext": has_sslcontext,
+        "type": kind,
+    },
+    "python_version": platform.python_version(),
+    "userspace_bits": bits,
+    "userspace_architecture": arch,
+}))
+"#;
+
+/// Where Ansible 2.14's interpreter discovery looks on Linux, in order.
+const INTERPRETERS: &[&str] = &[
+    "/usr/bin/python3",
+    "/usr/libexec/platform-python",
+    "/usr/bin/python",
+    "/usr/bin/python2.7",
+];
+
+/// The facts, without `ansible_`, from the image's interpreter (`interpreter` when the plan
+/// names one, as `ansible_python_interpreter` does); none when the image has no Python, as a
+/// host Ansible cannot run modules on has none.
+pub(super) fn gather(target: &dyn Target, interpreter: Option<&str>) -> Map<String, Json> {
+    let candidates: Vec<&str> = match interpreter {
+        Some(one) => vec![one],
+        None => INTERPRETERS.to_vec(),
+    };
+    let script = candidates
+        .iter()
+        .map(|p| format!("[ -x {p} ] && exec {p} -c \"$0\"; "))
+        .collect::<String>()
+        + "exit 127";
+    let cmd = Cmd::new(&["/bin/sh", "-c", &script, SCRIPT]);
+    let Ok(out) = target.run(&cmd) else {
+        return Map::new();
+    };
+    if out.rc != 0 {
+        return Map::new();
+    }
+    match serde_json::from_str(out.stdout.trim()) {
+        Ok(Json::Object(facts)) => facts,
+        _ => Map::new(),
+    }
+}

@@ -1,0 +1,89 @@
+//! Errors Ansible meets only when a task runs. A task whose failure is caught (inside a block
+//! with `rescue`, with `ignore_errors` or `failed_when`) or that runs only if a `when` the build
+//! decides holds, and whose arguments, loop or condition do not render, is not refused: the plan
+//! keeps it as a task that fails at build time with the same message, as the task would under
+//! `ansible-playbook`. Everywhere else such an error stays a plan error, found before anything
+//! runs.
+
+use crate::error::{ErrorKind, Location, PlanError};
+use crate::plan::{PlannedTask, Step};
+use crate::planner::Planner;
+use crate::task::TaskDef;
+
+use super::{and_all, Ctx};
+
+/// Whether Ansible would meet `kind` only when the task runs (a template, a variable, a
+/// module's arguments), not when it reads the role.
+fn met_at_run(kind: &ErrorKind) -> bool {
+    match kind {
+        // A template that does not parse is a mistake in the role, not in a value.
+        ErrorKind::Template { message, .. } => !message.contains("syntax error"),
+        ErrorKind::Undefined { .. }
+        | ErrorKind::Module { .. }
+        | ErrorKind::WrongType { .. }
+        | ErrorKind::MissingFile { .. } => true,
+        ErrorKind::InTask { inner, .. } => met_at_run(inner),
+        _ => false,
+    }
+}
+
+impl Planner<'_> {
+    /// Whether a run of `def` that fails is caught, or may never happen: `rescue` around it,
+    /// `ignore_errors`, `failed_when`, or a `when` only the build decides.
+    pub(super) fn leaves_failure_to_build(
+        &self,
+        ctx: &Ctx,
+        def: &TaskDef,
+        whens: &[String],
+    ) -> bool {
+        let ignored = |v: &Option<serde_json::Value>| {
+            !matches!(v, None | Some(serde_json::Value::Bool(false)))
+        };
+        ctx.rescued
+            || !whens.is_empty()
+            || !def.failed_when.is_empty()
+            || ignored(&def.ignore_errors)
+            || ignored(&ctx.ignore_errors)
+    }
+
+    /// `error` as a task that fails when the build runs it, if Ansible would meet the error
+    /// only then and the task's failure is left to the build; otherwise the error.
+    pub(super) fn fail_at_build(
+        &mut self,
+        def: &TaskDef,
+        module: &str,
+        ctx: &Ctx,
+        whens: &[String],
+        tags: &[String],
+        error: PlanError,
+    ) -> Result<Step, PlanError> {
+        if !met_at_run(&error.kind) || !self.leaves_failure_to_build(ctx, def, whens) {
+            return Err(error);
+        }
+        let at = Location::new(&ctx.file, def.line);
+        self.warn(
+            &at,
+            format!("left to the build, where the task fails (its failure is caught or it may not run): {error}"),
+        );
+        Ok(Step::Task(Box::new(PlannedTask {
+            role: ctx.layer.to_string(),
+            name: def.name.clone().unwrap_or_else(|| module.to_owned()),
+            module: module.to_owned(),
+            args: serde_json::Value::Object(serde_json::Map::new()),
+            tags: tags.to_vec(),
+            when: and_all(whens),
+            source: at.to_string(),
+            register: def.register.clone(),
+            ignore_errors: def
+                .ignore_errors
+                .clone()
+                .or_else(|| ctx.ignore_errors.clone()),
+            failed_when: self
+                .runtime_expression(&def.failed_when, &at)
+                .ok()
+                .flatten(),
+            fails: Some(error.kind.to_string()),
+            ..PlannedTask::default()
+        })))
+    }
+}
