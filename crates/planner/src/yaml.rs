@@ -3,8 +3,12 @@
 //! Roles are written for Ansible, which reads YAML 1.1: plain `yes`/`on` are booleans, `0644` is
 //! octal and `8.10` is a float. yaml-rust2 resolves YAML 1.2, so this module takes its event
 //! stream (which carries each scalar's raw text, style and line) and builds a [`Node`] tree,
-//! resolving plain scalars the way PyYAML does.
+//! resolving plain scalars the way PyYAML does. Where yaml-rust2 is stricter than PyYAML about
+//! indentation (see [`relax`]) the text is re-indented, keeping its lines, and parsed again.
 
+mod relax;
+
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
@@ -63,21 +67,37 @@ pub struct YamlError {
 
 /// Parses one YAML document; an empty document gives `Value::Null` on line 1.
 pub fn parse(text: &str) -> Result<Node, YamlError> {
-    let mut builder = Builder::default();
-    let mut parser = Parser::new_from_str(text);
-    parser.load(&mut builder, false).map_err(|e| YamlError {
-        line: e.marker().line(),
-        col: e.marker().col() + 1,
-        message: e.info().to_owned(),
-    })?;
-    if let Some(error) = builder.error {
-        return Err(error);
+    let mut text = Cow::Borrowed(text);
+    let mut relaxed = relax::Relaxed::default();
+    loop {
+        let mut builder = Builder::default();
+        let mut parser = Parser::new_from_str(&text);
+        if let Err(e) = parser.load(&mut builder, false) {
+            let (line, col) = (e.marker().line(), e.marker().col());
+            match relaxed.fix(&text, e.info(), line, col) {
+                Some(fixed) => {
+                    text = Cow::Owned(fixed);
+                    continue;
+                }
+                None => {
+                    return Err(YamlError {
+                        line,
+                        col: relaxed.original_col(line, col) + 1,
+                        message: e.info().to_owned(),
+                    })
+                }
+            }
+        }
+        if let Some(mut error) = builder.error {
+            error.col = relaxed.original_col(error.line, error.col - 1) + 1;
+            return Err(error);
+        }
+        return Ok(builder.root.unwrap_or(Node {
+            value: Value::Null,
+            line: 1,
+            raw: None,
+        }));
     }
-    Ok(builder.root.unwrap_or(Node {
-        value: Value::Null,
-        line: 1,
-        raw: None,
-    }))
 }
 
 impl Node {
@@ -591,6 +611,54 @@ mod tests {
     fn vault_is_refused() {
         let err = parse("secret: !vault |\n  $ANSIBLE_VAULT;1.1\n").expect_err("vault");
         assert!(err.message.contains("vault"));
+    }
+
+    fn pyyaml(text: &str, expected: serde_json::Value) {
+        let node = parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        assert_eq!(node.to_json(), expected, "{text:?}");
+    }
+
+    // Each expected value is what `yaml.safe_load` (PyYAML 6) gives for the text.
+    #[test]
+    fn a_flow_collection_may_close_at_column_1_as_pyyaml_reads_it() {
+        pyyaml(
+            "foo: {\n  a: 1,\n  b: [\n    2\n  ]\n}\nnext: 3\n",
+            serde_json::json!({"foo": {"a": 1, "b": [2]}, "next": 3}),
+        );
+        pyyaml(
+            "e: {\n}\nf: [\n\"x\",\ny z\n]\n",
+            serde_json::json!({"e": {}, "f": ["x", "y z"]}),
+        );
+        let node = parse("foo: {\n  a: 1\n}\n\nbar: 2\n").expect("valid");
+        assert_eq!(
+            node.as_map().map(|m| m[1].0.line),
+            Some(5),
+            "lines are kept"
+        );
+    }
+
+    #[test]
+    fn multi_line_quoted_scalars_fold_as_pyyaml_folds_them() {
+        pyyaml(
+            "a: \"one\ntwo\n\n  three \\\n  four\"\nb:\n  c: 'it''s\nlong'\nd: 1\n",
+            serde_json::json!({"a": "one two\nthree four", "b": {"c": "it's long"}, "d": 1}),
+        );
+        pyyaml("- \"x\n y\"\n", serde_json::json!(["x y"]));
+        pyyaml(
+            "a:\n  - b: \"x\n y\n\n z\"\n",
+            serde_json::json!({"a": [{"b": "x y\nz"}]}),
+        );
+        let node = parse("a: \"x\ny\"\nb: 1\n").expect("valid");
+        assert_eq!(node.get("b").map(|n| n.line), Some(3));
+    }
+
+    #[test]
+    fn errors_after_a_relaxed_line_keep_their_line_and_column() {
+        let err = parse("a: {\n}\nb: 1\nb: 2\n").expect_err("duplicate");
+        assert_eq!((err.line, err.message.contains("duplicate")), (4, true));
+        let err = parse("a: [\n1 ]]\n").expect_err("syntax");
+        assert_eq!(err.line, 2, "{err}");
+        assert!(err.col <= 5, "the column as written: {err}");
     }
 
     #[test]
