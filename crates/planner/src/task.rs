@@ -490,6 +490,8 @@ pub fn parse_task<'n>(
     for (key, value) in entries {
         let k = key.name.as_str();
         match k {
+            // `name:` with nothing after it is a task without a name, as in Ansible.
+            "name" if matches!(value.value, Value::Null) => def.name = None,
             "name" => def.name = Some(text(value, "name", file)?),
             "when" => def.when = condition_list(value, file)?,
             "loop" | "with_items" | "with_list" | "with_dict" | "with_together" | "with_nested"

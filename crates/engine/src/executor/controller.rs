@@ -141,8 +141,9 @@ impl Executor<'_> {
         let Some(Json::Object(new)) = result.fields.get("ansible_facts") else {
             return;
         };
-        let mut facts = match self.plan.facts.get("ansible_facts") {
-            Some(Json::Object(known)) => known.clone(),
+        // The plan's facts with those gathered from the image.
+        let mut facts = match self.base.get("ansible_facts") {
+            Some(VarValue::Raw(Json::Object(known))) => known.clone(),
             _ => serde_json::Map::new(),
         };
         if let Some(VarValue::Raw(Json::Object(set))) = self.facts_set.get("ansible_facts") {

@@ -3,6 +3,9 @@
 //! with the image's own interpreter, when the first role runs (Ansible gathers them when the
 //! play starts).
 
+use std::sync::Arc;
+
+use planner::vars::VarValue;
 use serde_json::{Map, Value as Json};
 
 use crate::target::{Cmd, Target};
@@ -71,5 +74,27 @@ pub(super) fn gather(target: &dyn Target, interpreter: Option<&str>) -> Map<Stri
     match serde_json::from_str(out.stdout.trim()) {
         Ok(Json::Object(facts)) => facts,
         _ => Map::new(),
+    }
+}
+
+impl super::Executor<'_> {
+    /// Gathers the image's facts once, into the facts every task sees.
+    pub(super) fn gather_image_facts(&mut self, target: &dyn Target) {
+        if std::mem::replace(&mut self.image_facts_gathered, true) {
+            return;
+        }
+        let interpreter = self
+            .plan
+            .vars
+            .get("ansible_python_interpreter")
+            .and_then(Json::as_str);
+        let gathered = gather(target, interpreter);
+        let base = Arc::make_mut(&mut self.base);
+        for (name, value) in &gathered {
+            base.insert(format!("ansible_{name}"), VarValue::Raw(value.clone()));
+        }
+        if let Some(VarValue::Raw(Json::Object(facts))) = base.get_mut("ansible_facts") {
+            facts.extend(gathered);
+        }
     }
 }

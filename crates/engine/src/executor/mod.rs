@@ -207,26 +207,6 @@ impl<'a> Executor<'a> {
         outcome.map(|()| report)
     }
 
-    /// Gathers [`image_facts`] once, into the facts every task sees.
-    fn gather_image_facts(&mut self, target: &dyn Target) {
-        if std::mem::replace(&mut self.image_facts_gathered, true) {
-            return;
-        }
-        let interpreter = self
-            .plan
-            .vars
-            .get("ansible_python_interpreter")
-            .and_then(Json::as_str);
-        let gathered = image_facts::gather(target, interpreter);
-        let base = Arc::make_mut(&mut self.base);
-        for (name, value) in &gathered {
-            base.insert(format!("ansible_{name}"), VarValue::Raw(value.clone()));
-        }
-        if let Some(VarValue::Raw(Json::Object(facts))) = base.get_mut("ansible_facts") {
-            facts.extend(gathered);
-        }
-    }
-
     fn flush_handlers(
         &mut self,
         target: &dyn Target,
@@ -331,12 +311,16 @@ impl<'a> Executor<'a> {
         msg: impl Into<String>,
         result: &Map<String, Json>,
     ) -> TaskFailure {
-        let output = [result.get("stderr"), result.get("stdout")]
+        let mut output = [result.get("stderr"), result.get("stdout")]
             .into_iter()
             .flatten()
             .filter_map(Json::as_str)
             .collect::<Vec<_>>()
             .join("\n");
+        if let Some(Json::String(assertion)) = result.get("assertion") {
+            // Which of an assert's conditions failed, as Ansible reports it.
+            output = format!("assertion: {assertion} (evaluated to false)");
+        }
         TaskFailure {
             role: task.role.clone(),
             task: task.name.clone(),
@@ -645,7 +629,12 @@ impl<'a> Executor<'a> {
                 }
             }
             if let Some(expr) = &task.failed_when {
-                match self.condition(task, expr, &judged) {
+                let judged = self.condition(task, expr, &judged);
+                if let Ok(value) = judged {
+                    // What Ansible registers beside `failed`.
+                    result.insert("failed_when_result".into(), json!(value));
+                }
+                match judged {
                     Ok(true) => {
                         failure_msg = Some(
                             failure_msg.unwrap_or_else(|| format!("failed_when '{expr}' is true")),

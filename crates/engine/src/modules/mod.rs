@@ -9,6 +9,7 @@ mod command;
 mod copy;
 mod file;
 mod get_url;
+mod getent;
 mod hostconf;
 mod inspect;
 mod lineinfile;
@@ -216,6 +217,7 @@ pub const TARGET_MODULES: &[(&str, RunModule)] = &[
     ("patch", textedit::patch),
     ("find", inspect::find),
     ("slurp", inspect::slurp),
+    ("getent", getent::run),
     ("tempfile", inspect::tempfile),
     ("service_facts", inspect::service_facts),
     ("package_facts", package_facts::run),

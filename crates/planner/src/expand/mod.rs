@@ -628,6 +628,18 @@ impl Planner<'_> {
             }
         }
         let args = (spec.normalize)(Json::Object(args)).map_err(|message| {
+            if let Some(why) = unknown_field(&message)
+                .and_then(|f| crate::modules::not_yet_supported(spec.name, f))
+            {
+                let key = unknown_field(&message).unwrap_or_default();
+                return PlanError::new(
+                    at.clone(),
+                    ErrorKind::Unsupported {
+                        key: format!("{}: {key}", spec.name),
+                        why,
+                    },
+                );
+            }
             let hint = unknown_field(&message)
                 .map(|field| crate::error::suggest(field, known_fields(&message)))
                 .unwrap_or_default();

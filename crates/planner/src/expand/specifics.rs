@@ -171,6 +171,11 @@ impl Planner<'_> {
             // What services and packages the image has is known once the build reads them.
             "service_facts" => self.facts_known_at_build(pass, &["services"]),
             "package_facts" => self.facts_known_at_build(pass, &["packages"]),
+            "getent" => {
+                if let Some(database) = arg("database") {
+                    self.facts_known_at_build(pass, &[&format!("getent_{database}")]);
+                }
+            }
             "shell" | "command" => {
                 let text = match (arg("cmd"), task.args.get("argv")) {
                     (Some(cmd), _) => cmd,

@@ -6,6 +6,8 @@
 
 pub mod types;
 
+pub mod ansible_options;
+
 pub mod apt;
 pub mod apt_key;
 pub mod apt_repository;
@@ -20,6 +22,7 @@ pub mod fail;
 pub mod file;
 pub mod find;
 pub mod get_url;
+pub mod getent;
 pub mod group;
 pub mod host_only;
 pub mod include_vars;
@@ -118,6 +121,25 @@ pub fn templated_argument(key: &str, rendered: Json) -> Json {
     }
 }
 
+/// Why `field`, which imgbuild's `module` does not take, is refused, when ansible-core 2.14's
+/// module takes it (valid Ansible, so never an "unknown field"); `None` when Ansible does not
+/// take it either.
+pub fn not_yet_supported(module: &str, field: &str) -> Option<String> {
+    if matches!(module, "command" | "shell") && field == "warn" {
+        return Some(
+            "`warn` was taken by Ansible 2.13 and removed in 2.14, the Ansible imgbuild matches: remove it".into(),
+        );
+    }
+    let (_, options) = ansible_options::ANSIBLE_2_14
+        .iter()
+        .find(|(name, _)| *name == module)?;
+    options.contains(&field).then(|| {
+        format!(
+            "ansible-core 2.14's {module} module takes `{field}`; imgbuild does not support it yet: remove it, or do its work in a task imgbuild runs (for example shell)"
+        )
+    })
+}
+
 /// Every module.
 pub static ALL: &[&ModuleSpec] = &[
     &apt::SPEC,
@@ -159,6 +181,7 @@ pub static ALL: &[&ModuleSpec] = &[
     &set_fact::SPEC,
     &shell::SPEC,
     &slurp::SPEC,
+    &getent::SPEC,
     &stat::SPEC,
     &synchronize::SPEC,
     &sysctl::SPEC,
