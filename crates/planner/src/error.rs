@@ -158,6 +158,9 @@ pub enum ErrorKind {
     /// A recipe-level problem.
     #[error("{0}")]
     Recipe(String),
+    /// A lookup loop that fails on its terms (Ansible's message, met when the task runs).
+    #[error("{0}")]
+    Lookup(String),
     /// An unknown image name.
     #[error("no image '{name}' in images/{suggestion}; `imgbuild list` shows the images")]
     UnknownImage {

@@ -87,6 +87,14 @@ impl Planner<'_> {
                         other => vec![other],
                     })
                     .collect();
+                if lists.is_empty() {
+                    return Err(PlanError::new(
+                        at.clone(),
+                        ErrorKind::Lookup(
+                            "with_together requires at least one element in each list".into(),
+                        ),
+                    ));
+                }
                 let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
                 Ok((0..longest)
                     .map(|i| {
@@ -99,42 +107,8 @@ impl Planner<'_> {
                     })
                     .collect())
             }
-            "with_subelements" => {
-                let (list, key, skip_missing) = match &value {
-                    Json::Array(parts) if parts.len() >= 2 => (
-                        parts[0].clone(),
-                        parts[1].as_str().unwrap_or_default().to_owned(),
-                        parts
-                            .get(2)
-                            .and_then(|f| f["skip_missing"].as_bool())
-                            .unwrap_or(false),
-                    ),
-                    other => return Err(wrong(at, keyword, "[list, 'subkey']", other)),
-                };
-                let Json::Array(parents) = list else {
-                    return Err(wrong(at, keyword, "a list of mappings first", &list));
-                };
-                let mut items = Vec::new();
-                for parent in parents {
-                    match parent.get(&key) {
-                        Some(Json::Array(subs)) => {
-                            for sub in subs {
-                                items.push(json!([parent.clone(), sub.clone()]));
-                            }
-                        }
-                        None if skip_missing => {}
-                        _ => {
-                            return Err(PlanError::new(
-                                at.clone(),
-                                ErrorKind::Recipe(format!(
-                                    "with_subelements: an item has no list '{key}' (add skip_missing: true to skip it)"
-                                )),
-                            ))
-                        }
-                    }
-                }
-                Ok(items)
-            }
+            "with_subelements" => subelements(value)
+                .map_err(|message| PlanError::new(at.clone(), ErrorKind::Lookup(message))),
             "with_first_found" => self
                 .first_found(value, module, ctx, at)
                 .map(|found| found.into_iter().collect()),
@@ -423,4 +397,131 @@ fn inside_project(path: &Path) -> Option<PathBuf> {
         }
     }
     Some(out)
+}
+
+/// Python's text of a value, as Ansible's lookups print it in their errors.
+fn py(value: &Json) -> String {
+    crate::pyjson::repr(value)
+}
+
+/// `with_subelements: [list, 'a.b.list', {skip_missing: ...}]`: each item paired with each
+/// element of its (nested) list, which the item no longer holds, as Ansible's subelements
+/// lookup gives them; its error messages are Ansible's.
+fn subelements(value: Json) -> std::result::Result<Vec<Json>, String> {
+    let terms_error =
+        |msg: &str| format!("subelements lookup expects a list of two or three items, {msg}");
+    let Json::Array(terms) = value else {
+        return Err(terms_error(""));
+    };
+    if !(2..=3).contains(&terms.len()) {
+        return Err(terms_error(""));
+    }
+    let (Some(path), true) = (
+        terms[1].as_str(),
+        terms[0].is_array() || terms[0].is_object(),
+    ) else {
+        return Err(terms_error(
+            "first a dict or a list, second a string pointing to the subkey",
+        ));
+    };
+    let elements: Vec<Json> = match &terms[0] {
+        Json::Object(map) if map.get("skipped").is_some_and(|s| s != &Json::Bool(false)) => {
+            return Ok(Vec::new())
+        }
+        Json::Object(map) => map.values().cloned().collect(),
+        Json::Array(items) => items.clone(),
+        _ => Vec::new(),
+    };
+    if let Some(flags) = terms.get(2) {
+        let only_flags = |text: &str| text.chars().all(|c| c.to_string() == "skip_missing");
+        let valid = match flags {
+            Json::Object(_) => true,
+            Json::String(text) => only_flags(text),
+            Json::Array(keys) => keys.iter().all(|k| k.as_str() == Some("skip_missing")),
+            _ => false,
+        };
+        if !valid {
+            return Err(terms_error(
+                "the optional third item must be a dict with flags ('skip_missing',)",
+            ));
+        }
+    }
+    let skip_missing = terms
+        .get(2)
+        .and_then(|f| f.get("skip_missing"))
+        .is_some_and(|v| {
+            v.as_bool()
+                .or_else(|| v.as_str().and_then(crate::modules::types::parse_bool))
+                .unwrap_or(false)
+        });
+    let keys: Vec<&str> = path.split('.').collect();
+    let mut items = Vec::new();
+    for mut item in elements {
+        if !item.is_object() {
+            return Err(format!(
+                "subelements lookup expects a dictionary, got '{}'",
+                py(&item)
+            ));
+        }
+        if item.get("skipped").is_some_and(|s| s != &Json::Bool(false)) {
+            continue;
+        }
+        let sublist = take_sublist(&mut item, &keys, skip_missing)?;
+        items.extend(sublist.into_iter().map(|sub| json!([item.clone(), sub])));
+    }
+    Ok(items)
+}
+
+/// The list at `keys` below `item`, taken out of it (Ansible's lookup pops it).
+fn take_sublist(
+    item: &mut Json,
+    keys: &[&str],
+    skip_missing: bool,
+) -> std::result::Result<Vec<Json>, String> {
+    // The mappings descended through, as a JSON pointer to the list's parent.
+    let mut parent = String::new();
+    let mut node: &Json = item;
+    for (i, key) in keys.iter().enumerate() {
+        let last = i + 1 == keys.len();
+        let Json::Object(map) = node else {
+            return Ok(Vec::new());
+        };
+        let Some(next) = map.get(*key) else {
+            if skip_missing {
+                // Ansible goes on with the next key at the same level.
+                continue;
+            }
+            let here = py(node);
+            return Err(format!(
+                "could not find '{key}' key in iterated item '{here}'"
+            ));
+        };
+        if last {
+            if !next.is_array() {
+                let got = py(next);
+                return Err(format!("the key {key} should point to a list, got '{got}'"));
+            }
+            let taken = item
+                .pointer_mut(&parent)
+                .and_then(Json::as_object_mut)
+                .and_then(|map| map.remove(*key));
+            return Ok(match taken {
+                Some(Json::Array(list)) => list,
+                _ => Vec::new(),
+            });
+        }
+        if !next.is_object() {
+            if skip_missing {
+                continue;
+            }
+            let got = py(next);
+            return Err(format!(
+                "the key {key} should point to a dictionary, got '{got}'"
+            ));
+        }
+        parent.push('/');
+        parent.push_str(&key.replace('~', "~0").replace('/', "~1"));
+        node = next;
+    }
+    Ok(Vec::new())
 }

@@ -742,9 +742,14 @@ pub fn parse_task<'n>(
         }
         return Err(located(file, node.line, ErrorKind::NoModule));
     };
-    if let (Some(extra), Action::Module { args, .. }) = (args_kw, &mut found) {
+    if let (Some(extra), Action::Module { args, spec, .. }) = (args_kw, &mut found) {
         let Json::Object(extra) = extra.to_json() else {
             return Err(wrong(file, extra, "args", "a mapping"));
+        };
+        // A role's own module keeps its arguments beside its name (role_module::wrap).
+        let args = match args.get_mut("args") {
+            Some(Json::Object(inner)) if spec.name == modules::role_module::MODULE => inner,
+            _ => args,
         };
         for (k, v) in extra {
             args.entry(k).or_insert(v);

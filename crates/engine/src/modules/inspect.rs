@@ -154,6 +154,13 @@ pub fn tempfile(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleErro
     let prefix = p.prefix.as_ref().map_or("ansible.", |t| t.as_str());
     let suffix = p.suffix.as_ref().map_or("", |t| t.as_str());
     let fs = ctx.target.fs();
+    // Python's mkstemp and mkdtemp make the name only, in a folder that must be there.
+    if !fs.meta_follow(&dir)?.is_some_and(|m| m.kind == Kind::Dir) {
+        return Err(ModuleError::new(format!(
+            "[Errno 2] No such file or directory: '{}'",
+            dir.display()
+        )));
+    }
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())

@@ -20,6 +20,7 @@ fn met_at_run(kind: &ErrorKind) -> bool {
         ErrorKind::Template { message, .. } => !message.contains("syntax error"),
         ErrorKind::Undefined { .. }
         | ErrorKind::Module { .. }
+        | ErrorKind::Lookup(_)
         | ErrorKind::WrongType { .. }
         | ErrorKind::MissingFile { .. } => true,
         ErrorKind::InTask { inner, .. } => met_at_run(inner),
