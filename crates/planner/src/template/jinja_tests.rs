@@ -1,4 +1,4 @@
-//! Ansible's Jinja tests: `version`, `match`, `search`, and the task-result tests.
+//! Ansible's `version` test.
 
 use std::cmp::Ordering;
 
@@ -9,19 +9,6 @@ use minijinja::{Error, ErrorKind, Value};
 pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_test("version", version);
     env.add_test("version_compare", version);
-    env.add_test("failed", |r: Value| result_flag(&r, "failed"));
-    env.add_test("changed", |r: Value| result_flag(&r, "changed"));
-    env.add_test("skipped", |r: Value| result_flag(&r, "skipped"));
-    env.add_test("succeeded", |r: Value| Ok(!result_flag(&r, "failed")?));
-    env.add_test("success", |r: Value| Ok(!result_flag(&r, "failed")?));
-    env.add_test("file", super::lookups::path_test("file"));
-    env.add_test("directory", super::lookups::path_test("directory"));
-    env.add_test("exists", super::lookups::path_test("exists"));
-}
-
-fn result_flag(result: &Value, flag: &str) -> Result<bool, Error> {
-    let value = result.get_attr(flag)?;
-    Ok(!value.is_undefined() && value.is_true())
 }
 
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -5,7 +5,7 @@
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
-use minijinja::value::{Kwargs, Rest};
+use minijinja::value::{Kwargs, Rest, ValueKind};
 use minijinja::{Error, ErrorKind, State, Value};
 
 use super::lookup_plugins;
@@ -45,35 +45,6 @@ impl Drop for Rendering {
     }
 }
 
-/// `lookup('template', name)`: the role's template rendered with the current variables.
-fn render_template(name: &str, extra: Option<&Value>) -> Result<Value, Error> {
-    let path = find(name)?.ok_or_else(|| {
-        not_found(format!(
-            "lookup('template'): '{name}' is not a template of the role"
-        ))
-    })?;
-    let text = std::fs::read_to_string(root().join(&path))
-        .map_err(|e| invalid(format!("lookup('template', '{name}'): {e}")))?;
-    let current = CURRENT.with(|c| c.borrow().last().cloned());
-    let Some((templar, scope)) = current else {
-        return Err(invalid("lookup('template') outside a render"));
-    };
-    // template_vars= are seen over the task's variables.
-    let scope = match extra.and_then(|v| serde_json::to_value(v).ok()) {
-        Some(serde_json::Value::Object(map)) => {
-            scope.with_layer(crate::vars::layer_from(map.iter()))
-        }
-        _ => scope,
-    };
-    match templar.render_text(&text, &scope) {
-        Ok(Some(rendered)) => Ok(Value::from(rendered)),
-        Ok(None) => Err(invalid(format!(
-            "lookup('template', '{name}') uses a value only the build knows; use the template module"
-        ))),
-        Err(e) => Err(invalid(format!("lookup('template', '{name}'): {e}"))),
-    }
-}
-
 /// Where lookups look for the tasks rendered next (the role's `files/`, `templates/`, `vars/`,
 /// the role, the task file's folder), all relative to `root`.
 pub fn set_search(root: &Path, dirs: Vec<PathBuf>) {
@@ -105,9 +76,71 @@ fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidOperation, message.into())
 }
 
-/// A file a lookup looked for and did not find: the one failure `errors='ignore'` passes over.
+/// A file a lookup looked for and did not find, which `errors='ignore'` passes over.
 fn not_found(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::TemplateNotFound, message.into())
+}
+
+/// Why a lookup failed as Ansible's lookup plugin would, in its words.
+#[derive(Debug, thiserror::Error)]
+#[error("the lookup failed")]
+struct LookupFailed;
+
+/// A lookup failing as Ansible's plugin fails, which `errors='ignore'`/`'warn'` passes over
+/// (unlike imgbuild's refusals to read the build host or to use build-time values).
+pub(super) fn lookup_failed(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::InvalidOperation, message.into()).with_source(LookupFailed)
+}
+
+fn is_lookup_failure(e: &Error) -> bool {
+    e.kind() == ErrorKind::TemplateNotFound
+        || std::error::Error::source(e).is_some_and(|s| s.is::<LookupFailed>())
+}
+
+/// The role's file `name` (found as `lookup('file')` finds it), relative to the root.
+pub(super) fn find_file(name: &str) -> Result<Option<PathBuf>, Error> {
+    find(name)
+}
+
+/// The templar and variables of the innermost render under way.
+pub(super) fn current_render() -> Option<(super::Templar, crate::vars::Scope)> {
+    CURRENT.with(|c| c.borrow().last().cloned())
+}
+
+/// The project root and the folders lookups search, in order.
+pub(super) fn search_dirs() -> (PathBuf, Vec<PathBuf>) {
+    SEARCH.with(|s| {
+        s.borrow()
+            .as_ref()
+            .map(|s| (s.root.clone(), s.dirs.clone()))
+            .unwrap_or_default()
+    })
+}
+
+/// Records `path` (relative to the root) as read, an input of the image.
+pub(super) fn record_read(path: PathBuf) {
+    SEARCH.with(|s| {
+        if let Some(search) = s.borrow_mut().as_mut() {
+            search.read.push(path);
+        }
+    });
+}
+
+/// The text of a file [`find_file`] found.
+pub(super) fn read_role_file(path: &Path) -> Result<String, Error> {
+    std::fs::read_to_string(root().join(path))
+        .map_err(|e| lookup_failed(format!("{}: {e}", path.display())))
+}
+
+/// `name` relative to the project root when it is an absolute path inside it.
+fn in_project(name: &str) -> std::borrow::Cow<'_, str> {
+    let root = root();
+    match Path::new(name).strip_prefix(&root) {
+        Ok(rel) if name.starts_with('/') && root.is_absolute() => {
+            std::borrow::Cow::Owned(rel.display().to_string())
+        }
+        _ => std::borrow::Cow::Borrowed(name),
+    }
 }
 
 fn safe(name: &str) -> Result<(), Error> {
@@ -121,6 +154,7 @@ fn safe(name: &str) -> Result<(), Error> {
 
 /// The first search folder holding `name`, as a path relative to the root.
 fn find(name: &str) -> Result<Option<PathBuf>, Error> {
+    let name = &*in_project(name);
     safe(name)?;
     SEARCH.with(|s| {
         let mut s = s.borrow_mut();
@@ -180,6 +214,19 @@ fn terms(args: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// Every term is text (lists of text count as their items), as `vars` and `varnames` ask.
+fn text_terms(plugin: &str, args: &[Value]) -> Result<Vec<String>, Error> {
+    for arg in args {
+        if !matches!(arg.kind(), ValueKind::String | ValueKind::Seq) {
+            return Err(lookup_failed(format!(
+                "Invalid setting identifier, \"{arg}\" is not a string, its a {} (lookup('{plugin}'))",
+                super::lookup_lists::py_type(arg)
+            )));
+        }
+    }
+    Ok(terms(args))
+}
+
 /// The items a lookup gives.
 fn items(
     state: &State,
@@ -187,120 +234,177 @@ fn items(
     args: &[Value],
     kwargs: &Kwargs,
 ) -> Result<Vec<Value>, Error> {
-    match plugin {
-        "vars" | "ansible.builtin.vars" => lookup_plugins::vars(state, &terms(args), kwargs),
-        "env" | "ansible.builtin.env" => lookup_plugins::env(&terms(args), kwargs),
-        "sequence" | "ansible.builtin.sequence" => lookup_plugins::sequence(&terms(args)),
-        "file" | "ansible.builtin.file" => {
-            let rstrip: bool = kwargs.get::<Option<bool>>("rstrip")?.unwrap_or(true);
-            terms(args)
-                .iter()
-                .map(|name| {
-                    let path = find(name)?.ok_or_else(|| {
-                        not_found(format!(
-                            "lookup('file'): '{name}' is not a file of the role"
-                        ))
-                    })?;
-                    let text = std::fs::read_to_string(root().join(&path))
-                        .map_err(|e| invalid(format!("lookup('file', '{name}'): {e}")))?;
-                    Ok(Value::from(if rstrip {
-                        text.trim_end().to_owned()
-                    } else {
-                        text
-                    }))
-                })
-                .collect()
-        }
-        "first_found" | "ansible.builtin.first_found" => {
-            let mut names = first_found_names(args);
-            if let Ok(Some(files)) = kwargs.get::<Option<Vec<String>>>("files") {
-                names.extend(files);
-            }
-            let skip: bool = kwargs.get::<Option<bool>>("skip")?.unwrap_or(false);
-            for name in &names {
-                if let Some(path) = find(name)? {
-                    return Ok(vec![Value::from(path.display().to_string())]);
-                }
-            }
-            if skip {
-                Ok(Vec::new())
-            } else {
-                Err(not_found(format!(
-                    "lookup('first_found'): none of {} is a file of the role",
-                    names.join(", ")
-                )))
-            }
-        }
-        "fileglob" | "ansible.builtin.fileglob" => {
-            let mut found = Vec::new();
-            for pattern in terms(args) {
-                safe(&pattern)?;
-                let (dir, name) = pattern.rsplit_once('/').unwrap_or(("", &pattern));
-                let folder = if dir.is_empty() {
-                    first_dir()
-                } else {
-                    find(dir)?
-                };
-                let Some(folder) = folder else {
-                    continue;
-                };
-                let mut names: Vec<String> = std::fs::read_dir(root().join(&folder))
-                    .map(|d| {
-                        d.flatten()
-                            .map(|e| e.file_name().to_string_lossy().into_owned())
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                names.sort();
-                for n in names.into_iter().filter(|n| crate::glob::matches(name, n)) {
-                    found.push(Value::from(folder.join(n).display().to_string()));
-                }
-            }
-            Ok(found)
-        }
-        "template" | "ansible.builtin.template" => {
-            let extra: Option<Value> = kwargs.get("template_vars")?;
-            terms(args)
-                .iter()
-                .map(|name| render_template(name, extra.as_ref()))
-                .collect()
-        }
+    use super::{lookup_files, lookup_lists};
+    match plugin.strip_prefix("ansible.builtin.").unwrap_or(plugin) {
+        "vars" => lookup_plugins::vars(state, &text_terms("vars", args)?, kwargs),
+        "env" => lookup_plugins::env(&terms(args), kwargs),
+        "sequence" => super::lookup_sequence::sequence(args),
+        "dict" => lookup_lists::dict(args),
+        "indexed_items" => lookup_lists::indexed_items(args),
+        "items" => Ok(lookup_lists::items(args)),
+        "list" => Ok(args.to_vec()),
+        "together" => lookup_lists::together(args),
+        "nested" => lookup_lists::nested(args),
+        "subelements" => lookup_lists::subelements(args),
+        "random_choice" => Ok(lookup_lists::random_choice(args)),
+        "varnames" => lookup_lists::varnames(state, args),
+        "config" => lookup_files::config(state, args, kwargs),
+        "csvfile" => lookup_files::csvfile(&terms(args), kwargs),
+        "password" => lookup_files::password(&terms(args)),
+        name @ ("pipe" | "lines" | "url") => Err(lookup_files::refuse(name)),
+        "file" => file(&terms(args), kwargs),
+        "first_found" => first_found(args, kwargs),
+        "fileglob" => fileglob(&terms(args)),
+        "template" => super::lookup_template::template(&terms(args), kwargs),
         other => Err(invalid(format!(
-            "unknown lookup '{other}'; imgbuild knows file, template, env, first_found, fileglob, vars and sequence"
+            "lookup plugin ({other}) not found: imgbuild knows file, template, first_found, fileglob, csvfile, vars, varnames, env, config, sequence, dict, items, list, indexed_items, together, nested, subelements, random_choice and password (for /dev/null)"
         ))),
     }
 }
 
-/// first_found's names: strings, lists of them, and `{files: [...], paths: [...]}` mappings
-/// (every file in every path, in order).
-fn first_found_names(args: &[Value]) -> Vec<String> {
-    let mut names = Vec::new();
-    for arg in args {
-        let list = |key: &str| -> Vec<String> {
-            arg.get_attr(key)
-                .ok()
-                .filter(|v| !v.is_undefined() && !v.is_none())
-                .map(|v| match v.as_str() {
-                    Some(s) => s.split([',', ';']).map(str::to_owned).collect(),
-                    None => terms(&[v]),
-                })
-                .unwrap_or_default()
-        };
-        if arg.kind() == minijinja::value::ValueKind::Map {
-            let paths = list("paths");
-            for file in list("files") {
-                if paths.is_empty() {
-                    names.push(file.clone());
-                }
-                for path in &paths {
-                    names.push(format!("{}/{file}", path.trim_end_matches('/')));
-                }
-            }
+/// `lookup('file', name, ...)`: the role's files' text (trailing space stripped unless
+/// `rstrip=False`).
+fn file(names: &[String], kwargs: &Kwargs) -> Result<Vec<Value>, Error> {
+    let rstrip: bool = kwargs.get::<Option<bool>>("rstrip")?.unwrap_or(true);
+    names
+        .iter()
+        .map(|name| {
+            let path = find(name)?.ok_or_else(|| {
+                not_found(format!(
+                    "lookup('file'): '{name}' is not a file of the role"
+                ))
+            })?;
+            let text = std::fs::read_to_string(root().join(&path))
+                .map_err(|e| invalid(format!("lookup('file', '{name}'): {e}")))?;
+            Ok(Value::from(if rstrip {
+                text.trim_end().to_owned()
+            } else {
+                text
+            }))
+        })
+        .collect()
+}
+
+/// `lookup('fileglob', 'pattern', ...)`: the role's files matching each pattern.
+fn fileglob(patterns: &[String]) -> Result<Vec<Value>, Error> {
+    let mut found = Vec::new();
+    for pattern in patterns {
+        safe(pattern)?;
+        let (dir, name) = pattern.rsplit_once('/').unwrap_or(("", pattern));
+        let folder = if dir.is_empty() {
+            first_dir()
         } else {
-            names.extend(terms(std::slice::from_ref(arg)));
+            find(dir)?
+        };
+        let Some(folder) = folder else {
+            continue;
+        };
+        let mut names: Vec<String> = std::fs::read_dir(root().join(&folder))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        for n in names.into_iter().filter(|n| crate::glob::matches(name, n)) {
+            found.push(Value::from(folder.join(n).display().to_string()));
         }
     }
-    names
+    Ok(found)
+}
+
+/// first_found's `_split_on`: text split at any of `chars`; lists split item by item.
+fn split_on(value: &Value, chars: &[char]) -> Vec<String> {
+    match value.as_str() {
+        Some(text) => text.split(chars).map(str::to_owned).collect(),
+        None if value.is_none() || value.is_undefined() => Vec::new(),
+        None => value
+            .try_iter()
+            .map(|items| items.flat_map(|i| split_on(&i, chars)).collect())
+            .unwrap_or_default(),
+    }
+}
+
+/// first_found's candidates and `skip`, as Ansible's `_process_terms` builds them: a mapping
+/// term brings its own `files`/`paths`/`skip`, a text term those of the keywords.
+fn first_found_search(
+    args: &[Value],
+    kw_files: &Value,
+    kw_paths: &Value,
+    kw_skip: bool,
+) -> Result<(Vec<String>, bool), Error> {
+    let mut search = Vec::new();
+    let mut skip = false;
+    for term in args {
+        let (files, paths, term_skip) = match term.kind() {
+            ValueKind::Map => {
+                let get = |k: &str| term.get_attr(k).unwrap_or(Value::UNDEFINED);
+                let skip = get("skip");
+                let skip = skip.as_str().map_or(skip.is_true(), super::ansible_bool_str);
+                (get("files"), get("paths"), skip)
+            }
+            ValueKind::String => (kw_files.clone(), kw_paths.clone(), kw_skip),
+            ValueKind::Seq | ValueKind::Iterable => {
+                let inner: Vec<Value> = term.try_iter()?.collect();
+                let (partial, inner_skip) =
+                    first_found_search(&inner, kw_files, kw_paths, kw_skip)?;
+                search.extend(partial);
+                skip = inner_skip;
+                continue;
+            }
+            _ => {
+                return Err(lookup_failed(format!(
+                    "Invalid term supplied, can handle string, mapping or list of strings but got: {} for {term}",
+                    super::lookup_lists::py_type(term)
+                )))
+            }
+        };
+        skip = term_skip;
+        let files = split_on(&files, &[',', ';']);
+        let paths = split_on(&paths, &[',', ':', ';']);
+        if !paths.is_empty() {
+            for path in &paths {
+                for file in &files {
+                    search.push(if file.starts_with('/') {
+                        file.clone()
+                    } else {
+                        format!("{}/{file}", path.trim_end_matches('/'))
+                    });
+                }
+            }
+        } else if !files.is_empty() {
+            search = files;
+        } else if let Some(text) = term.as_str() {
+            search.push(text.to_owned());
+        }
+    }
+    Ok((search, skip))
+}
+
+/// `lookup('first_found', ...)`: the first candidate that is a file of the role; none is an
+/// error, or `[]` with `skip=True`.
+fn first_found(args: &[Value], kwargs: &Kwargs) -> Result<Vec<Value>, Error> {
+    let files: Value = kwargs.get::<Option<Value>>("files")?.unwrap_or_default();
+    let paths: Value = kwargs.get::<Option<Value>>("paths")?.unwrap_or_default();
+    let skip: bool = kwargs.get::<Option<bool>>("skip")?.unwrap_or(false);
+    let mut args = args.to_vec();
+    if args.is_empty() && !files.is_none() {
+        args.push(Value::from_iter([
+            ("files", files.clone()),
+            ("paths", paths.clone()),
+        ]));
+    }
+    let (search, skip) = first_found_search(&args, &files, &paths, skip)?;
+    for name in &search {
+        if let Some(path) = find(name)? {
+            return Ok(vec![Value::from(path.display().to_string())]);
+        }
+    }
+    if skip {
+        return Ok(Vec::new());
+    }
+    Err(lookup_failed("No file was found when using first_found."))
 }
 
 /// `lookup(name, terms...)`: the items joined with commas (a list with `wantlist=True`).
@@ -318,18 +422,17 @@ pub fn lookup(
             Value::from(())
         });
     };
-    if want_list {
+    if want_list || found.is_empty() {
         return Ok(Value::from(found));
+    }
+    // Ansible joins text items with commas; other items: the one item, or the list.
+    if found.iter().all(|v| v.kind() == ValueKind::String) {
+        let texts: Vec<&str> = found.iter().filter_map(Value::as_str).collect();
+        return Ok(Value::from(texts.join(",")));
     }
     Ok(match found.len() {
         1 => found.into_iter().next().unwrap_or_default(),
-        _ => Value::from(
-            found
-                .iter()
-                .map(|v| v.to_string())
-                .collect::<Vec<_>>()
-                .join(","),
-        ),
+        _ => Value::from(found),
     })
 }
 
@@ -346,8 +449,8 @@ pub fn query(
 
 /// The lookup's items, or `None` where it failed and `errors='ignore'` or `'warn'` asks Ansible
 /// to go on with nothing (`None` from `lookup`, `[]` from `query`) instead of failing the task.
-/// Only a file not found is passed over: a path that would read the build host, or a value only
-/// the build knows, is refused whatever `errors` says.
+/// Only what fails as Ansible's plugin fails is passed over: a path that would read the build
+/// host, or a value only the build knows, is refused whatever `errors` says.
 fn items_or_skip(
     state: &State,
     plugin: &str,
@@ -368,28 +471,7 @@ fn items_or_skip(
     kwargs.assert_all_used()?;
     match found {
         Ok(found) => Ok(Some(found)),
-        Err(e) if tolerant && e.kind() == ErrorKind::TemplateNotFound => Ok(None),
+        Err(e) if tolerant && is_lookup_failure(&e) => Ok(None),
         Err(e) => Err(e),
-    }
-}
-
-/// The `file`, `directory` and `exists` tests: on the project's files (relative paths, looked
-/// for like lookups); absolute paths would test the build host, which no image should depend on.
-pub fn path_test(kind: &'static str) -> impl Fn(String) -> Result<bool, Error> {
-    move |path: String| {
-        if path.starts_with('/') {
-            return Err(invalid(format!(
-                "'{path}' is {kind} would test the build host, not the image; test the image's files at build time with stat"
-            )));
-        }
-        let Some(found) = find(&path)? else {
-            return Ok(false);
-        };
-        let meta = std::fs::metadata(root().join(found));
-        Ok(match kind {
-            "file" => meta.is_ok_and(|m| m.is_file()),
-            "directory" => meta.is_ok_and(|m| m.is_dir()),
-            _ => meta.is_ok(),
-        })
     }
 }

@@ -4,13 +4,24 @@
 
 mod backslashes;
 mod context;
+mod file_tests;
 pub mod filters;
 mod jinja_tests;
+mod lookup_files;
+mod lookup_lists;
 mod lookup_plugins;
+mod lookup_sequence;
+mod lookup_template;
 pub mod lookups;
+mod now;
+mod pyrandom;
 mod pyrepr;
 mod python_filters;
+mod python_regex;
+mod random_filters;
+mod result_tests;
 mod set_filters;
+mod url_filters;
 
 use std::sync::{Arc, Mutex};
 
@@ -105,10 +116,25 @@ impl Templar {
         set_filters::register(&mut env);
         python_filters::register(&mut env);
         jinja_tests::register(&mut env);
+        file_tests::register(&mut env);
+        result_tests::register(&mut env);
+        url_filters::register(&mut env);
+        random_filters::register(&mut env);
         env.add_function("lookup", lookups::lookup);
+        env.add_function("now", now::now);
         env.add_function("query", lookups::query);
         env.add_function("q", lookups::query);
         Self { env: Arc::new(env) }
+    }
+
+    /// This templar with `loader` finding what `{% include %}` and `{% import %}` name.
+    pub(super) fn with_loader<F>(&self, loader: F) -> Templar
+    where
+        F: Fn(&str) -> Result<Option<String>, minijinja::Error> + Send + Sync + 'static,
+    {
+        let mut env = (*self.env).clone();
+        env.set_loader(loader);
+        Templar { env: Arc::new(env) }
     }
 
     /// Whether `name` is a function or value of the template language itself (`lookup`,

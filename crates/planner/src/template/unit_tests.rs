@@ -222,7 +222,15 @@ fn lookups_read_role_files_and_record_them() {
         "{reads:?}"
     );
     assert!(render(&t, "{{ lookup('file', '/etc/passwd') }}", &sc).is_err());
-    assert!(render(&t, "{{ '/etc/passwd' is file }}", &sc).is_err());
+    // Absolute paths are tested on the machine running the build, as Ansible's controller does.
+    assert_eq!(
+        render(
+            &t,
+            "{{ '/' is directory and '/nonexistent' is not exists }}",
+            &sc
+        ),
+        Ok(Some(json!(true)))
+    );
     assert!(render(&t, "{{ lookup('nosuch', 'x') }}", &sc).is_err());
     assert!(render(&t, "{{ lookup('template', 'missing.j2') }}", &sc).is_err());
 }
@@ -316,5 +324,108 @@ fn comment_builds_blocks_as_ansible_does() {
             Ok(Some(json!(want))),
             "{expr}"
         );
+    }
+}
+
+#[test]
+fn option_lookups_and_includes_work_as_ansibles() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let role = dir.path().join("roles/r");
+    std::fs::create_dir_all(role.join("files")).expect("mkdir");
+    std::fs::create_dir_all(role.join("templates")).expect("mkdir");
+    std::fs::write(
+        role.join("files/people.csv"),
+        "Smith,Jane\r\n\"von X\",Demo\r\n",
+    )
+    .expect("write");
+    std::fs::write(
+        role.join("templates/hello.txt"),
+        "Hello {% include 'world.txt' %}!",
+    )
+    .expect("write");
+    std::fs::write(role.join("templates/world.txt"), "world").expect("write");
+    std::fs::write(role.join("templates/dict.j2"), "{\"foo\": \"{{ 'bar' }}\"}").expect("write");
+    lookups::set_search(
+        dir.path(),
+        vec![
+            PathBuf::from("roles/r/files"),
+            PathBuf::from("roles/r/templates"),
+        ],
+    );
+    let t = Templar::new();
+    let sc = scope(&[("qz_1", json!("a")), ("qa_1", json!("b"))]);
+    let cases = [
+        (
+            "{{ lookup('csvfile', 'Smith file=people.csv delimiter=, col=1') }}",
+            json!("Jane"),
+        ),
+        (
+            "{{ lookup('csvfile', 'von X', file='people.csv', delimiter=',') }}",
+            json!("Demo"),
+        ),
+        (
+            "{{ lookup('csvfile', 'nope file=people.csv delimiter=,') }}",
+            json!([]),
+        ),
+        (
+            "{{ lookup('template', 'hello.txt') }}",
+            json!("Hello world!"),
+        ),
+        (
+            "{{ lookup('template', 'dict.j2') is mapping }}",
+            json!(true),
+        ),
+        (
+            "{{ lookup('template', 'dict.j2', convert_data=False) is string }}",
+            json!(true),
+        ),
+        ("{{ lookup('varnames', '^q.*_1') }}", json!("qz_1,qa_1")),
+        (
+            "{{ lookup('sequence', '2-6/2', wantlist=True) }}",
+            json!(["2", "4", "6"]),
+        ),
+        (
+            "{{ lookup('config', 'DEFAULT_BECOME_USER') }}",
+            json!("root"),
+        ),
+        (
+            "{{ q('first_found', {'files': 'nope', 'skip': True}) }}",
+            json!([]),
+        ),
+        ("{{ q('first_found', 'nope', errors='ignore') }}", json!([])),
+        (
+            "{{ q('dict', {'a': 1}) }}",
+            json!([{"key": "a", "value": 1}]),
+        ),
+    ];
+    for (template, expected) in cases {
+        assert_eq!(render(&t, template, &sc), Ok(Some(expected)), "{template}");
+    }
+    let failing = [
+        ("{{ lookup('varnames', '*') }}", "nothing to repeat"),
+        (
+            "{{ lookup('vars', 42) }}",
+            "Invalid setting identifier, \"42\" is not a string",
+        ),
+        (
+            "{{ lookup('config', 'NOPE') }}",
+            "Unable to find setting NOPE",
+        ),
+        (
+            "{{ lookup('pipe', 'date') }}",
+            "runs a command on the machine running the build",
+        ),
+        (
+            "{{ lookup('password', '/tmp/x') }}",
+            "writes a password file",
+        ),
+        (
+            "{{ q('first_found', 'nope') }}",
+            "No file was found when using first_found.",
+        ),
+    ];
+    for (template, words) in failing {
+        let err = render(&t, template, &sc).expect_err(template).to_string();
+        assert!(err.contains(words), "{template}: {err}");
     }
 }
