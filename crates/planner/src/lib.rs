@@ -27,6 +27,7 @@ pub mod source;
 pub mod tags;
 mod task;
 pub mod template;
+pub mod var_dir;
 pub mod vars;
 pub mod yaml;
 

@@ -258,22 +258,19 @@ impl Planner<'_> {
         }
         let arg = |k: &str| task.args.get(k).and_then(Json::as_str).map(str::to_owned);
         let files: Vec<PathBuf> = match (arg("file"), arg("dir")) {
-            (Some(file), _) => vec![self.project_file(&file, ctx, at)?],
+            (Some(file), _) if file.trim().is_empty() => {
+                return Err(PlanError::new(
+                    at.clone(),
+                    ErrorKind::Lookup(
+                        "Could not find file: include_vars was given an empty file name".into(),
+                    ),
+                ))
+            }
+            // A free-form name written as a block keeps no final newline (Ansible strips it).
+            (Some(file), _) => vec![self.project_file(file.trim_end_matches('\n'), ctx, at)?],
             (None, Some(dir)) => {
                 let dir = self.project_file(&dir, ctx, at)?;
-                let mut names: Vec<String> = std::fs::read_dir(self.project.root.join(&dir))
-                    .map(|d| {
-                        d.flatten()
-                            .map(|e| e.file_name().to_string_lossy().into_owned())
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                names.sort();
-                names
-                    .into_iter()
-                    .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml") || n.ends_with(".json"))
-                    .map(|n| dir.join(n))
-                    .collect()
+                self.var_dir_files(&task.args, &dir, ctx, at)?
             }
             _ => Vec::new(),
         };
@@ -296,6 +293,18 @@ impl Planner<'_> {
         if let [single] = files.as_slice() {
             task.local_file = Some(single.display().to_string());
         }
+        task.var_files = files.iter().map(|f| f.display().to_string()).collect();
+        if arg("hash_behaviour").as_deref() == Some("merge") {
+            // Mappings merge into the values the variables have so far (combine_vars).
+            let scope = self.full(&ctx.scope);
+            for (k, v) in vars.iter_mut() {
+                if let Some(VarValue::Raw(old)) = scope.get(k) {
+                    let mut merged = old.clone();
+                    crate::vars::merge_hashes(&mut merged, std::mem::take(v));
+                    *v = merged;
+                }
+            }
+        }
         let decided_later = task.when.is_some() || task.loop_over.is_some();
         let layer = Arc::make_mut(&mut self.facts_set);
         let value = |v: Json| {
@@ -316,6 +325,55 @@ impl Planner<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The var files of `include_vars: dir:` (relative to the project), as Ansible picks them.
+    fn var_dir_files(
+        &mut self,
+        args: &Json,
+        dir: &Path,
+        ctx: &Ctx,
+        at: &Location,
+    ) -> Result<Vec<PathBuf>> {
+        let text = |k: &str| args.get(k).and_then(Json::as_str).map(str::to_owned);
+        let list = |k: &str| -> Option<Vec<String>> {
+            args.get(k)
+                .and_then(|v| {
+                    serde_json::from_value::<crate::modules::types::TextList>(v.clone()).ok()
+                })
+                .map(|l| l.0)
+        };
+        let depth = match args.get("depth") {
+            Some(Json::Number(n)) => n.as_u64().unwrap_or(0) as usize,
+            Some(Json::String(s)) => s.trim().parse().unwrap_or(0),
+            _ => 0,
+        };
+        let options = crate::var_dir::DirOptions {
+            depth,
+            files_matching: text("files_matching"),
+            ignore_files: list("ignore_files").unwrap_or_default(),
+            extensions: list("extensions"),
+            ignore_unknown_extensions: args
+                .get("ignore_unknown_extensions")
+                .and_then(|v| serde_json::from_value::<crate::modules::types::Flag>(v.clone()).ok())
+                .is_some_and(|f| f.or(false)),
+        };
+        let role_vars_main = ctx
+            .role_dir
+            .as_ref()
+            .map(|r| self.project.root.join(r).join("vars/main.yml"));
+        let root = self.project.root.join(dir);
+        self.sources.record(dir);
+        let files = crate::var_dir::var_files(&root, &options, role_vars_main.as_deref())
+            .map_err(|message| PlanError::new(at.clone(), ErrorKind::Lookup(message)))?;
+        Ok(files
+            .into_iter()
+            .filter_map(|f| {
+                f.strip_prefix(&self.project.root)
+                    .ok()
+                    .map(Path::to_path_buf)
+            })
+            .collect())
     }
 
     /// A var file or folder named in a task: the role's `vars/`, the role, the task's folder,

@@ -124,6 +124,9 @@ pub struct PlannedTask {
     /// caught or the task may not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fails: Option<String>,
+    /// `include_vars`: the var files the plan read, in order (project paths).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub var_files: Vec<String>,
 }
 
 /// One iteration of a loop.

@@ -113,6 +113,24 @@ impl Scope {
     }
 }
 
+/// `from` merged into `into` as Ansible's `combine_vars(merge=True)` does: mappings key by
+/// key, recursively; anything else replaced.
+pub fn merge_hashes(into: &mut serde_json::Value, from: serde_json::Value) {
+    match (into, from) {
+        (serde_json::Value::Object(into), serde_json::Value::Object(from)) => {
+            for (k, v) in from {
+                match into.get_mut(&k) {
+                    Some(old) => merge_hashes(old, v),
+                    None => {
+                        into.insert(k, v);
+                    }
+                }
+            }
+        }
+        (into, from) => *into = from,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

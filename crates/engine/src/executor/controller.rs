@@ -200,6 +200,7 @@ impl Executor<'_> {
         args: &Json,
     ) -> Result<ModuleResult, ModuleError> {
         let files: Vec<String> = match &task.local_file {
+            _ if !task.var_files.is_empty() => task.var_files.clone(),
             Some(file) => vec![file.clone()],
             None => {
                 let found =
@@ -224,6 +225,18 @@ impl Executor<'_> {
                 }
             }
         }
+        if args.get("hash_behaviour").and_then(Json::as_str) == Some("merge") {
+            // Mappings merge into the values the variables have so far, as at plan time.
+            for (k, v) in vars.iter_mut() {
+                let old = match self.facts_set.get(k).or_else(|| self.base.get(k)) {
+                    Some(VarValue::Raw(old)) => old.clone(),
+                    _ => continue,
+                };
+                let mut merged = old;
+                planner::vars::merge_hashes(&mut merged, std::mem::take(v));
+                *v = merged;
+            }
+        }
         let layer = Arc::make_mut(&mut self.facts_set);
         match args.get("name").and_then(Json::as_str) {
             Some(name) => {
@@ -235,7 +248,13 @@ impl Executor<'_> {
                 }
             }
         }
-        Ok(ModuleResult::changed(false).with("ansible_facts", Json::Object(vars)))
+        let included: Vec<String> = files
+            .iter()
+            .map(|f| self.project_root.join(f).display().to_string())
+            .collect();
+        Ok(ModuleResult::changed(false)
+            .with("ansible_facts", Json::Object(vars))
+            .with("ansible_included_var_files", included))
     }
 }
 

@@ -378,6 +378,10 @@ impl<'a> Executor<'a> {
             result
                 .entry("msg")
                 .or_insert_with(|| Json::from(failure.msg.clone()));
+            if task.module == "include_vars" {
+                // Ansible's include_vars says why under `message`.
+                result.insert("message".into(), Json::from(failure.msg.clone()));
+            }
         }
         // A failed task keeps the `changed` its changed_when gave it.
         let changed = run.status == Status::Changed

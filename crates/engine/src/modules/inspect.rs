@@ -41,12 +41,18 @@ pub fn find(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     };
     let patterns = matcher(p.patterns.as_ref().map(|l| l.0.as_slice()).unwrap_or(&[]))?;
     let excludes = matcher(p.excludes.as_ref().map(|l| l.0.as_slice()).unwrap_or(&[]))?;
+    let whole_file = flag(&p.read_whole_file, false);
     let contains = p
         .contains
         .as_ref()
         .map(|c| {
-            Regex::new(&format!("(?m){}", c.as_str()))
-                .map_err(|e| ModuleError::new(format!("contains: {e}")))
+            // Line by line Python's `match` anchors at the line's start.
+            let anchored = if whole_file {
+                c.as_str().to_owned()
+            } else {
+                format!("^(?:{})", c.as_str())
+            };
+            Regex::new(&anchored).map_err(|e| ModuleError::new(format!("contains: {e}")))
         })
         .transpose()?;
     let kind = match &p.file_type {
@@ -101,7 +107,7 @@ pub fn find(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             }
             if let Some(re) = &contains {
                 if meta.kind != Kind::File
-                    || !re.is_match(&String::from_utf8_lossy(&fs.read(&path)?))
+                    || !content_matches(re, &String::from_utf8_lossy(&fs.read(&path)?), whole_file)
                 {
                     continue;
                 }
@@ -132,6 +138,16 @@ pub fn find(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         .with("files", Json::Array(files))
         .with("matched", matched)
         .with("examined", examined))
+}
+
+/// Whether `text` holds `re` as Ansible's find looks: Python's `search` of the whole text, or
+/// its `match` of one line; either way Python's `$` also matches before a final newline.
+fn content_matches(re: &Regex, text: &str, whole_file: bool) -> bool {
+    let holds = |s: &str| re.is_match(s) || s.strip_suffix('\n').is_some_and(|s| re.is_match(s));
+    if whole_file {
+        return holds(text);
+    }
+    text.split_inclusive('\n').any(holds)
 }
 
 /// `slurp`.
@@ -225,4 +241,27 @@ pub fn service_facts(_args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, Modu
     }
     let services = Json::Object(services);
     Ok(ModuleResult::changed(false).with("ansible_facts", json!({ "services": services })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contains_matches_lines_at_their_start_or_the_whole_file() {
+        let text = "OK\nKO\nxKO yes\n";
+        let re = |p: &str, whole: bool| {
+            let anchored = if whole {
+                p.to_owned()
+            } else {
+                format!("^(?:{p})")
+            };
+            content_matches(&Regex::new(&anchored).expect("regex"), text, whole)
+        };
+        assert!(re("KO$", false));
+        assert!(!re("yes", false), "match anchors at the line's start");
+        assert!(re("xKO", false));
+        assert!(!re("KO$", true), "the whole file ends with 'yes'");
+        assert!(re("yes$", true));
+    }
 }

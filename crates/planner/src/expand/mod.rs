@@ -695,6 +695,7 @@ impl Planner<'_> {
             rendered: None,
             context: IndexMap::new(),
             fails: None,
+            var_files: Vec::new(),
         };
         if let Some(until) = &def.until {
             let until = self

@@ -24,8 +24,11 @@ pub struct FindParams {
     /// Globs or expressions of base names to leave out.
     #[serde(alias = "exclude")]
     pub excludes: Option<TextList>,
-    /// A regular expression the file content must match.
+    /// A regular expression the file content must match: at the start of a line (Python's
+    /// `match`), or anywhere with `read_whole_file`.
     pub contains: Option<Text>,
+    /// Search `contains` in the whole file rather than line by line.
+    pub read_whole_file: Option<Flag>,
     /// Kind of entries (default `file`).
     pub file_type: Option<Choice<FileType>>,
     /// Descend into subfolders.

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::types::Text;
+use super::types::{Flag, Text, TextList};
 use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `include_vars`.
@@ -20,14 +20,32 @@ pub struct IncludeVarsParams {
     pub dir: Option<Text>,
     /// Put the variables under this name instead of at the top.
     pub name: Option<Text>,
+    /// With `dir`: how many folders of its sorted walk to read (0: all).
+    pub depth: Option<Text>,
+    /// With `dir`: a regular expression a file's name must contain.
+    pub files_matching: Option<Text>,
+    /// With `dir`: regular expressions a file's name must not end with.
+    pub ignore_files: Option<TextList>,
+    /// With `dir`: the extensions of var files (default yaml, yml, json).
+    pub extensions: Option<TextList>,
+    /// With `dir`: leave out files without one of `extensions` instead of failing.
+    pub ignore_unknown_extensions: Option<Flag>,
+    /// `merge` mappings into the variables' values so far, or `replace` them (the default).
+    pub hash_behaviour: Option<Text>,
 }
 
 impl Params for IncludeVarsParams {
     fn check(&self) -> Result<(), String> {
-        super::exactly_one(
-            "include_vars",
-            &[("file", self.file.is_some()), ("dir", self.dir.is_some())],
-        )
+        // Ansible's words for each case.
+        match (&self.file, &self.dir) {
+            (None, None) => Err(
+                "Could not find file: include_vars names no file (give it file: or dir:)".into(),
+            ),
+            (Some(_), Some(_)) => Err(
+                "You are mixing file only and dir only arguments, these are incompatible".into(),
+            ),
+            _ => Ok(()),
+        }
     }
 }
 
