@@ -1,4 +1,4 @@
-//! Ansible's `urldecode` (Python's `unquote_plus`) and `urlsplit` (Python's `urlsplit`, as a
+//! Ansible's `urldecode` (Python's `unquote_plus`), Jinja2's `urlencode`, and `urlsplit` (Python's `urlsplit`, as a
 //! mapping or one part) filters, with `realpath` and Ansible's `unique`, refused in Python's
 //! words.
 
@@ -32,6 +32,61 @@ pub fn urldecode(text: &str) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Python's `quote`: every byte but letters, digits, `_.-~` and `safe` as `%XX`.
+fn quote(text: &str, safe: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"_.-~".contains(&b) || safe.as_bytes().contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Text as Python's `str()` writes it, for `urlencode`.
+fn py_text(value: &Value) -> String {
+    match value.as_str() {
+        Some(s) => s.to_owned(),
+        None if value.kind() == ValueKind::Bool => {
+            if value.is_true() { "True" } else { "False" }.to_owned()
+        }
+        None if value.is_none() => "None".to_owned(),
+        None => value.to_string(),
+    }
+}
+
+/// Jinja2's `urlencode`: text quoted (keeping `/`); a mapping or a list of pairs as a query
+/// string (`k=v&k2=v2`, spaces as `+`).
+pub fn urlencode(value: Value) -> Result<String, Error> {
+    let pairs: Vec<(Value, Value)> = match value.kind() {
+        ValueKind::Map => value
+            .try_iter()?
+            .map(|k| {
+                let v = value.get_item(&k)?;
+                Ok((k, v))
+            })
+            .collect::<Result<_, Error>>()?,
+        ValueKind::Seq | ValueKind::Iterable => value
+            .try_iter()?
+            .map(|pair| {
+                Ok((
+                    pair.get_item(&Value::from(0))?,
+                    pair.get_item(&Value::from(1))?,
+                ))
+            })
+            .collect::<Result<_, Error>>()?,
+        _ => return Ok(quote(&py_text(&value), "/")),
+    };
+    let for_qs = |v: &Value| quote(&py_text(v), "").replace("%20", "+");
+    Ok(pairs
+        .iter()
+        .map(|(k, v)| format!("{}={}", for_qs(k), for_qs(v)))
+        .collect::<Vec<_>>()
+        .join("&"))
 }
 
 /// The parts of a URL as Python's `urlsplit` gives them.
@@ -229,6 +284,7 @@ pub fn unique(items: Value, kwargs: Kwargs) -> Result<Value, Error> {
 /// Registers these filters on `env`.
 pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("urldecode", |s: String| urldecode(&s));
+    env.add_filter("urlencode", urlencode);
     env.add_filter("urlsplit", urlsplit);
     env.add_filter("realpath", realpath);
     env.add_filter("unique", unique);
@@ -245,6 +301,20 @@ mod tests {
             "a b+cé%zz%".replace('+', " ")
         );
         assert_eq!(urldecode("key%3D%22%40"), "key=\"@");
+    }
+
+    #[test]
+    fn urlencode_is_jinja2s() {
+        assert_eq!(
+            urlencode(Value::from("key=\"@é/ a")).ok().as_deref(),
+            Some("key%3D%22%40%C3%A9/%20a")
+        );
+        let map = Value::from_serialize(serde_json::json!({"foo": "bar", "baz": "a b"}));
+        assert_eq!(urlencode(map).ok().as_deref(), Some("foo=bar&baz=a+b"));
+        assert_eq!(
+            urlencode(Value::from(Vec::<Value>::new())).ok().as_deref(),
+            Some("")
+        );
     }
 
     #[test]
