@@ -209,10 +209,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "local_action",
         "an image build has no controller host to run on; use a task in the rootfs",
     ),
-    (
-        "action",
-        "write the module as the task key (for example 'shell: ...')",
-    ),
     ("delegate_facts", "an image build has no other hosts"),
     ("remote_user", "tasks run as root in the build rootfs"),
     (
@@ -428,6 +424,49 @@ fn legacy_name(name: &str) -> &str {
     name.strip_prefix("ansible.legacy.").unwrap_or(name)
 }
 
+/// `action: copy src=a dest=b` or `action: {module: copy, src: a}`: the module and its
+/// arguments, as Ansible's older form of a task names them.
+fn action_args(value: &Node, file: &Path) -> Result<(&'static ModuleSpec, Map<String, Json>)> {
+    let unknown = |name: &str| {
+        let candidates = modules::names();
+        let short = name.rsplit('.').next().unwrap_or(name);
+        located(
+            file,
+            value.line,
+            ErrorKind::UnknownKey {
+                context: "module in action",
+                key: name.into(),
+                suggestion: suggest(short, candidates),
+            },
+        )
+    };
+    match &value.value {
+        Value::Str(text) => {
+            let (name, rest) = crate::free_form::first_word(text)
+                .ok_or_else(|| wrong(file, value, "action", "a module and its arguments"))?;
+            let spec = modules::lookup(name).ok_or_else(|| unknown(name))?;
+            let rest = Node {
+                value: Value::Str(rest.to_owned()),
+                line: value.line,
+                raw: None,
+            };
+            Ok((spec, module_args(spec, &rest, file)?))
+        }
+        Value::Map(_) => {
+            let Json::Object(mut args) = value.to_json() else {
+                return Err(wrong(file, value, "action", "a mapping"));
+            };
+            let name = match args.remove("module") {
+                Some(Json::String(name)) => name,
+                _ => return Err(wrong(file, value, "action", "a mapping with module:")),
+            };
+            let spec = modules::lookup(&name).ok_or_else(|| unknown(&name))?;
+            Ok((spec, args))
+        }
+        _ => Err(wrong(file, value, "action", "a module and its arguments")),
+    }
+}
+
 /// Parses one task mapping; `role_module` says which names are the role's own modules
 /// (`library/`).
 pub fn parse_task<'n>(
@@ -627,6 +666,19 @@ pub fn parse_task<'n>(
                         file: file_name,
                         is_static: false,
                         apply_tags,
+                    },
+                    &mut action,
+                )?;
+            }
+            "action" => {
+                let (name, args) = action_args(value, file)?;
+                set_action(
+                    "action",
+                    key.line,
+                    Action::Module {
+                        spec: name,
+                        args,
+                        node: value,
                     },
                     &mut action,
                 )?;

@@ -70,7 +70,7 @@ pub fn var_files(
             .extension()
             .map(|e| e.to_string_lossy().into_owned())
             .unwrap_or_default();
-        extensions.iter().any(|x| *x == extension)
+        extensions.contains(&extension)
     };
     let mut out = Vec::new();
     for (depth, (dir, files)) in walk(root).into_iter().enumerate() {

@@ -62,15 +62,20 @@ impl Executor<'_> {
     }
 
     /// `debug`: a message, or a variable's value.
-    pub(super) fn debug(&self, args: &Json, scope: &Scope) -> ModuleResult {
+    pub(super) fn debug(&self, args: &Json, scope: &Scope) -> Result<ModuleResult, ModuleError> {
+        let mut fields = serde_json::Map::new();
         let text = match (args.get("msg"), args.get("var").and_then(Json::as_str)) {
             (_, Some(var)) => {
-                let value = self
-                    .templar
-                    .eval(var, scope)
-                    .ok()
-                    .flatten()
-                    .unwrap_or(Json::Null);
+                // Ansible's debug: an undefined variable prints as such; any other error
+                // (a filter that fails) fails the task.
+                let value = match self.templar.eval(var, scope) {
+                    Ok(value) => value.unwrap_or(Json::Null),
+                    Err(planner::template::TemplateError::Undefined { .. }) => {
+                        Json::from("VARIABLE IS NOT DEFINED!")
+                    }
+                    Err(e) => return Err(ModuleError::new(e.to_string())),
+                };
+                fields.insert(var.to_owned(), value.clone());
                 format!(
                     "{var}: {}",
                     serde_json::to_string_pretty(&value).unwrap_or_default()
@@ -80,10 +85,11 @@ impl Executor<'_> {
             (Some(other), None) => serde_json::to_string_pretty(other).unwrap_or_default(),
             (None, None) => "Hello world!".into(),
         };
-        ModuleResult {
+        Ok(ModuleResult {
             msg: Some(text),
+            fields,
             ..ModuleResult::default()
-        }
+        })
     }
 
     /// `assert`: every condition must hold.

@@ -712,7 +712,7 @@ impl<'a> Executor<'a> {
     ) -> Result<ModuleResult, ModuleError> {
         match task.module.as_str() {
             "set_fact" => self.set_fact(args),
-            "debug" => Ok(self.debug(args, scope)),
+            "debug" => self.debug(args, scope),
             "fail" => Err(controller::fail(args)),
             "assert" => self.assert(task, args, scope),
             "meta" => self.meta(args, target),

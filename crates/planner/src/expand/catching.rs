@@ -16,15 +16,33 @@ use super::{and_all, Ctx};
 /// module's arguments), not when it reads the role.
 fn met_at_run(kind: &ErrorKind) -> bool {
     match kind {
-        // A template that does not parse is a mistake in the role, not in a value.
-        ErrorKind::Template { message, .. } => !message.contains("syntax error"),
-        ErrorKind::Undefined { .. }
+        ErrorKind::Template { .. }
+        | ErrorKind::Undefined { .. }
         | ErrorKind::Module { .. }
         | ErrorKind::Lookup(_)
         | ErrorKind::WrongType { .. }
         | ErrorKind::MissingFile { .. } => true,
         ErrorKind::InTask { inner, .. } => met_at_run(inner),
         _ => false,
+    }
+}
+
+/// The message the task fails with at build time: what Ansible's run reports, the plugin's own
+/// words (a lookup's, a filter's) without the plan's framing.
+fn message_at_run(kind: &ErrorKind) -> String {
+    match kind {
+        ErrorKind::InTask { inner, .. } => message_at_run(inner),
+        ErrorKind::Template { message, .. } => {
+            let message = message
+                .strip_prefix("invalid operation: ")
+                .unwrap_or(message);
+            // The marker a lookup's own failure carries (template/lookups.rs) is not its words.
+            message
+                .strip_suffix(": the lookup failed")
+                .unwrap_or(message)
+                .to_owned()
+        }
+        other => other.to_string(),
     }
 }
 
@@ -83,7 +101,7 @@ impl Planner<'_> {
                 .runtime_expression(&def.failed_when, &at)
                 .ok()
                 .flatten(),
-            fails: Some(error.kind.to_string()),
+            fails: Some(message_at_run(&error.kind)),
             ..PlannedTask::default()
         })))
     }
