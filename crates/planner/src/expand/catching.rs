@@ -8,9 +8,10 @@
 use crate::error::{ErrorKind, Location, PlanError};
 use crate::plan::{PlannedTask, Step};
 use crate::planner::Planner;
-use crate::task::TaskDef;
+use crate::task::{Action, TaskDef};
+use crate::vars::Scope;
 
-use super::{and_all, Ctx};
+use super::{and_all, Ctx, Pass};
 
 /// Whether Ansible would meet `kind` only when the task runs (a template, a variable, a
 /// module's arguments), not when it reads the role.
@@ -104,5 +105,32 @@ impl Planner<'_> {
             fails: Some(message_at_run(&error.kind)),
             ..PlannedTask::default()
         })))
+    }
+
+    /// The task's passes; where they fail with an error Ansible meets only when the task runs
+    /// and its failure is left to the build, the task that fails there instead (`None`).
+    pub(super) fn passes_or_failing_task(
+        &mut self,
+        def: &TaskDef,
+        scope: &Scope,
+        ctx: &Ctx,
+        at: &Location,
+        tags: &[String],
+        out: &mut Vec<Step>,
+    ) -> Result<Option<Vec<Option<Pass>>>, PlanError> {
+        match (self.passes(def, scope, ctx, at), &def.action) {
+            (Ok(passes), _) => Ok(Some(passes)),
+            (Err(error), Action::Module { spec, .. }) => {
+                // The task's own `when` may be what failed: only the enclosing ones decide.
+                let whens = ctx.when.clone();
+                out.push(self.fail_at_build(def, spec.name, ctx, &whens, tags, error)?);
+                if let Some(register) = &def.register {
+                    std::sync::Arc::make_mut(&mut self.facts_set)
+                        .insert(register.clone(), crate::vars::VarValue::Deferred);
+                }
+                Ok(None)
+            }
+            (Err(error), _) => Err(error),
+        }
     }
 }

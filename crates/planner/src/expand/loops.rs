@@ -8,7 +8,7 @@ use serde_json::Value as Json;
 use crate::error::{ErrorKind, Location, PlanError, Result};
 use crate::plan::LoopItem;
 use crate::planner::Planner;
-use crate::task::{Action, TaskDef};
+use crate::task::{Action, LoopDef, TaskDef};
 use crate::vars::{Layer, Scope, VarValue};
 
 use super::{Ctx, Pass};
@@ -22,10 +22,49 @@ impl Planner<'_> {
         ctx: &Ctx,
         at: &Location,
     ) -> Result<Vec<Option<Pass>>> {
-        let label = def.name.as_deref();
         let Some(looping) = &def.looping else {
             return Ok(vec![self.pass(def, scope.clone(), ctx, None, None, at)?]);
         };
+        let rendered = match self.loop_value(def, looping, scope, ctx, at) {
+            Ok(rendered) => rendered,
+            // Ansible keeps a loop that names an undefined variable and decides `when` first:
+            // a task whose `when` is false without the loop is skipped, its loop never used.
+            Err(error) if names_undefined(&error.kind) => {
+                return match self.pass(def, scope.clone(), ctx, None, None, at) {
+                    Ok(None) => Ok(vec![None]),
+                    _ => Err(error),
+                }
+            }
+            Err(error) => return Err(error),
+        };
+        let Some(rendered) = rendered else {
+            let mut deferred = Layer::new();
+            deferred.insert(def.loop_var.clone(), VarValue::Deferred);
+            if let Some(index_var) = &def.index_var {
+                deferred.insert(index_var.clone(), VarValue::Deferred);
+            }
+            if def.loop_extended {
+                deferred.insert("ansible_loop".into(), VarValue::Deferred);
+            }
+            let loop_scope = scope.with_layer(Arc::new(deferred));
+            let over = Some(looping.value.clone());
+            return Ok(vec![self.pass(def, loop_scope, ctx, None, over, at)?]);
+        };
+        let items = loop_items(looping.keyword, rendered, at)?;
+        self.item_passes(def, items, scope, ctx, at)
+    }
+
+    /// The value a loop goes over: its list rendered, a lookup loop's items; `None` when only
+    /// the build knows it.
+    fn loop_value(
+        &mut self,
+        def: &TaskDef,
+        looping: &LoopDef,
+        scope: &Scope,
+        ctx: &Ctx,
+        at: &Location,
+    ) -> Result<Option<Json>> {
+        let label = def.name.as_deref();
         let lookup = matches!(
             looping.keyword,
             "with_dict"
@@ -35,97 +74,48 @@ impl Planner<'_> {
                 | "with_first_found"
                 | "with_fileglob"
         );
-        let rendered = match self.render(&looping.value, scope, at, label) {
-            Ok(rendered) => rendered,
-            // Ansible keeps a loop it cannot template and decides `when` first: a task whose
-            // `when` is false without the loop is skipped, its loop never looked at.
-            Err(error) => {
-                return match self.pass(def, scope.clone(), ctx, None, None, at) {
-                    Ok(None) => Ok(vec![None]),
-                    _ => Err(error),
-                }
-            }
+        let rendered = self.render(&looping.value, scope, at, label)?;
+        let keyword = match &looping.plugin {
+            Some(plugin) => format!("with_{plugin}"),
+            None => looping.keyword.to_owned(),
         };
-        if lookup && rendered.is_none() {
-            return Err(PlanError::new(
-                at.clone(),
-                ErrorKind::Recipe(format!(
-                    "{} over a value only the build knows is not supported; use loop: with a filter (dict2items, zip, subelements)",
-                    looping.keyword
-                )),
-            ));
-        }
-        let rendered = match (rendered, &looping.plugin) {
-            (Some(terms), Some(plugin)) => Some(Json::Array(
-                self.query_items(plugin, terms, scope, at, label)?,
-            )),
-            (None, Some(plugin)) => {
+        let Some(rendered) = rendered else {
+            if lookup || looping.plugin.is_some() {
                 return Err(PlanError::new(
                     at.clone(),
                     ErrorKind::Recipe(format!(
-                        "with_{plugin} over a value only the build knows is not supported; use loop: with a filter"
+                        "{keyword} over a value only the build knows is not supported; use loop: with a filter (dict2items, zip, subelements)"
                     )),
-                ))
+                ));
             }
-            (rendered, None) => rendered,
+            return Ok(None);
         };
-        let rendered = match rendered {
-            Some(value) if lookup => {
-                let module = match &def.action {
-                    Action::Module { spec, .. } => spec.name,
-                    _ => "",
-                };
-                Some(Json::Array(self.lookup_items(
-                    looping.keyword,
-                    value,
-                    module,
-                    ctx,
-                    at,
-                )?))
-            }
-            other => other,
+        if let Some(plugin) = &looping.plugin {
+            return Ok(Some(Json::Array(
+                self.query_items(plugin, rendered, scope, at, label)?,
+            )));
+        }
+        if !lookup {
+            return Ok(Some(rendered));
+        }
+        let module = match &def.action {
+            Action::Module { spec, .. } => spec.name,
+            _ => "",
         };
-        let items = match rendered {
-            None => {
-                let mut deferred = Layer::new();
-                deferred.insert(def.loop_var.clone(), VarValue::Deferred);
-                if let Some(index_var) = &def.index_var {
-                    deferred.insert(index_var.clone(), VarValue::Deferred);
-                }
-                if def.loop_extended {
-                    deferred.insert("ansible_loop".into(), VarValue::Deferred);
-                }
-                let loop_scope = scope.with_layer(Arc::new(deferred));
-                return Ok(vec![self.pass(
-                    def,
-                    loop_scope,
-                    ctx,
-                    None,
-                    Some(looping.value.clone()),
-                    at,
-                )?]);
-            }
-            Some(Json::Array(items)) if looping.keyword == "with_items" => items
-                .into_iter()
-                .flat_map(|item| match item {
-                    Json::Array(inner) => inner,
-                    other => vec![other],
-                })
-                .collect(),
-            Some(Json::Array(items)) => items,
-            Some(Json::Null) if looping.keyword == "with_items" => Vec::new(),
-            Some(scalar @ Json::String(_)) if looping.keyword == "with_items" => vec![scalar],
-            Some(other) => {
-                return Err(PlanError::new(
-                    at.clone(),
-                    ErrorKind::WrongType {
-                        what: looping.keyword.into(),
-                        expected: "a list",
-                        found: crate::modules::types::json_type(&other),
-                    },
-                ))
-            }
-        };
+        let items = self.lookup_items(looping.keyword, rendered, module, ctx, at)?;
+        Ok(Some(Json::Array(items)))
+    }
+
+    /// One pass per item (a skipped one where `when` folds to false and the task registers).
+    fn item_passes(
+        &mut self,
+        def: &TaskDef,
+        items: Vec<Json>,
+        scope: &Scope,
+        ctx: &Ctx,
+        at: &Location,
+    ) -> Result<Vec<Option<Pass>>> {
+        let label = def.name.as_deref();
         let length = items.len();
         let mut passes = Vec::with_capacity(length);
         for (index, value) in items.iter().cloned().enumerate() {
@@ -245,5 +235,42 @@ impl Planner<'_> {
             item,
             loop_over,
         }))
+    }
+}
+
+/// The items of a loop's rendered value: a list (`with_items` flattens one level and takes a
+/// single string or nothing too).
+fn loop_items(keyword: &str, rendered: Json, at: &Location) -> Result<Vec<Json>> {
+    Ok(match rendered {
+        Json::Array(items) if keyword == "with_items" => items
+            .into_iter()
+            .flat_map(|item| match item {
+                Json::Array(inner) => inner,
+                other => vec![other],
+            })
+            .collect(),
+        Json::Array(items) => items,
+        Json::Null if keyword == "with_items" => Vec::new(),
+        scalar @ Json::String(_) if keyword == "with_items" => vec![scalar],
+        other => {
+            return Err(PlanError::new(
+                at.clone(),
+                ErrorKind::WrongType {
+                    what: keyword.into(),
+                    expected: "a list",
+                    found: crate::modules::types::json_type(&other),
+                },
+            ))
+        }
+    })
+}
+
+/// Whether an error is an undefined variable (what Ansible keeps until it has decided `when`).
+fn names_undefined(kind: &ErrorKind) -> bool {
+    match kind {
+        ErrorKind::Undefined { .. } | ErrorKind::HostFact { .. } => true,
+        ErrorKind::InTask { inner, .. } => names_undefined(inner),
+        ErrorKind::Template { message, .. } => message.contains("undefined"),
+        _ => false,
     }
 }

@@ -199,16 +199,8 @@ impl Planner<'_> {
             Some(refused) => return Err(refused),
             None => {}
         }
-        let passes = match (self.passes(&def, &scope, ctx, &at), &def.action) {
-            (Ok(passes), _) => passes,
-            (Err(error), Action::Module { spec, .. }) => {
-                // The task's own `when` may be what failed: only the enclosing ones decide.
-                let whens = ctx.when.clone();
-                out.push(self.fail_at_build(&def, spec.name, ctx, &whens, &tags, error)?);
-                self.register_deferred(&def);
-                return Ok(());
-            }
-            (Err(error), _) => return Err(error),
+        let Some(passes) = self.passes_or_failing_task(&def, &scope, ctx, &at, &tags, out)? else {
+            return Ok(());
         };
         let mut ran_any = false;
         for pass in passes {
@@ -627,30 +619,8 @@ impl Planner<'_> {
                 }
             }
         }
-        let args = (spec.normalize)(Json::Object(args)).map_err(|message| {
-            if let Some(why) = unknown_field(&message)
-                .and_then(|f| crate::modules::not_yet_supported(spec.name, f))
-            {
-                let key = unknown_field(&message).unwrap_or_default();
-                return PlanError::new(
-                    at.clone(),
-                    ErrorKind::Unsupported {
-                        key: format!("{}: {key}", spec.name),
-                        why,
-                    },
-                );
-            }
-            let hint = unknown_field(&message)
-                .map(|field| crate::error::suggest(field, known_fields(&message)))
-                .unwrap_or_default();
-            PlanError::new(
-                at.clone(),
-                ErrorKind::Module {
-                    module: spec.name.into(),
-                    message: format!("{message}{hint}"),
-                },
-            )
-        })?;
+        let args = (spec.normalize)(Json::Object(args))
+            .map_err(|message| module_args_error(spec.name, &message, at))?;
         let name = match &def.name {
             Some(raw) => self
                 .templar
@@ -810,4 +780,24 @@ fn known_fields(message: &str) -> Vec<&str> {
         .split_once("expected one of ")
         .map(|(_, list)| list.split(", ").map(|f| f.trim_matches('`')).collect())
         .unwrap_or_default()
+}
+
+/// A module's refusal of its arguments, located: an option Ansible takes that imgbuild does not
+/// is "not supported yet"; a misspelt one gets a suggestion.
+fn module_args_error(module: &str, message: &str, at: &Location) -> PlanError {
+    let field = unknown_field(message);
+    if let Some(why) = field.and_then(|f| crate::modules::not_yet_supported(module, f)) {
+        let key = format!("{module}: {}", field.unwrap_or_default());
+        return PlanError::new(at.clone(), ErrorKind::Unsupported { key, why });
+    }
+    let hint = field
+        .map(|field| crate::error::suggest(field, known_fields(message)))
+        .unwrap_or_default();
+    PlanError::new(
+        at.clone(),
+        ErrorKind::Module {
+            module: module.into(),
+            message: format!("{message}{hint}"),
+        },
+    )
 }
