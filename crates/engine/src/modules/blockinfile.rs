@@ -15,11 +15,12 @@ use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: BlockinfileParams = params("blockinfile", args)?;
     let path = Path::new(p.path.as_str());
-    let (mut lines, before) = match read_lines(ctx, path)? {
-        Some(found) => found,
-        None if flag(&p.create, false) => (Vec::new(), String::new()),
+    let (mut lines, before, existed) = match read_lines(ctx, path)? {
+        Some((lines, before)) => (lines, before, true),
+        None if flag(&p.create, false) => (Vec::new(), String::new(), false),
         None => return Err(missing_file(path)),
     };
+    let original = lines.clone();
     let marker = p
         .marker
         .as_ref()
@@ -63,5 +64,16 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         lines.splice(at..at, new);
     }
     let attrs = FileAttrs::new(&p.mode, &p.owner, &p.group, &p.backup);
-    write_lines(ctx, path, &before, &lines, &attrs)
+    let mut result = write_lines(ctx, path, &before, &lines, &attrs)?;
+    // Ansible's message of what changed.
+    let content = lines != original;
+    let msg = match (content, existed, absent) {
+        (false, _, _) if result.changed => "ownership, perms or SE linux context changed",
+        (false, _, _) => "",
+        (true, false, _) => "File created",
+        (true, true, true) => "Block removed",
+        (true, true, false) => "Block inserted",
+    };
+    result.fields.insert("msg".into(), Json::from(msg));
+    Ok(result)
 }
