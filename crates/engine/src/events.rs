@@ -113,6 +113,38 @@ pub enum Event {
     },
 }
 
+impl Event {
+    /// The event with every vault secret replaced by its marker (see `planner::vault`): what
+    /// the reporters print.
+    pub fn redacted(&self) -> Event {
+        let mut event = self.clone();
+        let texts: Vec<&mut String> = match &mut event {
+            Event::RoleStart { role } => vec![role],
+            Event::TaskStart { role, task, source } => vec![role, task, source],
+            Event::TaskEnd {
+                role,
+                task,
+                source,
+                msg,
+                ..
+            } => [role, task, source]
+                .into_iter()
+                .chain(msg.as_mut())
+                .collect(),
+            Event::Diff { diff } => vec![diff],
+            Event::Download { url, .. } => vec![url],
+            Event::Layer { role, why, .. } => std::iter::once(role).chain(why.iter_mut()).collect(),
+            Event::Step { what } => vec![what],
+            Event::Note { message } => vec![message],
+            Event::RoleEnd { role, .. } => vec![role],
+        };
+        for text in texts {
+            *text = planner::vault::redact(text);
+        }
+        event
+    }
+}
+
 /// Receives the events of a build.
 pub trait Reporter: Send + Sync {
     /// One event.
@@ -276,13 +308,14 @@ impl Reporter for PlainReporter {
             if let Some(running) = running.upgrade() {
                 let mut guard = running.lock().unwrap_or_else(|e| e.into_inner());
                 if let Some(now) = guard.as_mut() {
-                    now.last_line = Some(line.to_owned());
+                    now.last_line = Some(planner::vault::redact(line));
                 }
             }
         }))
     }
 
     fn event(&self, event: &Event) {
+        let event = &event.redacted();
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         let start = |label: String| {
             Some(Running {
@@ -354,6 +387,7 @@ pub struct JsonReporter;
 
 impl Reporter for JsonReporter {
     fn event(&self, event: &Event) {
+        let event = &event.redacted();
         if let Event::Download { bytes, total, .. } = event {
             // Only the finished download, not every tick.
             if *total != Some(*bytes) {
@@ -404,6 +438,7 @@ impl TerminalReporter {
 
 impl Reporter for TerminalReporter {
     fn event(&self, event: &Event) {
+        let event = &event.redacted();
         let mut guard = self.running.lock().unwrap_or_else(|e| e.into_inner());
         let mut err = std::io::stderr().lock();
         match event {
@@ -496,6 +531,27 @@ impl Reporter for MemoryReporter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn printed_events_never_hold_a_vault_secret() {
+        planner::vault::reveal("events-unit-secret", "<vault:0000000000000001>");
+        let event = Event::TaskEnd {
+            role: "r".into(),
+            task: "use events-unit-secret".into(),
+            source: "roles/r/tasks/main.yml:1".into(),
+            status: Status::Failed,
+            seconds: 0.0,
+            msg: Some("failed with events-unit-secret".into()),
+            ignored: false,
+        };
+        let shown = serde_json::to_string(&event.redacted()).expect("json");
+        assert!(!shown.contains("events-unit-secret"), "{shown}");
+        assert_eq!(
+            shown.matches("<vault:0000000000000001>").count(),
+            2,
+            "{shown}"
+        );
+    }
 
     #[test]
     fn progress_bar() {

@@ -69,6 +69,17 @@ pub struct VarArgs {
     /// Skip the recipe lints (for example nvidia before mofed).
     #[arg(long)]
     pub no_lint: bool,
+    /// A vault password file, for vaulted values and files (run if it is executable; its
+    /// output is the password). Repeatable.
+    #[arg(
+        long = "vault-password-file",
+        alias = "vault-pass-file",
+        value_name = "FILE"
+    )]
+    pub vault_password_files: Vec<PathBuf>,
+    /// A vault password file for one vault id: [LABEL@]FILE. Repeatable; no prompt.
+    #[arg(long = "vault-id", value_name = "[LABEL@]FILE")]
+    pub vault_ids: Vec<String>,
 }
 
 /// `imgbuild plan`.

@@ -38,14 +38,19 @@ fn main() -> ExitCode {
     match commands::run(args) {
         Ok(code) => code,
         Err(Failure::Input(e)) => {
-            eprintln!("error: {}", mirror::redact_credentials(&format!("{e:#}")));
+            eprintln!("error: {}", redact(&e));
             ExitCode::from(2)
         }
         Err(Failure::Run(e)) => {
-            eprintln!("error: {}", mirror::redact_credentials(&format!("{e:#}")));
+            eprintln!("error: {}", redact(&e));
             ExitCode::from(1)
         }
     }
+}
+
+/// An error as it may be shown: no mirror credentials, no vault secrets.
+pub fn redact(e: &anyhow::Error) -> String {
+    mirror::redact_credentials(&planner::vault::redact(&format!("{e:#}")))
 }
 
 fn exit_code(code: i32) -> ExitCode {

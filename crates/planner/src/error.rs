@@ -48,6 +48,9 @@ pub enum ErrorKind {
     /// YAML syntax.
     #[error("YAML syntax error: {0}")]
     Yaml(String),
+    /// A vaulted value or file that cannot be decrypted (no password, a wrong one).
+    #[error("{0}")]
+    Vault(String),
     /// A file that must hold something is empty.
     #[error("file is empty; it must hold {0}")]
     Empty(&'static str),

@@ -29,10 +29,11 @@ mod task;
 pub mod template;
 pub mod var_dir;
 pub mod vars;
+pub mod vault;
 pub mod yaml;
 
 pub use error::{ErrorKind, Location, PlanError};
-pub use extra_vars::parse_extra_vars;
+pub use extra_vars::{parse_extra_vars, parse_extra_vars_with_vault};
 pub use intent::ImageIntent;
 pub use plan::{Plan, PlannedTask, Step};
 pub use planner::{plan, recipe_facts, PlanOptions, RecipeFacts};

@@ -39,6 +39,8 @@ pub struct PlanOptions {
     pub mirror: Option<String>,
     /// Skip the recipe lints (`--no-lint`), for tests of what they prevent.
     pub no_lint: bool,
+    /// The vault passwords (`--vault-password-file`, `--vault-id`) for vaulted YAML.
+    pub vault: crate::vault::Vault,
 }
 
 /// The state of one plan being made.
@@ -79,7 +81,7 @@ pub fn plan(project: &Project, image: &str, opts: &PlanOptions) -> Result<Plan> 
         project,
         opts,
         templar: Templar::new(),
-        sources: Sources::new(&project.root),
+        sources: Sources::new(&project.root).with_vault(opts.vault.clone()),
         facts_set: Arc::new(Layer::new()),
         warnings: Vec::new(),
         notified: Vec::new(),
@@ -386,6 +388,9 @@ impl Planner<'_> {
         if let Some(step) = crate::build_only::step(&intent, pkg_mgr, &roles, &at)? {
             roles.push(crate::build_only::ROLE.to_owned());
             tasks.push(step);
+        }
+        if let Some(problem) = self.sources.vault_problem() {
+            return Err(problem);
         }
         Ok(Plan {
             image: recipe.image.clone(),

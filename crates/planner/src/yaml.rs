@@ -5,6 +5,7 @@
 //! stream (which carries each scalar's raw text, style and line) and builds a [`Node`] tree,
 //! resolving plain scalars the way PyYAML does. Where yaml-rust2 is stricter than PyYAML about
 //! indentation (see [`relax`]) the text is re-indented, keeping its lines, and parsed again.
+//! A `!vault` scalar is decrypted with the vault given to [`parse_with_vault`].
 
 mod relax;
 
@@ -13,6 +14,8 @@ use std::collections::HashMap;
 
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
+
+use crate::vault::{Vault, VaultError};
 
 /// One YAML value with the 1-based line it starts on.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,14 +66,25 @@ pub struct YamlError {
     pub col: usize,
     /// What the parser found wrong.
     pub message: String,
+    /// A `!vault` value that could not be decrypted (the message says why), not a syntax error.
+    pub vault: bool,
 }
 
-/// Parses one YAML document; an empty document gives `Value::Null` on line 1.
+/// Parses one YAML document; an empty document gives `Value::Null` on line 1. A `!vault`
+/// value is an error (no password reaches this YAML).
 pub fn parse(text: &str) -> Result<Node, YamlError> {
+    parse_with_vault(text, &Vault::default())
+}
+
+/// Parses one YAML document, decrypting `!vault` values with `vault`.
+pub fn parse_with_vault(text: &str, vault: &Vault) -> Result<Node, YamlError> {
     let mut text = Cow::Borrowed(text);
     let mut relaxed = relax::Relaxed::default();
     loop {
-        let mut builder = Builder::default();
+        let mut builder = Builder {
+            vault: Some(vault),
+            ..Builder::default()
+        };
         let mut parser = Parser::new_from_str(&text);
         if let Err(e) = parser.load(&mut builder, false) {
             let (line, col) = (e.marker().line(), e.marker().col());
@@ -84,6 +98,7 @@ pub fn parse(text: &str) -> Result<Node, YamlError> {
                         line,
                         col: relaxed.original_col(line, col) + 1,
                         message: e.info().to_owned(),
+                        vault: false,
                     })
                 }
             }
@@ -295,21 +310,53 @@ enum Frame {
 }
 
 #[derive(Default)]
-struct Builder {
+struct Builder<'v> {
     stack: Vec<Frame>,
     root: Option<Node>,
     anchors: HashMap<usize, Node>,
     error: Option<YamlError>,
+    vault: Option<&'v Vault>,
 }
 
-impl Builder {
+impl Builder<'_> {
     fn fail(&mut self, mark: Marker, message: String) {
         if self.error.is_none() {
             self.error = Some(YamlError {
                 line: mark.line(),
                 col: mark.col() + 1,
                 message,
+                vault: false,
             });
+        }
+    }
+
+    /// A `!vault` value: its clear text (registered for redaction), or an error.
+    fn vaulted(&mut self, text: &str, mark: Marker) -> Value {
+        let opened = match self.vault {
+            Some(vault) => vault.decrypt_text(text),
+            None => Err(VaultError::NoSecrets),
+        };
+        match opened {
+            Ok(clear) => Value::Str(clear),
+            Err(e) => {
+                // The key's line: a block scalar's mark is its first content line.
+                let line = match self.stack.last() {
+                    Some(Frame::Map {
+                        pending_key: Some(key),
+                        ..
+                    }) => key.line,
+                    _ => mark.line(),
+                };
+                if self.error.is_none() {
+                    self.error = Some(YamlError {
+                        line,
+                        col: mark.col() + 1,
+                        message: format!("vault-encrypted value: {e}"),
+                        vault: true,
+                    });
+                }
+                Value::Null
+            }
         }
     }
 
@@ -332,12 +379,8 @@ impl Builder {
         let tag_suffix = tag.as_ref().map(|t| t.suffix.as_str());
         match tag_suffix {
             Some("vault") => {
-                self.fail(
-                    mark,
-                    "ansible-vault values are not supported; pass secrets with -e or a file outside the recipe".into(),
-                );
                 return Node {
-                    value: Value::Null,
+                    value: self.vaulted(&text, mark),
                     line,
                     raw: None,
                 };
@@ -456,7 +499,7 @@ impl Builder {
     }
 }
 
-impl MarkedEventReceiver for Builder {
+impl MarkedEventReceiver for Builder<'_> {
     fn on_event(&mut self, event: Event, mark: Marker) {
         if self.error.is_some() {
             return;
@@ -535,6 +578,7 @@ impl MarkedEventReceiver for Builder {
 
 #[cfg(test)]
 mod tests {
+    use crate::vault::tests::{vault, V11, V12};
 
     #[test]
     fn an_empty_block_scalar_is_empty_text() {
@@ -608,9 +652,51 @@ mod tests {
     }
 
     #[test]
-    fn vault_is_refused() {
-        let err = parse("secret: !vault |\n  $ANSIBLE_VAULT;1.1\n").expect_err("vault");
-        assert!(err.message.contains("vault"));
+    fn a_vault_value_without_a_password_is_an_error_on_its_line() {
+        let text = format!("a: 1\nsecret: !vault |\n{}", indent(V11));
+        let err = parse(&text).expect_err("vault");
+        assert!(err.vault, "{err}");
+        assert_eq!(err.line, 2, "{err}");
+        assert!(err.message.contains("--vault-password-file"), "{err}");
+    }
+
+    fn indent(text: &str) -> String {
+        text.lines().map(|l| format!("  {l}\n")).collect()
+    }
+
+    #[test]
+    fn vault_values_are_decrypted_with_a_password() {
+        let text = format!(
+            "one: !vault |\n{}two: !vault |\n{}",
+            indent(V11),
+            indent(V12)
+        );
+        let node = parse_with_vault(&text, &vault("prod")).expect("decrypted");
+        assert_eq!(
+            node.get("one").and_then(Node::as_str),
+            Some("unit-clear-1.1")
+        );
+        assert_eq!(
+            node.get("two").and_then(Node::as_str),
+            Some("unit-clear-1.2")
+        );
+        let shown = crate::vault::redact("unit-clear-1.1 unit-clear-1.2");
+        assert!(
+            !shown.contains("unit-clear"),
+            "registered for redaction: {shown}"
+        );
+    }
+
+    #[test]
+    fn a_wrong_vault_password_is_one_line() {
+        let text = format!("x: !vault |\n{}", indent(V11));
+        let wrong = crate::vault::Vault::new(vec![crate::vault::VaultSecret::new(
+            "default",
+            b"yaml-unit-wrong".to_vec(),
+        )]);
+        let err = parse_with_vault(&text, &wrong).expect_err("wrong password");
+        assert!(err.message.contains("Decryption failed"), "{err}");
+        assert!(!err.message.contains('\n'), "{err}");
     }
 
     fn pyyaml(text: &str, expected: serde_json::Value) {

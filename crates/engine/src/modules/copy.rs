@@ -132,6 +132,7 @@ fn copy_tree(ctx: &ModuleCtx, from: &Path, to: &Path, p: &CopyParams) -> Result<
         } else {
             let bytes = std::fs::read(&entry)
                 .map_err(|e| ModuleError::new(format!("{}: {e}", entry.display())))?;
+            let (bytes, _) = open_vaulted(bytes, &entry)?;
             let how = Placement {
                 bytes: &bytes,
                 mode: &p.mode,
@@ -168,6 +169,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     }
     let mut dest = PathBuf::from(p.dest.as_str());
     let force = flag(&p.force, true);
+    let mut vaulted = false;
     let bytes: Vec<u8> = if let Some(content) = &p.content {
         content.as_str().as_bytes().to_vec()
     } else if flag(&p.remote_src, false)
@@ -187,7 +189,11 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             let changed = copy_tree(ctx, &local, &target, &p)?;
             return Ok(ModuleResult::changed(changed).with("dest", target.display().to_string()));
         }
-        std::fs::read(&local).map_err(|e| ModuleError::new(format!("{}: {e}", local.display())))?
+        let bytes = std::fs::read(&local)
+            .map_err(|e| ModuleError::new(format!("{}: {e}", local.display())))?;
+        let (bytes, was_vaulted) = open_vaulted(bytes, &local)?;
+        vaulted = was_vaulted;
+        bytes
     };
     if flag(&p.follow, false) && fs.meta(&dest)?.is_some_and(|m| m.kind == Kind::Symlink) {
         // follow: yes writes what the link points at; without it the link is replaced.
@@ -224,5 +230,18 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         validate: p.validate.as_ref().map(Text::as_str),
         backup: flag(&p.backup, false),
     };
-    place(ctx, &dest, &how)
+    let mut result = place(ctx, &dest, &how)?;
+    if vaulted {
+        // A vaulted source's clear text is never shown, not even in --diff.
+        result.diff = None;
+    }
+    Ok(result)
+}
+
+/// A role file's bytes, decrypted if it is vaulted, as Ansible's `copy` does by default; and
+/// whether it was.
+fn open_vaulted(bytes: Vec<u8>, path: &Path) -> Result<(Vec<u8>, bool), ModuleError> {
+    planner::vault::process_vault()
+        .open_file(bytes)
+        .map_err(|e| ModuleError::new(format!("{}: vault-encrypted file: {e}", path.display())))
 }

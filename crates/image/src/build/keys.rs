@@ -56,7 +56,13 @@ pub(super) fn role_inputs(
     registered: &Json,
     pin: &dyn Fn(&str) -> Option<String>,
 ) -> Inputs {
-    let tasks_json = serde_json::to_vec(&(steps, &plan.handlers, &plan.facts)).unwrap_or_default();
+    // A vaulted value is in the key as its marker (from its ciphertext), never as clear text.
+    let redacted = |value: serde_json::Result<Json>| {
+        let mut value = value.unwrap_or_default();
+        planner::vault::redact_json(&mut value);
+        serde_json::to_vec(&value).unwrap_or_default()
+    };
+    let tasks_json = redacted(serde_json::to_value((steps, &plan.handlers, &plan.facts)));
     let mut files = BTreeMap::new();
     let mut artifacts = BTreeMap::new();
     for step in steps {
@@ -78,7 +84,7 @@ pub(super) fn role_inputs(
         tasks: digest_of(&tasks_json),
         files,
         artifacts,
-        registered: digest_of(&serde_json::to_vec(registered).unwrap_or_default()),
+        registered: digest_of(&redacted(Ok(registered.clone()))),
     }
 }
 
@@ -128,4 +134,57 @@ pub(super) fn labels(plan: &Plan, project_root: &Path, epoch: u64) -> BTreeMap<S
         recipe_digest(plan, project_root),
     );
     labels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use planner::plan::PlannedTask;
+
+    fn plan_with(password: &str) -> (Plan, Vec<Step>) {
+        let task = PlannedTask {
+            role: "r".into(),
+            name: "set the password".into(),
+            module: "user".into(),
+            args: serde_json::json!({"name": "svc", "password": password}),
+            ..PlannedTask::default()
+        };
+        let steps = vec![Step::Task(Box::new(task))];
+        let plan = Plan {
+            image: "i".into(),
+            recipe: "images/i.yml".into(),
+            intent: Default::default(),
+            facts: Default::default(),
+            vars: Default::default(),
+            roles: vec!["r".into()],
+            tasks: steps.clone(),
+            handlers: Vec::new(),
+            warnings: Vec::new(),
+            inputs: Vec::new(),
+        };
+        (plan, steps)
+    }
+
+    fn key(password: &str) -> String {
+        let (plan, steps) = plan_with(password);
+        let none = |_: &str| None;
+        role_inputs(
+            &plan,
+            &steps,
+            "p",
+            Path::new("/nonexistent"),
+            &Json::Null,
+            &none,
+        )
+        .key()
+    }
+
+    #[test]
+    fn a_vaulted_value_is_keyed_by_its_marker_not_its_clear_text() {
+        let marker = "<vault:00112233445566aa>";
+        planner::vault::reveal("keys-unit-clear-password", marker);
+        assert_eq!(key("keys-unit-clear-password"), key(marker));
+        // Another ciphertext (a changed value) gives another key.
+        assert_ne!(key(marker), key("<vault:00112233445566ab>"));
+    }
 }

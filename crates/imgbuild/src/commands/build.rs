@@ -154,7 +154,7 @@ pub fn run(
             // Several images failed at once: tell each, exit with the first one's code.
             for e in &errors[1..] {
                 match e {
-                    Failure::Input(e) | Failure::Run(e) => eprintln!("error: {e:#}"),
+                    Failure::Input(e) | Failure::Run(e) => eprintln!("error: {}", crate::redact(e)),
                 }
             }
             Err(errors.remove(0))

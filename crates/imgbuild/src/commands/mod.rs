@@ -111,10 +111,20 @@ fn mirror_options(mirror: Option<String>) -> Result<PlanOptions, Failure> {
 }
 
 fn plan_options(vars: &VarArgs) -> Result<PlanOptions, Failure> {
+    let vault = planner::vault::load(
+        &planner::vault::PasswordSources {
+            vault_ids: vars.vault_ids.clone(),
+            password_files: vars.vault_password_files.clone(),
+        },
+        &|name| std::env::var(name).ok(),
+    )
+    .map_err(|e| Failure::Input(anyhow!("{e}")))?;
+    // The build's copy module opens vaulted role files with the same passwords.
+    planner::vault::set_process_vault(vault.clone());
     let cwd = std::env::current_dir().unwrap_or_default();
     let mut extra_vars = IndexMap::new();
     for arg in &vars.extra_vars {
-        extra_vars.extend(planner::parse_extra_vars(arg, &cwd)?);
+        extra_vars.extend(planner::parse_extra_vars_with_vault(arg, &cwd, &vault)?);
     }
     if let Some(url) = &vars.mirror {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
@@ -124,6 +134,7 @@ fn plan_options(vars: &VarArgs) -> Result<PlanOptions, Failure> {
         }
     }
     Ok(PlanOptions {
+        vault,
         extra_vars,
         tags: TagFilter {
             only: vars.tags.clone(),
@@ -137,7 +148,7 @@ fn plan_options(vars: &VarArgs) -> Result<PlanOptions, Failure> {
 /// Prints warnings to standard error.
 pub fn print_warnings(warnings: &[planner::plan::Warning]) {
     for w in warnings {
-        let message = mirror::redact_credentials(&w.message);
+        let message = mirror::redact_credentials(&planner::vault::redact(&w.message));
         eprintln!("warning: {}: {message}", w.source);
     }
 }

@@ -16,14 +16,19 @@ pub fn run(
 ) -> Result<ExitCode, Failure> {
     let plan = planner::plan(project, image, opts)?;
     super::print_warnings(&plan.warnings);
+    // A vaulted value shows as its marker, `<vault:0123456789abcdef>`, never as clear text.
     if json {
-        let text = serde_json::to_string_pretty(&plan)
+        let mut value = serde_json::to_value(&plan)
+            .map_err(|e| Failure::Run(anyhow!("cannot write JSON: {e}")))?;
+        planner::vault::redact_json(&mut value);
+        let text = serde_json::to_string_pretty(&value)
             .map_err(|e| Failure::Run(anyhow!("cannot write JSON: {e}")))?;
         println!("{}", mirror::redact_credentials(&text));
     } else {
+        let shown = planner::vault::redact_plan(&plan);
         print!(
             "{}",
-            mirror::redact_credentials(&crate::render::plan_tree(&plan))
+            mirror::redact_credentials(&crate::render::plan_tree(&shown))
         );
     }
     Ok(ExitCode::SUCCESS)

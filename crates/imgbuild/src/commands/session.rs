@@ -164,7 +164,9 @@ pub fn downloads(
     let options = config.fetch_options(locked, timeout);
     let fetcher = Fetcher::new(&cache_dir().join("downloads"), lock.clone(), options)
         .map_err(|e| crate::Failure::Run(anyhow!(e)))?
-        .with_warnings(Box::new(|message| eprintln!("warning: {message}")))
+        .with_warnings(Box::new(|message| {
+            eprintln!("warning: {}", planner::vault::redact(message))
+        }))
         .with_progress(Box::new(move |url, bytes, total| {
             reporter.event(&engine::events::Event::Download {
                 url: url.to_owned(),
