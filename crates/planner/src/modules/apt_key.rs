@@ -37,6 +37,9 @@ pub struct AptKeyParams {
 impl Params for AptKeyParams {
     fn check(&self) -> Result<(), String> {
         let absent = matches!(self.state, Some(Choice::Known(AptKeyState::Absent)));
+        if !absent && self.keyserver.is_some() {
+            return Err("keyserver: a key server is a host on the network, and an image's inputs are the project's files and the site mirror: export the key (gpg --export --armor ID) into the role's files/ and give it as file:, or put it on the mirror and give url:".into());
+        }
         if !absent {
             super::exactly_one(
                 "apt_key",
@@ -60,3 +63,17 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &["url"],
     normalize: super::normalize_with::<AptKeyParams>,
 };
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn a_key_server_is_refused_with_what_to_do_instead() {
+        let refused = (super::SPEC.normalize)(json!({"keyserver": "keys.example", "id": "ABCD"}))
+            .expect_err("keyserver");
+        assert!(refused.contains("role's files/"), "{refused}");
+        // Removing a key by its id needs no source.
+        assert!((super::SPEC.normalize)(json!({"id": "ABCD", "state": "absent"})).is_ok());
+    }
+}
