@@ -6,6 +6,7 @@ mod backslashes;
 mod context;
 mod file_tests;
 pub mod filters;
+mod human_filters;
 mod jinja_tests;
 mod lookup_files;
 mod lookup_lists;
@@ -120,6 +121,7 @@ impl Templar {
         result_tests::register(&mut env);
         url_filters::register(&mut env);
         random_filters::register(&mut env);
+        human_filters::register(&mut env);
         env.add_function("lookup", lookups::lookup);
         env.add_function("now", now::now);
         env.add_function("query", lookups::query);

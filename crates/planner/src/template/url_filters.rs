@@ -240,11 +240,21 @@ fn type_name(value: &Value) -> &'static str {
 /// Ansible's `unique` (Jinja2's, with `case_sensitive` and `attribute`): each item once, in
 /// order.
 pub fn unique(items: Value, kwargs: Kwargs) -> Result<Value, Error> {
-    let case_sensitive: bool = kwargs
-        .get::<Option<bool>>("case_sensitive")?
-        .unwrap_or(false);
+    let case_given: Option<bool> = kwargs.get("case_sensitive")?;
+    let case_sensitive = case_given.unwrap_or(false);
     let attribute: Option<Value> = kwargs.get("attribute")?;
     kwargs.assert_all_used()?;
+    // Jinja2's unique hashes what it compares: mappings and lists fail it, and Ansible falls
+    // back to its own unique only without case_sensitive=False or attribute.
+    let unhashable = items
+        .try_iter()
+        .map(|mut it| it.any(|i| matches!(i.kind(), ValueKind::Map | ValueKind::Seq)))
+        .unwrap_or(false);
+    if unhashable && (case_given == Some(false) || attribute.is_some()) {
+        return Err(invalid(
+            "Jinja2's unique filter failed and we cannot fall back to Ansible's version as it does not support the parameters supplied",
+        ));
+    }
     if !matches!(
         items.kind(),
         ValueKind::Seq | ValueKind::Iterable | ValueKind::Map | ValueKind::String
