@@ -102,6 +102,10 @@ fn run_target(target: &str, project: &Path, lower: &Path, work: &Path) -> Outcom
         .arg(project)
         .args(["apply", target, "--root"])
         .arg(&side.merged)
+        .args(targets::extra_args(
+            target,
+            &project.join("roles").join(target),
+        ))
         .env("IMGBUILD_CACHE", scratch.join("imgbuild-cache"))
         .env("CI", "1");
     let out = side.run(lower, false, command);

@@ -1,5 +1,20 @@
 //! Which of ansible-core's integration targets the conformance suite runs, and what it expects.
 
+use std::path::Path;
+
+/// Targets whose `runme.sh` gives ansible-playbook `--vault-password-file vault-password`.
+const VAULTED: &[&str] = &["test_core"];
+
+/// The options a target's `runme.sh` gives ansible-playbook, as imgbuild takes them (`dir` is
+/// the target's folder).
+pub fn extra_args(target: &str, dir: &Path) -> Vec<String> {
+    if VAULTED.contains(&target) {
+        let file = dir.join("vault-password");
+        return vec!["--vault-password-file".into(), file.display().to_string()];
+    }
+    Vec::new()
+}
+
 /// Targets that run to their end under `imgbuild apply`: one that stops fails the suite.
 pub const PASSING: &[&str] = &[
     "command_nonexisting",

@@ -260,13 +260,15 @@ fn regex_search(
     }
     let mut out = Vec::new();
     for group in groups.iter() {
-        let text = if let Some(n) = group.strip_prefix('\\') {
+        // `\g<name>` before `\N`: both start with a backslash.
+        let text = if let Some(name) = group.strip_prefix("\\g<").and_then(|g| g.strip_suffix('>'))
+        {
+            caps.name(name)
+        } else if let Some(n) = group.strip_prefix('\\') {
             let n: usize = n
                 .parse()
                 .map_err(|_| invalid(format!("bad group {group:?}")))?;
             caps.get(n)
-        } else if let Some(name) = group.strip_prefix("\\g<").and_then(|g| g.strip_suffix('>')) {
-            caps.name(name)
         } else {
             return Err(invalid(format!(
                 "bad group {group:?}; write '\\\\1' or '\\\\g<name>'"
