@@ -46,6 +46,19 @@ fn class(p: &[char], c: char) -> Option<(bool, &[char])> {
     Some((hit != negated, &body[end + 1..]))
 }
 
+/// The names of the entries of the folder `dir`, sorted (none when it cannot be read).
+pub fn sorted_names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::matches;

@@ -131,15 +131,7 @@ impl Planner<'_> {
                             continue;
                         }
                         self.sources.record(&dir);
-                        let mut names: Vec<String> =
-                            std::fs::read_dir(self.project.root.join(&dir))
-                                .map(|d| {
-                                    d.flatten()
-                                        .map(|e| e.file_name().to_string_lossy().into_owned())
-                                        .collect()
-                                })
-                                .unwrap_or_default();
-                        names.sort();
+                        let names = crate::glob::sorted_names(&self.project.root.join(&dir));
                         for name in names
                             .into_iter()
                             .filter(|n| crate::glob::matches(name_part, n))

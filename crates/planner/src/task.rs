@@ -424,6 +424,21 @@ fn legacy_name(name: &str) -> &str {
     name.strip_prefix("ansible.legacy.").unwrap_or(name)
 }
 
+/// A second loop keyword on a task that already loops is an error.
+fn loops_once(previous: Option<&LoopDef>, keyword: &str, file: &Path, line: usize) -> Result<()> {
+    match previous {
+        Some(previous) => Err(located(
+            file,
+            line,
+            ErrorKind::Recipe(format!(
+                "a task loops once: '{}' and '{keyword}' both given",
+                previous.keyword
+            )),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// `action: copy src=a dest=b` or `action: {module: copy, src: a}`: the module and its
 /// arguments, as Ansible's older form of a task names them.
 fn action_args(value: &Node, file: &Path) -> Result<(&'static ModuleSpec, Map<String, Json>)> {
@@ -535,16 +550,7 @@ pub fn parse_task<'n>(
             "when" => def.when = condition_list(value, file)?,
             "loop" | "with_items" | "with_list" | "with_dict" | "with_together" | "with_nested"
             | "with_cartesian" | "with_subelements" | "with_first_found" | "with_fileglob" => {
-                if let Some(previous) = &def.looping {
-                    return Err(located(
-                        file,
-                        key.line,
-                        ErrorKind::Recipe(format!(
-                            "a task loops once: '{}' and '{k}' both given",
-                            previous.keyword
-                        )),
-                    ));
-                }
+                loops_once(def.looping.as_ref(), k, file, key.line)?;
                 let keyword = match k {
                     "loop" => "loop",
                     "with_items" => "with_items",
@@ -702,16 +708,7 @@ pub fn parse_task<'n>(
                     continue;
                 }
                 if let Some(plugin) = other.strip_prefix("with_").filter(|p| !p.is_empty()) {
-                    if let Some(previous) = &def.looping {
-                        return Err(located(
-                            file,
-                            key.line,
-                            ErrorKind::Recipe(format!(
-                                "a task loops once: '{}' and '{other}' both given",
-                                previous.keyword
-                            )),
-                        ));
-                    }
+                    loops_once(def.looping.as_ref(), other, file, key.line)?;
                     def.looping = Some(LoopDef {
                         keyword: "with_lookup",
                         value: value.to_json(),

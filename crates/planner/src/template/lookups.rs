@@ -299,14 +299,7 @@ fn fileglob(patterns: &[String]) -> Result<Vec<Value>, Error> {
         let Some(folder) = folder else {
             continue;
         };
-        let mut names: Vec<String> = std::fs::read_dir(root().join(&folder))
-            .map(|d| {
-                d.flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
+        let names = crate::glob::sorted_names(&root().join(&folder));
         for n in names.into_iter().filter(|n| crate::glob::matches(name, n)) {
             found.push(Value::from(folder.join(n).display().to_string()));
         }
