@@ -76,6 +76,20 @@ pub struct Meta {
     pub size: u64,
     /// Modification time, seconds.
     pub mtime: i64,
+    /// Access time, seconds.
+    pub atime: i64,
+    /// Status change time, seconds.
+    pub ctime: i64,
+    /// The file-type bits of `st_mode` (`S_IFMT`), for the kinds [`Kind`] folds into `Other`.
+    pub format: u32,
+    /// The device it is on.
+    pub dev: u64,
+    /// The device it is, for a device node.
+    pub rdev: u64,
+    /// 512-byte blocks allocated.
+    pub blocks: u64,
+    /// Preferred I/O block size.
+    pub block_size: u64,
     /// Inode number (hard links share it).
     pub ino: u64,
     /// Hard links to it.
@@ -190,6 +204,23 @@ impl RootFs {
     }
 
     fn open(&self, path: &Path, flags: OFlags, mode: u32) -> std::io::Result<OwnedFd> {
+        match self.open_at_base(path, flags, mode) {
+            // A link into `/tmp` names the scratch folder, which in-root resolution cannot
+            // reach: follow the links here and open what they name.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && self.scratch_fd.is_some() => {
+                let resolved = self
+                    .resolve(path)
+                    .map_err(|_| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+                if resolved == path {
+                    return Err(e);
+                }
+                self.open_at_base(&resolved, flags, mode)
+            }
+            other => other,
+        }
+    }
+
+    fn open_at_base(&self, path: &Path, flags: OFlags, mode: u32) -> std::io::Result<OwnedFd> {
         let (base, rel) = self.base(path)?;
         let rel = if rel.as_os_str().is_empty() {
             PathBuf::from(".")
@@ -227,6 +258,11 @@ impl RootFs {
 
     /// `stat`, following symlinks inside the rootfs.
     pub fn meta_follow(&self, path: &Path) -> FsResult<Option<Meta>> {
+        if self.scratch_fd.is_some() {
+            // A link may point into `/tmp`, which the kernel's in-root resolution would look
+            // for in the root rather than in the scratch folder: follow links here instead.
+            return self.meta(&self.resolve(path)?);
+        }
         match self.open(path, OFlags::PATH, 0) {
             Ok(fd) => rustix::fs::fstat(&fd)
                 .map(|st| Some(meta_of(&st)))
@@ -546,6 +582,13 @@ fn meta_of(st: &rustix::fs::Stat) -> Meta {
         gid: st.st_gid,
         size: st.st_size as u64,
         mtime: st.st_mtime,
+        atime: st.st_atime,
+        ctime: st.st_ctime,
+        format: st.st_mode & 0o170_000,
+        dev: st.st_dev,
+        rdev: st.st_rdev,
+        blocks: st.st_blocks as u64,
+        block_size: st.st_blksize as u64,
         ino: st.st_ino,
         nlink: st.st_nlink,
     }

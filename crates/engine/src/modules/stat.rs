@@ -29,6 +29,15 @@ fn type_flags(meta: &Meta, stat: &mut Map<String, Json>) {
     stat.insert("isdir".into(), json!(meta.kind == Kind::Dir));
     stat.insert("isreg".into(), json!(meta.kind == Kind::File));
     stat.insert("islnk".into(), json!(meta.kind == Kind::Symlink));
+    // S_IFCHR, S_IFBLK, S_IFIFO, S_IFSOCK.
+    for (name, format) in [
+        ("ischr", 0o020_000),
+        ("isblk", 0o060_000),
+        ("isfifo", 0o010_000),
+        ("issock", 0o140_000),
+    ] {
+        stat.insert(name.into(), json!(meta.format == format));
+    }
     for (name, bit) in PERMISSIONS {
         stat.insert((*name).into(), json!(meta.mode & bit != 0));
     }
@@ -59,6 +68,12 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         ("inode", json!(meta.ino)),
         ("nlink", json!(meta.nlink)),
         ("mtime", json!(meta.mtime)),
+        ("atime", json!(meta.atime)),
+        ("ctime", json!(meta.ctime)),
+        ("dev", json!(meta.dev)),
+        ("blocks", json!(meta.blocks)),
+        ("block_size", json!(meta.block_size)),
+        ("device_type", json!(meta.rdev)),
     ] {
         stat.insert(key.into(), value);
     }
