@@ -12,6 +12,10 @@ use crate::modules::{self, FreeForm, ModuleSpec};
 use crate::recipe::{condition_list, string_list, var_map};
 use crate::yaml::{Node, Value};
 
+mod action;
+
+use action::{action_args, loops_once};
+
 /// What a task does.
 #[derive(Debug)]
 pub enum Action<'n> {
@@ -422,64 +426,6 @@ fn include_role(node: &Node, is_static: bool, file: &Path) -> Result<Action<'sta
 /// `name` without an `ansible.legacy.` prefix (how a role's own module may also be named).
 fn legacy_name(name: &str) -> &str {
     name.strip_prefix("ansible.legacy.").unwrap_or(name)
-}
-
-/// A second loop keyword on a task that already loops is an error.
-fn loops_once(previous: Option<&LoopDef>, keyword: &str, file: &Path, line: usize) -> Result<()> {
-    match previous {
-        Some(previous) => Err(located(
-            file,
-            line,
-            ErrorKind::Recipe(format!(
-                "a task loops once: '{}' and '{keyword}' both given",
-                previous.keyword
-            )),
-        )),
-        None => Ok(()),
-    }
-}
-
-/// `action: copy src=a dest=b` or `action: {module: copy, src: a}`: the module and its
-/// arguments, as Ansible's older form of a task names them.
-fn action_args(value: &Node, file: &Path) -> Result<(&'static ModuleSpec, Map<String, Json>)> {
-    let unknown = |name: &str| {
-        let candidates = modules::names();
-        let short = name.rsplit('.').next().unwrap_or(name);
-        located(
-            file,
-            value.line,
-            ErrorKind::UnknownKey {
-                context: "module in action",
-                key: name.into(),
-                suggestion: suggest(short, candidates),
-            },
-        )
-    };
-    match &value.value {
-        Value::Str(text) => {
-            let (name, rest) = crate::free_form::first_word(text)
-                .ok_or_else(|| wrong(file, value, "action", "a module and its arguments"))?;
-            let spec = modules::lookup(name).ok_or_else(|| unknown(name))?;
-            let rest = Node {
-                value: Value::Str(rest.to_owned()),
-                line: value.line,
-                raw: None,
-            };
-            Ok((spec, module_args(spec, &rest, file)?))
-        }
-        Value::Map(_) => {
-            let Json::Object(mut args) = value.to_json() else {
-                return Err(wrong(file, value, "action", "a mapping"));
-            };
-            let name = match args.remove("module") {
-                Some(Json::String(name)) => name,
-                _ => return Err(wrong(file, value, "action", "a mapping with module:")),
-            };
-            let spec = modules::lookup(&name).ok_or_else(|| unknown(&name))?;
-            Ok((spec, args))
-        }
-        _ => Err(wrong(file, value, "action", "a module and its arguments")),
-    }
 }
 
 /// Parses one task mapping; `role_module` says which names are the role's own modules

@@ -69,3 +69,37 @@ impl Planner<'_> {
         PlanError::new(at.clone(), kind)
     }
 }
+
+/// The field named by serde's "unknown field `x`" message.
+fn unknown_field(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("unknown field `")?;
+    rest.split('`').next()
+}
+
+/// The fields listed by serde's "expected one of `a`, `b`" message.
+fn known_fields(message: &str) -> Vec<&str> {
+    message
+        .split_once("expected one of ")
+        .map(|(_, list)| list.split(", ").map(|f| f.trim_matches('`')).collect())
+        .unwrap_or_default()
+}
+
+/// A module's refusal of its arguments, located: an option Ansible takes that imgbuild does not
+/// is "not supported yet"; a misspelt one gets a suggestion.
+pub(super) fn module_args_error(module: &str, message: &str, at: &Location) -> PlanError {
+    let field = unknown_field(message);
+    if let Some(why) = field.and_then(|f| crate::modules::not_yet_supported(module, f)) {
+        let key = format!("{module}: {}", field.unwrap_or_default());
+        return PlanError::new(at.clone(), ErrorKind::Unsupported { key, why });
+    }
+    let hint = field
+        .map(|field| crate::error::suggest(field, known_fields(message)))
+        .unwrap_or_default();
+    PlanError::new(
+        at.clone(),
+        ErrorKind::Module {
+            module: module.into(),
+            message: format!("{message}{hint}"),
+        },
+    )
+}

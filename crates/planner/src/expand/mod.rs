@@ -20,9 +20,11 @@ use crate::plan::{LoopItem, PlannedBlock, PlannedTask, Retry, Step, Warning};
 use crate::planner::{Planner, RefusedHandler};
 use crate::roles::{find_role, var_layer, yaml_file};
 use crate::task::{parse_task, Action, TaskDef};
+
 use crate::template::OMIT;
 use crate::vars::{Layer, Scope, VarValue};
 use crate::yaml::{Node, Value};
+use errors::module_args_error;
 
 /// Includes nested deeper than this are taken for an include loop.
 const MAX_INCLUDE_DEPTH: usize = 48;
@@ -766,38 +768,4 @@ pub(crate) fn role_magic(name: &str, role_dir: &Path) -> Arc<Layer> {
         VarValue::Raw(Json::String(role_dir.display().to_string())),
     );
     Arc::new(layer)
-}
-
-/// The field named by serde's "unknown field `x`" message.
-fn unknown_field(message: &str) -> Option<&str> {
-    let rest = message.strip_prefix("unknown field `")?;
-    rest.split('`').next()
-}
-
-/// The fields listed by serde's "expected one of `a`, `b`" message.
-fn known_fields(message: &str) -> Vec<&str> {
-    message
-        .split_once("expected one of ")
-        .map(|(_, list)| list.split(", ").map(|f| f.trim_matches('`')).collect())
-        .unwrap_or_default()
-}
-
-/// A module's refusal of its arguments, located: an option Ansible takes that imgbuild does not
-/// is "not supported yet"; a misspelt one gets a suggestion.
-fn module_args_error(module: &str, message: &str, at: &Location) -> PlanError {
-    let field = unknown_field(message);
-    if let Some(why) = field.and_then(|f| crate::modules::not_yet_supported(module, f)) {
-        let key = format!("{module}: {}", field.unwrap_or_default());
-        return PlanError::new(at.clone(), ErrorKind::Unsupported { key, why });
-    }
-    let hint = field
-        .map(|field| crate::error::suggest(field, known_fields(message)))
-        .unwrap_or_default();
-    PlanError::new(
-        at.clone(),
-        ErrorKind::Module {
-            module: module.into(),
-            message: format!("{message}{hint}"),
-        },
-    )
 }
