@@ -11,7 +11,7 @@ use ctr::cipher::{KeyIvInit, StreamCipher};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use super::VaultError;
+use super::error::VaultError;
 
 /// The header every vaulted text starts with.
 pub const HEADER: &str = "$ANSIBLE_VAULT";
