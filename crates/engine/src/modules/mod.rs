@@ -17,6 +17,7 @@ mod package_facts;
 mod packages;
 mod pam_limits;
 mod pathinfo;
+mod probe;
 mod repos;
 mod role_module;
 mod script;

@@ -6,9 +6,10 @@ use planner::modules::stat::StatParams;
 use serde_json::{json, Map, Value as Json};
 use sha2::Digest;
 
-use super::pathinfo::{name_of, sha1_of};
+use super::pathinfo::{md5_of, name_of, sha1_of};
+use super::probe;
 use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
-use crate::rootfs::{Kind, Meta};
+use crate::rootfs::{Kind, Meta, RootFs};
 
 /// The permission bits Ansible names one by one.
 const PERMISSIONS: &[(&str, u32)] = &[
@@ -41,6 +42,29 @@ fn type_flags(meta: &Meta, stat: &mut Map<String, Json>) {
     for (name, bit) in PERMISSIONS {
         stat.insert((*name).into(), json!(meta.mode & bit != 0));
     }
+}
+
+/// The digest of a file by one of the algorithms Ansible's stat offers (SHA-1 unless named).
+fn checksum(fs: &RootFs, path: &Path, algorithm: Option<&str>) -> Result<String, ModuleError> {
+    fn hex<D: Digest>(data: &[u8]) -> String
+    where
+        sha2::digest::Output<D>: std::fmt::LowerHex,
+    {
+        format!("{:x}", D::digest(data))
+    }
+    Ok(match algorithm.unwrap_or("sha1") {
+        "sha1" => sha1_of(fs, path)?,
+        "md5" => md5_of(fs, path)?,
+        "sha224" => hex::<sha2::Sha224>(&fs.read(path)?),
+        "sha256" => hex::<sha2::Sha256>(&fs.read(path)?),
+        "sha384" => hex::<sha2::Sha384>(&fs.read(path)?),
+        "sha512" => hex::<sha2::Sha512>(&fs.read(path)?),
+        other => {
+            return Err(ModuleError::new(format!(
+                "value of checksum_algorithm must be one of: md5, sha1, sha224, sha256, sha384, sha512, got: {other}"
+            )))
+        }
+    })
 }
 
 /// `stat`.
@@ -101,22 +125,20 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         );
         stat.insert("lnk_target".into(), json!(target_text));
     }
-    let algorithm = p
-        .checksum_algorithm
-        .as_ref()
-        .map(|a| a.to_string())
-        .unwrap_or_else(|| "sha1".into());
-    if meta.kind == Kind::File && flag(&p.get_checksum, true) {
-        let checksum = match algorithm.as_str() {
-            "sha1" => sha1_of(fs, path)?,
-            "sha256" => format!("{:x}", sha2::Sha256::digest(fs.read(path)?)),
-            other => {
-                return Err(ModuleError::new(format!(
-                    "checksum_algorithm {other} is not supported; use sha1 or sha256"
-                )))
-            }
-        };
-        stat.insert("checksum".into(), json!(checksum));
+    if meta.kind == Kind::File {
+        if flag(&p.get_md5, false) {
+            stat.insert("md5".into(), json!(md5_of(fs, path)?));
+        }
+        if flag(&p.get_checksum, true) {
+            let algorithm = p.checksum_algorithm.as_ref().map(|a| a.as_str());
+            stat.insert("checksum".into(), json!(checksum(fs, path, algorithm)?));
+        }
+    }
+    if flag(&p.get_mime, true) {
+        probe::add_mime(ctx.target, p.path.as_str(), &mut stat)?;
+    }
+    if flag(&p.get_attributes, true) {
+        probe::add_attributes(ctx.target, p.path.as_str(), &mut stat)?;
     }
     Ok(ModuleResult::changed(false).with("stat", Json::Object(stat)))
 }

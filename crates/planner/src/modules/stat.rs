@@ -15,6 +15,8 @@ pub struct StatParams {
     pub path: Text,
     /// Follow symlinks.
     pub follow: Option<Flag>,
+    /// Also report the MD5 (`md5`).
+    pub get_md5: Option<Flag>,
     /// Compute a checksum.
     pub get_checksum: Option<Flag>,
     /// Checksum algorithm.
