@@ -9,7 +9,8 @@
 //! those that run but still stop (one that starts passing fails the test too, so the list only
 //! shrinks), and those not run, each with why. `CONFORMANCE_ONLY=a,b` runs some targets only;
 //! `CONFORMANCE_SURVEY=1` runs every role target of the release and prints what stops each,
-//! without judging. Needs root, pip, debootstrap and overlayfs, as CI has.
+//! without judging; `CONFORMANCE_KEEP=1` keeps every target's log and prints where, without
+//! judging. Needs root, pip, debootstrap and overlayfs, as CI has.
 
 #[path = "support/overlay.rs"]
 mod overlay;
@@ -234,6 +235,10 @@ fn ansible_core_integration_targets_run_to_their_end() {
         targets::NOT_RUN.len(),
         started.elapsed().as_secs_f64()
     );
+    if std::env::var_os("CONFORMANCE_KEEP").is_some() {
+        eprintln!("conformance: logs kept in {}", work.keep().display());
+        return;
+    }
     if std::env::var_os("CONFORMANCE_SURVEY").is_some() {
         return;
     }

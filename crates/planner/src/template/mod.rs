@@ -15,6 +15,7 @@ mod lookup_sequence;
 mod lookup_template;
 pub mod lookups;
 mod now;
+mod printf;
 mod pyrandom;
 mod pyrepr;
 mod python_filters;
@@ -122,6 +123,7 @@ impl Templar {
         url_filters::register(&mut env);
         random_filters::register(&mut env);
         human_filters::register(&mut env);
+        env.add_filter("format", printf::format);
         env.add_function("lookup", lookups::lookup);
         env.add_function("now", now::now);
         env.add_function("query", lookups::query);
@@ -367,6 +369,13 @@ impl Templar {
                 let err = minijinja::Error::from(minijinja::ErrorKind::UndefinedError);
                 self.explain(&expr, &err, ctx, false).map(|()| None)
             }
+            // Ansible fails a task whose value holds an undefined item (`map(attribute=)` over
+            // items without it); Jinja2 would print each as nothing.
+            Ok(value) if holds_undefined(&value) => Err(TemplateError::Other {
+                line: None,
+                template: expr.to_owned(),
+                message: "an undefined variable: the value holds an item or attribute that does not exist".into(),
+            }),
             Ok(value) => serde_json::to_value(&value)
                 .map(Some)
                 .map_err(|e| TemplateError::Other {
@@ -538,6 +547,23 @@ pub fn contains_template(raw: &Json) -> bool {
         Json::String(s) => is_template(s),
         Json::Array(items) => items.iter().any(contains_template),
         Json::Object(map) => map.values().any(contains_template),
+        _ => false,
+    }
+}
+
+/// Whether a list or mapping holds an undefined value at any depth.
+fn holds_undefined(value: &Value) -> bool {
+    match value.kind() {
+        minijinja::value::ValueKind::Seq | minijinja::value::ValueKind::Iterable => value
+            .try_iter()
+            .is_ok_and(|mut items| items.any(|item| item.is_undefined() || holds_undefined(&item))),
+        minijinja::value::ValueKind::Map => value.try_iter().is_ok_and(|mut keys| {
+            keys.any(|key| {
+                value
+                    .get_item(&key)
+                    .is_ok_and(|item| item.is_undefined() || holds_undefined(&item))
+            })
+        }),
         _ => false,
     }
 }

@@ -330,7 +330,11 @@ fn comment(text: String, style: Option<String>, kwargs: Kwargs) -> Result<String
 }
 
 /// `seq is contains(x)`.
+/// Ansible's `contains` test: Python's `item in seq` (a substring of text, a key of a mapping).
 fn contains(seq: Value, item: Value) -> Result<bool, Error> {
+    if let (Some(text), Some(part)) = (seq.as_str(), item.as_str()) {
+        return Ok(text.contains(part));
+    }
     Ok(seq.try_iter()?.any(|v| v == item))
 }
 

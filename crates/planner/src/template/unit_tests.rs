@@ -429,3 +429,49 @@ fn option_lookups_and_includes_work_as_ansibles() {
         assert!(err.contains(words), "{template}: {err}");
     }
 }
+
+#[test]
+fn format_takes_python_repr_conversions() {
+    let t = Templar::new();
+    let sc = scope(&[("names", json!(["a"]))]);
+    assert_eq!(
+        t.eval(
+            r#"("%r"|format(undefined_variable)).startswith("AnsibleUndefined")"#,
+            &sc
+        ),
+        Ok(Some(json!(true)))
+    );
+    assert_eq!(
+        render(&t, "{{ '%r' | format(names) }}", &sc),
+        Ok(Some(json!("['a']")))
+    );
+}
+
+#[test]
+fn a_value_holding_an_undefined_item_is_an_error() {
+    let t = Templar::new();
+    let sc = scope(&[("things", json!([{"name": "a"}, {"other": "b"}]))]);
+    let err = t
+        .eval(r#"things|map(attribute="name")"#, &sc)
+        .expect_err("an item has no name");
+    assert!(err.to_string().contains("undefined variable"), "{err}");
+    assert_eq!(
+        t.eval(r#"things|map(attribute="other", default=1)|list"#, &sc),
+        Ok(Some(json!([1, "b"])))
+    );
+}
+
+#[test]
+fn contains_is_python_in() {
+    let t = Templar::new();
+    let sc = scope(&[
+        ("msg", json!("an undefined variable")),
+        ("m", json!({"k": 1})),
+    ]);
+    assert_eq!(
+        t.eval("msg is contains 'undefined'", &sc),
+        Ok(Some(json!(true)))
+    );
+    assert_eq!(t.eval("m is contains 'k'", &sc), Ok(Some(json!(true))));
+    assert_eq!(t.eval("[1, 2] is contains 3", &sc), Ok(Some(json!(false))));
+}
