@@ -633,19 +633,24 @@ impl<'a> Executor<'a> {
                 }
             }
             if let Some(expr) = &task.failed_when {
-                let judged = self.condition(task, expr, &judged);
-                if let Ok(value) = judged {
-                    // What Ansible registers beside `failed`.
-                    result.insert("failed_when_result".into(), json!(value));
-                }
-                match judged {
+                // What Ansible registers beside `failed`: the verdict, or why there is none.
+                match self.condition(task, expr, &judged) {
                     Ok(true) => {
+                        result.insert("failed_when_result".into(), json!(true));
                         failure_msg = Some(
                             failure_msg.unwrap_or_else(|| format!("failed_when '{expr}' is true")),
                         )
                     }
-                    Ok(false) => failure_msg = None,
-                    Err(e) => failure_msg = Some(format!("failed_when: {e}")),
+                    Ok(false) => {
+                        result.insert("failed_when_result".into(), json!(false));
+                        failure_msg = None;
+                    }
+                    Err(e) => {
+                        let why =
+                            format!("The conditional check '{expr}' failed. The error was: {e}");
+                        result.insert("failed_when_result".into(), json!(why));
+                        failure_msg = Some(why);
+                    }
                 }
             }
         }
@@ -760,8 +765,9 @@ impl<'a> Executor<'a> {
                         )
                     })
                     .collect();
+                let became = crate::become_user::for_task(target, task.become_user.as_deref())?;
                 let ctx = ModuleCtx {
-                    target,
+                    target: became.as_ref().map_or(target, |b| b as &dyn Target),
                     check: self.options.check,
                     diff: self.options.diff,
                     project_root: self.project_root,
