@@ -7,6 +7,7 @@ mod blockinfile;
 mod build_only;
 mod command;
 mod copy;
+mod debconf;
 mod file;
 mod get_url;
 mod getent;
@@ -19,9 +20,11 @@ mod pam_limits;
 mod pathinfo;
 mod probe;
 mod repos;
+mod required;
 mod role_module;
 mod script;
 mod stat;
+mod symbolic_mode;
 mod synchronize;
 mod systemd;
 mod template;
@@ -147,6 +150,12 @@ impl From<crate::rootfs::FsError> for ModuleError {
     }
 }
 
+impl From<crate::become_user::BecomeError> for ModuleError {
+    fn from(e: crate::become_user::BecomeError) -> Self {
+        ModuleError::new(e.to_string())
+    }
+}
+
 impl From<crate::target::TargetError> for ModuleError {
     fn from(e: crate::target::TargetError) -> Self {
         ModuleError::new(e.to_string())
@@ -219,6 +228,7 @@ pub const TARGET_MODULES: &[(&str, RunModule)] = &[
     ("find", inspect::find),
     ("slurp", inspect::slurp),
     ("getent", getent::run),
+    ("debconf", debconf::run),
     ("tempfile", inspect::tempfile),
     ("service_facts", inspect::service_facts),
     ("package_facts", package_facts::run),

@@ -41,6 +41,9 @@ pub const ANSIBLE_2_14: &[(&str, &[&str])] = &[
         "dest", "directory_mode", "follow", "force", "group", "local_follow", "mode", "owner",
         "remote_src", "selevel", "serole", "setype", "seuser", "src", "unsafe_writes", "validate",
     ]),
+    ("debconf", &[
+        "answer", "name", "pkg", "question", "selection", "setting", "unseen", "value", "vtype",
+    ]),
     ("debug", &[
         "msg", "var", "verbosity",
     ]),

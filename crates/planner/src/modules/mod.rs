@@ -16,6 +16,7 @@ pub mod blockinfile;
 pub mod command;
 pub mod copy;
 pub mod deb822_repository;
+pub mod debconf;
 pub mod debug;
 pub mod dnf;
 pub mod fail;
@@ -110,6 +111,24 @@ pub fn normalize_with<P: Params>(args: Json) -> Result<Json, String> {
     serde_json::to_value(&params).map_err(|e| e.to_string())
 }
 
+/// The names of the deferred arguments after `normalize` turned `written` into `args`: an
+/// alias written (`path` of slurp) is known by its canonical name (`src`), which holds the same
+/// template text.
+pub fn canonical_deferred(deferred: Vec<String>, written: &Json, args: &Json) -> Vec<String> {
+    deferred
+        .into_iter()
+        .map(|key| {
+            if args.get(&key).is_some() {
+                return key;
+            }
+            let raw = written.get(&key);
+            args.as_object()
+                .and_then(|map| map.iter().find(|(_, v)| Some(*v) == raw))
+                .map_or(key, |(canonical, _)| canonical.clone())
+        })
+        .collect()
+}
+
 /// A module argument that a template gave: ansible-core 2.14 hands modules the text of a
 /// template's result, so a number given through a template becomes its digits. For a mode that
 /// matters: `mode: "{{ item.mode }}"` with the YAML octal `0644` (420) is the text "420", which
@@ -150,6 +169,7 @@ pub static ALL: &[&ModuleSpec] = &[
     &command::SPEC,
     &copy::SPEC,
     &deb822_repository::SPEC,
+    &debconf::SPEC,
     &debug::SPEC,
     &dnf::SPEC,
     &fail::SPEC,

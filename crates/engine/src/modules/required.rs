@@ -1,0 +1,36 @@
+//! A tool of the image a module cannot do without, run as Ansible's modules run what
+//! `get_bin_path(name, required=True)` found: missing, the module fails in Ansible's words.
+
+use super::{ModuleCtx, ModuleError};
+use crate::target::{Cmd, CmdOutput};
+
+/// Runs `cmd`, whose program is `cmd.argv[0]`; Ansible's failure when the image lacks it.
+pub fn run(ctx: &ModuleCtx, cmd: &Cmd) -> Result<CmdOutput, ModuleError> {
+    let out = ctx.target.run(cmd)?;
+    if out.rc == 127 {
+        let program = cmd.argv.first().map_or("", String::as_str);
+        return Err(missing(program));
+    }
+    Ok(out)
+}
+
+/// Ansible's message for a required program the image does not have.
+pub fn missing(program: &str) -> ModuleError {
+    ModuleError::new(format!(
+        "Failed to find required executable \"{program}\" in paths: {}",
+        crate::sandbox::BASE_PATH
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_message_is_ansibles() {
+        let e = missing("ssh-keygen");
+        assert!(e.msg.starts_with(
+            "Failed to find required executable \"ssh-keygen\" in paths: /usr/local/sbin:"
+        ));
+    }
+}
