@@ -4,7 +4,7 @@ use std::path::Path;
 
 use planner::modules::types::{Mode, Text};
 
-use super::ModuleError;
+use super::{symbolic_mode, ModuleError};
 use crate::rootfs::RootFs;
 
 /// Looks a name (or a number) up in the rootfs's `/etc/passwd` or `/etc/group`.
@@ -25,50 +25,6 @@ pub fn lookup_id(fs: &RootFs, file: &str, name: &str) -> Result<u32, ModuleError
             let what = if file.ends_with("passwd") { "user" } else { "group" };
             ModuleError::new(format!("{what} '{name}' does not exist in the image ({file}); create it first (the {what} module) or use a number"))
         })
-}
-
-/// Applies a symbolic mode (`u+x,go-w`, `a=r`) to `current`.
-pub fn symbolic(mode: &str, current: u32, is_dir: bool) -> Result<u32, ModuleError> {
-    let mut bits = current;
-    for clause in mode.split(',') {
-        let ops_at = clause
-            .find(['+', '-', '='])
-            .ok_or_else(|| ModuleError::new(format!("bad symbolic mode '{mode}'")))?;
-        let (who, rest) = clause.split_at(ops_at);
-        let who_mask = if who.is_empty() || who.contains('a') {
-            0o7777
-        } else {
-            who.chars().fold(0, |m, c| {
-                m | match c {
-                    'u' => 0o4700,
-                    'g' => 0o2070,
-                    'o' => 0o1007,
-                    _ => 0,
-                }
-            })
-        };
-        let op = rest.chars().next().unwrap_or('=');
-        let mut perm = 0;
-        for c in rest[1..].chars() {
-            perm |= match c {
-                'r' => 0o444,
-                'w' => 0o222,
-                'x' => 0o111,
-                'X' if is_dir || current & 0o111 != 0 => 0o111,
-                'X' => 0,
-                's' => 0o6000,
-                't' => 0o1000,
-                _ => return Err(ModuleError::new(format!("bad symbolic mode '{mode}'"))),
-            };
-        }
-        let perm = perm & who_mask;
-        bits = match op {
-            '+' => bits | perm,
-            '-' => bits & !perm,
-            _ => (bits & !who_mask) | perm,
-        };
-    }
-    Ok(bits & 0o7777)
 }
 
 /// What a module that writes a text file asks for besides its content.
@@ -152,7 +108,9 @@ pub fn apply(
             let wanted = match mode {
                 Mode::Octal(bits) => *bits,
                 Mode::Symbolic(s) if s == "preserve" => meta.mode,
-                Mode::Symbolic(s) => symbolic(s, meta.mode, meta.kind == crate::rootfs::Kind::Dir)?,
+                Mode::Symbolic(s) => {
+                    symbolic_mode::apply(s, meta.mode, meta.kind == crate::rootfs::Kind::Dir)?
+                }
                 Mode::Deferred(t) => {
                     return Err(ModuleError::new(format!("mode '{t}' was not resolved")))
                 }
@@ -182,22 +140,4 @@ pub fn apply(
         }
     }
     Ok(changed)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn symbolic_modes() {
-        assert_eq!(symbolic("u+x", 0o644, false).expect("mode"), 0o744);
-        assert_eq!(symbolic("go-w", 0o666, false).expect("mode"), 0o644);
-        assert_eq!(symbolic("a=r", 0o777, false).expect("mode"), 0o444);
-        assert_eq!(
-            symbolic("u=rwx,g=rx,o=", 0o000, false).expect("mode"),
-            0o750
-        );
-        assert_eq!(symbolic("a+X", 0o644, true).expect("mode"), 0o755);
-        assert!(symbolic("u*x", 0o644, false).is_err());
-    }
 }

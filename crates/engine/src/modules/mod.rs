@@ -25,6 +25,7 @@ mod role_module;
 mod script;
 mod stat;
 mod symbolic_mode;
+mod symbolic_mode;
 mod synchronize;
 mod systemd;
 mod template;

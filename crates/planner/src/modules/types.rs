@@ -240,19 +240,17 @@ impl<'de> Deserialize<'de> for Mode {
     }
 }
 
-/// `u=rwx,g+s,o-w`: comma-separated `[ugoa]*` `[-+=]` `[rwxXst]*` (or one of `ugo`), as
-/// Ansible's symbolic modes are.
+/// `u=rwx,g+s,o-w`, `u+rwX-x`: comma-separated clauses of users `[ugoa]*`, then one or more
+/// operations `[-+=]` `[rwxXstugo]*`, as Ansible's symbolic modes are.
 fn is_symbolic_mode(text: &str) -> bool {
+    let is_op = |c: char| matches!(c, '-' | '+' | '=');
     !text.is_empty()
         && text.split(',').all(|part| {
-            let who_end = part.find(['-', '+', '=']).unwrap_or(part.len());
-            let (who, rest) = part.split_at(who_end);
-            let mut ops = rest.chars();
-            who.chars().all(|c| "ugoa".contains(c)) && ops.next().is_some() && {
-                let perms: String = ops.collect();
-                perms.chars().all(|c| "rwxXst".contains(c))
-                    || matches!(perms.as_str(), "u" | "g" | "o")
-            }
+            let who_end = part.find(is_op).unwrap_or(part.len());
+            let (who, ops) = part.split_at(who_end);
+            who.chars().all(|c| "ugoa".contains(c))
+                && !ops.is_empty()
+                && ops.chars().all(|c| is_op(c) || "rwxXstugo".contains(c))
         })
 }
 
@@ -425,7 +423,12 @@ mod tests {
             serde_json::from_value::<Mode>(json!("u+x")).expect("sym"),
             Mode::Symbolic("u+x".into())
         );
+        assert_eq!(
+            serde_json::from_value::<Mode>(json!("u+rwX-x,g=u")).expect("sym"),
+            Mode::Symbolic("u+rwX-x,g=u".into())
+        );
         assert!(serde_json::from_value::<Mode>(json!("rwx-bad!")).is_err());
+        assert!(serde_json::from_value::<Mode>(json!("u+q")).is_err());
     }
 
     #[test]
