@@ -11,6 +11,8 @@ use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags};
 
+use crate::become_user::{User, UserGuard};
+
 /// An error from a rootfs file operation, with the rootfs-relative path.
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {source}")]
@@ -103,6 +105,8 @@ pub struct RootFs {
     root_fd: OwnedFd,
     /// `/tmp` redirection: the scratch folder (none for plain folders such as image outputs).
     scratch_fd: Option<OwnedFd>,
+    /// The user whose credentials file operations take (`become_user`); root's otherwise.
+    user: Option<User>,
 }
 
 fn open_dir_fd(path: &Path) -> std::io::Result<OwnedFd> {
@@ -146,6 +150,7 @@ impl RootFs {
             root: root.to_owned(),
             root_fd: open_dir_fd(root)?,
             scratch_fd: Some(open_dir_fd(scratch)?),
+            user: None,
         })
     }
 
@@ -155,7 +160,28 @@ impl RootFs {
             root: root.to_owned(),
             root_fd: open_dir_fd(root)?,
             scratch_fd: None,
+            user: None,
         })
+    }
+
+    /// The same rootfs, whose file operations are `user`'s: the kernel checks its access and
+    /// makes files owned by it.
+    pub fn for_user(&self, user: User) -> FsResult<RootFs> {
+        let dup = |fd: &OwnedFd| fd.try_clone().map_err(|e| err(&self.root, e));
+        Ok(RootFs {
+            root: self.root.clone(),
+            root_fd: dup(&self.root_fd)?,
+            scratch_fd: self.scratch_fd.as_ref().map(dup).transpose()?,
+            user: Some(user),
+        })
+    }
+
+    /// The user's credentials on this thread for one operation, when there is a user.
+    fn user_guard(&self, path: &Path) -> FsResult<Option<UserGuard>> {
+        match &self.user {
+            None => Ok(None),
+            Some(user) => UserGuard::enter(user).map_err(|e| err(path, e)),
+        }
     }
 
     /// The rootfs folder on the host.
@@ -237,6 +263,7 @@ impl RootFs {
 
     /// `lstat`; `None` when nothing is there.
     pub fn meta(&self, path: &Path) -> FsResult<Option<Meta>> {
+        let _user = self.user_guard(path)?;
         let (fd, name) = match self.parent(path) {
             Ok(v) => v,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(20) => {
@@ -258,6 +285,7 @@ impl RootFs {
 
     /// `stat`, following symlinks inside the rootfs.
     pub fn meta_follow(&self, path: &Path) -> FsResult<Option<Meta>> {
+        let _user = self.user_guard(path)?;
         if self.scratch_fd.is_some() {
             // A link may point into `/tmp`, which the kernel's in-root resolution would look
             // for in the root rather than in the scratch folder: follow links here instead.
@@ -285,6 +313,7 @@ impl RootFs {
 
     /// The bytes of a file (following symlinks inside the rootfs).
     pub fn read(&self, path: &Path) -> FsResult<Vec<u8>> {
+        let _user = self.user_guard(path)?;
         let fd = self
             .open(path, OFlags::RDONLY, 0)
             .map_err(|e| err(path, e))?;
@@ -305,6 +334,7 @@ impl RootFs {
 
     /// Opens a file for reading (following symlinks inside the rootfs).
     pub fn open_read(&self, path: &Path) -> FsResult<std::fs::File> {
+        let _user = self.user_guard(path)?;
         Ok(std::fs::File::from(
             self.open(path, OFlags::RDONLY, 0)
                 .map_err(|e| err(path, e))?,
@@ -324,6 +354,7 @@ impl RootFs {
         reader: &mut dyn Read,
         mode: Option<u32>,
     ) -> FsResult<()> {
+        let _user = self.user_guard(path)?;
         let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
         let old_mode = rustix::fs::statat(&dir, name.as_str(), AtFlags::empty())
             .ok()
@@ -358,6 +389,7 @@ impl RootFs {
 
     /// Creates `path` and its missing parents as folders with `mode`; `true` if anything was made.
     pub fn mkdir_all(&self, path: &Path, mode: u32) -> FsResult<bool> {
+        let _user = self.user_guard(path)?;
         let parts = components(path).map_err(|e| err(path, e))?;
         let mut current = PathBuf::from("/");
         let mut made = false;
@@ -391,6 +423,7 @@ impl RootFs {
 
     /// Creates a symlink at `path` pointing to `target` (replacing a file or link there).
     pub fn symlink(&self, target: &str, path: &Path) -> FsResult<()> {
+        let _user = self.user_guard(path)?;
         let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
         let tmp_name = format!(".{name}.imgbuild-link-{}", std::process::id());
         let _ = rustix::fs::unlinkat(&dir, tmp_name.as_str(), AtFlags::empty());
@@ -400,6 +433,7 @@ impl RootFs {
 
     /// Sets an extended attribute (following symlinks inside the rootfs).
     pub fn set_xattr(&self, path: &Path, name: &str, value: &[u8]) -> FsResult<()> {
+        let _user = self.user_guard(path)?;
         let fd = self.open(path, OFlags::PATH, 0).map_err(|e| err(path, e))?;
         let proc_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd));
         rustix::fs::setxattr(
@@ -419,6 +453,7 @@ impl RootFs {
         mode: u32,
         dev: u64,
     ) -> FsResult<()> {
+        let _user = self.user_guard(path)?;
         let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
         rustix::fs::mknodat(&dir, name.as_str(), kind, Mode::from_raw_mode(mode), dev)
             .map_err(|e| err(path, e))
@@ -426,6 +461,7 @@ impl RootFs {
 
     /// Creates a hard link at `path` to the existing `existing` (both rootfs paths).
     pub fn hardlink(&self, existing: &Path, path: &Path) -> FsResult<()> {
+        let _user = self.user_guard(path)?;
         let (src_dir, src_name) = self.parent(existing).map_err(|e| err(existing, e))?;
         let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
         let _ = rustix::fs::unlinkat(&dir, name.as_str(), AtFlags::empty());
@@ -441,6 +477,7 @@ impl RootFs {
 
     /// The target of a symlink.
     pub fn read_link(&self, path: &Path) -> FsResult<String> {
+        let _user = self.user_guard(path)?;
         let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
         let target =
             rustix::fs::readlinkat(&dir, name.as_str(), Vec::new()).map_err(|e| err(path, e))?;
@@ -450,6 +487,7 @@ impl RootFs {
     /// `path` with every symlink resolved inside the rootfs (absolute targets from its root),
     /// as Python's `os.path.realpath`: a part that does not exist is kept as written.
     pub fn resolve(&self, path: &Path) -> FsResult<PathBuf> {
+        let _user = self.user_guard(path)?;
         fn parts(path: &Path) -> std::collections::VecDeque<String> {
             path.components()
                 .filter_map(|c| match c {
@@ -487,6 +525,7 @@ impl RootFs {
 
     /// Removes a file, link or whole folder; `true` if something was there.
     pub fn remove_all(&self, path: &Path) -> FsResult<bool> {
+        let _user = self.user_guard(path)?;
         let Some(meta) = self.meta(path)? else {
             return Ok(false);
         };
@@ -507,6 +546,7 @@ impl RootFs {
 
     /// The names in a folder, sorted.
     pub fn list(&self, path: &Path) -> FsResult<Vec<String>> {
+        let _user = self.user_guard(path)?;
         let fd = self
             .open(path, OFlags::RDONLY | OFlags::DIRECTORY, 0)
             .map_err(|e| err(path, e))?;
@@ -525,6 +565,7 @@ impl RootFs {
 
     /// Sets permission bits (following symlinks inside the rootfs, as chmod does).
     pub fn chmod(&self, path: &Path, mode: u32) -> FsResult<()> {
+        let _user = self.user_guard(path)?;
         let fd = self.open(path, OFlags::PATH, 0).map_err(|e| err(path, e))?;
         // fchmod does not take O_PATH fds; go through the fd's /proc link, which stays inside.
         let proc_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd));
@@ -533,6 +574,7 @@ impl RootFs {
 
     /// Sets owner and group (of the link itself for symlinks).
     pub fn chown(&self, path: &Path, uid: Option<u32>, gid: Option<u32>) -> FsResult<()> {
+        let _user = self.user_guard(path)?;
         let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
         rustix::fs::chownat(
             &dir,
@@ -546,6 +588,7 @@ impl RootFs {
 
     /// Sets a file's modification and access time.
     pub fn set_times(&self, path: &Path, seconds: i64) -> FsResult<()> {
+        let _user = self.user_guard(path)?;
         let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
         let ts = rustix::fs::Timestamps {
             last_access: rustix::fs::Timespec {

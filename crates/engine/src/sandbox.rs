@@ -553,6 +553,21 @@ pub fn not_found(program: &str) -> String {
     format!("{program}: command not found in the image")
 }
 
+/// Starts `command` as `user` (its ids, its groups, its home), as `sudo -H` does.
+fn as_user(command: &mut Command, user: &crate::become_user::User) {
+    command.envs(user.env());
+    let ids = user.ids();
+    // SAFETY: the closure runs in the forked child before exec and only makes raw system calls
+    // (setgroups, setresgid, setresuid) on data prepared before the fork: it allocates nothing
+    // and takes no lock.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(command, move || {
+            ids.become_for_good().map_err(std::io::Error::from)
+        });
+    }
+}
+
 fn run_one(cmd: &Cmd, config: &Config, path: &str) -> CmdOutput {
     let Some((program, args)) = cmd.argv.split_first() else {
         return CmdOutput {
@@ -580,6 +595,9 @@ fn run_one(cmd: &Cmd, config: &Config, path: &str) -> CmdOutput {
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    if let Some(user) = &cmd.user {
+        as_user(&mut command, user);
+    }
     let output = command.spawn().and_then(|mut child| {
         if let (Some(input), Some(mut pipe)) = (&cmd.stdin, child.stdin.take()) {
             let input = input.clone();

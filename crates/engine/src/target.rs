@@ -15,6 +15,9 @@ pub struct Cmd {
     pub cwd: Option<String>,
     /// Standard input.
     pub stdin: Option<String>,
+    /// The user it runs as (`become_user`); root when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<crate::become_user::User>,
 }
 
 impl Cmd {

@@ -60,6 +60,9 @@ pub struct PlannedTask {
     /// with a path on each of two hosts (`synchronize`) finds both in the image.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub delegated_to_image: bool,
+    /// The user other than root the task runs as (`become` with `become_user`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub become_user: Option<String>,
     /// Argument names whose values are still templates (they use build-time results).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub deferred: Vec<String>,

@@ -320,6 +320,7 @@ impl Planner<'_> {
             tags: recipe.tags.clone(),
             environment: environment.clone(),
             ignore_errors: None,
+            become_keywords: crate::task::BecomeKeywords::default(),
             handlers: false,
             rescued: false,
             depth: 0,

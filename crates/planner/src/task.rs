@@ -124,6 +124,8 @@ pub struct TaskDef<'n> {
     pub environment: Option<Json>,
     /// `no_log:`.
     pub no_log: Option<Json>,
+    /// `become`, `become_user`, `become_method` as written.
+    pub become_keywords: BecomeKeywords,
     /// `delegate_to:` as written, with its line: the planner accepts only a delegation to the
     /// image itself.
     pub delegate_to: Option<(Json, usize)>,
@@ -133,7 +135,29 @@ pub struct TaskDef<'n> {
     pub refused: Option<PlanError>,
 }
 
-/// Keywords accepted on tasks and blocks (`become` and friends mean nothing in a chroot).
+/// `become`, `become_user` and `become_method` of a task or of the blocks around it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BecomeKeywords {
+    /// `become:`.
+    pub enabled: Option<Json>,
+    /// `become_user:`.
+    pub user: Option<Json>,
+    /// `become_method:`.
+    pub method: Option<Json>,
+}
+
+impl BecomeKeywords {
+    /// These keywords over `outer`'s (a block's): each one written here wins.
+    pub fn over(&self, outer: &Self) -> Self {
+        Self {
+            enabled: self.enabled.clone().or_else(|| outer.enabled.clone()),
+            user: self.user.clone().or_else(|| outer.user.clone()),
+            method: self.method.clone().or_else(|| outer.method.clone()),
+        }
+    }
+}
+
+/// Keywords accepted on tasks and blocks.
 const KEYWORDS: &[&str] = &[
     "name",
     "when",
@@ -466,6 +490,7 @@ pub fn parse_task<'n>(
         delay: None,
         environment: None,
         no_log: None,
+        become_keywords: BecomeKeywords::default(),
         delegate_to: None,
         refused: None,
     };
@@ -570,6 +595,9 @@ pub fn parse_task<'n>(
             "delay" => def.delay = Some(value.to_json()),
             "environment" => def.environment = Some(value.to_json()),
             "no_log" => def.no_log = Some(value.to_json()),
+            "become" => def.become_keywords.enabled = Some(value.to_json()),
+            "become_user" => def.become_keywords.user = Some(value.to_json()),
+            "become_method" => def.become_keywords.method = Some(value.to_json()),
             "delegate_to" => def.delegate_to = Some((value.to_json(), key.line)),
             "args" => args_kw = Some(value),
             "block" => block = Some(value),

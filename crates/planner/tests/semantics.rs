@@ -343,3 +343,31 @@ fn inputs_record_every_file_read() {
         ]
     );
 }
+
+#[test]
+fn become_user_comes_from_keywords_blocks_and_connection_variables() {
+    let files = [(
+        "roles/r/tasks/main.yml",
+        "- shell: a\n  become: true\n  become_user: alice\n\
+         - block:\n    - shell: b\n    - shell: c\n      become_user: carol\n  become: yes\n  become_user: bob\n\
+         - shell: d\n  become_user: dave\n\
+         - shell: e\n  become_user: ignored\n  vars:\n    ansible_become: yes\n    ansible_become_user: \"{{ who }}\"\n    who: erin\n\
+         - shell: f\n  become: true\n",
+    )];
+    let plan = planned(&files, &PlanOptions::default());
+    let users: Vec<Option<&str>> = tasks(&plan)
+        .iter()
+        .map(|t| t.become_user.as_deref())
+        .collect();
+    assert_eq!(
+        users,
+        vec![
+            Some("alice"),
+            Some("bob"),
+            Some("carol"),
+            None,
+            Some("erin"),
+            None
+        ]
+    );
+}

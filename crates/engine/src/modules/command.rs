@@ -206,6 +206,7 @@ fn run_cmd(
         env: ctx.env.to_vec(),
         cwd: chdir.as_ref().map(|c| c.to_string()),
         stdin,
+        user: None,
     };
     Ok(ctx.target.run(&cmd)?)
 }

@@ -153,7 +153,12 @@ fn content_matches(re: &Regex, text: &str, whole_file: bool) -> bool {
 /// `slurp`.
 pub fn slurp(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: SlurpParams = params("slurp", args)?;
-    let bytes = ctx.target.fs().read(Path::new(p.src.as_str()))?;
+    let src = p.src.as_str();
+    let bytes = ctx
+        .target
+        .fs()
+        .read(Path::new(src))
+        .map_err(|e| ModuleError::new(slurp_failure(src, &e.source)))?;
     Ok(ModuleResult::changed(false)
         .with(
             "content",
@@ -161,6 +166,23 @@ pub fn slurp(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> 
         )
         .with("encoding", "base64")
         .with("source", p.src.as_str()))
+}
+
+/// Why slurp could not read `src`, in the words of Ansible's.
+fn slurp_failure(src: &str, e: &std::io::Error) -> String {
+    use rustix::io::Errno;
+    match Errno::from_io_error(e) {
+        Some(Errno::NOENT) => format!("file not found: {src}"),
+        Some(Errno::ACCESS) => format!("file is not readable: {src}"),
+        Some(Errno::ISDIR) => format!("source is a directory and must be a file: {src}"),
+        Some(errno) => {
+            let text = e.to_string();
+            let strerror = text.split(" (os error").next().unwrap_or(&text);
+            let code = errno.raw_os_error();
+            format!("unable to slurp file: [Errno {code}] {strerror}: '{src}'")
+        }
+        None => format!("unable to slurp file: {e}"),
+    }
 }
 
 /// `tempfile`: a new name each call (the role's `/tmp` is not part of the layer).
@@ -245,6 +267,18 @@ pub fn service_facts(_args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, Modu
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn slurp_failures_in_ansibles_words() {
+        let failure = |code| super::slurp_failure("/x", &std::io::Error::from_raw_os_error(code));
+        assert_eq!(failure(2), "file not found: /x");
+        assert_eq!(failure(13), "file is not readable: /x");
+        assert_eq!(failure(21), "source is a directory and must be a file: /x");
+        assert_eq!(
+            failure(20),
+            "unable to slurp file: [Errno 20] Not a directory: '/x'"
+        );
+    }
+
     use super::*;
 
     #[test]

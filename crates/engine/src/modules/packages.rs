@@ -19,6 +19,7 @@ pub(super) fn run(
         env: ctx.env.to_vec(),
         cwd: None,
         stdin: None,
+        user: None,
     };
     for (k, v) in env {
         cmd.env.push(((*k).to_owned(), (*v).to_owned()));

@@ -119,6 +119,7 @@ fn stage_and_run(
         env,
         cwd: None,
         stdin: None,
+        user: None,
     })?)
 }
 

@@ -35,6 +35,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         env: ctx.env.to_vec(),
         cwd: p.chdir.as_ref().map(|c| c.to_string()),
         stdin: None,
+        user: None,
     };
     let out = ctx.target.run(&cmd);
     ctx.target.fs().remove_all(Path::new(&inside))?;

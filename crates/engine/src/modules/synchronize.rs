@@ -38,6 +38,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         env: ctx.env.to_vec(),
         cwd: None,
         stdin: None,
+        user: None,
     });
     if let Some(stage) = &staged {
         if let Some(folder) = stage.parent() {

@@ -46,6 +46,7 @@ fn run(ctx: &ModuleCtx, argv: Vec<String>) -> Result<(), ModuleError> {
         env: ctx.env.to_vec(),
         cwd: None,
         stdin: None,
+        user: None,
     })?;
     if out.rc != 0 {
         return Err(ModuleError::new(format!(

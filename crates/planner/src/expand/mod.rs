@@ -1,5 +1,6 @@
 //! Walks task lists into plan steps: loops, conditions, blocks, includes and modules.
 
+mod become_user;
 mod catching;
 mod errors;
 mod keywords;
@@ -19,7 +20,7 @@ use crate::modules::ModuleSpec;
 use crate::plan::{LoopItem, PlannedBlock, PlannedTask, Retry, Step, Warning};
 use crate::planner::{Planner, RefusedHandler};
 use crate::roles::{find_role, var_layer, yaml_file};
-use crate::task::{parse_task, Action, TaskDef};
+use crate::task::{parse_task, Action, BecomeKeywords, TaskDef};
 
 use crate::template::OMIT;
 use crate::vars::{Layer, Scope, VarValue};
@@ -49,6 +50,8 @@ pub(crate) struct Ctx {
     pub environment: Vec<IndexMap<String, Json>>,
     /// Inherited `ignore_errors`.
     pub ignore_errors: Option<Json>,
+    /// Inherited `become` keywords.
+    pub become_keywords: BecomeKeywords,
     /// Planning handlers (no tag selection).
     pub handlers: bool,
     /// Inside a block with `rescue`: a task's failure is caught.
@@ -376,6 +379,7 @@ impl Planner<'_> {
                 at,
                 label,
             )?,
+            become_keywords: become_user::inherited(ctx, def),
             depth: ctx.depth + 1,
             ..ctx.clone()
         })
@@ -621,8 +625,10 @@ impl Planner<'_> {
                 }
             }
         }
-        let args = (spec.normalize)(Json::Object(args))
+        let written = Json::Object(args);
+        let args = (spec.normalize)(written.clone())
             .map_err(|message| module_args_error(spec.name, &message, at))?;
+        let deferred = crate::modules::canonical_deferred(deferred, &written, &args);
         let name = match &def.name {
             Some(raw) => self
                 .templar
@@ -641,6 +647,12 @@ impl Planner<'_> {
             when: and_all(&pass.whens),
             source: at.to_string(),
             delegated_to_image: def.delegate_to.is_some(),
+            become_user: self.become_user(
+                &def.become_keywords.over(&ctx.become_keywords),
+                &pass.scope,
+                at,
+                label,
+            )?,
             deferred,
             item: pass.item.clone(),
             loop_over: pass.loop_over.clone(),
