@@ -88,7 +88,9 @@ impl Planner<'_> {
                 continue;
             };
             match self.templar.render(raw, &full) {
-                Ok(Some(value)) => {
+                // A value whose text looks like a template (an `!unsafe` one, a `{% raw %}`
+                // block's) would be templated again by the build: that keeps the raw value.
+                Ok(Some(value)) if !crate::template::contains_template(&value) => {
                     context.insert(name, value);
                 }
                 _ => {

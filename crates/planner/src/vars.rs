@@ -22,6 +22,9 @@ pub enum VarValue {
     Raw(Json),
     /// Known only while building (a `register`ed result, a fact set from one).
     Deferred,
+    /// A value the build produced (a `register`ed result): used as it is, never templated,
+    /// as Ansible marks what modules return unsafe.
+    Known(Json),
     /// A mapping that the build may add keys to (`ansible_facts` after a module that can
     /// return facts): its keys are known now; any other key, or the whole, only while building.
     Open(Json),

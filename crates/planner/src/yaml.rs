@@ -385,6 +385,14 @@ impl Builder<'_> {
                     raw: None,
                 };
             }
+            // Ansible never templates an `!unsafe` value: its braces stay text.
+            Some("unsafe") if crate::template::is_template(&text) && !text.contains("endraw") => {
+                return Node {
+                    value: Value::Str(format!("{{% raw %}}{text}{{% endraw %}}")),
+                    line,
+                    raw: None,
+                };
+            }
             Some("str") | Some("unsafe") | Some("binary") => {
                 return Node {
                     value: Value::Str(text),
@@ -751,5 +759,21 @@ mod tests {
     fn empty_document_is_null() {
         assert_eq!(value(""), Value::Null);
         assert_eq!(value("# only a comment\n"), Value::Null);
+    }
+
+    #[test]
+    fn unsafe_text_is_never_templated() {
+        let templar = crate::template::Templar::new();
+        let node = parse("a: !unsafe '{{ foo }}'\nb: !unsafe plain\n").expect("valid");
+        let raw = node.get("a").map(|n| n.to_json()).expect("a");
+        let scope = crate::vars::Scope::default();
+        assert_eq!(
+            templar.render(&raw, &scope),
+            Ok(Some(serde_json::json!("{{ foo }}")))
+        );
+        assert_eq!(
+            node.get("b").map(|n| n.to_json()),
+            Some(serde_json::json!("plain"))
+        );
     }
 }

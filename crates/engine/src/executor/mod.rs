@@ -151,7 +151,7 @@ impl<'a> Executor<'a> {
             self.facts_set
                 .iter()
                 .filter_map(|(k, v)| match v {
-                    VarValue::Raw(raw) => Some((k.clone(), raw.clone())),
+                    VarValue::Raw(raw) | VarValue::Known(raw) => Some((k.clone(), raw.clone())),
                     VarValue::Deferred | VarValue::Open(_) => None,
                 })
                 .collect(),
@@ -399,7 +399,8 @@ impl<'a> Executor<'a> {
                 Some(item) => self.planned_loop_result(task, item, &result),
                 None => Json::Object(result.clone()),
             };
-            Arc::make_mut(&mut self.facts_set).insert(register.clone(), VarValue::Raw(registered));
+            Arc::make_mut(&mut self.facts_set)
+                .insert(register.clone(), VarValue::Known(registered));
         }
         if run.status != Status::Skipped {
             report.tasks += 1;
@@ -552,7 +553,7 @@ impl<'a> Executor<'a> {
                 if let Some(register) = &task.register {
                     bound.insert(
                         register.clone(),
-                        VarValue::Raw(Json::Object(run.result.clone())),
+                        VarValue::Known(Json::Object(run.result.clone())),
                     );
                 }
                 let until_scope = scope.with_facts_set(Arc::new(
@@ -617,7 +618,7 @@ impl<'a> Executor<'a> {
             view.insert("changed".into(), json!(changed));
             view.insert("failed".into(), json!(failure_msg.is_some()));
             if let Some(register) = &task.register {
-                bound.insert(register.clone(), VarValue::Raw(Json::Object(view)));
+                bound.insert(register.clone(), VarValue::Known(Json::Object(view)));
             }
             let merged: Layer = self
                 .facts_set

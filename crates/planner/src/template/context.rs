@@ -111,6 +111,13 @@ impl LazyContext {
                     context: self.clone(),
                 }));
             }
+            Some(VarValue::Known(value)) => {
+                let value = Value::from_serialize(value);
+                self.lock()
+                    .cache
+                    .insert(name.to_owned(), Some(value.clone()));
+                return Some(value);
+            }
             Some(VarValue::Raw(raw)) => raw,
         };
         self.lock().stack.push(name.to_owned());

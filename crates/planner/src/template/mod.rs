@@ -8,6 +8,7 @@ mod file_tests;
 pub mod filters;
 mod human_filters;
 mod jinja_tests;
+mod literal;
 mod lookup_files;
 mod lookup_lists;
 mod lookup_plugins;
@@ -22,6 +23,7 @@ mod python_filters;
 mod python_regex;
 mod random_filters;
 mod result_tests;
+mod select_filters;
 mod set_filters;
 mod url_filters;
 
@@ -116,6 +118,7 @@ impl Templar {
         env.add_global("omit", OMIT);
         filters::register(&mut env);
         set_filters::register(&mut env);
+        select_filters::register(&mut env);
         python_filters::register(&mut env);
         jinja_tests::register(&mut env);
         file_tests::register(&mut env);
@@ -331,7 +334,9 @@ impl Templar {
         if let Some(expr) = single_expression(s) {
             return self.eval_in(expr, ctx);
         }
-        Ok(self.render_to_string_in(s, ctx)?.map(Json::String))
+        Ok(self
+            .render_to_string_in(s, ctx)?
+            .map(|text| literal::convert(&text).unwrap_or(Json::String(text))))
     }
 
     fn render_to_string_in(
