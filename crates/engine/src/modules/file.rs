@@ -1,5 +1,6 @@
 //! `file`: folders, links, permissions, touch and removal in the rootfs.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use planner::modules::file::{FileParams, FileState};
@@ -7,7 +8,7 @@ use planner::modules::types::{Choice, Mode};
 use serde_json::Value as Json;
 
 use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
-use crate::rootfs::{Kind, Meta};
+use crate::rootfs::{Kind, Meta, RootFs};
 
 fn apply_recursive(ctx: &ModuleCtx, path: &Path, p: &FileParams) -> Result<bool, ModuleError> {
     let fs = ctx.target.fs();
@@ -47,6 +48,16 @@ fn check_link_source(
     Ok(())
 }
 
+/// Whether the file's first 8 KiB hold a NUL byte (what cannot be read counts as text).
+fn appears_binary(fs: &RootFs, path: &Path) -> bool {
+    let mut head = Vec::with_capacity(8192);
+    let read = fs
+        .open_read(path)
+        .ok()
+        .map(|file| file.take(8192).read_to_end(&mut head).is_ok());
+    read == Some(true) && head.contains(&0)
+}
+
 /// `file`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: FileParams = params("file", args)?;
@@ -64,6 +75,11 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
 fn ensure(ctx: &ModuleCtx, p: &FileParams) -> Result<ModuleResult, ModuleError> {
     let fs = ctx.target.fs();
     let path = Path::new(p.path.as_str());
+    if p.diff_peek.is_some() {
+        return Ok(ModuleResult::changed(false)
+            .with("path", p.path.to_string())
+            .with("appears_binary", appears_binary(fs, path)));
+    }
     let current = fs.meta(path)?;
     let state = match &p.state {
         Some(Choice::Known(state)) => *state,
@@ -245,11 +261,19 @@ fn hard_link(
     current: Option<Meta>,
 ) -> Result<ModuleResult, ModuleError> {
     let fs = ctx.target.fs();
-    let src = p
-        .src
-        .as_ref()
-        .map(|s| s.to_string())
-        .ok_or_else(|| ModuleError::new("src is required for creating new hardlinks"))?;
+    let Some(src) = p.src.as_ref().map(|s| s.to_string()) else {
+        // With no src, a file that is already a hard link keeps its links; only its
+        // attributes change.
+        if !current.is_some_and(|m| m.kind == Kind::File && m.nlink > 1) {
+            return Err(ModuleError::new(
+                "src is required for creating new hardlinks",
+            ));
+        }
+        let changed = attrs::apply(fs, path, &p.owner, &p.group, &p.mode, ctx.check)?;
+        return Ok(ModuleResult::changed(changed)
+            .with("dest", p.path.to_string())
+            .with("src", Json::Null));
+    };
     let src_meta = fs
         .meta(Path::new(&src))?
         .ok_or_else(|| ModuleError::new(format!("src does not exist: {src}")))?;
@@ -272,4 +296,25 @@ fn hard_link(
     Ok(ModuleResult::changed(changed)
         .with("dest", p.path.to_string())
         .with("src", src))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::{DirTarget, Target};
+
+    #[test]
+    fn a_nul_in_the_head_looks_binary() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for sub in ["root", "scratch"] {
+            std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+        }
+        std::fs::write(dir.path().join("root/bin"), b"ab\0c").expect("write");
+        std::fs::write(dir.path().join("root/text"), b"abc").expect("write");
+        let target =
+            DirTarget::new(&dir.path().join("root"), &dir.path().join("scratch")).expect("target");
+        assert!(appears_binary(target.fs(), Path::new("/bin")));
+        assert!(!appears_binary(target.fs(), Path::new("/text")));
+        assert!(!appears_binary(target.fs(), Path::new("/missing")));
+    }
 }

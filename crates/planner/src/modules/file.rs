@@ -42,6 +42,9 @@ pub struct FileParams {
     pub access_time: Option<Text>,
     /// Format of `access_time`.
     pub access_time_format: Option<Text>,
+    /// Ansible's internal probe: report only whether the file looks binary.
+    #[serde(rename = "_diff_peek")]
+    pub diff_peek: Option<Flag>,
     /// Ansible's unsafe-writes switch (accepted, no effect in a rootfs).
     pub unsafe_writes: Option<Flag>,
     /// Extended attributes (`chattr` letters).
@@ -49,18 +52,9 @@ pub struct FileParams {
     pub attributes: Option<Text>,
 }
 
-impl Params for FileParams {
-    fn check(&self) -> Result<(), String> {
-        let linking = matches!(
-            self.state,
-            Some(Choice::Known(FileState::Link | FileState::Hard))
-        );
-        if linking && self.src.is_none() {
-            return Err("state=link and state=hard need src (the link target)".into());
-        }
-        Ok(())
-    }
-}
+/// A link's `src` may be left out where the link exists (Ansible keeps its target), so its
+/// absence is an error of the run, not of the plan.
+impl Params for FileParams {}
 
 /// `file`.
 pub static SPEC: ModuleSpec = ModuleSpec {
