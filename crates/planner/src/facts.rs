@@ -130,7 +130,7 @@ pub const IMAGE_FACTS: &[&str] = &[
 ];
 
 /// Facts Ansible gathers from a running host that an image does not have: hardware, memory,
-/// network, virtualization. The name without `ansible_` when `name` is one.
+/// network. The name without `ansible_` when `name` is one.
 pub fn host_only(name: &str) -> Option<&str> {
     const PREFIXES: &[&str] = &[
         "product_",
@@ -150,7 +150,6 @@ pub fn host_only(name: &str) -> Option<&str> {
         "mounts",
         "devices",
         "device_links",
-        "virtualization_",
         "machine_id",
         "bios_",
         "board_",
@@ -218,6 +217,12 @@ pub fn facts_for(
     facts.insert("system".into(), json!("Linux"));
     facts.insert("service_mgr".into(), json!("systemd"));
     facts.insert("kernel".into(), kernel);
+    // What Ansible gathers inside a container, where sites run their image playbooks today:
+    // roles skip what only a booted host can do (set its running hostname, load a module).
+    facts.insert("virtualization_type".into(), json!("container"));
+    facts.insert("virtualization_role".into(), json!("guest"));
+    facts.insert("virtualization_tech_guest".into(), json!(["container"]));
+    facts.insert("virtualization_tech_host".into(), json!([]));
     // Local facts (/etc/ansible/facts.d) of a fresh image: none yet.
     facts.insert("local".into(), json!({}));
     // Tasks run as root inside the image (the chroot connection's user).
@@ -305,5 +310,10 @@ mod tests {
         assert_eq!(facts["ansible_pkg_mgr"], json!("dnf"));
         assert_eq!(facts["ansible_kernel"], json!("5.14.0"));
         assert_eq!(facts["ansible_facts"]["distribution_version"], json!("9.5"));
+        assert_eq!(
+            facts["ansible_facts"]["virtualization_type"],
+            json!("container")
+        );
+        assert_eq!(host_only("ansible_virtualization_type"), None);
     }
 }
