@@ -291,18 +291,84 @@ pub fn unique(items: Value, kwargs: Kwargs) -> Result<Value, Error> {
     Ok(Value::from(out))
 }
 
+/// Python's `os.path.expanduser`, which Ansible's filter runs on the controller: a leading
+/// `~` is `$HOME` (the account's home when unset), `~name` that user's home; anything else, or
+/// an unknown user, stays as written.
+pub fn expanduser(path: &str, home_of: &dyn Fn(Option<&str>) -> Option<String>) -> String {
+    let Some(rest) = path.strip_prefix('~') else {
+        return path.to_owned();
+    };
+    let (name, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let home = if name.is_empty() {
+        std::env::var("HOME").ok().or_else(|| home_of(None))
+    } else {
+        home_of(Some(name))
+    };
+    match home {
+        Some(home) => {
+            let home = home.trim_end_matches('/');
+            let home = if home.is_empty() { "/" } else { home };
+            if tail.is_empty() {
+                home.to_owned()
+            } else {
+                format!("{}{tail}", home.trim_end_matches('/'))
+            }
+        }
+        None => path.to_owned(),
+    }
+}
+
+/// The home of `name` (of the account running imgbuild when `None`) in the controller's
+/// `/etc/passwd`.
+fn home_of(name: Option<&str>) -> Option<String> {
+    let uid = process_uid();
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let f: Vec<&str> = line.split(':').collect();
+        let wanted = match name {
+            Some(n) => f.first() == Some(&n),
+            None => f.get(2).and_then(|u| u.parse::<u32>().ok()) == uid,
+        };
+        (wanted && f.len() >= 7).then(|| f[5].to_owned())
+    })
+}
+
+/// The real uid of this process, from `/proc/self/status`.
+fn process_uid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().next())
+        .and_then(|uid| uid.parse().ok())
+}
+
 /// Registers these filters on `env`.
 pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("urldecode", |s: String| urldecode(&s));
     env.add_filter("urlencode", urlencode);
     env.add_filter("urlsplit", urlsplit);
     env.add_filter("realpath", realpath);
+    env.add_filter("expanduser", |path: String| expanduser(&path, &home_of));
     env.add_filter("unique", unique);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn expanduser_replaces_a_leading_tilde_only() {
+        let homes = |name: Option<&str>| match name {
+            Some("alice") => Some("/home/alice".to_owned()),
+            _ => None,
+        };
+        assert_eq!(expanduser("/tmp/x", &homes), "/tmp/x");
+        assert_eq!(expanduser("~alice/x", &homes), "/home/alice/x");
+        assert_eq!(expanduser("~alice", &homes), "/home/alice");
+        assert_eq!(expanduser("~bob/x", &homes), "~bob/x");
+        assert_eq!(expanduser("a/~alice", &homes), "a/~alice");
+    }
 
     #[test]
     fn urldecode_is_unquote_plus() {
