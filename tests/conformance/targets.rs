@@ -26,6 +26,7 @@ pub const PASSING: &[&str] = &[
     "filter_urlsplit",
     "getent",
     "groupby_filter",
+    "hostname",
     "ignore_errors",
     "include_import_tasks_nested",
     "include_vars",
@@ -46,6 +47,7 @@ pub const PASSING: &[&str] = &[
     "old_style_modules_posix",
     "package",
     "package_facts",
+    "service_facts",
     "task_ordering",
     "tempfile",
     "templating",
@@ -119,10 +121,6 @@ pub const OPEN: &[(&str, &str)] = &[
         "roles/group/tasks/tests.yml:205: unknown module in action '{{ ansible_facts.pkg_mgr }}'",
     ),
     (
-        "hostname",
-        "roles/hostname/tasks/main.yml:2: template error in `ansible_facts.virtualization_type not in ('docker', 'container', 'containerd')`: undefined valu...",
-    ),
-    (
         "known_hosts",
         "roles/known_hosts/tasks/main.yml:28: unknown module or task keyword 'known_hosts'",
     ),
@@ -181,10 +179,6 @@ pub const OPEN: &[(&str, &str)] = &[
     (
         "service",
         "roles/service/tasks/tests.yml:14: module 'service': missing field `name`",
-    ),
-    (
-        "service_facts",
-        "fails at build (roles/service_facts/tasks/tests.yml:8): undefined value (an attribute or key that does not exist) in 'enable_result.enabled == true...",
     ),
     (
         "slurp",

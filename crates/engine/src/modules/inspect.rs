@@ -222,7 +222,9 @@ pub fn tempfile(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleErro
     Ok(ModuleResult::changed(true).with("path", path.display().to_string()))
 }
 
-/// `service_facts`: every unit file of the image, `enabled` when a `.wants` link names it.
+/// `service_facts`: every unit file of the image, `enabled` when a `.wants` link names it; its
+/// state `inactive`, systemd's `ActiveState` of a unit nothing runs (what Ansible's module reads
+/// with `systemctl show` for a unit file no running unit lists).
 pub fn service_facts(_args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let fs = ctx.target.fs();
     let mut services = Map::new();
@@ -237,7 +239,7 @@ pub fn service_facts(_args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, Modu
         for name in names {
             if name.ends_with(".service") && !name.contains('@') {
                 services.entry(name.clone()).or_insert_with(|| {
-                    json!({"name": name, "source": "systemd", "state": "stopped", "status": "disabled"})
+                    json!({"name": name, "source": "systemd", "state": "inactive", "status": "disabled"})
                 });
             }
         }

@@ -373,7 +373,12 @@ pub fn service(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
     }
     let mut result = state_in_image(ctx, p.name.as_str(), &p.state)?.unwrap_or_default();
     result.changed = changed;
-    Ok(result.with("name", p.name.to_string()))
+    result = result.with("name", p.name.to_string());
+    // As Ansible's service module returns it.
+    if let Some(enabled) = &p.enabled {
+        result = result.with("enabled", enabled.or(false));
+    }
+    Ok(result)
 }
 
 #[cfg(test)]
