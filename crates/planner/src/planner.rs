@@ -51,6 +51,8 @@ pub(crate) struct Planner<'a> {
     pub sources: Sources,
     /// `set_fact` and `register` results so far.
     pub facts_set: Arc<Layer>,
+    /// The inventory as `group_by` and `add_host` left it.
+    pub inventory: crate::inventory::PlanInventory,
     pub warnings: Vec<crate::plan::Warning>,
     pub notified: Vec<(String, Location)>,
     pub handlers: Vec<Step>,
@@ -83,6 +85,7 @@ pub fn plan(project: &Project, image: &str, opts: &PlanOptions) -> Result<Plan> 
         templar: Templar::new(),
         sources: Sources::new(&project.root).with_vault(opts.vault.clone()),
         facts_set: Arc::new(Layer::new()),
+        inventory: Default::default(),
         warnings: Vec::new(),
         notified: Vec::new(),
         handlers: Vec::new(),
@@ -321,6 +324,7 @@ impl Planner<'_> {
             environment: environment.clone(),
             ignore_errors: None,
             become_keywords: crate::task::BecomeKeywords::default(),
+            check_mode: None,
             handlers: false,
             rescued: false,
             depth: 0,

@@ -12,6 +12,57 @@ use super::{Ending, Executor, RoleReport, TaskFailure};
 use crate::modules::{ModuleError, ModuleResult};
 use crate::target::Target;
 
+/// `set_fact`'s variable names the plan left to the build (`"{{ item }}": x` over a registered
+/// result), rendered now.
+pub(super) fn name_facts(
+    facts: &mut serde_json::Map<String, Json>,
+    templar: &planner::template::Templar,
+    scope: &Scope,
+) -> Result<(), String> {
+    let templated: Vec<String> = facts
+        .keys()
+        .filter(|k| planner::template::is_template(k))
+        .cloned()
+        .collect();
+    for key in templated {
+        let name = match templar.render(&Json::String(key.clone()), scope) {
+            Ok(Some(Json::String(name))) => name,
+            Ok(Some(other)) => other.to_string(),
+            Ok(None) => {
+                return Err(format!(
+                    "variable name '{key}' uses a result no task registered"
+                ))
+            }
+            Err(e) => return Err(format!("variable name '{key}': {e}")),
+        };
+        if let Some(value) = facts.remove(&key) {
+            facts.insert(name, value);
+        }
+    }
+    Ok(())
+}
+
+/// The last `lines` lines of `text` that are not blank.
+pub(super) fn tail(text: &str, lines: usize) -> Vec<String> {
+    let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    all[all.len().saturating_sub(lines)..]
+        .iter()
+        .map(|l| (*l).to_owned())
+        .collect()
+}
+
+/// What a module that waits on a running host does in an image build: nothing, said so.
+pub(super) fn waits(task: &PlannedTask) -> ModuleResult {
+    ModuleResult {
+        skipped: true,
+        msg: Some(format!(
+            "{} skipped: it waits on a running host; an image build has none (the node boots from the image)",
+            task.module
+        )),
+        ..ModuleResult::default()
+    }
+}
+
 impl Executor<'_> {
     /// `set_fact`: the variables join the set facts.
     pub(super) fn set_fact(&mut self, args: &Json) -> Result<ModuleResult, ModuleError> {

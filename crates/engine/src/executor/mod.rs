@@ -4,6 +4,7 @@
 
 mod controller;
 mod image_facts;
+mod inventory;
 mod local_facts;
 mod loops;
 
@@ -81,6 +82,8 @@ pub struct Executor<'a> {
     ending: Option<Ending>,
     /// The image's facts ([`image_facts`]) are in `base`.
     image_facts_gathered: bool,
+    /// The hosts and groups, once a `group_by` or `add_host` changes them.
+    inventory: Option<planner::inventory::Inventory>,
 }
 
 struct Run {
@@ -88,14 +91,6 @@ struct Run {
     result: Map<String, Json>,
     failure: Option<TaskFailure>,
     msg: Option<String>,
-}
-
-fn tail(text: &str, lines: usize) -> Vec<String> {
-    let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    all[all.len().saturating_sub(lines)..]
-        .iter()
-        .map(|l| (*l).to_owned())
-        .collect()
 }
 
 fn step_role(step: &Step) -> &str {
@@ -142,6 +137,7 @@ impl<'a> Executor<'a> {
             loop_results: (String::new(), Vec::new()),
             ending: None,
             image_facts_gathered: false,
+            inventory: None,
         }
     }
 
@@ -345,7 +341,7 @@ impl<'a> Executor<'a> {
             output_tail: if task.no_log {
                 vec!["(output hidden by no_log)".into()]
             } else {
-                tail(&output, 20)
+                controller::tail(&output, 20)
             },
         }
     }
@@ -498,6 +494,9 @@ impl<'a> Executor<'a> {
         if task.deferred.is_empty() {
             return Ok(args);
         }
+        if task.module == "set_fact" {
+            controller::name_facts(map, &self.templar, scope)?;
+        }
         let spec = planner::modules::lookup(&task.module)
             .ok_or_else(|| format!("unknown module {}", task.module))?;
         (spec.normalize)(args)
@@ -627,13 +626,21 @@ impl<'a> Executor<'a> {
                 .chain(bound)
                 .collect();
             let judged = scope.with_facts_set(Arc::new(merged));
+            let mut judge_failed = true;
             if let Some(expr) = &task.changed_when {
                 match self.condition(task, expr, &judged) {
                     Ok(b) => changed = b,
-                    Err(e) => failure_msg = Some(format!("changed_when: {e}")),
+                    Err(e) => {
+                        // Ansible registers why, fails the task, and judges no further.
+                        let why =
+                            format!("The conditional check '{expr}' failed. The error was: {e}");
+                        result.insert("changed_when_result".into(), json!(why));
+                        failure_msg = Some(why);
+                        judge_failed = false;
+                    }
                 }
             }
-            if let Some(expr) = &task.failed_when {
+            if let Some(expr) = task.failed_when.as_ref().filter(|_| judge_failed) {
                 // What Ansible registers beside `failed`: the verdict, or why there is none.
                 match self.condition(task, expr, &judged) {
                     Ok(true) => {
@@ -687,7 +694,7 @@ impl<'a> Executor<'a> {
         if task.local_file.is_some() || task.local_search.is_empty() {
             return Ok(None);
         }
-        let Some(src) = args.get("src").and_then(Json::as_str) else {
+        let Some(src) = planner::modules::local_source(&task.module, args) else {
             return Ok(None);
         };
         if src.starts_with('/') || src.split('/').any(|p| p == "..") {
@@ -722,14 +729,8 @@ impl<'a> Executor<'a> {
             "fail" => Err(controller::fail(args)),
             "assert" => self.assert(task, args, scope),
             "meta" => self.meta(args, target),
-            "pause" | "reboot" | "wait_for" | "wait_for_connection" => Ok(ModuleResult {
-                skipped: true,
-                msg: Some(format!(
-                    "{} skipped: it waits on a running host; an image build has none (the node boots from the image)",
-                    task.module
-                )),
-                ..ModuleResult::default()
-            }),
+            "pause" | "reboot" | "wait_for" | "wait_for_connection" => Ok(controller::waits(task)),
+            "group_by" | "add_host" => self.change_inventory(task, args, scope),
             "setup" => self.setup(args, target),
             "include_vars" => self.include_vars(task, args),
             module => {
@@ -769,7 +770,7 @@ impl<'a> Executor<'a> {
                 let became = crate::become_user::for_task(target, task.become_user.as_deref())?;
                 let ctx = ModuleCtx {
                     target: became.as_ref().map_or(target, |b| b as &dyn Target),
-                    check: self.options.check,
+                    check: task.check_mode.unwrap_or(self.options.check),
                     diff: self.options.diff,
                     project_root: self.project_root,
                     local_file: local_file.map(String::as_str),

@@ -2,6 +2,7 @@
 //! the target, reporting `changed` honestly and changing nothing in check mode.
 
 mod apt_repository;
+mod assemble;
 mod attrs;
 mod blockinfile;
 mod build_only;
@@ -9,6 +10,8 @@ mod command;
 mod copy;
 mod debconf;
 mod file;
+mod file_diff;
+mod file_links;
 mod get_url;
 mod getent;
 mod hostconf;
@@ -24,7 +27,6 @@ mod required;
 mod role_module;
 mod script;
 mod stat;
-mod symbolic_mode;
 mod symbolic_mode;
 mod synchronize;
 mod systemd;
@@ -230,6 +232,7 @@ pub const TARGET_MODULES: &[(&str, RunModule)] = &[
     ("slurp", inspect::slurp),
     ("getent", getent::run),
     ("debconf", debconf::run),
+    ("assemble", assemble::run),
     ("tempfile", inspect::tempfile),
     ("service_facts", inspect::service_facts),
     ("package_facts", package_facts::run),

@@ -3,6 +3,7 @@
 mod become_user;
 mod catching;
 mod errors;
+mod inventory;
 mod keywords;
 mod loops;
 mod role_files;
@@ -52,6 +53,8 @@ pub(crate) struct Ctx {
     pub ignore_errors: Option<Json>,
     /// Inherited `become` keywords.
     pub become_keywords: BecomeKeywords,
+    /// Inherited `check_mode`.
+    pub check_mode: Option<Json>,
     /// Planning handlers (no tag selection).
     pub handlers: bool,
     /// Inside a block with `rescue`: a task's failure is caught.
@@ -380,6 +383,7 @@ impl Planner<'_> {
                 label,
             )?,
             become_keywords: become_user::inherited(ctx, def),
+            check_mode: def.check_mode.clone().or_else(|| ctx.check_mode.clone()),
             depth: ctx.depth + 1,
             ..ctx.clone()
         })
@@ -625,6 +629,7 @@ impl Planner<'_> {
                 }
             }
         }
+        self.refuse_async(def, spec.name, &pass.scope, at)?;
         let written = Json::Object(args);
         let args = (spec.normalize)(written.clone())
             .map_err(|message| module_args_error(spec.name, &message, at))?;
@@ -647,6 +652,7 @@ impl Planner<'_> {
             when: and_all(&pass.whens),
             source: at.to_string(),
             delegated_to_image: def.delegate_to.is_some(),
+            check_mode: self.check_mode(ctx, def, &pass.scope, at)?,
             become_user: self.become_user(
                 &def.become_keywords.over(&ctx.become_keywords),
                 &pass.scope,

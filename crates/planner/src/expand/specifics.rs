@@ -17,8 +17,8 @@ use super::{Ctx, Pass};
 impl Planner<'_> {
     /// `set_fact`'s variable names rendered, as Ansible renders them
     /// (`"{{ item.key }}": "{{ item.value }}"`); other modules' arguments as they are. A name
-    /// only the build could know is refused: every later task is planned knowing which
-    /// variables a `set_fact` sets.
+    /// only the build knows stays a template, which the build renders (and after which any
+    /// name may be defined: see `module_specifics`).
     pub(super) fn rendered_fact_names<'a>(
         &self,
         module: &str,
@@ -36,17 +36,7 @@ impl Planner<'_> {
                 match self.render(&Json::String(key.clone()), &pass.scope, at, label)? {
                     Some(Json::String(name)) => name,
                     Some(other) => other.to_string(),
-                    None => {
-                        return Err(crate::error::PlanError::new(
-                            at.clone(),
-                            crate::error::ErrorKind::Module {
-                                module: module.into(),
-                                message: format!(
-                                    "the variable name '{key}' is known only when the build runs (it uses a registered result); imgbuild plans which variables each task sets: name them, or set a mapping under one name"
-                                ),
-                            },
-                        ))
-                    }
+                    None => key.clone(),
                 }
             } else {
                 key.clone()
@@ -126,21 +116,47 @@ impl Planner<'_> {
                     }
                 }
             }
+            "assemble" => {
+                // remote_src defaults to yes: only `remote_src: no` reads the role's files/.
+                let from_role = task
+                    .args
+                    .get("remote_src")
+                    .and_then(|v| serde_json::from_value::<Flag>(v.clone()).ok())
+                    .is_some_and(|f| !f.or(true));
+                if let Some(src) = arg("src").filter(|_| from_role) {
+                    if task.deferred.contains(&"src".to_string()) {
+                        task.local_search = self.search_dirs("files", ctx);
+                    } else {
+                        let path = self.local_file(&src, "files", ctx, at, "file")?;
+                        self.sources.record(&path);
+                        task.local_file = Some(path.display().to_string());
+                    }
+                }
+            }
             "script" => {
-                if let Some(cmd) =
-                    arg("cmd").filter(|_| !task.deferred.contains(&"cmd".to_string()))
-                {
-                    let script = cmd.split_whitespace().next().unwrap_or_default().to_owned();
-                    let path = self.local_file(&script, "files", ctx, at, "script")?;
-                    self.sources.record(&path);
-                    task.local_file = Some(path.display().to_string());
+                let deferred = task.deferred.contains(&"cmd".to_string());
+                match crate::modules::local_source("script", &task.args) {
+                    Some(script) if !deferred => {
+                        let path = self.local_file(&script, "files", ctx, at, "script")?;
+                        self.sources.record(&path);
+                        task.local_file = Some(path.display().to_string());
+                    }
+                    _ if deferred => task.local_search = self.search_dirs("files", ctx),
+                    _ => {}
                 }
             }
             "set_fact" => {
                 let deferred_task = task.when.is_some() || task.loop_over.is_some();
                 if let Json::Object(facts) = &task.args {
+                    let mut named_at_build = Vec::new();
                     for (name, value) in facts {
                         if name == "cacheable" {
+                            continue;
+                        }
+                        if crate::template::is_template(name) {
+                            // A name only the build knows (`"{{ item }}": x` over a registered
+                            // result): the build renders it, and any name may be set from here.
+                            named_at_build.push(name.clone());
                             continue;
                         }
                         let var = if deferred_task || task.deferred.contains(name) {
@@ -150,9 +166,14 @@ impl Planner<'_> {
                         };
                         Arc::make_mut(&mut self.facts_set).insert(name.clone(), var);
                     }
+                    if !named_at_build.is_empty() {
+                        task.deferred.extend(named_at_build);
+                        self.facts_known_at_build(pass, &[crate::vars::ANY_OTHER_NAME]);
+                    }
                 }
             }
             "include_vars" => self.include_vars(task, ctx, at)?,
+            "group_by" | "add_host" => self.plan_inventory(task, pass),
             "patch" => {
                 if let Some(src) =
                     arg("src").filter(|_| !task.deferred.contains(&"src".to_string()))

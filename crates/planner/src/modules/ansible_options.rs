@@ -7,6 +7,9 @@
 /// `(module, options and aliases)`, by imgbuild's module name.
 #[rustfmt::skip]
 pub const ANSIBLE_2_14: &[(&str, &[&str])] = &[
+    ("add_host", &[
+        "group", "groupname", "groups", "host", "hostname", "name",
+    ]),
     ("apt", &[
         "allow-downgrade", "allow-downgrades", "allow-unauthenticated",
         "allow_change_held_packages", "allow_downgrade", "allow_downgrades",
@@ -22,6 +25,11 @@ pub const ANSIBLE_2_14: &[(&str, &[&str])] = &[
     ("apt_repository", &[
         "codename", "filename", "install_python_apt", "mode", "repo", "state", "update-cache",
         "update_cache", "update_cache_retries", "update_cache_retry_max_delay", "validate_certs",
+    ]),
+    ("assemble", &[
+        "attr", "attributes", "backup", "decrypt", "delimiter", "dest", "group", "ignore_hidden",
+        "mode", "owner", "regexp", "remote_src", "selevel", "serole", "setype", "seuser", "src",
+        "unsafe_writes", "validate",
     ]),
     ("assert", &[
         "fail_msg", "msg", "quiet", "success_msg", "that",
@@ -81,6 +89,9 @@ pub const ANSIBLE_2_14: &[(&str, &[&str])] = &[
     ]),
     ("group", &[
         "gid", "local", "name", "non_unique", "state", "system",
+    ]),
+    ("group_by", &[
+        "key", "parents",
     ]),
     ("include_vars", &[
         "depth", "dir", "extensions", "file", "files_matching", "free-form", "hash_behaviour",

@@ -11,6 +11,7 @@ pub mod ansible_options;
 pub mod apt;
 pub mod apt_key;
 pub mod apt_repository;
+pub mod assemble;
 pub mod assert;
 pub mod blockinfile;
 pub mod command;
@@ -28,6 +29,7 @@ pub mod group;
 pub mod host_only;
 pub mod include_vars;
 pub mod ini_file;
+pub mod inventory;
 pub mod kernel_blacklist;
 pub mod lineinfile;
 pub mod meta;
@@ -111,6 +113,47 @@ pub fn normalize_with<P: Params>(args: Json) -> Result<Json, String> {
     serde_json::to_value(&params).map_err(|e| e.to_string())
 }
 
+/// Whether `module`'s action plugin in ansible-core 2.14 takes `async`: those of command,
+/// package, service, uri, yum and reboot, and every module without a plugin of its own
+/// (the normal action); the other plugins refuse it.
+pub fn action_supports_async(module: &str) -> bool {
+    const REFUSING: &[&str] = &[
+        "add_host",
+        "assemble",
+        "assert",
+        "async_status",
+        "copy",
+        "debug",
+        "fail",
+        "fetch",
+        "gather_facts",
+        "group_by",
+        "include_vars",
+        "pause",
+        "raw",
+        "script",
+        "set_fact",
+        "set_stats",
+        "template",
+        "unarchive",
+        "validate_argument_spec",
+        "wait_for_connection",
+    ];
+    !REFUSING.contains(&module)
+}
+
+/// The name of the project file a task of `module` reads, from its arguments: `src`, or the
+/// script of `script` (the first word of its command line, as the action's `shlex.split`).
+pub fn local_source(module: &str, args: &Json) -> Option<String> {
+    match module {
+        "script" => {
+            let cmd = args.get("cmd").and_then(Json::as_str)?;
+            crate::shlex::split(cmd.trim()).ok()?.into_iter().next()
+        }
+        _ => args.get("src").and_then(Json::as_str).map(str::to_owned),
+    }
+}
+
 /// The names of the deferred arguments after `normalize` turned `written` into `args`: an
 /// alias written (`path` of slurp) is known by its canonical name (`src`), which holds the same
 /// template text.
@@ -164,6 +207,7 @@ pub static ALL: &[&ModuleSpec] = &[
     &apt::SPEC,
     &apt_key::SPEC,
     &apt_repository::SPEC,
+    &assemble::SPEC,
     &assert::SPEC,
     &blockinfile::SPEC,
     &command::SPEC,
@@ -183,6 +227,8 @@ pub static ALL: &[&ModuleSpec] = &[
     &host_only::WAIT_FOR,
     &host_only::WAIT_FOR_CONNECTION,
     &include_vars::SPEC,
+    &inventory::ADD_HOST,
+    &inventory::GROUP_BY,
     &ini_file::SPEC,
     &kernel_blacklist::SPEC,
     &lineinfile::SPEC,
