@@ -164,6 +164,9 @@ pub enum ErrorKind {
     /// A lookup loop that fails on its terms (Ansible's message, met when the task runs).
     #[error("{0}")]
     Lookup(String),
+    /// The task's action plugin refuses it when it runs (Ansible's message).
+    #[error("{0}")]
+    ActionRefuses(String),
     /// An unknown image name.
     #[error("no image '{name}' in images/{suggestion}; `imgbuild list` shows the images")]
     UnknownImage {

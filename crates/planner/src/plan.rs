@@ -60,6 +60,10 @@ pub struct PlannedTask {
     /// with a path on each of two hosts (`synchronize`) finds both in the image.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub delegated_to_image: bool,
+    /// `check_mode:` of the task (or its blocks): true runs it in check mode, false for real,
+    /// whatever the build's mode; none follows the build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_mode: Option<bool>,
     /// The user other than root the task runs as (`become` with `become_user`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub become_user: Option<String>,

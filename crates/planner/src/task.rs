@@ -126,6 +126,10 @@ pub struct TaskDef<'n> {
     pub no_log: Option<Json>,
     /// `become`, `become_user`, `become_method` as written.
     pub become_keywords: BecomeKeywords,
+    /// `async:` as written (the task still runs synchronously).
+    pub async_val: Option<Json>,
+    /// `check_mode:` as written.
+    pub check_mode: Option<Json>,
     /// `delegate_to:` as written, with its line: the planner accepts only a delegation to the
     /// image itself.
     pub delegate_to: Option<(Json, usize)>,
@@ -491,6 +495,8 @@ pub fn parse_task<'n>(
         environment: None,
         no_log: None,
         become_keywords: BecomeKeywords::default(),
+        async_val: None,
+        check_mode: None,
         delegate_to: None,
         refused: None,
     };
@@ -596,6 +602,7 @@ pub fn parse_task<'n>(
             "environment" => def.environment = Some(value.to_json()),
             "no_log" => def.no_log = Some(value.to_json()),
             "become" => def.become_keywords.enabled = Some(value.to_json()),
+            "check_mode" => def.check_mode = Some(value.to_json()),
             "become_user" => def.become_keywords.user = Some(value.to_json()),
             "become_method" => def.become_keywords.method = Some(value.to_json()),
             "delegate_to" => def.delegate_to = Some((value.to_json(), key.line)),
@@ -666,6 +673,9 @@ pub fn parse_task<'n>(
             other if KEYWORDS.contains(&other) => {}
             other if ACCEPTED_SILENTLY.contains(&other) => {}
             other if ACCEPTED_WITH_NOTE.iter().any(|(k, _)| *k == other) => {
+                if other == "async" {
+                    def.async_val = Some(value.to_json());
+                }
                 if let Some((_, note)) = ACCEPTED_WITH_NOTE.iter().find(|(k, _)| *k == other) {
                     if !def.notes.iter().any(|n| n == note) {
                         def.notes.push((*note).to_owned());

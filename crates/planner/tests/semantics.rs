@@ -371,3 +371,32 @@ fn become_user_comes_from_keywords_blocks_and_connection_variables() {
         ]
     );
 }
+
+#[test]
+fn check_mode_is_the_tasks_or_its_blocks() {
+    let files = [(
+        "roles/r/tasks/main.yml",
+        "- shell: a\n  check_mode: yes\n\
+         - block:\n    - shell: b\n    - shell: c\n      check_mode: false\n  check_mode: true\n\
+         - shell: d\n",
+    )];
+    let plan = planned(&files, &PlanOptions::default());
+    let modes: Vec<Option<bool>> = tasks(&plan).iter().map(|t| t.check_mode).collect();
+    assert_eq!(modes, vec![Some(true), Some(true), Some(false), None]);
+}
+
+#[test]
+fn async_on_an_action_that_refuses_it_fails_the_task_as_ansible_does() {
+    let files = [(
+        "roles/r/tasks/main.yml",
+        "- script: /some/script.sh\n  async: 2\n  ignore_errors: true\n\
+         - shell: sleep 1\n  async: 2\n",
+    )];
+    let plan = planned(&files, &PlanOptions::default());
+    let all = tasks(&plan);
+    assert_eq!(
+        all[0].fails.as_deref(),
+        Some("async is not supported for this task.")
+    );
+    assert_eq!(all[1].fails, None);
+}

@@ -21,6 +21,7 @@ fn met_at_run(kind: &ErrorKind) -> bool {
         | ErrorKind::Undefined { .. }
         | ErrorKind::Module { .. }
         | ErrorKind::Lookup(_)
+        | ErrorKind::ActionRefuses(_)
         | ErrorKind::WrongType { .. }
         | ErrorKind::MissingFile { .. } => true,
         ErrorKind::InTask { inner, .. } => met_at_run(inner),

@@ -164,6 +164,59 @@ impl Planner<'_> {
         }
     }
 
+    /// `check_mode:` of the task, or the one its blocks hand it, rendered.
+    pub(super) fn check_mode(
+        &self,
+        ctx: &Ctx,
+        def: &crate::task::TaskDef,
+        scope: &Scope,
+        at: &Location,
+    ) -> Result<Option<bool>> {
+        let Some(raw) = def.check_mode.as_ref().or(ctx.check_mode.as_ref()) else {
+            return Ok(None);
+        };
+        match self.render(raw, scope, at, def.name.as_deref())? {
+            Some(Json::Bool(b)) => Ok(Some(b)),
+            Some(Json::String(s)) => Ok(Some(parse_bool(&s).unwrap_or(false))),
+            Some(Json::Null) => Ok(None),
+            Some(other) => Ok(Some(other.as_f64().is_some_and(|n| n != 0.0))),
+            None => Err(PlanError::new(
+                at.clone(),
+                ErrorKind::Unsupported {
+                    key: "check_mode".into(),
+                    why: "its value is known only while building; give it a value the plan knows"
+                        .into(),
+                },
+            )),
+        }
+    }
+
+    /// `async` on a task whose action plugin does not take it: Ansible's action fails the task
+    /// when it runs, before anything else (ActionBase.run).
+    pub(super) fn refuse_async(
+        &self,
+        def: &crate::task::TaskDef,
+        module: &str,
+        scope: &Scope,
+        at: &Location,
+    ) -> Result<()> {
+        let Some(raw) = &def.async_val else {
+            return Ok(());
+        };
+        let seconds = match self.render(raw, scope, at, def.name.as_deref())? {
+            Some(Json::Number(n)) => n.as_f64().unwrap_or(0.0),
+            Some(Json::String(s)) => s.trim().parse().unwrap_or(0.0),
+            _ => 0.0,
+        };
+        if seconds == 0.0 || crate::modules::action_supports_async(module) {
+            return Ok(());
+        }
+        Err(PlanError::new(
+            at.clone(),
+            ErrorKind::ActionRefuses("async is not supported for this task.".into()),
+        ))
+    }
+
     pub(super) fn ignore_errors(
         &self,
         ctx: &Ctx,
