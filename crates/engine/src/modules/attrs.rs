@@ -68,14 +68,15 @@ impl FileAttrs<'static> {
 }
 
 /// Makes `path` and its missing parents as Ansible's `file` and `copy` do: each folder made gets
-/// the owner, group and mode asked for, not only the last (default mode 0755).
+/// the owner, group and mode asked for, not only the last (default mode 0755). What the
+/// attributes changed, the later folders' over the earlier's.
 pub fn make_folders(
     fs: &RootFs,
     path: &Path,
     owner: &Option<Text>,
     group: &Option<Text>,
     mode: &Option<Mode>,
-) -> Result<(), ModuleError> {
+) -> Result<AttrChanges, ModuleError> {
     let mut missing = Vec::new();
     for dir in path.ancestors() {
         if fs.meta_follow(dir)?.is_some() {
@@ -83,11 +84,39 @@ pub fn make_folders(
         }
         missing.push(dir);
     }
+    let mut changes = AttrChanges::default();
     for dir in missing.into_iter().rev() {
         fs.mkdir_all(dir, 0o755)?;
-        apply(fs, dir, owner, group, mode, false)?;
+        changes = changes.then(apply_changes(fs, dir, owner, group, mode, false)?);
     }
-    Ok(())
+    Ok(changes)
+}
+
+/// What applying owner, group and mode changed: each as (before, after).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct AttrChanges {
+    /// Owner's uid.
+    pub uid: Option<(u32, u32)>,
+    /// Group's gid.
+    pub gid: Option<(u32, u32)>,
+    /// Permission bits.
+    pub mode: Option<(u32, u32)>,
+}
+
+impl AttrChanges {
+    /// Whether anything changed.
+    pub fn any(&self) -> bool {
+        self.uid.is_some() || self.gid.is_some() || self.mode.is_some()
+    }
+
+    /// These changes, each overridden by a later one's where that one changed it.
+    pub fn then(self, later: AttrChanges) -> AttrChanges {
+        AttrChanges {
+            uid: later.uid.or(self.uid),
+            gid: later.gid.or(self.gid),
+            mode: later.mode.or(self.mode),
+        }
+    }
 }
 
 /// Sets owner, group and mode of `path` where asked; `true` if anything changed.
@@ -99,45 +128,60 @@ pub fn apply(
     mode: &Option<Mode>,
     check: bool,
 ) -> Result<bool, ModuleError> {
+    Ok(apply_changes(fs, path, owner, group, mode, check)?.any())
+}
+
+/// The mode `mode` asks for, of a path whose mode and kind are `meta`'s.
+fn wanted_mode(mode: &Mode, meta: &crate::rootfs::Meta) -> Result<u32, ModuleError> {
+    Ok(match mode {
+        Mode::Octal(bits) => *bits,
+        Mode::Symbolic(s) if s == "preserve" => meta.mode,
+        Mode::Symbolic(s) => {
+            symbolic_mode::apply(s, meta.mode, meta.kind == crate::rootfs::Kind::Dir)?
+        }
+        Mode::Deferred(t) => return Err(ModuleError::new(format!("mode '{t}' was not resolved"))),
+    })
+}
+
+/// Sets owner, group and mode of `path` where asked (owner and group first, as Ansible does);
+/// what changed.
+pub fn apply_changes(
+    fs: &RootFs,
+    path: &Path,
+    owner: &Option<Text>,
+    group: &Option<Text>,
+    mode: &Option<Mode>,
+    check: bool,
+) -> Result<AttrChanges, ModuleError> {
     let Some(meta) = fs.meta(path)? else {
-        return Ok(false);
+        return Ok(AttrChanges::default());
     };
-    let mut changed = false;
+    let mut changes = AttrChanges::default();
+    let uid = owner
+        .as_ref()
+        .map(|o| lookup_id(fs, "/etc/passwd", o.as_str()))
+        .transpose()?
+        .filter(|u| *u != meta.uid);
+    let gid = group
+        .as_ref()
+        .map(|g| lookup_id(fs, "/etc/group", g.as_str()))
+        .transpose()?
+        .filter(|g| *g != meta.gid);
+    changes.uid = uid.map(|u| (meta.uid, u));
+    changes.gid = gid.map(|g| (meta.gid, g));
+    if (uid.is_some() || gid.is_some()) && !check {
+        fs.chown(path, uid, gid)?;
+    }
     if meta.kind != crate::rootfs::Kind::Symlink {
         if let Some(mode) = mode {
-            let wanted = match mode {
-                Mode::Octal(bits) => *bits,
-                Mode::Symbolic(s) if s == "preserve" => meta.mode,
-                Mode::Symbolic(s) => {
-                    symbolic_mode::apply(s, meta.mode, meta.kind == crate::rootfs::Kind::Dir)?
-                }
-                Mode::Deferred(t) => {
-                    return Err(ModuleError::new(format!("mode '{t}' was not resolved")))
-                }
-            };
+            let wanted = wanted_mode(mode, &meta)?;
             if wanted != meta.mode {
-                changed = true;
+                changes.mode = Some((meta.mode, wanted));
                 if !check {
                     fs.chmod(path, wanted)?;
                 }
             }
         }
     }
-    let uid = owner
-        .as_ref()
-        .map(|o| lookup_id(fs, "/etc/passwd", o.as_str()))
-        .transpose()?;
-    let gid = group
-        .as_ref()
-        .map(|g| lookup_id(fs, "/etc/group", g.as_str()))
-        .transpose()?;
-    let uid = uid.filter(|u| *u != meta.uid);
-    let gid = gid.filter(|g| *g != meta.gid);
-    if uid.is_some() || gid.is_some() {
-        changed = true;
-        if !check {
-            fs.chown(path, uid, gid)?;
-        }
-    }
-    Ok(changed)
+    Ok(changes)
 }

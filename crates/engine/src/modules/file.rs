@@ -7,8 +7,9 @@ use planner::modules::file::{FileParams, FileState};
 use planner::modules::types::{Choice, Mode};
 use serde_json::Value as Json;
 
-use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
-use crate::rootfs::{Kind, Meta, RootFs};
+use super::file_diff::{prev_state, FileDiff};
+use super::{attrs, file_links, flag, params, ModuleCtx, ModuleError, ModuleResult};
+use crate::rootfs::{Kind, RootFs};
 
 fn apply_recursive(ctx: &ModuleCtx, path: &Path, p: &FileParams) -> Result<bool, ModuleError> {
     let fs = ctx.target.fs();
@@ -19,33 +20,6 @@ fn apply_recursive(ctx: &ModuleCtx, path: &Path, p: &FileParams) -> Result<bool,
         }
     }
     Ok(changed)
-}
-
-/// A symlink's source must exist unless `force` (relative sources from the link's folder), as
-/// Ansible checks before it links.
-fn check_link_source(
-    ctx: &ModuleCtx,
-    path: &Path,
-    src: &str,
-    current: Option<Kind>,
-    p: &FileParams,
-) -> Result<(), ModuleError> {
-    if flag(&p.force, false) {
-        return Ok(());
-    }
-    let base = if current == Some(Kind::Dir) {
-        path
-    } else {
-        path.parent().unwrap_or(Path::new("/"))
-    };
-    let absolute = base.join(src);
-    if ctx.target.fs().meta_follow(&absolute)?.is_none() {
-        return Err(ModuleError::new(format!(
-            "src file does not exist, use \"force=yes\" if you really want to create the link: {}",
-            absolute.display()
-        )));
-    }
-    Ok(())
 }
 
 /// Whether the file's first 8 KiB hold a NUL byte (what cannot be read counts as text).
@@ -72,230 +46,227 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     })
 }
 
+/// An error whose result names the path.
+fn path_error(msg: String, path: &str) -> ModuleError {
+    let mut error = ModuleError::new(msg);
+    error.fields.insert("path".into(), Json::from(path));
+    error
+}
+
 fn ensure(ctx: &ModuleCtx, p: &FileParams) -> Result<ModuleResult, ModuleError> {
     let fs = ctx.target.fs();
-    let path = Path::new(p.path.as_str());
+    let mut path = PathBuf::from(p.path.as_str());
     if p.diff_peek.is_some() {
         return Ok(ModuleResult::changed(false)
             .with("path", p.path.to_string())
-            .with("appears_binary", appears_binary(fs, path)));
+            .with("appears_binary", appears_binary(fs, &path)));
     }
-    let current = fs.meta(path)?;
     let state = match &p.state {
-        Some(Choice::Known(state)) => *state,
+        Some(Choice::Known(state)) => Some(*state),
         Some(Choice::Deferred(t)) => {
             return Err(ModuleError::new(format!("state '{t}' was not resolved")))
         }
-        None => match current.map(|m| m.kind) {
-            Some(Kind::Dir) => FileState::Directory,
-            Some(Kind::Symlink) => FileState::Link,
-            Some(_) => FileState::File,
-            None => {
-                return Err(ModuleError::new(format!(
-                    "{} does not exist; say state=touch or state=directory to create it",
-                    path.display()
-                )))
-            }
-        },
+        None => None,
     };
-    let mut changed = false;
+    // A hard link made in a folder takes the name of its source.
+    if !matches!(state, Some(FileState::Link | FileState::Absent))
+        && fs.meta_follow(&path)?.is_some_and(|m| m.kind == Kind::Dir)
+    {
+        if let Some(name) = p
+            .src
+            .as_ref()
+            .and_then(|s| Path::new(s.as_str()).file_name())
+        {
+            path = path.join(name);
+        }
+    }
+    let shown = path.display().to_string();
+    let prev = prev_state(fs, &path)?;
+    let recurse = flag(&p.recurse, false);
+    let state = state.unwrap_or(match prev {
+        "directory" => FileState::Directory,
+        "link" => FileState::Link,
+        "hard" => FileState::Hard,
+        "absent" if recurse => FileState::Directory,
+        _ => FileState::File,
+    });
+    if recurse && state != FileState::Directory {
+        return Err(path_error(
+            "recurse option requires state to be 'directory'".into(),
+            &shown,
+        ));
+    }
+    if p.src.is_some() && !matches!(state, FileState::Link | FileState::Hard) {
+        return Err(path_error(
+            "src option requires state to be 'link' or 'hard'".into(),
+            &shown,
+        ));
+    }
+    let at = At {
+        path: &path,
+        shown: &shown,
+        prev,
+    };
     match state {
-        FileState::Absent => {
-            changed = current.is_some();
-            if changed && !ctx.check {
-                fs.remove_all(path)?;
-            }
-            return Ok(ModuleResult::changed(changed)
-                .with("path", p.path.to_string())
-                .with("state", "absent"));
-        }
-        FileState::Directory => {
-            match current.map(|m| m.kind) {
-                Some(Kind::Dir) => {}
-                Some(Kind::Symlink)
-                    if flag(&p.follow, true)
-                        && fs.meta_follow(path)?.is_some_and(|m| m.kind == Kind::Dir) => {}
-                Some(other) => {
-                    let what = match other {
-                        Kind::Symlink => "link",
-                        _ => "file",
-                    };
-                    return Err(ModuleError::new(format!(
-                        "{} already exists as a {what}",
-                        path.display()
-                    )));
-                }
-                None => {
-                    changed = true;
-                    if !ctx.check {
-                        attrs::make_folders(fs, path, &p.owner, &p.group, &p.mode)?;
-                    }
-                }
-            }
-            if flag(&p.recurse, false) {
-                changed |= apply_recursive(ctx, path, p)?;
-            }
-        }
-        FileState::File => {
-            if current.is_none() {
-                return Err(ModuleError::new(format!(
-                    "{} does not exist; use state=touch to create it",
-                    path.display()
-                )));
-            }
-        }
-        FileState::Touch => {
-            if current.is_none() {
-                changed = true;
-                if !ctx.check {
-                    let mode = match &p.mode {
-                        Some(Mode::Octal(bits)) => Some(*bits),
-                        _ => Some(0o644),
-                    };
-                    fs.write_atomic(path, b"", mode)?;
-                }
-            } else {
-                // Ansible's touch updates the times of an existing file and reports a change.
-                changed = p
-                    .modification_time
-                    .as_ref()
-                    .map(|t| t.as_str() != "preserve")
-                    .unwrap_or(true);
-            }
-        }
-        FileState::Link => return link(ctx, path, p, current),
-        FileState::Hard => return hard_link(ctx, path, p, current),
+        FileState::Absent => absent(ctx, at),
+        FileState::Directory => directory(ctx, p, at),
+        FileState::File => file_attributes(ctx, p, at),
+        FileState::Touch => touch(ctx, p, at),
+        FileState::Link => file_links::link(ctx, p, at),
+        FileState::Hard => file_links::hard_link(ctx, p, at),
     }
-    if !(ctx.check && current.is_none()) {
-        let target = attribute_path(ctx, path, p)?;
-        changed |= attrs::apply(fs, &target, &p.owner, &p.group, &p.mode, ctx.check)?;
+}
+
+/// The path a state acts on, as the result names it, and what it was before.
+#[derive(Debug, Clone, Copy)]
+pub struct At<'a> {
+    /// In the rootfs.
+    pub path: &'a Path,
+    /// As the result names it.
+    pub shown: &'a str,
+    /// Its state before ([`prev_state`]).
+    pub prev: &'static str,
+}
+
+fn absent(ctx: &ModuleCtx, at: At) -> Result<ModuleResult, ModuleError> {
+    let result = ModuleResult::changed(at.prev != "absent").with("path", at.shown);
+    if at.prev == "absent" {
+        return Ok(result.with("state", "absent"));
     }
-    // Through a link, Ansible reports the path it followed to.
-    let shown = match state {
-        FileState::Directory | FileState::File => attribute_path(ctx, path, p)?,
-        _ => path.to_path_buf(),
+    let diff = FileDiff::new(ctx.target.fs(), at.path, at.shown, "absent", at.prev)?;
+    if !ctx.check {
+        ctx.target.fs().remove_all(at.path)?;
+    }
+    Ok(result
+        .with("diff", diff.into_json())
+        .with("state", "absent"))
+}
+
+/// With `follow`, a link is replaced by the path it leads to (Ansible's realpath).
+fn followed(ctx: &ModuleCtx, p: &FileParams, at: At) -> Result<(PathBuf, String), ModuleError> {
+    if flag(&p.follow, true) && at.prev == "link" {
+        let real = ctx.target.fs().resolve(at.path)?;
+        let shown = real.display().to_string();
+        return Ok((real, shown));
+    }
+    Ok((at.path.to_path_buf(), at.shown.to_owned()))
+}
+
+fn directory(ctx: &ModuleCtx, p: &FileParams, at: At) -> Result<ModuleResult, ModuleError> {
+    let fs = ctx.target.fs();
+    let (path, shown) = followed(ctx, p, at)?;
+    let prev = prev_state(fs, &path)?;
+    let mut diff = FileDiff::new(fs, &path, &shown, "directory", prev)?;
+    let done = |changed: bool, diff: FileDiff| {
+        Ok(ModuleResult::changed(changed)
+            .with("path", shown.clone())
+            .with("diff", diff.into_json()))
     };
-    Ok(ModuleResult::changed(changed).with("path", shown.display().to_string()))
+    match prev {
+        "absent" if ctx.check => return done(true, diff),
+        "absent" => {
+            let changes = attrs::make_folders(fs, &path, &p.owner, &p.group, &p.mode)?;
+            diff.note_attrs(&changes);
+            return done(true, diff);
+        }
+        "directory" => {}
+        other => {
+            return Err(path_error(
+                format!("{shown} already exists as a {other}"),
+                &shown,
+            ))
+        }
+    }
+    let changes = attrs::apply_changes(fs, &path, &p.owner, &p.group, &p.mode, ctx.check)?;
+    diff.note_attrs(&changes);
+    let mut changed = changes.any();
+    if flag(&p.recurse, false) {
+        changed |= apply_recursive(ctx, &path, p)?;
+    }
+    done(changed, diff)
+}
+
+fn file_attributes(ctx: &ModuleCtx, p: &FileParams, at: At) -> Result<ModuleResult, ModuleError> {
+    let fs = ctx.target.fs();
+    let (path, shown) = followed(ctx, p, at)?;
+    let prev = prev_state(fs, &path)?;
+    if !matches!(prev, "file" | "hard") {
+        let mut error = path_error(format!("file ({shown}) is {prev}, cannot continue"), &shown);
+        error.fields.insert("state".into(), Json::from(prev));
+        return Err(error);
+    }
+    let mut diff = FileDiff::new(fs, &path, &shown, "file", prev)?;
+    let changes = attrs::apply_changes(fs, &path, &p.owner, &p.group, &p.mode, ctx.check)?;
+    diff.note_attrs(&changes);
+    Ok(ModuleResult::changed(changes.any())
+        .with("path", shown)
+        .with("diff", diff.into_json()))
+}
+
+/// `state: touch`: an empty file where there is none; times set to now unless `preserve`.
+fn touch(ctx: &ModuleCtx, p: &FileParams, at: At) -> Result<ModuleResult, ModuleError> {
+    let fs = ctx.target.fs();
+    let result = ModuleResult::default().with("dest", at.shown);
+    let mut changed = false;
+    if at.prev == "absent" {
+        if ctx.check {
+            return Ok(ModuleResult {
+                changed: true,
+                ..result
+            });
+        }
+        let mode = match &p.mode {
+            Some(Mode::Octal(bits)) => *bits,
+            _ => 0o644,
+        };
+        fs.write_atomic(at.path, b"", Some(mode))?;
+        changed = true;
+    }
+    let mut diff = FileDiff::new(fs, at.path, at.shown, "touch", at.prev)?;
+    let target = attribute_path(ctx, at.path, p)?;
+    let changes = attrs::apply_changes(fs, &target, &p.owner, &p.group, &p.mode, ctx.check)?;
+    diff.note_attrs(&changes);
+    changed |= changes.any();
+    let preserve = |t: &Option<planner::modules::types::Text>| {
+        t.as_ref().is_some_and(|t| t.as_str() == "preserve")
+    };
+    if !(preserve(&p.modification_time) && preserve(&p.access_time)) {
+        if let Some(meta) = fs.meta_follow(&target)? {
+            let now = now_seconds();
+            diff.note("mtime", meta.mtime, now);
+            diff.note("atime", meta.atime, now);
+            if !ctx.check {
+                fs.set_times(&target, now)?;
+            }
+            changed = true;
+        }
+    }
+    Ok(ModuleResult {
+        changed,
+        ..result.with("diff", diff.into_json())
+    })
+}
+
+/// Seconds since the epoch, now.
+fn now_seconds() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 /// Where the task's owner, group and mode go: through a link to what it points at when
 /// `follow` (Ansible's default), else the path itself.
-fn attribute_path(ctx: &ModuleCtx, path: &Path, p: &FileParams) -> Result<PathBuf, ModuleError> {
+pub fn attribute_path(
+    ctx: &ModuleCtx,
+    path: &Path,
+    p: &FileParams,
+) -> Result<PathBuf, ModuleError> {
     let fs = ctx.target.fs();
     if flag(&p.follow, true) && fs.meta(path)?.is_some_and(|m| m.kind == Kind::Symlink) {
         Ok(fs.resolve(path)?)
     } else {
         Ok(path.to_path_buf())
     }
-}
-
-/// `state: link` (also what a task with no state means for an existing link), as Ansible's
-/// ensure_symlink: `src` defaults to the link's own target; a file or folder in the way is
-/// replaced only with `force` (a folder only when empty); attributes go through the link.
-fn link(
-    ctx: &ModuleCtx,
-    path: &Path,
-    p: &FileParams,
-    current: Option<Meta>,
-) -> Result<ModuleResult, ModuleError> {
-    let fs = ctx.target.fs();
-    let force = flag(&p.force, false);
-    let src = match (&p.src, current.map(|m| m.kind)) {
-        (Some(src), _) => {
-            check_link_source(ctx, path, src.as_str(), current.map(|m| m.kind), p)?;
-            src.to_string()
-        }
-        (None, Some(Kind::Symlink)) => fs.read_link(path)?,
-        (None, _) => {
-            return Err(ModuleError::new(
-                "src is required for creating new symlinks",
-            ))
-        }
-    };
-    let refuse = |what: &str| {
-        ModuleError::new(format!(
-            "refusing to convert from {what} to symlink for {}",
-            path.display()
-        ))
-    };
-    let mut changed = match current.map(|m| m.kind) {
-        None => true,
-        Some(Kind::Symlink) => fs.read_link(path)? != src,
-        Some(Kind::Dir) if !force => return Err(refuse("directory")),
-        Some(Kind::Dir) if !fs.list(path)?.is_empty() => {
-            return Err(ModuleError::new(format!(
-                "the directory {} is not empty, refusing to convert it",
-                path.display()
-            )))
-        }
-        Some(Kind::Dir) => true,
-        Some(_) if !force => return Err(refuse("file")),
-        Some(_) => true,
-    };
-    if changed && !ctx.check {
-        if current.is_some_and(|m| m.kind == Kind::Dir) {
-            fs.remove_all(path)?;
-        }
-        fs.symlink(&src, path)?;
-    }
-    // A link to nothing takes no attributes through it (Ansible warns and skips them).
-    let target = attribute_path(ctx, path, p)?;
-    if fs.meta(&target)?.is_some() {
-        changed |= attrs::apply(fs, &target, &p.owner, &p.group, &p.mode, ctx.check)?;
-    }
-    Ok(ModuleResult::changed(changed)
-        .with("dest", p.path.to_string())
-        // With no src given, Ansible reports the link's target when it follows it, else none.
-        .with(
-            "src",
-            (p.src.is_some() || flag(&p.follow, true)).then_some(src),
-        ))
-}
-
-/// `state: hard`, as Ansible's ensure_hardlink: another file in the way is replaced only with
-/// `force`.
-fn hard_link(
-    ctx: &ModuleCtx,
-    path: &Path,
-    p: &FileParams,
-    current: Option<Meta>,
-) -> Result<ModuleResult, ModuleError> {
-    let fs = ctx.target.fs();
-    let Some(src) = p.src.as_ref().map(|s| s.to_string()) else {
-        // With no src, a file that is already a hard link keeps its links; only its
-        // attributes change.
-        if !current.is_some_and(|m| m.kind == Kind::File && m.nlink > 1) {
-            return Err(ModuleError::new(
-                "src is required for creating new hardlinks",
-            ));
-        }
-        let changed = attrs::apply(fs, path, &p.owner, &p.group, &p.mode, ctx.check)?;
-        return Ok(ModuleResult::changed(changed)
-            .with("dest", p.path.to_string())
-            .with("src", Json::Null));
-    };
-    let src_meta = fs
-        .meta(Path::new(&src))?
-        .ok_or_else(|| ModuleError::new(format!("src does not exist: {src}")))?;
-    let mut changed = current.map(|m| m.ino) != Some(src_meta.ino);
-    if changed
-        && current.is_some_and(|m| m.kind == Kind::File && m.nlink == 1)
-        && !flag(&p.force, false)
-    {
-        let mut error = ModuleError::new("Cannot link, file exists at destination");
-        error
-            .fields
-            .insert("dest".into(), Json::from(p.path.to_string()));
-        error.fields.insert("src".into(), Json::from(src));
-        return Err(error);
-    }
-    if changed && !ctx.check {
-        fs.hardlink(Path::new(&src), path)?;
-    }
-    changed |= attrs::apply(fs, path, &p.owner, &p.group, &p.mode, ctx.check)?;
-    Ok(ModuleResult::changed(changed)
-        .with("dest", p.path.to_string())
-        .with("src", src))
 }
 
 #[cfg(test)]
