@@ -1,79 +1,326 @@
-//! `blockinfile`: a block of lines between marker lines in a rootfs file.
+//! `blockinfile`: a block of lines between marker lines in a rootfs file, edited as Ansible's
+//! module edits it: on bytes, each line keeping its own ending (a CRLF line stays CRLF).
 
 use std::path::Path;
 
 use planner::modules::blockinfile::BlockinfileParams;
 use planner::modules::lineinfile::LineState;
 use planner::modules::types::Choice;
+use regex::bytes::Regex;
 use serde_json::Value as Json;
 
-use super::attrs::FileAttrs;
-use super::lineinfile::{insert_index, missing_file, read_lines, write_lines};
-use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
+use crate::rootfs::Kind;
+use crate::target::Cmd;
+
+/// Where a block goes when its markers are not in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place<'a> {
+    /// After the last line matching (`insertafter`), or at the end.
+    After(Option<&'a str>),
+    /// Before the last line matching (`insertbefore`), or at the start.
+    Before(Option<&'a str>),
+}
+
+/// What the block and its markers are.
+struct Block<'a> {
+    begin: Vec<u8>,
+    end: Vec<u8>,
+    /// The block's text; empty with `state: absent`.
+    text: &'a str,
+    place: Place<'a>,
+}
+
+/// Python's `bytes.splitlines(True)`: lines ending at `\n`, `\r\n` or a lone `\r`, each with
+/// its ending.
+fn split_lines(text: &[u8]) -> Vec<Vec<u8>> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < text.len() {
+        let end = match text[i] {
+            b'\n' => i + 1,
+            b'\r' if text.get(i + 1) == Some(&b'\n') => i + 2,
+            b'\r' => i + 1,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        lines.push(text[start..end].to_vec());
+        start = end;
+        i = end;
+    }
+    if start < text.len() {
+        lines.push(text[start..].to_vec());
+    }
+    lines
+}
+
+/// Whether a Python pattern turns MULTILINE on with a leading inline flag (`(?m)`, `(?sm)`).
+fn multiline(pattern: &str) -> bool {
+    pattern
+        .strip_prefix("(?")
+        .and_then(|rest| rest.split_once(')'))
+        .is_some_and(|(flags, _)| flags.chars().all(char::is_alphabetic) && flags.contains('m'))
+}
+
+/// The line index a new block goes at, as Ansible's module finds it.
+fn insert_at(lines: &[Vec<u8>], original: &[u8], place: Place) -> Result<usize, ModuleError> {
+    let (pattern, after) = match place {
+        Place::After(None) => return Ok(lines.len()),
+        Place::Before(None) => return Ok(0),
+        Place::After(Some(p)) => (p, true),
+        Place::Before(Some(p)) => (p, false),
+    };
+    let re = Regex::new(pattern)
+        .map_err(|e| ModuleError::new(format!("bad regular expression {pattern:?}: {e}")))?;
+    let found = if multiline(pattern) {
+        re.find(original).map(|m| {
+            let upto = if after { m.end() } else { m.start() };
+            original[..upto].iter().filter(|b| **b == b'\n').count()
+        })
+    } else {
+        lines.iter().rposition(|line| re.is_match(line))
+    };
+    Ok(match found {
+        None => lines.len(),
+        Some(n) if after => n + 1,
+        Some(n) => n,
+    })
+}
+
+/// The file's new bytes for `block`, from its old ones (none when it does not exist).
+fn edit(original: Option<&[u8]>, block: &Block) -> Result<Vec<u8>, ModuleError> {
+    let original = original.unwrap_or_default();
+    let mut lines = split_lines(original);
+    let marker0 = [block.begin.as_slice(), b"\n"].concat();
+    let marker1 = [block.end.as_slice(), b"\n"].concat();
+    let mut new = Vec::new();
+    if !block.text.is_empty() {
+        let mut text = block.text.as_bytes().to_vec();
+        if !text.ends_with(b"\n") {
+            text.push(b'\n');
+        }
+        new.push(marker0.clone());
+        new.extend(split_lines(&text));
+        new.push(marker1.clone());
+    }
+    let n0 = lines.iter().rposition(|l| *l == marker0);
+    let n1 = lines.iter().rposition(|l| *l == marker1);
+    let at = match (n0, n1) {
+        (Some(n0), Some(n1)) => {
+            let (from, to) = (n0.min(n1), n0.max(n1));
+            lines.drain(from..=to);
+            from
+        }
+        _ => insert_at(&lines, original, block.place)?,
+    };
+    // A line before the block gets an ending if it has none.
+    if at > 0 && !lines[at - 1].ends_with(b"\n") {
+        lines[at - 1].push(b'\n');
+    }
+    lines.splice(at..at, new);
+    Ok(lines.concat())
+}
 
 /// `blockinfile`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: BlockinfileParams = params("blockinfile", args)?;
     let path = Path::new(p.path.as_str());
-    let (mut lines, before, existed) = match read_lines(ctx, path)? {
-        Some((lines, before)) => (lines, before, true),
-        None if flag(&p.create, false) => (Vec::new(), String::new(), false),
-        None => return Err(missing_file(path)),
+    let fs = ctx.target.fs();
+    let fail = |rc: i64, msg: String| {
+        let mut error = ModuleError::new(msg);
+        error.fields.insert("rc".into(), Json::from(rc));
+        error
     };
-    let original = lines.clone();
+    if fs.meta_follow(path)?.is_some_and(|m| m.kind == Kind::Dir) {
+        return Err(fail(
+            256,
+            format!("Path {} is a directory !", path.display()),
+        ));
+    }
+    let original = if fs.exists(path)? {
+        Some(fs.read(path)?)
+    } else {
+        None
+    };
+    let present = !matches!(p.state, Some(Choice::Known(LineState::Absent)));
+    if original.is_none() {
+        if !flag(&p.create, false) {
+            return Err(fail(
+                257,
+                format!("Path {} does not exist !", path.display()),
+            ));
+        }
+        if !present {
+            let msg = format!("File {} not present", path.display());
+            let mut result = ModuleResult::changed(false).with("msg", msg.as_str());
+            result.msg = Some(msg);
+            return Ok(result);
+        }
+    }
     let marker = p
         .marker
         .as_ref()
-        .map(|m| m.to_string())
-        .unwrap_or_else(|| "# {mark} ANSIBLE MANAGED BLOCK".into());
-    let begin = marker.replace(
-        "{mark}",
-        p.marker_begin
-            .as_ref()
-            .map(|m| m.as_str())
-            .unwrap_or("BEGIN"),
-    );
-    let end = marker.replace(
-        "{mark}",
-        p.marker_end.as_ref().map(|m| m.as_str()).unwrap_or("END"),
-    );
-    let start = lines.iter().position(|l| *l == begin);
-    let stop = start.and_then(|s| lines[s..].iter().position(|l| *l == end).map(|e| s + e));
-    let block: Vec<String> = p
-        .block
-        .as_ref()
-        .map(|b| b.as_str().lines().map(str::to_owned).collect())
-        .unwrap_or_default();
-    let absent = matches!(p.state, Some(Choice::Known(LineState::Absent))) || block.is_empty();
-    let at = match (start, stop) {
-        (Some(s), Some(e)) => {
-            lines.drain(s..=e);
-            s
-        }
-        _ => insert_index(
-            &lines,
-            p.insertafter.as_ref().map(|t| t.as_str()),
-            p.insertbefore.as_ref().map(|t| t.as_str()),
-            false,
-        )?,
+        .map_or("# {mark} ANSIBLE MANAGED BLOCK", |m| m.as_str());
+    let mark = |m: &Option<planner::modules::types::Text>, default: &str| {
+        marker
+            .replace("{mark}", m.as_ref().map_or(default, |t| t.as_str()))
+            .into_bytes()
     };
-    if !absent {
-        let mut new = vec![begin];
-        new.extend(block);
-        new.push(end);
-        lines.splice(at..at, new);
+    let place = match (&p.insertafter, &p.insertbefore) {
+        (None, Some(b)) if b.as_str() == "BOF" => Place::Before(None),
+        (None, Some(b)) => Place::Before(Some(b.as_str())),
+        (Some(a), _) if a.as_str() != "EOF" => Place::After(Some(a.as_str())),
+        _ => Place::After(None),
+    };
+    let block = Block {
+        begin: mark(&p.marker_begin, "BEGIN"),
+        end: mark(&p.marker_end, "END"),
+        text: if present {
+            p.block.as_ref().map_or("", |b| b.as_str())
+        } else {
+            ""
+        },
+        place,
+    };
+    let after = edit(original.as_deref(), &block)?;
+    let changed = original.as_deref() != Some(after.as_slice());
+    let mut msg = match (changed, &original) {
+        (false, _) => "",
+        (true, None) => "File created",
+        (true, Some(_)) if block.text.is_empty() => "Block removed",
+        (true, Some(_)) => "Block inserted",
     }
-    let attrs = FileAttrs::new(&p.mode, &p.owner, &p.group, &p.backup);
-    let mut result = write_lines(ctx, path, &before, &lines, &attrs)?;
-    // Ansible's message of what changed.
-    let content = lines != original;
-    let msg = match (content, existed, absent) {
-        (false, _, _) if result.changed => "ownership, perms or SE linux context changed",
-        (false, _, _) => "",
-        (true, false, _) => "File created",
-        (true, true, true) => "Block removed",
-        (true, true, false) => "Block inserted",
+    .to_owned();
+    let mut result = ModuleResult::changed(changed);
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let before = text(original.as_deref().unwrap_or_default());
+    if changed && ctx.diff {
+        result.diff = Some((path.display().to_string(), before.clone(), text(&after)));
+    }
+    // Ansible's module returns its diff list whether or not diff mode shows it; the texts are
+    // there only in diff mode.
+    let header = |what: &str| format!("{} ({what})", path.display());
+    let (before, after_text) = match ctx.diff {
+        true => (before, text(&after)),
+        false => (String::new(), String::new()),
     };
+    result.fields.insert(
+        "diff".into(),
+        serde_json::json!([
+            {"before": before, "after": after_text,
+             "before_header": header("content"), "after_header": header("content")},
+            {"before_header": header("file attributes"), "after_header": header("file attributes")},
+        ]),
+    );
+    if changed && !ctx.check {
+        if flag(&p.backup, false) && original.is_some() {
+            let name = super::pathinfo::backup(fs, path)?;
+            result.fields.insert("backup_file".into(), Json::from(name));
+        }
+        write(ctx, path, &after, p.validate.as_ref().map(|v| v.as_str()))?;
+    }
+    if ctx.check && original.is_none() {
+        result.fields.insert("msg".into(), Json::from(msg));
+        return Ok(result);
+    }
+    if attrs::apply(fs, path, &p.owner, &p.group, &p.mode, ctx.check)? {
+        if changed {
+            msg.push_str(" and ");
+        }
+        msg.push_str("ownership, perms or SE linux context changed");
+        result.changed = true;
+    }
     result.fields.insert("msg".into(), Json::from(msg));
     Ok(result)
+}
+
+/// Writes the new bytes, after `validate` (a command line with `%s` for a file holding them)
+/// accepts them when given; missing parent folders are made first, as Ansible's module does.
+fn write(
+    ctx: &ModuleCtx,
+    path: &Path,
+    bytes: &[u8],
+    validate: Option<&str>,
+) -> Result<(), ModuleError> {
+    let fs = ctx.target.fs();
+    if let Some(validate) = validate {
+        if !validate.contains("%s") {
+            return Err(ModuleError::new(format!(
+                "validate must contain %s: {validate}"
+            )));
+        }
+        let staged = format!("/tmp/.imgbuild-blockinfile-{}", std::process::id());
+        fs.write_atomic(Path::new(&staged), bytes, Some(0o600))?;
+        let argv = planner::shlex::split(&validate.replace("%s", &staged))
+            .map_err(|e| ModuleError::new(e.to_string()));
+        let out = argv.and_then(|argv| {
+            let cmd = Cmd {
+                env: ctx.env.to_vec(),
+                ..Cmd::new(&argv)
+            };
+            Ok(ctx.target.run(&cmd)?)
+        });
+        fs.remove_all(Path::new(&staged))?;
+        let out = out?;
+        if out.rc != 0 {
+            return Err(ModuleError::new(format!(
+                "failed to validate: rc:{} error:{}",
+                out.rc, out.stderr
+            )));
+        }
+    }
+    if let Some(parent) = path.parent() {
+        fs.mkdir_all(parent, 0o755)?;
+    }
+    fs.write_atomic(path, bytes, None)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block<'a>(text: &'a str, place: Place<'a>) -> Block<'a> {
+        Block {
+            begin: b"# BEGIN".to_vec(),
+            end: b"# END".to_vec(),
+            text,
+            place,
+        }
+    }
+
+    #[test]
+    fn crlf_lines_keep_their_endings() {
+        let old = b"unix\ndos\r\n# BEGIN\nold\r\n# END\nunix\n";
+        let new = edit(Some(old), &block("dos\r\ndos\r\n", Place::After(None))).expect("edit");
+        assert_eq!(
+            new,
+            b"unix\ndos\r\n# BEGIN\ndos\r\ndos\r\n# END\nunix\n".to_vec()
+        );
+    }
+
+    #[test]
+    fn a_new_block_goes_after_the_last_match_and_ends_the_line_before() {
+        let old = b"a\nkey\nb\nkey";
+        let new = edit(Some(old), &block("x", Place::After(Some("^key")))).expect("edit");
+        assert_eq!(new, b"a\nkey\nb\nkey\n# BEGIN\nx\n# END\n".to_vec());
+        let new = edit(Some(old), &block("x", Place::Before(None))).expect("edit");
+        assert_eq!(new, b"# BEGIN\nx\n# END\na\nkey\nb\nkey".to_vec());
+    }
+
+    #[test]
+    fn an_empty_block_removes_the_markers() {
+        let old = b"a\n# BEGIN\nx\n# END\nb\n";
+        let new = edit(Some(old), &block("", Place::After(None))).expect("edit");
+        assert_eq!(new, b"a\nb\n".to_vec());
+    }
+
+    #[test]
+    fn python_multiline_flag_is_seen() {
+        assert!(multiline("(?m)^x$"));
+        assert!(!multiline("^x$"));
+    }
 }
