@@ -14,7 +14,8 @@ use crate::yaml::{Node, Value};
 
 mod action;
 
-use action::{action_args, loops_once};
+pub use action::TemplatedAction;
+use action::{action_args, loops_once, merge_args_keyword, ActionTarget};
 
 /// What a task does.
 #[derive(Debug)]
@@ -28,6 +29,8 @@ pub enum Action<'n> {
         /// The module key's line (for the `mode: 644` warning).
         node: &'n Node,
     },
+    /// Runs a module a template names (`action: "{{ ansible_facts.pkg_mgr }}"`).
+    TemplatedModule(TemplatedAction<'n>),
     /// A block with optional `rescue` and `always`.
     Block {
         /// The tasks.
@@ -130,6 +133,8 @@ pub struct TaskDef<'n> {
     pub async_val: Option<Json>,
     /// `check_mode:` as written.
     pub check_mode: Option<Json>,
+    /// `diff:` as written.
+    pub diff: Option<Json>,
     /// `delegate_to:` as written, with its line: the planner accepts only a delegation to the
     /// image itself.
     pub delegate_to: Option<(Json, usize)>,
@@ -497,6 +502,7 @@ pub fn parse_task<'n>(
         become_keywords: BecomeKeywords::default(),
         async_val: None,
         check_mode: None,
+        diff: None,
         delegate_to: None,
         refused: None,
     };
@@ -603,6 +609,7 @@ pub fn parse_task<'n>(
             "no_log" => def.no_log = Some(value.to_json()),
             "become" => def.become_keywords.enabled = Some(value.to_json()),
             "check_mode" => def.check_mode = Some(value.to_json()),
+            "diff" => def.diff = Some(value.to_json()),
             "become_user" => def.become_keywords.user = Some(value.to_json()),
             "become_method" => def.become_keywords.method = Some(value.to_json()),
             "delegate_to" => def.delegate_to = Some((value.to_json(), key.line)),
@@ -658,17 +665,15 @@ pub fn parse_task<'n>(
                 )?;
             }
             "action" => {
-                let (name, args) = action_args(value, file)?;
-                set_action(
-                    "action",
-                    key.line,
-                    Action::Module {
-                        spec: name,
+                let found = match action_args(value, file)? {
+                    ActionTarget::Known(spec, args) => Action::Module {
+                        spec,
                         args,
                         node: value,
                     },
-                    &mut action,
-                )?;
+                    ActionTarget::Templated(templated) => Action::TemplatedModule(templated),
+                };
+                set_action("action", key.line, found, &mut action)?;
             }
             other if KEYWORDS.contains(&other) => {}
             other if ACCEPTED_SILENTLY.contains(&other) => {}
@@ -775,18 +780,8 @@ pub fn parse_task<'n>(
         }
         return Err(located(file, node.line, ErrorKind::NoModule));
     };
-    if let (Some(extra), Action::Module { args, spec, .. }) = (args_kw, &mut found) {
-        let Json::Object(extra) = extra.to_json() else {
-            return Err(wrong(file, extra, "args", "a mapping"));
-        };
-        // A role's own module keeps its arguments beside its name (role_module::wrap).
-        let args = match args.get_mut("args") {
-            Some(Json::Object(inner)) if spec.name == modules::role_module::MODULE => inner,
-            _ => args,
-        };
-        for (k, v) in extra {
-            args.entry(k).or_insert(v);
-        }
+    if let Some(extra) = args_kw {
+        merge_args_keyword(extra, &mut found, file)?;
     }
     def.action = found;
     Ok(def)

@@ -6,9 +6,11 @@ mod errors;
 mod inventory;
 mod keywords;
 mod loops;
+mod module_pass;
 mod role_files;
 mod specifics;
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -55,6 +57,8 @@ pub(crate) struct Ctx {
     pub become_keywords: BecomeKeywords,
     /// Inherited `check_mode`.
     pub check_mode: Option<Json>,
+    /// Inherited `diff`.
+    pub diff: Option<Json>,
     /// Planning handlers (no tag selection).
     pub handlers: bool,
     /// Inside a block with `rescue`: a task's failure is caught.
@@ -172,7 +176,10 @@ impl Planner<'_> {
         let scope = ctx.scope.with_layer(crate::vars::layer_from(&def.vars));
         let tags = union(&ctx.tags, &def.tags);
         self.tags_seen.extend(tags.iter().cloned());
-        let is_module = matches!(def.action, Action::Module { .. });
+        let is_module = matches!(
+            def.action,
+            Action::Module { .. } | Action::TemplatedModule(_)
+        );
         if is_module && !ctx.handlers && !self.opts.tags.selects(&tags) {
             self.register_deferred(&def);
             return Ok(());
@@ -216,12 +223,13 @@ impl Planner<'_> {
             ran_any = true;
             match &def.action {
                 Action::Module { spec, args, node } => {
-                    if let Err(error) =
-                        self.emit_module(&def, spec, args, node, &pass, ctx, &tags, &at, out)
-                    {
-                        let whens = pass.whens.clone();
-                        out.push(self.fail_at_build(&def, spec.name, ctx, &whens, &tags, error)?);
-                    }
+                    let module = Ok((*spec, Cow::Borrowed(args), *node));
+                    self.module_pass(&def, module, spec.name, &pass, ctx, &tags, &at, out)?;
+                }
+                Action::TemplatedModule(action) => {
+                    let module = self.templated_module(action, &pass, ctx, &at, label);
+                    let named = action.name.as_str();
+                    self.module_pass(&def, module, named, &pass, ctx, &tags, &at, out)?;
                 }
                 Action::Block {
                     block,
@@ -384,6 +392,7 @@ impl Planner<'_> {
             )?,
             become_keywords: become_user::inherited(ctx, def),
             check_mode: def.check_mode.clone().or_else(|| ctx.check_mode.clone()),
+            diff: def.diff.clone().or_else(|| ctx.diff.clone()),
             depth: ctx.depth + 1,
             ..ctx.clone()
         })
@@ -652,7 +661,15 @@ impl Planner<'_> {
             when: and_all(&pass.whens),
             source: at.to_string(),
             delegated_to_image: def.delegate_to.is_some(),
-            check_mode: self.check_mode(ctx, def, &pass.scope, at)?,
+            check_mode: self.bool_keyword(
+                "check_mode",
+                &def.check_mode,
+                &ctx.check_mode,
+                pass,
+                def,
+                at,
+            )?,
+            diff: self.bool_keyword("diff", &def.diff, &ctx.diff, pass, def, at)?,
             become_user: self.become_user(
                 &def.become_keywords.over(&ctx.become_keywords),
                 &pass.scope,
