@@ -33,6 +33,7 @@ pub const PASSING: &[&str] = &[
     "lookup_config",
     "lookup_csvfile",
     "lookup_dict",
+    "lookup_indexed_items",
     "lookup_items",
     "lookup_list",
     "lookup_nested",
@@ -43,6 +44,7 @@ pub const PASSING: &[&str] = &[
     "lookup_together",
     "lookup_varnames",
     "lookup_vars",
+    "loop-until",
     "module_utils_ansible_release",
     "old_style_modules_posix",
     "package",
@@ -141,10 +143,6 @@ pub const OPEN: &[(&str, &str)] = &[
         "roles/lookup_first_found/tasks/main.yml:75: in task 'test legacy formats': template error in `q('first_found', params)`: invalid operation: lookup:...",
     ),
     (
-        "lookup_indexed_items",
-        "roles/lookup_indexed_items/tasks/main.yml:5: with_indexed_items over a value only the build knows is not supported; use loop: with a filter (dict2i...",
-    ),
-    (
         "lookup_lines",
         "roles/lookup_lines/tasks/main.yml:1: in task 'test with_lines': template error in `query('lines', __imgbuild_term_0)`: invalid operation: lookup('l...",
     ),
@@ -159,10 +157,6 @@ pub const OPEN: &[(&str, &str)] = &[
     (
         "lookup_url",
         "roles/setup_remote_constraints/tasks/main.yml:5: file 'roles/setup_remote_constraints/../../../lib/ansible_test/_data/requirements/constraints.txt'...",
-    ),
-    (
-        "loop-until",
-        "roles/loop-until/tasks/main.yml:23: module 'set_fact': the variable name 'until_tempfile_path_{{ idx }}' is known only when the build runs (it uses...",
     ),
     (
         "loops",

@@ -45,6 +45,7 @@ impl Executor<'_> {
         let var = task.loop_var.clone().unwrap_or_else(|| "item".into());
         let mut results = Vec::new();
         let (mut changed, mut all_skipped) = (false, true);
+        let mut first_failure = None;
         for (index, item) in items.iter().enumerate() {
             let vars = planner::plan::loop_vars(
                 &var,
@@ -72,18 +73,20 @@ impl Executor<'_> {
                 result.insert("skip_reason".into(), json!("Conditional result was False"));
             }
             results.push(Json::Object(result));
-            if let Some(failure) = run.failure {
-                let mut map = Map::new();
-                map.insert("results".into(), Json::Array(results));
-                return Run {
-                    status: Status::Failed,
-                    result: map,
-                    failure: Some(failure),
-                    msg: None,
-                };
-            }
+            // Ansible runs every item; the task fails after them if one did.
+            first_failure = first_failure.or(run.failure);
         }
-        let map = loop_summary(&results);
+        let mut map = loop_summary(&results);
+        if let Some(mut failure) = first_failure {
+            map.insert("msg".into(), json!("One or more items failed"));
+            failure.msg = format!("One or more items failed; the first: {}", failure.msg);
+            return Run {
+                status: Status::Failed,
+                result: map,
+                failure: Some(failure),
+                msg: None,
+            };
+        }
         let status = if changed {
             Status::Changed
         } else if all_skipped && !items.is_empty() {

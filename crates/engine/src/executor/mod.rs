@@ -2,6 +2,7 @@
 //! `rescue`/`always`, `ignore_errors`, `changed_when`/`failed_when`, `until`/`retries`, task
 //! environment, handlers flushed at the end of each role, check and diff mode.
 
+mod attempts;
 mod controller;
 mod image_facts;
 mod inventory;
@@ -10,7 +11,7 @@ mod loops;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use planner::plan::{PlannedTask, Step};
 use planner::template::{Condition, Templar, OMIT};
@@ -500,188 +501,6 @@ impl<'a> Executor<'a> {
         let spec = planner::modules::lookup(&task.module)
             .ok_or_else(|| format!("unknown module {}", task.module))?;
         (spec.normalize)(args)
-    }
-
-    fn run_once(
-        &mut self,
-        task: &PlannedTask,
-        target: &dyn Target,
-        loop_vars: Option<&[(String, Json)]>,
-    ) -> Run {
-        let scope = self.scope(task, loop_vars);
-        if let Some(when) = &task.when {
-            match self.condition(task, when, &scope) {
-                Ok(true) => {}
-                Ok(false) => {
-                    return Run {
-                        status: Status::Skipped,
-                        result: Map::new(),
-                        failure: None,
-                        msg: Some("condition false".into()),
-                    }
-                }
-                Err(msg) => return self.fail_run(task, msg),
-            }
-        }
-        if let Some(msg) = &task.fails {
-            // An error Ansible meets when the task runs, left to the build by the plan.
-            return self.fail_run(task, msg.clone());
-        }
-        let args = match self.args(task, &scope) {
-            Ok(args) => args,
-            Err(msg) => return self.fail_run(task, msg),
-        };
-        let attempts = task
-            .until
-            .as_ref()
-            // ansible-core 2.14 makes `retries` attempts in all (2.16 and later: one more).
-            .map(|u| u.retries.as_u64().unwrap_or(3).max(1))
-            .unwrap_or(1);
-        let delay = task
-            .until
-            .as_ref()
-            .and_then(|u| u.delay.as_u64())
-            .unwrap_or(5);
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let outcome = self.run_module(task, &args, target, &scope);
-            let mut run = self.judge(task, outcome, &scope);
-            if let Some(retry) = &task.until {
-                let mut bound = Layer::new();
-                if let Some(register) = &task.register {
-                    bound.insert(
-                        register.clone(),
-                        VarValue::Known(Json::Object(run.result.clone())),
-                    );
-                }
-                let until_scope = scope.with_facts_set(Arc::new(
-                    self.facts_set
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .chain(bound)
-                        .collect(),
-                ));
-                let done = run.failure.is_none()
-                    && self
-                        .condition(task, &retry.until, &until_scope)
-                        .unwrap_or(false);
-                if !done && attempt < attempts {
-                    std::thread::sleep(Duration::from_secs(delay));
-                    continue;
-                }
-                run.result.insert("attempts".into(), json!(attempt));
-                if !done && run.failure.is_none() {
-                    run.failure = Some(self.failure(
-                        task,
-                        format!(
-                            "'until: {}' still false after {attempt} attempts",
-                            retry.until
-                        ),
-                        &run.result,
-                    ));
-                }
-            }
-            return run;
-        }
-    }
-
-    /// Applies `changed_when` and `failed_when` to a module's outcome.
-    fn judge(
-        &self,
-        task: &PlannedTask,
-        outcome: Result<ModuleResult, ModuleError>,
-        scope: &Scope,
-    ) -> Run {
-        let (mut result, mut failure_msg, mut changed, skipped, msg, diff) = match outcome {
-            Ok(r) => (r.fields, None, r.changed, r.skipped, r.msg, r.diff),
-            Err(e) => {
-                let changed = e.fields.get("changed") == Some(&Json::Bool(true));
-                (e.fields, Some(e.msg), changed, false, None, None)
-            }
-        };
-        if let Some(msg) = &msg {
-            result.insert("msg".into(), json!(msg));
-        }
-        if skipped {
-            return Run {
-                status: Status::Skipped,
-                result,
-                failure: None,
-                msg,
-            };
-        }
-        if task.changed_when.is_some() || task.failed_when.is_some() {
-            let mut bound = Layer::new();
-            let mut view = result.clone();
-            view.insert("changed".into(), json!(changed));
-            view.insert("failed".into(), json!(failure_msg.is_some()));
-            if let Some(register) = &task.register {
-                bound.insert(register.clone(), VarValue::Known(Json::Object(view)));
-            }
-            let merged: Layer = self
-                .facts_set
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .chain(bound)
-                .collect();
-            let judged = scope.with_facts_set(Arc::new(merged));
-            let mut judge_failed = true;
-            if let Some(expr) = &task.changed_when {
-                match self.condition(task, expr, &judged) {
-                    Ok(b) => changed = b,
-                    Err(e) => {
-                        // Ansible registers why, fails the task, and judges no further.
-                        let why =
-                            format!("The conditional check '{expr}' failed. The error was: {e}");
-                        result.insert("changed_when_result".into(), json!(why));
-                        failure_msg = Some(why);
-                        judge_failed = false;
-                    }
-                }
-            }
-            if let Some(expr) = task.failed_when.as_ref().filter(|_| judge_failed) {
-                // What Ansible registers beside `failed`: the verdict, or why there is none.
-                match self.condition(task, expr, &judged) {
-                    Ok(true) => {
-                        result.insert("failed_when_result".into(), json!(true));
-                        failure_msg = Some(
-                            failure_msg.unwrap_or_else(|| format!("failed_when '{expr}' is true")),
-                        )
-                    }
-                    Ok(false) => {
-                        result.insert("failed_when_result".into(), json!(false));
-                        failure_msg = None;
-                    }
-                    Err(e) => {
-                        let why =
-                            format!("The conditional check '{expr}' failed. The error was: {e}");
-                        result.insert("failed_when_result".into(), json!(why));
-                        failure_msg = Some(why);
-                    }
-                }
-            }
-        }
-        if let (Some((path, before, after)), true) = (diff, changed) {
-            self.reporter.event(&Event::Diff {
-                diff: modules::unified(&path, &before, &after),
-            });
-        }
-        result.insert("changed".into(), json!(changed));
-        let failure = failure_msg.map(|m| self.failure(task, m, &result));
-        let status = if failure.is_some() {
-            Status::Failed
-        } else if changed {
-            Status::Changed
-        } else {
-            Status::Ok
-        };
-        Run {
-            status,
-            result,
-            failure,
-            msg,
-        }
     }
 
     /// The project file of a template or copy whose `src` only the build knows, looked for in

@@ -47,7 +47,7 @@ impl Planner<'_> {
                 deferred.insert("ansible_loop".into(), VarValue::Deferred);
             }
             let loop_scope = scope.with_layer(Arc::new(deferred));
-            let over = Some(looping.value.clone());
+            let over = Some(deferred_query(looping).unwrap_or_else(|| looping.value.clone()));
             return Ok(vec![self.pass(def, loop_scope, ctx, None, over, at)?]);
         };
         let items = loop_items(looping.keyword, rendered, at)?;
@@ -80,7 +80,7 @@ impl Planner<'_> {
             None => looping.keyword.to_owned(),
         };
         let Some(rendered) = rendered else {
-            if lookup || looping.plugin.is_some() {
+            if (lookup || looping.plugin.is_some()) && deferred_query(looping).is_none() {
                 return Err(PlanError::new(
                     at.clone(),
                     ErrorKind::Recipe(format!(
@@ -240,6 +240,27 @@ impl Planner<'_> {
 
 /// The items of a loop's rendered value: a list (`with_items` flattens one level and takes a
 /// single string or nothing too).
+/// A lookup loop over a value only the build knows, as the loop the build runs:
+/// `with_<plugin>: "{{ expr }}"` is `query('<plugin>', *terms)` with the list's items as the
+/// terms (any other value as the one term), as Ansible calls the lookup. `None` where the
+/// value is not one expression, or the lookup reads the machine running the build.
+fn deferred_query(looping: &LoopDef) -> Option<Json> {
+    let plugin = match &looping.plugin {
+        Some(plugin) => plugin.as_str(),
+        None => looping.keyword.strip_prefix("with_")?,
+    };
+    if matches!(plugin, "items" | "list" | "first_found" | "fileglob") {
+        return None;
+    }
+    let expr = crate::template::single_expression(looping.value.as_str()?)?.trim();
+    let terms = format!(
+        "(({expr}) if ({expr}) is not string and ({expr}) is not mapping and ({expr}) is iterable else [({expr})])"
+    );
+    Some(Json::String(format!(
+        "{{{{ query('{plugin}', *{terms}) }}}}"
+    )))
+}
+
 fn loop_items(keyword: &str, rendered: Json, at: &Location) -> Result<Vec<Json>> {
     Ok(match rendered {
         Json::Array(items) if keyword == "with_items" => items
@@ -272,5 +293,39 @@ fn names_undefined(kind: &ErrorKind) -> bool {
         ErrorKind::InTask { inner, .. } => names_undefined(inner),
         ErrorKind::Template { message, .. } => message.contains("undefined"),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_lookup_loop_over_a_build_time_value_becomes_a_query_the_build_runs() {
+        let looping = LoopDef {
+            keyword: "with_indexed_items",
+            value: json!("{{ listed.stdout_lines }}"),
+            plugin: Some("indexed_items".into()),
+        };
+        let query = deferred_query(&looping).expect("one expression");
+        assert!(
+            query
+                .as_str()
+                .is_some_and(|q| q.starts_with("{{ query('indexed_items', *((listed.stdout_lines)")),
+            "{query}"
+        );
+        let items = LoopDef {
+            keyword: "with_items",
+            value: json!("{{ x }}"),
+            plugin: None,
+        };
+        assert_eq!(deferred_query(&items), None);
+        let written_out = LoopDef {
+            value: json!(["{{ a }}", "b"]),
+            ..looping
+        };
+        assert_eq!(deferred_query(&written_out), None);
     }
 }

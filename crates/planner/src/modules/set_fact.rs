@@ -23,7 +23,8 @@ impl Params for SetFactParams {
             return Err("set_fact needs at least one variable".into());
         }
         for name in self.facts.keys() {
-            if !crate::vars::is_identifier(name) {
+            // A name only the build knows is checked when the build renders it.
+            if !crate::vars::is_identifier(name) && !crate::template::is_template(name) {
                 return Err(format!(
                     "'{name}' is not a valid variable name (letters, digits, _)"
                 ));

@@ -93,7 +93,7 @@ pub fn is_template(s: &str) -> bool {
 }
 
 /// The inner expression of a string that is exactly one `{{ ... }}`.
-fn single_expression(s: &str) -> Option<&str> {
+pub(crate) fn single_expression(s: &str) -> Option<&str> {
     let inner = s.strip_prefix("{{")?.strip_suffix("}}")?;
     let inner = inner.strip_prefix('-').unwrap_or(inner);
     let inner = inner.strip_suffix('-').unwrap_or(inner);

@@ -1,0 +1,247 @@
+//! One run of a task: its `when`, its arguments, its attempts until `until` holds, and the
+//! verdict of `changed_when`/`failed_when` on what the module returned.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use planner::plan::PlannedTask;
+use planner::vars::{Layer, Scope, VarValue};
+use serde_json::{json, Map, Value as Json};
+
+use super::{Executor, Run};
+use crate::events::{Event, Status};
+use crate::modules::{self, ModuleError, ModuleResult};
+use crate::target::Target;
+
+impl Executor<'_> {
+    /// A number keyword (`retries`, `delay`), templated as Ansible templates it.
+    fn number(&self, value: &Json, scope: &Scope) -> Option<f64> {
+        let value = match value {
+            Json::String(_) => self.templar.render(value, scope).ok().flatten()?,
+            other => other.clone(),
+        };
+        match value {
+            Json::Number(n) => n.as_f64(),
+            Json::String(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// The task once (one loop item's run): skipped where `when` is false, failed where the plan
+    /// left it an error, else its module's attempts.
+    pub(super) fn run_once(
+        &mut self,
+        task: &PlannedTask,
+        target: &dyn Target,
+        loop_vars: Option<&[(String, Json)]>,
+    ) -> Run {
+        let scope = self.scope(task, loop_vars);
+        if let Some(when) = &task.when {
+            match self.condition(task, when, &scope) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Run {
+                        status: Status::Skipped,
+                        result: Map::new(),
+                        failure: None,
+                        msg: Some("condition false".into()),
+                    }
+                }
+                Err(msg) => return self.fail_run(task, msg),
+            }
+        }
+        if let Some(msg) = &task.fails {
+            // An error Ansible meets when the task runs, left to the build by the plan.
+            return self.fail_run(task, msg.clone());
+        }
+        let args = match self.args(task, &scope) {
+            Ok(args) => args,
+            Err(msg) => return self.fail_run(task, msg),
+        };
+        self.attempts(task, &args, target, &scope)
+    }
+
+    /// Runs the module once, or, with `until`, until it holds: ansible-core 2.14 runs the task
+    /// `retries` (3 unless set) more times after the first, once if `retries` is 0 or less, and
+    /// registers `retries` as the attempts of a run that never met `until`.
+    fn attempts(
+        &mut self,
+        task: &PlannedTask,
+        args: &Json,
+        target: &dyn Target,
+        scope: &Scope,
+    ) -> Run {
+        let attempts = task
+            .until
+            .as_ref()
+            .map(|u| match self.number(&u.retries, scope).unwrap_or(3.0) {
+                n if n <= 0.0 => 1,
+                n => n as u64 + 1,
+            })
+            .unwrap_or(1);
+        let delay = task
+            .until
+            .as_ref()
+            .and_then(|u| self.number(&u.delay, scope))
+            .unwrap_or(5.0)
+            .max(0.0);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut outcome = self.run_module(task, args, target, scope);
+            if task.until.is_some() {
+                // Ansible gives changed_when and failed_when the attempt so far.
+                let fields = match &mut outcome {
+                    Ok(result) => &mut result.fields,
+                    Err(error) => &mut error.fields,
+                };
+                fields.insert("attempts".into(), json!(attempt));
+            }
+            let mut run = self.judge(task, outcome, scope);
+            if let Some(retry) = &task.until {
+                let mut bound = Layer::new();
+                if let Some(register) = &task.register {
+                    bound.insert(
+                        register.clone(),
+                        VarValue::Known(Json::Object(run.result.clone())),
+                    );
+                }
+                let until_scope = scope.with_facts_set(Arc::new(
+                    self.facts_set
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .chain(bound)
+                        .collect(),
+                ));
+                let done = run.failure.is_none()
+                    && self
+                        .condition(task, &retry.until, &until_scope)
+                        .unwrap_or(false);
+                if !done && attempt < attempts {
+                    std::thread::sleep(Duration::from_secs_f64(delay));
+                    continue;
+                }
+                let reported = if done {
+                    attempt
+                } else {
+                    attempt.saturating_sub(1).max(1)
+                };
+                run.result.insert("attempts".into(), json!(reported));
+                if !done {
+                    run.result.insert("failed".into(), json!(true));
+                }
+                // Where failed_when is set, its verdict alone decides, as Ansible's
+                // TaskResult.is_failed does, even after `until` ran out.
+                if !done && run.failure.is_none() && task.failed_when.is_none() {
+                    run.failure = Some(self.failure(
+                        task,
+                        format!(
+                            "'until: {}' still false after {attempt} attempts",
+                            retry.until
+                        ),
+                        &run.result,
+                    ));
+                }
+            }
+            return run;
+        }
+    }
+
+    /// Applies `changed_when` and `failed_when` to a module's outcome.
+    fn judge(
+        &self,
+        task: &PlannedTask,
+        outcome: Result<ModuleResult, ModuleError>,
+        scope: &Scope,
+    ) -> Run {
+        let (mut result, mut failure_msg, mut changed, skipped, msg, diff) = match outcome {
+            Ok(r) => (r.fields, None, r.changed, r.skipped, r.msg, r.diff),
+            Err(e) => {
+                let changed = e.fields.get("changed") == Some(&Json::Bool(true));
+                (e.fields, Some(e.msg), changed, false, None, None)
+            }
+        };
+        if let Some(msg) = &msg {
+            result.insert("msg".into(), json!(msg));
+        }
+        if skipped {
+            return Run {
+                status: Status::Skipped,
+                result,
+                failure: None,
+                msg,
+            };
+        }
+        if task.changed_when.is_some() || task.failed_when.is_some() {
+            let mut bound = Layer::new();
+            let mut view = result.clone();
+            view.insert("changed".into(), json!(changed));
+            view.insert("failed".into(), json!(failure_msg.is_some()));
+            if let Some(register) = &task.register {
+                bound.insert(register.clone(), VarValue::Known(Json::Object(view)));
+            }
+            let merged: Layer = self
+                .facts_set
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .chain(bound)
+                .collect();
+            let judged = scope.with_facts_set(Arc::new(merged));
+            let mut judge_failed = true;
+            if let Some(expr) = &task.changed_when {
+                match self.condition(task, expr, &judged) {
+                    Ok(b) => changed = b,
+                    Err(e) => {
+                        // Ansible registers why, fails the task, and judges no further.
+                        let why =
+                            format!("The conditional check '{expr}' failed. The error was: {e}");
+                        result.insert("changed_when_result".into(), json!(why));
+                        failure_msg = Some(why);
+                        judge_failed = false;
+                    }
+                }
+            }
+            if let Some(expr) = task.failed_when.as_ref().filter(|_| judge_failed) {
+                // What Ansible registers beside `failed`: the verdict, or why there is none.
+                match self.condition(task, expr, &judged) {
+                    Ok(true) => {
+                        result.insert("failed_when_result".into(), json!(true));
+                        failure_msg = Some(
+                            failure_msg.unwrap_or_else(|| format!("failed_when '{expr}' is true")),
+                        )
+                    }
+                    Ok(false) => {
+                        result.insert("failed_when_result".into(), json!(false));
+                        failure_msg = None;
+                    }
+                    Err(e) => {
+                        let why =
+                            format!("The conditional check '{expr}' failed. The error was: {e}");
+                        result.insert("failed_when_result".into(), json!(why));
+                        failure_msg = Some(why);
+                    }
+                }
+            }
+        }
+        if let (Some((path, before, after)), true) = (diff, changed) {
+            self.reporter.event(&Event::Diff {
+                diff: modules::unified(&path, &before, &after),
+            });
+        }
+        result.insert("changed".into(), json!(changed));
+        let failure = failure_msg.map(|m| self.failure(task, m, &result));
+        let status = if failure.is_some() {
+            Status::Failed
+        } else if changed {
+            Status::Changed
+        } else {
+            Status::Ok
+        };
+        Run {
+            status,
+            result,
+            failure,
+            msg,
+        }
+    }
+}
