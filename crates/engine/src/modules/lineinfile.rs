@@ -21,9 +21,27 @@ pub fn python_backrefs(template: &str) -> String {
     .into_owned()
 }
 
-fn compile(pattern: &str) -> Result<Regex, ModuleError> {
-    Regex::new(pattern)
+/// A Python pattern, with the backreferences and look-around Python's `re` has.
+fn compile(pattern: &str) -> Result<fancy_regex::Regex, ModuleError> {
+    fancy_regex::Regex::new(pattern)
         .map_err(|e| ModuleError::new(format!("bad regular expression {pattern:?}: {e}")))
+}
+
+/// Whether `re` finds a match in `text` (Python's `search`).
+fn search(re: &fancy_regex::Regex, text: &str) -> Result<bool, ModuleError> {
+    re.is_match(text)
+        .map_err(|e| ModuleError::new(format!("matching {:?}: {e}", re.as_str())))
+}
+
+/// The indexes of the lines `re` finds a match in.
+fn matching_lines(re: &fancy_regex::Regex, lines: &[String]) -> Result<Vec<usize>, ModuleError> {
+    let mut hits = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if search(re, line)? {
+            hits.push(i);
+        }
+    }
+    Ok(hits)
 }
 
 /// Index after which to insert (`None`: at the start), for insertafter/insertbefore.
@@ -34,16 +52,11 @@ pub fn insert_index(
     firstmatch: bool,
 ) -> Result<usize, ModuleError> {
     let find = |pattern: &str| -> Result<Option<usize>, ModuleError> {
-        let re = compile(pattern)?;
-        let mut hits = lines
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| re.is_match(l))
-            .map(|(i, _)| i);
+        let hits = matching_lines(&compile(pattern)?, lines)?;
         Ok(if firstmatch {
-            hits.next()
+            hits.first().copied()
         } else {
-            hits.next_back()
+            hits.last().copied()
         })
     };
     Ok(match (after, before) {
@@ -134,26 +147,27 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let absent = matches!(p.state, Some(Choice::Known(LineState::Absent)));
     let regexp = p.regexp.as_ref().map(|r| compile(r.as_str())).transpose()?;
     let search = p.search_string.as_ref().map(|s| s.to_string());
-    let matches = |l: &str| match (&regexp, &search) {
-        (Some(re), _) => re.is_match(l),
-        (None, Some(s)) => l.contains(s.as_str()),
-        (None, None) => false,
+    let matched: Vec<bool> = match (&regexp, &search) {
+        (Some(re), _) => {
+            let hits = matching_lines(re, &lines)?;
+            (0..lines.len()).map(|i| hits.contains(&i)).collect()
+        }
+        (None, Some(s)) => lines.iter().map(|l| l.contains(s.as_str())).collect(),
+        (None, None) => vec![false; lines.len()],
     };
     if absent {
         let line = p.line.as_ref().map(|l| l.to_string());
+        let mut index = 0..;
         lines.retain(|l| {
-            !(matches(l)
+            let i = index.next().unwrap_or_default();
+            !(matched[i]
                 || (regexp.is_none() && search.is_none() && line.as_deref() == Some(l.as_str())))
         });
     } else {
         let line = p.line.as_ref().map(|l| l.to_string()).unwrap_or_default();
         let firstmatch = flag(&p.firstmatch, false);
         let hit = {
-            let mut hits = lines
-                .iter()
-                .enumerate()
-                .filter(|(_, l)| matches(l))
-                .map(|(i, _)| i);
+            let mut hits = (0..lines.len()).filter(|i| matched[*i]);
             if firstmatch {
                 hits.next()
             } else {
@@ -163,9 +177,17 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         match hit {
             Some(i) => {
                 let new = match (&regexp, flag(&p.backrefs, false)) {
-                    (Some(re), true) => re
-                        .replace(&lines[i], python_backrefs(&line).as_str())
-                        .into_owned(),
+                    // Python's `match.expand`: the whole line is the template expanded.
+                    (Some(re), true) => {
+                        let mut new = String::new();
+                        re.captures(lines[i].as_str())
+                            .map_err(|e| ModuleError::new(format!("backrefs: {e}")))?
+                            .ok_or_else(|| {
+                                ModuleError::new("backrefs: the line no longer matches")
+                            })?
+                            .expand(&python_backrefs(&line), &mut new);
+                        new
+                    }
                     _ => line.clone(),
                 };
                 lines[i] = new;
@@ -190,6 +212,15 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn python_patterns_with_backreferences_and_lookaround_match() {
+        let lines = vec!["REF x REF".to_owned(), "REF x FER".to_owned()];
+        let re = compile(r"^(REF) .* \1$").expect("a backreference");
+        assert_eq!(matching_lines(&re, &lines).expect("matches"), vec![0]);
+        let re = compile(r"^REF(?= x F)").expect("a lookahead");
+        assert_eq!(matching_lines(&re, &lines).expect("matches"), vec![1]);
+    }
 
     #[test]
     fn backrefs() {
