@@ -64,6 +64,9 @@ pub struct PlannedTask {
     /// whatever the build's mode; none follows the build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check_mode: Option<bool>,
+    /// `diff:` of the task (or its blocks), as `check_mode` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<bool>,
     /// The user other than root the task runs as (`become` with `become_user`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub become_user: Option<String>,

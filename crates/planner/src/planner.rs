@@ -325,6 +325,7 @@ impl Planner<'_> {
             ignore_errors: None,
             become_keywords: crate::task::BecomeKeywords::default(),
             check_mode: None,
+            diff: None,
             handlers: false,
             rescued: false,
             depth: 0,

@@ -164,18 +164,21 @@ impl Planner<'_> {
         }
     }
 
-    /// `check_mode:` of the task, or the one its blocks hand it, rendered.
-    pub(super) fn check_mode(
+    /// A boolean keyword (`check_mode`, `diff`) of the task, or the one its blocks hand it,
+    /// rendered; none when neither sets it.
+    pub(super) fn bool_keyword(
         &self,
-        ctx: &Ctx,
+        name: &str,
+        own: &Option<Json>,
+        inherited: &Option<Json>,
+        pass: &Pass,
         def: &crate::task::TaskDef,
-        scope: &Scope,
         at: &Location,
     ) -> Result<Option<bool>> {
-        let Some(raw) = def.check_mode.as_ref().or(ctx.check_mode.as_ref()) else {
+        let Some(raw) = own.as_ref().or(inherited.as_ref()) else {
             return Ok(None);
         };
-        match self.render(raw, scope, at, def.name.as_deref())? {
+        match self.render(raw, &pass.scope, at, def.name.as_deref())? {
             Some(Json::Bool(b)) => Ok(Some(b)),
             Some(Json::String(s)) => Ok(Some(parse_bool(&s).unwrap_or(false))),
             Some(Json::Null) => Ok(None),
@@ -183,7 +186,7 @@ impl Planner<'_> {
             None => Err(PlanError::new(
                 at.clone(),
                 ErrorKind::Unsupported {
-                    key: "check_mode".into(),
+                    key: name.into(),
                     why: "its value is known only while building; give it a value the plan knows"
                         .into(),
                 },
