@@ -82,6 +82,8 @@ pub struct Meta {
     pub atime: i64,
     /// Status change time, seconds.
     pub ctime: i64,
+    /// Nanoseconds of `mtime`, `atime` and `ctime`.
+    pub nsecs: [i64; 3],
     /// The file-type bits of `st_mode` (`S_IFMT`), for the kinds [`Kind`] folds into `Other`.
     pub format: u32,
     /// The device it is on.
@@ -586,6 +588,32 @@ impl RootFs {
         .map_err(|e| err(path, e))
     }
 
+    /// Sets access and modification times to now, as `utime(path, NULL)` does (which needs
+    /// only write access, not ownership).
+    pub fn set_times_now(&self, path: &Path) -> FsResult<()> {
+        let now = (0, rustix::fs::UTIME_NOW);
+        self.set_times_exact(path, now, now)
+    }
+
+    /// Sets access and modification times, each as (seconds, nanoseconds), of the path itself
+    /// (not followed).
+    pub fn set_times_exact(
+        &self,
+        path: &Path,
+        atime: (i64, i64),
+        mtime: (i64, i64),
+    ) -> FsResult<()> {
+        let _user = self.user_guard(path)?;
+        let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
+        let spec = |(tv_sec, tv_nsec): (i64, i64)| rustix::fs::Timespec { tv_sec, tv_nsec };
+        let ts = rustix::fs::Timestamps {
+            last_access: spec(atime),
+            last_modification: spec(mtime),
+        };
+        rustix::fs::utimensat(&dir, name.as_str(), &ts, AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|e| err(path, e))
+    }
+
     /// Sets a file's modification and access time.
     pub fn set_times(&self, path: &Path, seconds: i64) -> FsResult<()> {
         let _user = self.user_guard(path)?;
@@ -627,6 +655,11 @@ fn meta_of(st: &rustix::fs::Stat) -> Meta {
         mtime: st.st_mtime,
         atime: st.st_atime,
         ctime: st.st_ctime,
+        nsecs: [
+            st.st_mtime_nsec as i64,
+            st.st_atime_nsec as i64,
+            st.st_ctime_nsec as i64,
+        ],
         format: st.st_mode & 0o170_000,
         dev: st.st_dev,
         rdev: st.st_rdev,

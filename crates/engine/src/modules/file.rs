@@ -4,19 +4,41 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use planner::modules::file::{FileParams, FileState};
-use planner::modules::types::{Choice, Mode};
+use planner::modules::types::Choice;
 use serde_json::Value as Json;
 
 use super::file_diff::{prev_state, FileDiff};
-use super::{attrs, file_links, flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::pathinfo::name_of;
+use super::{attrs, file_links, file_times, flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::{Kind, RootFs};
 
-fn apply_recursive(ctx: &ModuleCtx, path: &Path, p: &FileParams) -> Result<bool, ModuleError> {
+/// `recurse`: what is below `dir` takes the attributes and times, as Ansible's walk gives
+/// them: a link itself and, with `follow`, what it leads to (a folder's content too).
+fn apply_recursive(ctx: &ModuleCtx, dir: &Path, p: &FileParams) -> Result<bool, ModuleError> {
     let fs = ctx.target.fs();
-    let mut changed = attrs::apply(fs, path, &p.owner, &p.group, &p.mode, ctx.check)?;
-    if fs.meta(path)?.is_some_and(|m| m.kind == Kind::Dir) {
-        for name in fs.list(path)? {
-            changed |= apply_recursive(ctx, &path.join(name), p)?;
+    let set = |path: &Path| -> Result<bool, ModuleError> {
+        let changed = attrs::apply(fs, path, &p.owner, &p.group, &p.mode, ctx.check)?;
+        Ok(changed | update_times(ctx, p, path, false, &mut FileDiff::default())?)
+    };
+    let mut changed = false;
+    for name in fs.list(dir)? {
+        let path = dir.join(&name);
+        let Some(meta) = fs.meta(&path)? else {
+            continue;
+        };
+        changed |= set(&path)?;
+        match meta.kind {
+            Kind::Dir => changed |= apply_recursive(ctx, &path, p)?,
+            Kind::Symlink if flag(&p.follow, true) => {
+                let target = dir.join(fs.read_link(&path)?);
+                if let Some(found) = fs.meta_follow(&target)? {
+                    if found.kind == Kind::Dir {
+                        changed |= apply_recursive(ctx, &target, p)?;
+                    }
+                    changed |= set(&fs.resolve(&target)?)?;
+                }
+            }
+            _ => {}
         }
     }
     Ok(changed)
@@ -35,15 +57,61 @@ fn appears_binary(fs: &RootFs, path: &Path) -> bool {
 /// `file`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: FileParams = params("file", args)?;
-    // Ansible's file failures name the path they are about.
-    ensure(ctx, &p).map_err(|mut e| {
-        if !e.fields.contains_key("dest") {
-            e.fields
-                .entry("path")
-                .or_insert_with(|| Json::from(p.path.to_string()));
+    let absent = matches!(p.state, Some(Choice::Known(FileState::Absent)));
+    let warnings = if ctx.check && !absent {
+        missing_owners(ctx.target.fs(), &p)?
+    } else {
+        Vec::new()
+    };
+    let warned = |fields: &mut serde_json::Map<String, Json>| {
+        if !warnings.is_empty() {
+            fields.insert("warnings".into(), Json::from(warnings.clone()));
         }
-        e
-    })
+    };
+    // Ansible's file failures name the path they are about.
+    match ensure(ctx, &p) {
+        Ok(mut result) => {
+            warned(&mut result.fields);
+            Ok(result)
+        }
+        Err(mut e) => {
+            if !e.fields.contains_key("dest") {
+                e.fields
+                    .entry("path")
+                    .or_insert_with(|| Json::from(p.path.to_string()));
+            }
+            warned(&mut e.fields);
+            Err(e)
+        }
+    }
+}
+
+/// In check mode, Ansible's warnings for an owner or group the image does not have (yet).
+fn missing_owners(fs: &RootFs, p: &FileParams) -> Result<Vec<String>, ModuleError> {
+    let mut warnings = Vec::new();
+    for (value, file, what) in [
+        (&p.owner, "/etc/passwd", "user"),
+        (&p.group, "/etc/group", "group"),
+    ] {
+        let Some(name) = value.as_ref().map(|v| v.as_str()) else {
+            continue;
+        };
+        let missing = match name.parse::<u32>() {
+            Ok(id) => name_of(fs, file, id)?.is_none().then(|| {
+                let key = if what == "user" { "uid" } else { "gid" };
+                format!("{what} with {key} {id}")
+            }),
+            Err(_) => attrs::lookup_id(fs, file, name)
+                .is_err()
+                .then(|| format!("{what} {name}")),
+        };
+        if let Some(missing) = missing {
+            warnings.push(format!(
+                "failed to look up {missing}. Create {what} up to this point in real play"
+            ));
+        }
+    }
+    Ok(warnings)
 }
 
 /// An error whose result names the path.
@@ -167,6 +235,7 @@ fn directory(ctx: &ModuleCtx, p: &FileParams, at: At) -> Result<ModuleResult, Mo
         "absent" => {
             let changes = attrs::make_folders(fs, &path, &p.owner, &p.group, &p.mode)?;
             diff.note_attrs(&changes);
+            update_times(ctx, p, &path, false, &mut diff)?;
             return done(true, diff);
         }
         "directory" => {}
@@ -180,6 +249,7 @@ fn directory(ctx: &ModuleCtx, p: &FileParams, at: At) -> Result<ModuleResult, Mo
     let changes = attrs::apply_changes(fs, &path, &p.owner, &p.group, &p.mode, ctx.check)?;
     diff.note_attrs(&changes);
     let mut changed = changes.any();
+    changed |= update_times(ctx, p, &path, false, &mut diff)?;
     if flag(&p.recurse, false) {
         changed |= apply_recursive(ctx, &path, p)?;
     }
@@ -198,7 +268,8 @@ fn file_attributes(ctx: &ModuleCtx, p: &FileParams, at: At) -> Result<ModuleResu
     let mut diff = FileDiff::new(fs, &path, &shown, "file", prev)?;
     let changes = attrs::apply_changes(fs, &path, &p.owner, &p.group, &p.mode, ctx.check)?;
     diff.note_attrs(&changes);
-    Ok(ModuleResult::changed(changes.any())
+    let changed = changes.any() | update_times(ctx, p, &path, false, &mut diff)?;
+    Ok(ModuleResult::changed(changed)
         .with("path", shown)
         .with("diff", diff.into_json()))
 }
@@ -215,30 +286,25 @@ fn touch(ctx: &ModuleCtx, p: &FileParams, at: At) -> Result<ModuleResult, Module
                 ..result
             });
         }
-        let mode = match &p.mode {
-            Some(Mode::Octal(bits)) => *bits,
-            _ => 0o644,
-        };
-        fs.write_atomic(at.path, b"", Some(mode))?;
+        // A new file is made as open() makes it (0666 less the umask), then given its mode.
+        fs.write_atomic(at.path, b"", Some(0o644))?;
         changed = true;
     }
     let mut diff = FileDiff::new(fs, at.path, at.shown, "touch", at.prev)?;
-    let target = attribute_path(ctx, at.path, p)?;
-    let changes = attrs::apply_changes(fs, &target, &p.owner, &p.group, &p.mode, ctx.check)?;
-    diff.note_attrs(&changes);
-    changed |= changes.any();
-    let preserve = |t: &Option<planner::modules::types::Text>| {
-        t.as_ref().is_some_and(|t| t.as_str() == "preserve")
+    let attributes = |diff: &mut FileDiff| -> Result<bool, ModuleError> {
+        let target = attribute_path(ctx, at.path, p)?;
+        let changes = attrs::apply_changes(fs, &target, &p.owner, &p.group, &p.mode, ctx.check)?;
+        diff.note_attrs(&changes);
+        Ok(changes.any() | update_times(ctx, p, &target, true, diff)?)
     };
-    if !(preserve(&p.modification_time) && preserve(&p.access_time)) {
-        if let Some(meta) = fs.meta_follow(&target)? {
-            let now = now_seconds();
-            diff.note("mtime", meta.mtime, now);
-            diff.note("atime", meta.atime, now);
-            if !ctx.check {
-                fs.set_times(&target, now)?;
+    match attributes(&mut diff) {
+        Ok(more) => changed |= more,
+        // What it could not finish, it does not leave behind.
+        Err(e) => {
+            if at.prev == "absent" {
+                fs.remove_all(at.path)?;
             }
-            changed = true;
+            return Err(e);
         }
     }
     Ok(ModuleResult {
@@ -247,11 +313,18 @@ fn touch(ctx: &ModuleCtx, p: &FileParams, at: At) -> Result<ModuleResult, Module
     })
 }
 
-/// Seconds since the epoch, now.
-fn now_seconds() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+/// Sets the times the task asks for on `path` (`touch`: now by default); whether they changed.
+pub fn update_times(
+    ctx: &ModuleCtx,
+    p: &FileParams,
+    path: &Path,
+    touch: bool,
+    diff: &mut FileDiff,
+) -> Result<bool, ModuleError> {
+    let fs = ctx.target.fs();
+    let mtime = file_times::when(fs, &p.modification_time, &p.modification_time_format, touch)?;
+    let atime = file_times::when(fs, &p.access_time, &p.access_time_format, touch)?;
+    file_times::update(fs, path, mtime, atime, ctx.check, diff)
 }
 
 /// Where the task's owner, group and mode go: through a link to what it points at when

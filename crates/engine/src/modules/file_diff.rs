@@ -22,7 +22,7 @@ pub fn prev_state(fs: &RootFs, path: &Path) -> Result<&'static str, ModuleError>
 }
 
 /// A diff being written.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileDiff {
     before: Map<String, Json>,
     after: Map<String, Json>,

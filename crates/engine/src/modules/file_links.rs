@@ -5,7 +5,7 @@ use std::path::Path;
 use planner::modules::file::FileParams;
 use serde_json::Value as Json;
 
-use super::file::{attribute_path, At};
+use super::file::{attribute_path, update_times, At};
 use super::file_diff::FileDiff;
 use super::{attrs, flag, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::Kind;
@@ -115,6 +115,7 @@ pub fn link(ctx: &ModuleCtx, p: &FileParams, at: At) -> Result<ModuleResult, Mod
         let changes = attrs::apply_changes(fs, &target, &p.owner, &p.group, &p.mode, ctx.check)?;
         diff.note_attrs(&changes);
         changed |= changes.any();
+        changed |= update_times(ctx, p, &target, false, &mut diff)?;
     }
     Ok(ModuleResult {
         changed,
@@ -170,6 +171,7 @@ pub fn hard_link(ctx: &ModuleCtx, p: &FileParams, at: At) -> Result<ModuleResult
     let changes = attrs::apply_changes(fs, at.path, &p.owner, &p.group, &p.mode, ctx.check)?;
     diff.note_attrs(&changes);
     changed |= changes.any();
+    changed |= update_times(ctx, p, at.path, false, &mut diff)?;
     Ok(ModuleResult::changed(changed)
         .with("dest", at.shown)
         .with("src", src)

@@ -12,6 +12,7 @@ mod debconf;
 mod file;
 mod file_diff;
 mod file_links;
+mod file_times;
 mod get_url;
 mod getent;
 mod hostconf;
@@ -33,6 +34,7 @@ mod systemd;
 mod template;
 mod textdiff;
 mod textedit;
+mod tzif;
 mod unarchive;
 mod users;
 

@@ -21,6 +21,11 @@ pub fn name_of(fs: &RootFs, file: &str, id: u32) -> Result<Option<String>, Modul
     }))
 }
 
+/// Seconds and nanoseconds as the float Python's `os.stat` gives (`st_mtime`).
+pub fn float_time(secs: i64, nsecs: i64) -> f64 {
+    secs as f64 + nsecs as f64 / 1e9
+}
+
 /// The SHA-1 of a file in the image, as hex (Ansible's `checksum`).
 pub fn sha1_of(fs: &RootFs, path: &Path) -> Result<String, ModuleError> {
     digest_of::<sha1::Sha1>(fs, path)

@@ -6,7 +6,7 @@ use planner::modules::stat::StatParams;
 use serde_json::{json, Map, Value as Json};
 use sha2::Digest;
 
-use super::pathinfo::{md5_of, name_of, sha1_of};
+use super::pathinfo::{float_time, md5_of, name_of, sha1_of};
 use super::probe;
 use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::{Kind, Meta, RootFs};
@@ -91,9 +91,9 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         ("size", json!(meta.size)),
         ("inode", json!(meta.ino)),
         ("nlink", json!(meta.nlink)),
-        ("mtime", json!(meta.mtime)),
-        ("atime", json!(meta.atime)),
-        ("ctime", json!(meta.ctime)),
+        ("mtime", json!(float_time(meta.mtime, meta.nsecs[0]))),
+        ("atime", json!(float_time(meta.atime, meta.nsecs[1]))),
+        ("ctime", json!(float_time(meta.ctime, meta.nsecs[2]))),
         ("dev", json!(meta.dev)),
         ("blocks", json!(meta.blocks)),
         ("block_size", json!(meta.block_size)),
