@@ -101,6 +101,12 @@ pub fn place(ctx: &ModuleCtx, dest: &Path, how: &Placement) -> Result<ModuleResu
     result
         .fields
         .insert("dest".into(), Json::String(dest.display().to_string()));
+    // Ansible's copy reports the digests of what it placed (template's too, through copy).
+    use sha1::Digest;
+    let checksum = format!("{:x}", sha1::Sha1::digest(how.bytes));
+    let md5sum = format!("{:x}", md5::Md5::digest(how.bytes));
+    result.fields.insert("checksum".into(), Json::from(checksum));
+    result.fields.insert("md5sum".into(), Json::from(md5sum));
     Ok(result)
 }
 

@@ -242,8 +242,9 @@ impl Planner<'_> {
 /// single string or nothing too).
 /// A lookup loop over a value only the build knows, as the loop the build runs:
 /// `with_<plugin>: "{{ expr }}"` is `query('<plugin>', *terms)` with the list's items as the
-/// terms (any other value as the one term), as Ansible calls the lookup. `None` where the
-/// value is not one expression, or the lookup reads the machine running the build.
+/// terms (any other value as the one term), and a list written out (`with_together: ["{{ a }}",
+/// "{{ b }}"]`) gives its items as the terms, as Ansible calls the lookup. `None` where an item
+/// is text with a template inside, or the lookup reads the machine running the build.
 fn deferred_query(looping: &LoopDef) -> Option<Json> {
     let plugin = match &looping.plugin {
         Some(plugin) => plugin.as_str(),
@@ -252,13 +253,33 @@ fn deferred_query(looping: &LoopDef) -> Option<Json> {
     if matches!(plugin, "items" | "list" | "first_found" | "fileglob") {
         return None;
     }
-    let expr = crate::template::single_expression(looping.value.as_str()?)?.trim();
-    let terms = format!(
-        "(({expr}) if ({expr}) is not string and ({expr}) is not mapping and ({expr}) is iterable else [({expr})])"
-    );
+    let terms = match &looping.value {
+        Json::Array(items) => {
+            let terms: Option<Vec<String>> = items.iter().map(term).collect();
+            terms?.join(", ")
+        }
+        value => {
+            let expr = crate::template::single_expression(value.as_str()?)?.trim();
+            format!(
+                "*(({expr}) if ({expr}) is not string and ({expr}) is not mapping and ({expr}) is iterable else [({expr})])"
+            )
+        }
+    };
     Some(Json::String(format!(
-        "{{{{ query('{plugin}', *{terms}) }}}}"
+        "{{{{ query('{plugin}', {terms}) }}}}"
     )))
+}
+
+/// One term of a written-out list as an expression: a template's own, or the value itself.
+fn term(item: &Json) -> Option<String> {
+    match item.as_str() {
+        Some(text) if crate::template::is_template(text) => Some(format!(
+            "({})",
+            crate::template::single_expression(text)?.trim()
+        )),
+        _ if crate::template::contains_template(item) => None,
+        _ => serde_json::to_string(item).ok(),
+    }
 }
 
 fn loop_items(keyword: &str, rendered: Json, at: &Location) -> Result<Vec<Json>> {
@@ -323,9 +344,17 @@ mod tests {
         };
         assert_eq!(deferred_query(&items), None);
         let written_out = LoopDef {
-            value: json!(["{{ a }}", "b"]),
+            value: json!(["{{ a.results }}", "b", 1]),
             ..looping
         };
-        assert_eq!(deferred_query(&written_out), None);
+        assert_eq!(
+            deferred_query(&written_out),
+            Some(json!("{{ query('indexed_items', (a.results), \"b\", 1) }}"))
+        );
+        let inside = LoopDef {
+            value: json!(["x{{ a }}"]),
+            ..written_out
+        };
+        assert_eq!(deferred_query(&inside), None);
     }
 }
