@@ -200,21 +200,9 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     if changed && ctx.diff {
         result.diff = Some((path.display().to_string(), before.clone(), text(&after)));
     }
-    // Ansible's module returns its diff list whether or not diff mode shows it; the texts are
-    // there only in diff mode.
-    let header = |what: &str| format!("{} ({what})", path.display());
-    let (before, after_text) = match ctx.diff {
-        true => (before, text(&after)),
-        false => (String::new(), String::new()),
-    };
-    result.fields.insert(
-        "diff".into(),
-        serde_json::json!([
-            {"before": before, "after": after_text,
-             "before_header": header("content"), "after_header": header("content")},
-            {"before_header": header("file attributes"), "after_header": header("file attributes")},
-        ]),
-    );
+    let after_text = text(&after);
+    let list = super::lineinfile::diff_list(path, &before, &after_text, ctx.diff);
+    result.fields.insert("diff".into(), list);
     if changed && !ctx.check {
         if flag(&p.backup, false) && original.is_some() {
             let name = super::pathinfo::backup(fs, path)?;

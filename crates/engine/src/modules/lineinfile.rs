@@ -125,12 +125,21 @@ pub fn write_lines(
     Ok(result)
 }
 
-/// A missing file without `create`: Ansible's lineinfile and blockinfile fail with rc 257.
+/// The diff list Ansible's lineinfile and blockinfile return whether or not diff mode shows it
+/// (the texts only in diff mode): the content's, then the file attributes'.
+pub fn diff_list(path: &Path, before: &str, after: &str, diff: bool) -> Json {
+    let header = |what: &str| format!("{} ({what})", path.display());
+    let (before, after) = if diff { (before, after) } else { ("", "") };
+    serde_json::json!([
+        {"before": before, "after": after,
+         "before_header": header("content"), "after_header": header("content")},
+        {"before_header": header("file attributes"), "after_header": header("file attributes")},
+    ])
+}
+
+/// A missing file without `create`: Ansible's lineinfile fails with rc 257.
 pub fn missing_file(path: &Path) -> ModuleError {
-    let mut error = ModuleError::new(format!(
-        "{} does not exist; set create: yes to make it",
-        path.display()
-    ));
+    let mut error = ModuleError::new(format!("Destination {} does not exist !", path.display()));
     error.fields.insert("rc".into(), Json::from(257));
     error
 }
@@ -139,12 +148,17 @@ pub fn missing_file(path: &Path) -> ModuleError {
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: LineinfileParams = params("lineinfile", args)?;
     let path = Path::new(p.path.as_str());
+    let absent = matches!(p.state, Some(Choice::Known(LineState::Absent)));
     let (mut lines, before) = match read_lines(ctx, path)? {
         Some(found) => found,
+        None if absent => {
+            let mut result = ModuleResult::changed(false).with("msg", "file not present");
+            result.msg = Some("file not present".into());
+            return Ok(result);
+        }
         None if flag(&p.create, false) => (Vec::new(), String::new()),
         None => return Err(missing_file(path)),
     };
-    let absent = matches!(p.state, Some(Choice::Known(LineState::Absent)));
     let regexp = p.regexp.as_ref().map(|r| compile(r.as_str())).transpose()?;
     let search = p.search_string.as_ref().map(|s| s.to_string());
     let matched: Vec<bool> = match (&regexp, &search) {
@@ -206,7 +220,14 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         }
     }
     let attrs = FileAttrs::new(&p.mode, &p.owner, &p.group, &p.backup);
-    write_lines(ctx, path, &before, &lines, &attrs)
+    let mut result = write_lines(ctx, path, &before, &lines, &attrs)?;
+    let after = result
+        .diff
+        .as_ref()
+        .map_or(before.as_str(), |d| d.2.as_str());
+    let list = diff_list(path, &before, after, ctx.diff);
+    result.fields.insert("diff".into(), list);
+    Ok(result)
 }
 
 #[cfg(test)]
