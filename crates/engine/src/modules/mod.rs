@@ -17,6 +17,7 @@ mod get_url;
 mod getent;
 mod hostconf;
 mod inspect;
+mod known_hosts;
 mod lineinfile;
 mod package_facts;
 mod packages;
@@ -235,6 +236,7 @@ pub const TARGET_MODULES: &[(&str, RunModule)] = &[
     ("getent", getent::run),
     ("debconf", debconf::run),
     ("assemble", assemble::run),
+    ("known_hosts", known_hosts::run),
     ("tempfile", inspect::tempfile),
     ("service_facts", inspect::service_facts),
     ("package_facts", package_facts::run),

@@ -1,7 +1,10 @@
 //! A tool of the image a module cannot do without, run as Ansible's modules run what
 //! `get_bin_path(name, required=True)` found: missing, the module fails in Ansible's words.
 
+use std::path::Path;
+
 use super::{ModuleCtx, ModuleError};
+use crate::rootfs::{Kind, RootFs};
 use crate::target::{Cmd, CmdOutput};
 
 /// Runs `cmd`, whose program is `cmd.argv[0]`; Ansible's failure when the image lacks it.
@@ -12,6 +15,19 @@ pub fn run(ctx: &ModuleCtx, cmd: &Cmd) -> Result<CmdOutput, ModuleError> {
         return Err(missing(program));
     }
     Ok(out)
+}
+
+/// Where the image has `program` (Ansible's `get_bin_path(program, required=True)`): the first
+/// executable file of that name in the sandbox's PATH; Ansible's failure when there is none.
+pub fn path_of(fs: &RootFs, program: &str) -> Result<String, ModuleError> {
+    for dir in crate::sandbox::BASE_PATH.split(':') {
+        let candidate = format!("{dir}/{program}");
+        let meta = fs.meta_follow(Path::new(&candidate))?;
+        if meta.is_some_and(|m| m.kind == Kind::File && m.mode & 0o111 != 0) {
+            return Ok(candidate);
+        }
+    }
+    Err(missing(program))
 }
 
 /// Ansible's message for a required program the image does not have.

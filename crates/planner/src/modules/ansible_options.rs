@@ -105,6 +105,9 @@ pub const ANSIBLE_2_14: &[(&str, &[&str])] = &[
     ("kernel_blacklist", &[
         "blacklist_file", "name", "state",
     ]),
+    ("known_hosts", &[
+        "hash_host", "host", "key", "name", "path", "state",
+    ]),
     ("lineinfile", &[
         "attr", "attributes", "backrefs", "backup", "create", "dest", "destfile", "firstmatch",
         "group", "insertafter", "insertbefore", "line", "mode", "name", "others", "owner", "path",
@@ -137,6 +140,9 @@ pub const ANSIBLE_2_14: &[(&str, &[&str])] = &[
     ]),
     ("pause", &[
         "echo", "minutes", "prompt", "seconds",
+    ]),
+    ("ping", &[
+        "data",
     ]),
     ("reboot", &[
         "boot_time_command", "connect_timeout", "msg", "post_reboot_delay", "pre_reboot_delay",

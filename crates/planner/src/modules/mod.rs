@@ -31,6 +31,7 @@ pub mod include_vars;
 pub mod ini_file;
 pub mod inventory;
 pub mod kernel_blacklist;
+pub mod known_hosts;
 pub mod lineinfile;
 pub mod meta;
 pub mod modprobe;
@@ -39,6 +40,7 @@ pub mod package;
 pub mod package_facts;
 pub mod pam_limits;
 pub mod patch;
+pub mod ping;
 pub mod replace;
 pub mod role_module;
 pub mod rpm_key;
@@ -108,9 +110,21 @@ pub trait Params: DeserializeOwned + Serialize {
 
 /// Deserializes, checks and re-serializes `args` as `P`.
 pub fn normalize_with<P: Params>(args: Json) -> Result<Json, String> {
-    let params: P = serde_json::from_value(args).map_err(|e| e.to_string())?;
+    let params: P = serde_json::from_value(args).map_err(|e| ansible_words(&e.to_string()))?;
     params.check()?;
     serde_json::to_value(&params).map_err(|e| e.to_string())
+}
+
+/// An argument error in the words of Ansible's argument validation where they differ from
+/// serde's (a required option left out).
+fn ansible_words(serde_message: &str) -> String {
+    match serde_message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.strip_suffix('`'))
+    {
+        Some(field) => format!("missing required arguments: {field}"),
+        None => serde_message.to_owned(),
+    }
 }
 
 /// Whether `module`'s action plugin in ansible-core 2.14 takes `async`: those of command,
@@ -231,6 +245,7 @@ pub static ALL: &[&ModuleSpec] = &[
     &inventory::GROUP_BY,
     &ini_file::SPEC,
     &kernel_blacklist::SPEC,
+    &known_hosts::SPEC,
     &lineinfile::SPEC,
     &meta::SPEC,
     &modprobe::SPEC,
@@ -239,6 +254,7 @@ pub static ALL: &[&ModuleSpec] = &[
     &package_facts::SPEC,
     &pam_limits::SPEC,
     &patch::SPEC,
+    &ping::SPEC,
     &replace::SPEC,
     &rpm_key::SPEC,
     &script::SPEC,
@@ -323,6 +339,12 @@ mod tests {
         );
         assert_eq!(lookup("yum").map(|m| m.name), Some("dnf"));
         assert!(lookup("community.general.nope").is_none());
+    }
+
+    #[test]
+    fn a_missing_required_option_is_named_as_ansible_names_it() {
+        let err = (file::SPEC.normalize)(json!({"state": "hard"})).expect_err("no path");
+        assert_eq!(err, "missing required arguments: path");
     }
 
     #[test]
