@@ -34,6 +34,8 @@ fn met_at_run(kind: &ErrorKind) -> bool {
 fn message_at_run(kind: &ErrorKind) -> String {
     match kind {
         ErrorKind::InTask { inner, .. } => message_at_run(inner),
+        // Ansible's argument validation names no module.
+        ErrorKind::Module { message, .. } => message.clone(),
         ErrorKind::Template { message, .. } => {
             let message = message
                 .strip_prefix("invalid operation: ")
