@@ -11,7 +11,6 @@ use serde_json::Value as Json;
 
 use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::Kind;
-use crate::target::Cmd;
 
 /// Where a block goes when its markers are not in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,31 +233,8 @@ fn write(
     validate: Option<&str>,
 ) -> Result<(), ModuleError> {
     let fs = ctx.target.fs();
-    if let Some(validate) = validate {
-        if !validate.contains("%s") {
-            return Err(ModuleError::new(format!(
-                "validate must contain %s: {validate}"
-            )));
-        }
-        let staged = format!("/tmp/.imgbuild-blockinfile-{}", std::process::id());
-        fs.write_atomic(Path::new(&staged), bytes, Some(0o600))?;
-        let argv = planner::shlex::split(&validate.replace("%s", &staged))
-            .map_err(|e| ModuleError::new(e.to_string()));
-        let out = argv.and_then(|argv| {
-            let cmd = Cmd {
-                env: ctx.env.to_vec(),
-                ..Cmd::new(&argv)
-            };
-            Ok(ctx.target.run(&cmd)?)
-        });
-        fs.remove_all(Path::new(&staged))?;
-        let out = out?;
-        if out.rc != 0 {
-            return Err(ModuleError::new(format!(
-                "failed to validate: rc:{} error:{}",
-                out.rc, out.stderr
-            )));
-        }
+    if let Some(check) = validate {
+        super::lineinfile::validate(ctx, bytes, check)?;
     }
     if let Some(parent) = path.parent() {
         fs.mkdir_all(parent, 0o755)?;

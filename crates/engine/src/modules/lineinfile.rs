@@ -79,6 +79,51 @@ pub fn read_lines(
         .map(|text| (text.lines().map(str::to_owned).collect(), text)))
 }
 
+/// The text of `lines` written back over `before`: a file whose last line had no newline keeps
+/// it that way while that line stays last (Ansible only adds one to a line it writes or to the
+/// line it appends after).
+pub fn joined(before: &str, lines: &[String]) -> String {
+    let mut after = lines.join("\n");
+    let unterminated_last = !before.is_empty()
+        && !before.ends_with('\n')
+        && before.lines().last() == lines.last().map(String::as_str);
+    if !lines.is_empty() && !unterminated_last {
+        after.push('\n');
+    }
+    after
+}
+
+/// Runs `validate` (a command line with `%s` for a file holding the new text) as Ansible's
+/// file-editing modules do before they write; fails in their words.
+pub fn validate(ctx: &ModuleCtx, bytes: &[u8], validate: &str) -> Result<(), ModuleError> {
+    if !validate.contains("%s") {
+        return Err(ModuleError::new(format!(
+            "validate must contain %s: {validate}"
+        )));
+    }
+    let fs = ctx.target.fs();
+    let staged = format!("/tmp/.imgbuild-validate-{}", std::process::id());
+    fs.write_atomic(Path::new(&staged), bytes, Some(0o600))?;
+    let argv = planner::shlex::split(&validate.replace("%s", &staged))
+        .map_err(|e| ModuleError::new(e.to_string()));
+    let out = argv.and_then(|argv| {
+        let cmd = crate::target::Cmd {
+            env: ctx.env.to_vec(),
+            ..crate::target::Cmd::new(&argv)
+        };
+        Ok(ctx.target.run(&cmd)?)
+    });
+    fs.remove_all(Path::new(&staged))?;
+    let out = out?;
+    if out.rc != 0 {
+        return Err(ModuleError::new(format!(
+            "failed to validate: rc:{} error:{}",
+            out.rc, out.stderr
+        )));
+    }
+    Ok(())
+}
+
 /// Writes lines back (with a final newline) if the text changed; returns the result.
 pub fn write_lines(
     ctx: &ModuleCtx,
@@ -88,15 +133,7 @@ pub fn write_lines(
     attrs: &FileAttrs,
 ) -> Result<ModuleResult, ModuleError> {
     let (mode, p_owner, p_group) = (attrs.mode, attrs.owner, attrs.group);
-    let mut after = lines.join("\n");
-    // A file whose last line had no newline keeps it that way while that line stays last
-    // (Ansible only adds one to a line it writes or to the line it appends after).
-    let unterminated_last = !before.is_empty()
-        && !before.ends_with('\n')
-        && before.lines().last() == lines.last().map(String::as_str);
-    if !lines.is_empty() && !unterminated_last {
-        after.push('\n');
-    }
+    let after = joined(before, lines);
     let mut result = ModuleResult::default();
     if after != before {
         result.changed = true;
@@ -220,6 +257,12 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         }
     }
     let attrs = FileAttrs::new(&p.mode, &p.owner, &p.group, &p.backup);
+    if let Some(check) = p.validate.as_ref().filter(|_| !ctx.check) {
+        let after = joined(&before, &lines);
+        if after != before {
+            validate(ctx, after.as_bytes(), check.as_str())?;
+        }
+    }
     let mut result = write_lines(ctx, path, &before, &lines, &attrs)?;
     let after = result
         .diff
