@@ -211,6 +211,21 @@ fn run_cmd(
     Ok(ctx.target.run(&cmd)?)
 }
 
+/// A `chdir` that is not a folder of the image fails the task before anything runs, in the
+/// words of Ansible's module (Python's `os.chdir` error).
+fn enter_chdir(ctx: &ModuleCtx, chdir: &Option<Text>) -> Result<(), ModuleError> {
+    let Some(chdir) = chdir else { return Ok(()) };
+    let path = Path::new(chdir.as_str());
+    let why = match ctx.target.fs().meta_follow(path)? {
+        Some(meta) if meta.kind == crate::rootfs::Kind::Dir => return Ok(()),
+        Some(_) => "[Errno 20] Not a directory",
+        None => "[Errno 2] No such file or directory",
+    };
+    Err(ModuleError::new(format!(
+        "Unable to change directory before execution: {why}: '{chdir}'"
+    )))
+}
+
 fn not_in_check_mode() -> ModuleResult {
     ModuleResult {
         skipped: true,
@@ -223,6 +238,7 @@ fn not_in_check_mode() -> ModuleResult {
 pub fn shell(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: ShellParams = params("shell", args)?;
     let shown = Json::from(p.cmd.as_str());
+    enter_chdir(ctx, &p.chdir)?;
     if let Some(skip) = creates_removes(ctx, &p.creates, &p.removes, Some(shown))? {
         return Ok(skip);
     }
@@ -252,12 +268,26 @@ pub fn shell(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> 
 /// `command`.
 pub fn command(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: CommandParams = params("command", args)?;
-    let argv: Vec<String> = match (&p.argv, &p.cmd) {
-        (Some(argv), _) => argv.iter().map(|a| a.to_string()).collect(),
-        (None, Some(cmd)) => split_words(cmd.as_str())?,
-        (None, None) => return Err(ModuleError::new("command needs cmd or argv")),
+    let refuse = |msg: &str| {
+        let mut error = ModuleError::new(msg);
+        error.fields.insert("rc".into(), Json::from(256));
+        error
     };
+    let cmd = p.cmd.as_ref().filter(|c| !c.as_str().trim().is_empty());
+    let argv: Vec<String> = match (&p.argv, cmd) {
+        (Some(_), Some(_)) => return Err(refuse("only command or argv can be given, not both")),
+        (Some(argv), None) if !argv.is_empty() => argv.iter().map(|a| a.to_string()).collect(),
+        (_, Some(cmd)) => split_words(cmd.as_str())?,
+        _ => return Err(refuse("no command given")),
+    };
+    let warnings: Vec<String> = p
+        .executable
+        .iter()
+        .filter(|e| !e.as_str().is_empty())
+        .map(|e| format!("As of Ansible 2.4, the parameter 'executable' is no longer supported with the 'command' module. Not using '{e}'."))
+        .collect();
     let shown = Json::from(argv.clone());
+    enter_chdir(ctx, &p.chdir)?;
     if let Some(skip) = creates_removes(ctx, &p.creates, &p.removes, Some(shown.clone()))? {
         return Ok(skip);
     }
@@ -296,7 +326,13 @@ pub fn command(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
         }
         return Err(error);
     }
-    command_result(shown, out, flag(&p.strip_empty_ends, true))
+    let mut result = command_result(shown, out, flag(&p.strip_empty_ends, true))?;
+    if !warnings.is_empty() {
+        result
+            .fields
+            .insert("warnings".into(), Json::from(warnings));
+    }
+    Ok(result)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::types::{Flag, Text};
-use super::{exactly_one, FreeForm, ModuleSpec, Params, Runs};
+use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `command`.
 #[serde_with::skip_serializing_none]
@@ -29,16 +29,12 @@ pub struct CommandParams {
     pub strip_empty_ends: Option<Flag>,
     /// Expand `$VARS` in arguments.
     pub expand_argument_vars: Option<Flag>,
+    /// Taken and ignored with a warning, as ansible-core 2.14's command module does.
+    pub executable: Option<Text>,
 }
 
-impl Params for CommandParams {
-    fn check(&self) -> Result<(), String> {
-        exactly_one(
-            "command",
-            &[("cmd", self.cmd.is_some()), ("argv", self.argv.is_some())],
-        )
-    }
-}
+/// Neither or both of `cmd` and `argv` fail when the module runs, as Ansible's (rc 256).
+impl Params for CommandParams {}
 
 /// `command`.
 pub static SPEC: ModuleSpec = ModuleSpec {
