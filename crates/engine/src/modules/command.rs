@@ -72,9 +72,48 @@ pub fn split_words(line: &str) -> Result<Vec<String>, ModuleError> {
     Ok(words)
 }
 
-/// What `creates` and `removes` decide: `None` runs the command. `cmd` given (command, shell):
-/// the task is ok with Ansible's fields (rc 0, stdout "skipped, since ..."); `None` (script):
-/// the task is skipped.
+/// Whether Python's `glob.glob(pattern)` finds anything in the image: `*`, `?` and `[...]` in
+/// any part of the path, a leading `.` matched only by a pattern that starts with one.
+fn glob_finds(fs: &crate::rootfs::RootFs, pattern: &str) -> Result<bool, ModuleError> {
+    let magic = |part: &str| part.contains(['*', '?', '[']);
+    let mut paths = vec![if pattern.starts_with('/') {
+        std::path::PathBuf::from("/")
+    } else {
+        std::path::PathBuf::new()
+    }];
+    for part in pattern.split('/').filter(|p| !p.is_empty()) {
+        let mut next = Vec::new();
+        for dir in &paths {
+            if !magic(part) {
+                next.push(dir.join(part));
+                continue;
+            }
+            if !fs
+                .meta_follow(dir)?
+                .is_some_and(|m| m.kind == crate::rootfs::Kind::Dir)
+            {
+                continue;
+            }
+            for name in fs.list(dir)? {
+                if (!name.starts_with('.') || part.starts_with('.'))
+                    && planner::glob::matches(part, &name)
+                {
+                    next.push(dir.join(name));
+                }
+            }
+        }
+        paths = next;
+    }
+    for path in paths {
+        if fs.exists(&path)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// `creates`/`removes` as Ansible's command module checks them (globs): a result that runs
+/// nothing when `creates` finds something or `removes` finds nothing.
 pub fn creates_removes(
     ctx: &ModuleCtx,
     creates: &Option<Text>,
@@ -82,30 +121,27 @@ pub fn creates_removes(
     cmd: Option<Json>,
 ) -> Result<Option<ModuleResult>, ModuleError> {
     let fs = ctx.target.fs();
-    let why = match (creates, removes) {
-        (Some(path), _) if fs.exists(Path::new(path.as_str()))? => {
-            format!("skipped, since {path} exists")
-        }
-        (_, Some(path)) if !fs.exists(Path::new(path.as_str()))? => {
-            format!("skipped, since {path} does not exist")
-        }
+    let shoulda = if ctx.check { "Would" } else { "Did" };
+    let (msg, stdout) = match (creates, removes) {
+        (Some(path), _) if glob_finds(fs, path.as_str())? => (
+            format!("{shoulda} not run command since '{path}' exists"),
+            format!("skipped, since {path} exists"),
+        ),
+        (_, Some(path)) if !glob_finds(fs, path.as_str())? => (
+            format!("{shoulda} not run command since '{path}' does not exist"),
+            format!("skipped, since {path} does not exist"),
+        ),
         _ => return Ok(None),
     };
-    let Some(cmd) = cmd else {
-        return Ok(Some(ModuleResult {
-            skipped: true,
-            msg: Some(why),
-            ..ModuleResult::default()
-        }));
-    };
     let mut result = ModuleResult::changed(false)
-        .with("cmd", cmd)
+        .with("cmd", cmd.unwrap_or(Json::Null))
         .with("rc", 0)
-        .with("stdout", why.clone())
-        .with("stdout_lines", vec![why])
+        .with("stdout", stdout.clone())
+        .with("stdout_lines", vec![stdout])
         .with("stderr", "")
-        .with("stderr_lines", Vec::<String>::new());
-    result.msg = None;
+        .with("stderr_lines", Vec::<String>::new())
+        .with("msg", msg.as_str());
+    result.msg = Some(msg);
     Ok(Some(result))
 }
 
@@ -226,12 +262,20 @@ fn enter_chdir(ctx: &ModuleCtx, chdir: &Option<Text>) -> Result<(), ModuleError>
     )))
 }
 
-fn not_in_check_mode() -> ModuleResult {
-    ModuleResult {
-        skipped: true,
-        msg: Some("commands do not run in check mode".into()),
-        ..ModuleResult::default()
-    }
+/// What Ansible's command module reports in check mode once creates/removes let it run: the
+/// change it would make when either was given, else a skip.
+fn not_in_check_mode(creates: &Option<Text>, removes: &Option<Text>, cmd: Json) -> ModuleResult {
+    let msg = "Command would have run if not in check mode";
+    let guarded = creates.is_some() || removes.is_some();
+    let mut result = ModuleResult::changed(guarded)
+        .with("cmd", cmd)
+        .with("rc", 0)
+        .with("stdout", "")
+        .with("stderr", "")
+        .with("msg", msg);
+    result.msg = Some(msg.into());
+    result.skipped = !guarded;
+    result
 }
 
 /// `shell`.
@@ -239,11 +283,11 @@ pub fn shell(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> 
     let p: ShellParams = params("shell", args)?;
     let shown = Json::from(p.cmd.as_str());
     enter_chdir(ctx, &p.chdir)?;
-    if let Some(skip) = creates_removes(ctx, &p.creates, &p.removes, Some(shown))? {
+    if let Some(skip) = creates_removes(ctx, &p.creates, &p.removes, Some(shown.clone()))? {
         return Ok(skip);
     }
     if ctx.check {
-        return Ok(not_in_check_mode());
+        return Ok(not_in_check_mode(&p.creates, &p.removes, shown));
     }
     let shell = p
         .executable
@@ -292,7 +336,7 @@ pub fn command(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
         return Ok(skip);
     }
     if ctx.check {
-        return Ok(not_in_check_mode());
+        return Ok(not_in_check_mode(&p.creates, &p.removes, shown));
     }
     let argv = argv
         .iter()
