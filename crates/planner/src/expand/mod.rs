@@ -161,7 +161,8 @@ impl Planner<'_> {
     fn plan_task(&mut self, node: &Node, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
         let mut def = parse_task(node, &ctx.file, &|name| {
             !name.contains('.') && self.role_module_file(name, ctx).is_some()
-        })?;
+        })
+        .map_err(|e| self.role_action_plugin(e, ctx))?;
         let at = Location::new(&ctx.file, def.line);
         let mut lookup_dirs = self.file_search("files", ctx);
         for sub in ["templates", "vars"] {
@@ -205,6 +206,15 @@ impl Planner<'_> {
                 self.foreign_delegation(host, &scope, &Location::new(&ctx.file, *line))
             }),
         };
+        // Ansible decides `when` before it looks at delegate_to: a task that never runs is
+        // never delegated.
+        let refused = refused.filter(|_| {
+            def.delegate_to.is_none()
+                || !matches!(
+                    self.pass(&def, scope.clone(), ctx, None, None, &at),
+                    Ok(None)
+                )
+        });
         match refused {
             // Ansible runs a handler only when notified: refused only then (planner.rs).
             Some(error) if ctx.handlers => {
@@ -682,6 +692,7 @@ impl Planner<'_> {
             loop_var: pass.loop_over.as_ref().map(|_| def.loop_var.clone()),
             loop_index_var: pass.loop_over.as_ref().and_then(|_| def.index_var.clone()),
             loop_extended: pass.loop_over.is_some() && def.loop_extended,
+            loop_pause: def.loop_pause,
             register: def.register.clone(),
             notify: def.notify.clone(),
             listen: def.listen.clone(),
@@ -791,7 +802,8 @@ impl Planner<'_> {
     }
 }
 
-/// `role_name` and `role_path` (relative to the project root) for a role's tasks.
+/// `role_name`, `role_path` (relative to the project root) and `ansible_search_path` for a
+/// role's tasks.
 pub(crate) fn role_magic(name: &str, role_dir: &Path) -> Arc<Layer> {
     let mut layer = Layer::new();
     layer.insert(
@@ -801,6 +813,15 @@ pub(crate) fn role_magic(name: &str, role_dir: &Path) -> Arc<Layer> {
     layer.insert(
         "role_path".into(),
         VarValue::Raw(Json::String(role_dir.display().to_string())),
+    );
+    // Where Ansible looks for a role task's relative paths: the role, its tasks, the playbook.
+    layer.insert(
+        "ansible_search_path".into(),
+        VarValue::Raw(serde_json::json!([
+            "{{ role_path }}",
+            "{{ role_path }}/tasks",
+            "{{ playbook_dir }}"
+        ])),
     );
     Arc::new(layer)
 }

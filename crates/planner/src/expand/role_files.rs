@@ -1,5 +1,6 @@
 //! The project files a task names: a role's `files/`/`templates/` sources, the folders a
-//! source only the build knows is looked for in, and a role's own `library/` modules.
+//! source only the build knows is looked for in, a role's own `library/` modules, and its
+//! `action_plugins/`, which an image build cannot run.
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +18,34 @@ impl Planner<'_> {
             .into_iter()
             .map(|file| library.join(file))
             .find(|path| self.sources.is_file(path))
+    }
+
+    /// An unknown module that is an action plugin of the role (`action_plugins/<name>.py`):
+    /// refused with why. Ansible runs such a plugin inside its own Python process on the
+    /// controller, with the controller's internals (connection, loaders, templar); an image
+    /// build has no Ansible controller to run it in.
+    pub(crate) fn role_action_plugin(&self, error: PlanError, ctx: &Ctx) -> PlanError {
+        let ErrorKind::UnknownKey { key, .. } = &error.kind else {
+            return error;
+        };
+        let plugin = ctx
+            .role_dir
+            .as_ref()
+            .map(|dir| dir.join("action_plugins").join(format!("{key}.py")))
+            .filter(|path| self.sources.is_file(path));
+        match plugin {
+            Some(path) => PlanError::new(
+                error.location.clone(),
+                ErrorKind::Unsupported {
+                    key: key.clone(),
+                    why: format!(
+                        "it is an action plugin of the role ({}), Python code Ansible runs inside its own controller process; an image build has no Ansible controller to run it in: use a module (library/) or the tasks it stands for",
+                        path.display()
+                    ),
+                },
+            ),
+            None => error,
+        }
     }
 
     /// The folders a role's file named in a task is looked for in, in order.
