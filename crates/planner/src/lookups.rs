@@ -50,7 +50,11 @@ impl Planner<'_> {
                     .map(|(key, value)| json!({"key": key, "value": value}))
                     .collect()),
                 Json::Null => Ok(Vec::new()),
-                other => Err(wrong(at, keyword, "a mapping", &other)),
+                // Ansible's words: the task fails with them when it runs.
+                _ => Err(PlanError::new(
+                    at.clone(),
+                    ErrorKind::Lookup("with_dict expects a dict".into()),
+                )),
             },
             "with_nested" => {
                 // Every combination of one item of each list, the first list outermost.

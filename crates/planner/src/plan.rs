@@ -88,6 +88,9 @@ pub struct PlannedTask {
     /// `loop_control.extended` of a loop the build resolves.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub loop_extended: bool,
+    /// `loop_control.pause`: seconds the build waits before each item but the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_pause: Option<f64>,
     /// `register:`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub register: Option<String>,

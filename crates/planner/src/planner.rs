@@ -203,6 +203,8 @@ pub fn recipe_facts(
             .entry(format!("ansible_{name}"))
             .or_insert(VarValue::Deferred);
     }
+    // `now()` is the time the task runs: the plan leaves it to the build.
+    fact_layer.insert(crate::template::BUILD_TIME.into(), VarValue::Deferred);
     let scope = Scope::new(layer_from(&extra))
         .with_layer(Arc::new(mirror_layer))
         .with_layer(Arc::new(fact_layer))

@@ -97,6 +97,8 @@ pub struct TaskDef<'n> {
     pub index_var: Option<String>,
     /// `loop_control.extended`: `ansible_loop` is set in each iteration.
     pub loop_extended: bool,
+    /// `loop_control.pause`: seconds between iterations.
+    pub loop_pause: Option<f64>,
     /// `loop_control.label`.
     pub loop_label: Option<Json>,
     /// Notes for the plan's warnings (a keyword accepted with another meaning).
@@ -484,6 +486,7 @@ pub fn parse_task<'n>(
         loop_var: "item".into(),
         index_var: None,
         loop_extended: false,
+        loop_pause: None,
         loop_label: None,
         notes: Vec::new(),
         register: None,
@@ -565,7 +568,14 @@ pub fn parse_task<'n>(
                                 crate::template::ansible_bool_str(&cv.to_json().to_string())
                             })
                         }
-                        "pause" | "extended_allitems" => {}
+                        "pause" => {
+                            let seconds = cv.to_json();
+                            def.loop_pause = seconds
+                                .as_f64()
+                                .or_else(|| seconds.as_str().and_then(|s| s.trim().parse().ok()))
+                                .filter(|s| *s > 0.0);
+                        }
+                        "extended_allitems" => {}
                         other => {
                             return Err(located(
                                 file,

@@ -42,6 +42,15 @@ pub(super) fn name_facts(
     Ok(())
 }
 
+/// `ping`: `pong`, or `data`; `data: crash` fails as Ansible's module does (it raises).
+pub(super) fn ping(args: &Json) -> Result<ModuleResult, ModuleError> {
+    let data = args.get("data").and_then(Json::as_str).unwrap_or("pong");
+    if data == "crash" {
+        return Err(ModuleError::new("boom"));
+    }
+    Ok(ModuleResult::changed(false).with("ping", data))
+}
+
 /// The last `lines` lines of `text` that are not blank.
 pub(super) fn tail(text: &str, lines: usize) -> Vec<String> {
     let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();

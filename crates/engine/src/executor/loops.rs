@@ -47,6 +47,9 @@ impl Executor<'_> {
         let (mut changed, mut all_skipped) = (false, true);
         let mut first_failure = None;
         for (index, item) in items.iter().enumerate() {
+            if let Some(pause) = task.loop_pause.filter(|_| index > 0) {
+                std::thread::sleep(std::time::Duration::from_secs_f64(pause));
+            }
             let vars = planner::plan::loop_vars(
                 &var,
                 task.loop_index_var.as_deref(),

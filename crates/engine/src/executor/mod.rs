@@ -360,6 +360,11 @@ impl<'a> Executor<'a> {
             task: task.name.clone(),
             source: task.source.clone(),
         });
+        if let (Some(pause), Some(item)) = (task.loop_pause, &task.item) {
+            if item.index > 0 {
+                std::thread::sleep(std::time::Duration::from_secs_f64(pause));
+            }
+        }
         let run = match &task.loop_over {
             None => self.run_once(task, target, None),
             Some(over) => self.run_loop(task, target, over),
@@ -546,6 +551,7 @@ impl<'a> Executor<'a> {
             "set_fact" => self.set_fact(args),
             "debug" => self.debug(args, scope),
             "fail" => Err(controller::fail(args)),
+            "ping" => controller::ping(args),
             "assert" => self.assert(task, args, scope),
             "meta" => self.meta(args, target),
             "pause" | "reboot" | "wait_for" | "wait_for_connection" => Ok(controller::waits(task)),
@@ -590,7 +596,7 @@ impl<'a> Executor<'a> {
                 let ctx = ModuleCtx {
                     target: became.as_ref().map_or(target, |b| b as &dyn Target),
                     check: task.check_mode.unwrap_or(self.options.check),
-                    diff: self.options.diff,
+                    diff: task.diff.unwrap_or(self.options.diff),
                     project_root: self.project_root,
                     local_file: local_file.map(String::as_str),
                     rendered,

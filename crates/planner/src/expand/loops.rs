@@ -294,6 +294,13 @@ fn loop_items(keyword: &str, rendered: Json, at: &Location) -> Result<Vec<Json>>
         Json::Array(items) => items,
         Json::Null if keyword == "with_items" => Vec::new(),
         scalar @ Json::String(_) if keyword == "with_items" => vec![scalar],
+        // Ansible's words: the task fails with them when it runs.
+        _ if keyword == "with_list" => {
+            return Err(PlanError::new(
+                at.clone(),
+                ErrorKind::Lookup("with_list expects a list".into()),
+            ))
+        }
         other => {
             return Err(PlanError::new(
                 at.clone(),

@@ -224,6 +224,13 @@ impl Planner<'_> {
             Some(refused) => return Err(refused),
             None => {}
         }
+        if crate::template::is_template(&def.loop_var) {
+            // `loop_control.loop_var: "{{ name }}"`: Ansible templates it with the task's vars.
+            let raw = Json::String(def.loop_var.clone());
+            if let Some(Json::String(name)) = self.render(&raw, &scope, &at, def.name.as_deref())? {
+                def.loop_var = name;
+            }
+        }
         let Some(passes) = self.passes_or_failing_task(&def, &scope, ctx, &at, &tags, out)? else {
             return Ok(());
         };

@@ -263,9 +263,10 @@ fn items(
 }
 
 /// `lookup('file', name, ...)`: the role's files' text (trailing space stripped unless
-/// `rstrip=False`).
+/// `rstrip=False`, leading space with `lstrip=True`).
 fn file(names: &[String], kwargs: &Kwargs) -> Result<Vec<Value>, Error> {
     let rstrip: bool = kwargs.get::<Option<bool>>("rstrip")?.unwrap_or(true);
+    let lstrip: bool = kwargs.get::<Option<bool>>("lstrip")?.unwrap_or(false);
     names
         .iter()
         .map(|name| {
@@ -276,11 +277,8 @@ fn file(names: &[String], kwargs: &Kwargs) -> Result<Vec<Value>, Error> {
             })?;
             let text = std::fs::read_to_string(root().join(&path))
                 .map_err(|e| invalid(format!("lookup('file', '{name}'): {e}")))?;
-            Ok(Value::from(if rstrip {
-                text.trim_end().to_owned()
-            } else {
-                text
-            }))
+            let text = if rstrip { text.trim_end() } else { &text };
+            Ok(Value::from(if lstrip { text.trim_start() } else { text }))
         })
         .collect()
 }

@@ -16,7 +16,9 @@ mod lookup_sequence;
 mod lookup_template;
 pub mod lookups;
 mod now;
+pub use now::BUILD_TIME;
 mod printf;
+mod pymethods;
 mod pyrandom;
 mod pyrepr;
 mod python_filters;
@@ -113,7 +115,7 @@ impl Templar {
         // with (see `render_to_string_in`).
         env.set_keep_trailing_newline(false);
         env.set_trim_blocks(true);
-        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.set_unknown_method_callback(pymethods::unknown_method);
         env.set_formatter(python_formatter);
         env.add_global("omit", OMIT);
         filters::register(&mut env);

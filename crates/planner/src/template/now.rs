@@ -4,8 +4,12 @@
 
 use std::sync::Arc;
 
-use minijinja::value::{from_args, Object, Value};
+use minijinja::value::{from_args, Kwargs, Object, Value};
 use minijinja::{Error, ErrorKind, State};
+
+/// A name no variable can have, known only while building: `now()` reads it so the plan leaves
+/// a template that calls it to the build.
+pub const BUILD_TIME: &str = "__imgbuild_build_time";
 
 /// A moment as a civil date and time.
 #[derive(Debug, Clone, Copy)]
@@ -20,6 +24,8 @@ struct DateTime {
     /// Days since Monday, as Python's `weekday()`.
     weekday: u32,
     yday: u32,
+    /// Seconds since the Unix epoch, as `%s` prints them.
+    epoch: i64,
 }
 
 /// Howard Hinnant's `civil_from_days`.
@@ -61,6 +67,7 @@ impl DateTime {
             micro,
             weekday: (days + 3).rem_euclid(7) as u32,
             yday: (days - jan1 + 1) as u32,
+            epoch: secs,
         }
     }
 
@@ -109,6 +116,7 @@ impl DateTime {
                 Some('M') => out.push_str(&format!("{:02}", self.minute)),
                 Some('S') => out.push_str(&format!("{:02}", self.second)),
                 Some('f') => out.push_str(&format!("{:06}", self.micro)),
+                Some('s') => out.push_str(&self.epoch.to_string()),
                 Some('j') => out.push_str(&format!("{:03}", self.yday)),
                 Some('a') => out.push_str(&day[..3]),
                 Some('A') => out.push_str(day),
@@ -122,7 +130,7 @@ impl DateTime {
                     return Err(Error::new(
                         ErrorKind::InvalidOperation,
                         format!(
-                            "now(): imgbuild's strftime knows %Y %y %m %d %H %I %p %M %S %f %j %a %A %b %B %w %F %T, not %{}",
+                            "now(): imgbuild's strftime knows %Y %y %m %d %H %I %p %M %S %f %s %j %a %A %b %B %w %F %T, not %{}",
                             other.map(String::from).unwrap_or_default()
                         ),
                     ))
@@ -256,7 +264,18 @@ fn tzif_offset(data: &[u8], secs: i64) -> Option<i64> {
 }
 
 /// `now(utc=False, fmt=None)`.
-pub fn now(utc: Option<bool>, fmt: Option<String>) -> Result<Value, Error> {
+pub fn now(
+    state: &State,
+    utc: Option<bool>,
+    fmt: Option<String>,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
+    // Ansible reads the clock when the task runs: where the plan names this variable as
+    // known only then, the render is left to the build.
+    let _ = state.lookup(BUILD_TIME);
+    let utc = kwargs.get::<Option<bool>>("utc")?.or(utc);
+    let fmt = kwargs.get::<Option<String>>("fmt")?.or(fmt);
+    kwargs.assert_all_used()?;
     let elapsed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
@@ -266,7 +285,8 @@ pub fn now(utc: Option<bool>, fmt: Option<String>) -> Result<Value, Error> {
     } else {
         local_offset(secs)
     };
-    let moment = DateTime::from_unix(secs + offset, elapsed.subsec_micros());
+    let mut moment = DateTime::from_unix(secs + offset, elapsed.subsec_micros());
+    moment.epoch = secs;
     match fmt {
         Some(fmt) => Ok(Value::from(moment.strftime(&fmt)?)),
         None => Ok(Value::from_object(moment)),
@@ -287,7 +307,20 @@ mod tests {
         );
         assert_eq!(moment.to_string(), "2024-02-29 23:59:59");
         assert!(moment.strftime("%Q").is_err());
-        assert!(now(Some(true), Some("%Y".into()))
-            .is_ok_and(|y| y.as_str().is_some_and(|y| y.len() == 4)));
+        assert_eq!(
+            moment.strftime("%s.%f").ok().as_deref(),
+            Some("1709251199.000000")
+        );
+        let mut env = minijinja::Environment::new();
+        env.add_function("now", now);
+        let year = env.render_str("{{ now(true, '%Y') }}", ()).expect("now");
+        assert_eq!(year.len(), 4, "{year}");
+        let epoch = env
+            .render_str("{{ now(fmt='%s', utc=True) }}", ())
+            .expect("now");
+        assert!(
+            epoch.len() >= 10 && epoch.chars().all(|c| c.is_ascii_digit()),
+            "{epoch}"
+        );
     }
 }
