@@ -8,6 +8,7 @@ use regex::Regex;
 use serde_json::Value as Json;
 
 use super::attrs::FileAttrs;
+use super::lineinfile_edit as edit;
 use super::{attrs, flag, params, pathinfo, ModuleCtx, ModuleError, ModuleResult};
 
 /// Python's `\1` and `\g<name>` in a replacement, as the regex crate's `${1}`.
@@ -25,46 +26,6 @@ pub fn python_backrefs(template: &str) -> String {
 fn compile(pattern: &str) -> Result<fancy_regex::Regex, ModuleError> {
     fancy_regex::Regex::new(pattern)
         .map_err(|e| ModuleError::new(format!("bad regular expression {pattern:?}: {e}")))
-}
-
-/// Whether `re` finds a match in `text` (Python's `search`).
-fn search(re: &fancy_regex::Regex, text: &str) -> Result<bool, ModuleError> {
-    re.is_match(text)
-        .map_err(|e| ModuleError::new(format!("matching {:?}: {e}", re.as_str())))
-}
-
-/// The indexes of the lines `re` finds a match in.
-fn matching_lines(re: &fancy_regex::Regex, lines: &[String]) -> Result<Vec<usize>, ModuleError> {
-    let mut hits = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        if search(re, line)? {
-            hits.push(i);
-        }
-    }
-    Ok(hits)
-}
-
-/// Index after which to insert (`None`: at the start), for insertafter/insertbefore.
-pub fn insert_index(
-    lines: &[String],
-    after: Option<&str>,
-    before: Option<&str>,
-    firstmatch: bool,
-) -> Result<usize, ModuleError> {
-    let find = |pattern: &str| -> Result<Option<usize>, ModuleError> {
-        let hits = matching_lines(&compile(pattern)?, lines)?;
-        Ok(if firstmatch {
-            hits.first().copied()
-        } else {
-            hits.last().copied()
-        })
-    };
-    Ok(match (after, before) {
-        (_, Some("BOF")) => 0,
-        (_, Some(pattern)) => find(pattern)?.unwrap_or(lines.len()),
-        (Some("EOF") | None, None) => lines.len(),
-        (Some(pattern), None) => find(pattern)?.map(|i| i + 1).unwrap_or(lines.len()),
-    })
 }
 
 /// Reads a text file as lines; `None` when missing.
@@ -185,90 +146,79 @@ pub fn missing_file(path: &Path) -> ModuleError {
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: LineinfileParams = params("lineinfile", args)?;
     let path = Path::new(p.path.as_str());
+    let fs = ctx.target.fs();
     let absent = matches!(p.state, Some(Choice::Known(LineState::Absent)));
-    let (mut lines, before) = match read_lines(ctx, path)? {
-        Some(found) => found,
+    let existing = fs.read_text_opt(path)?;
+    match &existing {
         None if absent => {
             let mut result = ModuleResult::changed(false).with("msg", "file not present");
             result.msg = Some("file not present".into());
             return Ok(result);
         }
-        None if flag(&p.create, false) => (Vec::new(), String::new()),
-        None => return Err(missing_file(path)),
-    };
-    let regexp = p.regexp.as_ref().map(|r| compile(r.as_str())).transpose()?;
-    let search = p.search_string.as_ref().map(|s| s.to_string());
-    let matched: Vec<bool> = match (&regexp, &search) {
-        (Some(re), _) => {
-            let hits = matching_lines(re, &lines)?;
-            (0..lines.len()).map(|i| hits.contains(&i)).collect()
-        }
-        (None, Some(s)) => lines.iter().map(|l| l.contains(s.as_str())).collect(),
-        (None, None) => vec![false; lines.len()],
-    };
-    if absent {
-        let line = p.line.as_ref().map(|l| l.to_string());
-        let mut index = 0..;
-        lines.retain(|l| {
-            let i = index.next().unwrap_or_default();
-            !(matched[i]
-                || (regexp.is_none() && search.is_none() && line.as_deref() == Some(l.as_str())))
-        });
-    } else {
-        let line = p.line.as_ref().map(|l| l.to_string()).unwrap_or_default();
-        let firstmatch = flag(&p.firstmatch, false);
-        let hit = {
-            let mut hits = (0..lines.len()).filter(|i| matched[*i]);
-            if firstmatch {
-                hits.next()
-            } else {
-                hits.next_back()
-            }
-        };
-        match hit {
-            Some(i) => {
-                let new = match (&regexp, flag(&p.backrefs, false)) {
-                    // Python's `match.expand`: the whole line is the template expanded.
-                    (Some(re), true) => {
-                        let mut new = String::new();
-                        re.captures(lines[i].as_str())
-                            .map_err(|e| ModuleError::new(format!("backrefs: {e}")))?
-                            .ok_or_else(|| {
-                                ModuleError::new("backrefs: the line no longer matches")
-                            })?
-                            .expand(&python_backrefs(&line), &mut new);
-                        new
-                    }
-                    _ => line.clone(),
-                };
-                lines[i] = new;
-            }
-            None if flag(&p.backrefs, false) => {}
-            None if lines.contains(&line) => {}
-            None => {
-                let at = insert_index(
-                    &lines,
-                    p.insertafter.as_ref().map(|t| t.as_str()),
-                    p.insertbefore.as_ref().map(|t| t.as_str()),
-                    firstmatch,
-                )?;
-                lines.insert(at, line);
-            }
-        }
+        None if !flag(&p.create, false) => return Err(missing_file(path)),
+        _ => {}
     }
-    let attrs = FileAttrs::new(&p.mode, &p.owner, &p.group, &p.backup);
-    if let Some(check) = p.validate.as_ref().filter(|_| !ctx.check) {
-        let after = joined(&before, &lines);
-        if after != before {
+    let before = existing.clone().unwrap_or_default();
+    let mut lines = edit::read_lines(&before);
+    let regexp = p.regexp.as_ref().map(|r| compile(r.as_str())).transpose()?;
+    let search = p.search_string.as_ref().map(|s| s.as_str());
+    let line = p.line.as_ref().map_or("", |l| l.as_str());
+    let mut found = None;
+    let (mut msg, mut changed) = if absent {
+        let removed = edit::absent(&mut lines, regexp.as_ref(), search, line)?;
+        found = Some(removed);
+        let msg = if removed > 0 {
+            format!("{removed} line(s) removed")
+        } else {
+            String::new()
+        };
+        (msg, removed > 0)
+    } else {
+        let edit = edit::Present {
+            regexp: regexp.as_ref(),
+            search,
+            line,
+            insertafter: p.insertafter.as_ref().map(|t| t.as_str()),
+            insertbefore: p.insertbefore.as_ref().map(|t| t.as_str()),
+            backrefs: flag(&p.backrefs, false),
+            firstmatch: flag(&p.firstmatch, false),
+        };
+        edit::present(&mut lines, &edit)?
+    };
+    let after = lines.concat();
+    let mut result = ModuleResult::default();
+    if changed && ctx.diff {
+        result.diff = Some((path.display().to_string(), before.clone(), after.clone()));
+    }
+    let mut backup = String::new();
+    if changed && !ctx.check {
+        if let Some(check) = &p.validate {
             validate(ctx, after.as_bytes(), check.as_str())?;
         }
+        if flag(&p.backup, false) && existing.is_some() {
+            backup = pathinfo::backup(fs, path)?;
+        }
+        if let Some(parent) = path.parent() {
+            fs.mkdir_all(parent, 0o755)?;
+        }
+        fs.write_atomic(path, after.as_bytes(), None)?;
     }
-    let mut result = write_lines(ctx, path, &before, &lines, &attrs)?;
-    let after = result
-        .diff
-        .as_ref()
-        .map_or(before.as_str(), |d| d.2.as_str());
-    let list = diff_list(path, &before, after, ctx.diff);
+    let attrs_apply = !(ctx.check && existing.is_none());
+    if attrs_apply && attrs::apply(fs, path, &p.owner, &p.group, &p.mode, ctx.check)? {
+        if changed {
+            msg.push_str(" and ");
+        }
+        msg.push_str("ownership, perms or SE linux context changed");
+        changed = true;
+    }
+    result.changed = changed;
+    result.msg = (!msg.is_empty()).then(|| msg.clone());
+    result.fields.insert("msg".into(), Json::from(msg));
+    result.fields.insert("backup".into(), Json::from(backup));
+    if let Some(found) = found {
+        result.fields.insert("found".into(), Json::from(found));
+    }
+    let list = diff_list(path, &before, &after, ctx.diff);
     result.fields.insert("diff".into(), list);
     Ok(result)
 }
@@ -278,42 +228,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn python_patterns_with_backreferences_and_lookaround_match() {
-        let lines = vec!["REF x REF".to_owned(), "REF x FER".to_owned()];
-        let re = compile(r"^(REF) .* \1$").expect("a backreference");
-        assert_eq!(matching_lines(&re, &lines).expect("matches"), vec![0]);
-        let re = compile(r"^REF(?= x F)").expect("a lookahead");
-        assert_eq!(matching_lines(&re, &lines).expect("matches"), vec![1]);
-    }
-
-    #[test]
     fn backrefs() {
         assert_eq!(python_backrefs(r"\1=\g<v> $x"), "${1}=${v} $$x");
-    }
-
-    #[test]
-    fn insertion_points() {
-        let lines: Vec<String> = ["a", "b", "a"].iter().map(|s| s.to_string()).collect();
-        assert_eq!(insert_index(&lines, None, None, false).expect("eof"), 3);
-        assert_eq!(
-            insert_index(&lines, Some("^a"), None, false).expect("after last a"),
-            3
-        );
-        assert_eq!(
-            insert_index(&lines, Some("^a"), None, true).expect("after first a"),
-            1
-        );
-        assert_eq!(
-            insert_index(&lines, None, Some("BOF"), false).expect("bof"),
-            0
-        );
-        assert_eq!(
-            insert_index(&lines, None, Some("^b"), false).expect("before b"),
-            1
-        );
-        assert_eq!(
-            insert_index(&lines, Some("^zzz"), None, false).expect("no match"),
-            3
-        );
     }
 }

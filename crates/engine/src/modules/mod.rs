@@ -19,6 +19,7 @@ mod hostconf;
 mod inspect;
 mod known_hosts;
 mod lineinfile;
+mod lineinfile_edit;
 mod package_facts;
 mod packages;
 mod pam_limits;
