@@ -148,6 +148,15 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let path = Path::new(p.path.as_str());
     let fs = ctx.target.fs();
     let absent = matches!(p.state, Some(Choice::Known(LineState::Absent)));
+    let warnings = empty_pattern_warning(&p);
+    if fs
+        .meta_follow(path)?
+        .is_some_and(|m| m.kind == crate::rootfs::Kind::Dir)
+    {
+        let mut error = ModuleError::new(format!("Path {} is a directory !", path.display()));
+        error.fields.insert("rc".into(), Json::from(256));
+        return Err(error);
+    }
     let existing = fs.read_text_opt(path)?;
     match &existing {
         None if absent => {
@@ -220,7 +229,31 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     }
     let list = diff_list(path, &before, &after, ctx.diff);
     result.fields.insert("diff".into(), list);
+    if !warnings.is_empty() {
+        result
+            .fields
+            .insert("warnings".into(), Json::from(warnings));
+    }
     Ok(result)
+}
+
+/// Ansible's warning for an empty regexp or search_string, which matches every line.
+fn empty_pattern_warning(p: &LineinfileParams) -> Vec<String> {
+    let empty = |t: &Option<planner::modules::types::Text>| {
+        t.as_ref().is_some_and(|t| t.as_str().is_empty())
+    };
+    let name = match (empty(&p.regexp), empty(&p.search_string)) {
+        (true, _) => "regular expression",
+        (false, true) => "search string",
+        _ => return Vec::new(),
+    };
+    let mut msg = format!("The {name} is an empty string, which will match every line in the file. This may have unintended consequences, such as replacing the last line in the file rather than appending.");
+    if name == "regular expression" {
+        msg.push_str(
+            " If this is desired, use '^' to match every line in the file and avoid this warning.",
+        );
+    }
+    vec![msg]
 }
 
 #[cfg(test)]
