@@ -105,7 +105,9 @@ pub fn place(ctx: &ModuleCtx, dest: &Path, how: &Placement) -> Result<ModuleResu
     use sha1::Digest;
     let checksum = format!("{:x}", sha1::Sha1::digest(how.bytes));
     let md5sum = format!("{:x}", md5::Md5::digest(how.bytes));
-    result.fields.insert("checksum".into(), Json::from(checksum));
+    result
+        .fields
+        .insert("checksum".into(), Json::from(checksum));
     result.fields.insert("md5sum".into(), Json::from(md5sum));
     Ok(result)
 }
