@@ -22,7 +22,7 @@ use std::process::{Command, Output};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use common::{debootstrapped, repo_root, require_root, serve_dir};
+use common::{debootstrapped, repo_root, require_root, serve_dir, ANSIBLE_ROOTFS};
 
 /// Paths that differ on every run whoever runs the role, so they say nothing about it.
 const IGNORED: &[&str] = &[
@@ -98,7 +98,7 @@ fn default_recipe(case: &str, mirror: &str) -> String {
 /// systemd for `systemd`) and an empty `/observed`, debootstrapped once and cached beside the
 /// other test fixtures.
 fn harness_rootfs() -> PathBuf {
-    let cached = debootstrapped("bookworm-ansible", Some("python3,python3-apt,systemd"));
+    let cached = debootstrapped(ANSIBLE_ROOTFS.0, Some(ANSIBLE_ROOTFS.1));
     // Where the roles write what they saw at run time.
     std::fs::create_dir_all(cached.join("observed")).expect("/observed");
     cached

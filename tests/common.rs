@@ -62,6 +62,16 @@ fn rustix_is_root() -> bool {
 
 static DEBOOTSTRAP: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// The rootfs the differential harness and the conformance suite run roles on, as the cache
+/// name and debootstrap's `--include` list: what ansible-test's target containers have that
+/// roles and Ansible's own tests use (Python with apt's bindings and Jinja2, systemd, `file`,
+/// `ssh-keygen`).
+/// A new list needs a new name: a cached rootfs is kept whatever the list says.
+pub const ANSIBLE_ROOTFS: (&str, &str) = (
+    "bookworm-ansible-3",
+    "python3,python3-apt,python3-jinja2,systemd,file,openssh-client",
+);
+
 /// A Debian bookworm minbase rootfs (with `include`, debootstrap's `--include` list, if any),
 /// debootstrapped once from the archive this machine's apt sources name and cached as `name`
 /// in [`test_cache`]; its path.

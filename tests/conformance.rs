@@ -26,7 +26,7 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use common::{debootstrapped, require_root};
+use common::{debootstrapped, require_root, ANSIBLE_ROOTFS};
 use overlay::Side;
 
 /// Where the play's `output_dir` is in the image (ansible-test makes a fresh one per target).
@@ -196,7 +196,7 @@ fn ansible_core_integration_targets_run_to_their_end() {
     let started = Instant::now();
     let all = source::integration_targets();
     check_tables(&all);
-    let lower = debootstrapped("bookworm-ansible", Some("python3,python3-apt,systemd"));
+    let lower = debootstrapped(ANSIBLE_ROOTFS.0, Some(ANSIBLE_ROOTFS.1));
     let work = tempfile::Builder::new()
         .prefix("imgbuild-conformance-")
         .tempdir_in("/var/tmp")

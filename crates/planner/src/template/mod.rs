@@ -15,6 +15,7 @@ mod lookup_plugins;
 mod lookup_sequence;
 mod lookup_template;
 pub mod lookups;
+mod math_filters;
 mod now;
 pub use now::BUILD_TIME;
 mod printf;
@@ -122,6 +123,7 @@ impl Templar {
         set_filters::register(&mut env);
         select_filters::register(&mut env);
         python_filters::register(&mut env);
+        math_filters::register(&mut env);
         jinja_tests::register(&mut env);
         file_tests::register(&mut env);
         result_tests::register(&mut env);

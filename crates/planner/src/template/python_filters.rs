@@ -176,20 +176,6 @@ fn type_debug(value: Value) -> &'static str {
     }
 }
 
-fn log(value: f64, base: Option<f64>) -> f64 {
-    match base {
-        Some(b) => value.ln() / b.ln(),
-        None => value.ln(),
-    }
-}
-
-fn root(value: f64, base: Option<f64>) -> f64 {
-    match base {
-        None | Some(2.0) => value.sqrt(),
-        Some(b) => value.powf(1.0 / b),
-    }
-}
-
 fn md5(value: String) -> String {
     use md5::Digest;
     format!("{:x}", md5::Md5::digest(value.as_bytes()))
@@ -372,9 +358,6 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("zip", super::pyrepr::zip);
     env.add_filter("zip_longest", zip_longest);
     env.add_filter("type_debug", type_debug);
-    env.add_filter("log", log);
-    env.add_filter("root", root);
-    env.add_filter("pow", |x: f64, y: f64| x.powf(y));
     env.add_filter("md5", md5);
     env.add_filter("password_hash", password_hash);
     env.add_filter("counter", counter);

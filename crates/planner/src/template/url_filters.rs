@@ -244,17 +244,6 @@ pub fn unique(items: Value, kwargs: Kwargs) -> Result<Value, Error> {
     let case_sensitive = case_given.unwrap_or(false);
     let attribute: Option<Value> = kwargs.get("attribute")?;
     kwargs.assert_all_used()?;
-    // Jinja2's unique hashes what it compares: mappings and lists fail it, and Ansible falls
-    // back to its own unique only without case_sensitive=False or attribute.
-    let unhashable = items
-        .try_iter()
-        .map(|mut it| it.any(|i| matches!(i.kind(), ValueKind::Map | ValueKind::Seq)))
-        .unwrap_or(false);
-    if unhashable && (case_given == Some(false) || attribute.is_some()) {
-        return Err(invalid(
-            "Jinja2's unique filter failed and we cannot fall back to Ansible's version as it does not support the parameters supplied",
-        ));
-    }
     if !matches!(
         items.kind(),
         ValueKind::Seq | ValueKind::Iterable | ValueKind::Map | ValueKind::String
@@ -279,6 +268,17 @@ pub fn unique(items: Value, kwargs: Kwargs) -> Result<Value, Error> {
             _ => item,
         })
     };
+    // Jinja2's unique hashes what it compares (the attribute's value where one is given):
+    // mappings and lists fail it, and Ansible falls back to its own unique only without
+    // case_sensitive=False or attribute.
+    let unhashable = items
+        .try_iter()?
+        .any(|i| key(&i).is_ok_and(|k| matches!(k.kind(), ValueKind::Map | ValueKind::Seq)));
+    if unhashable && (case_given == Some(false) || attribute.is_some()) {
+        return Err(invalid(
+            "Jinja2's unique filter failed and we cannot fall back to Ansible's version as it does not support the parameters supplied",
+        ));
+    }
     let mut seen: Vec<Value> = Vec::new();
     let mut out = Vec::new();
     for item in items.try_iter()? {
@@ -430,6 +430,19 @@ mod tests {
         )
         .expect("unique");
         assert_eq!(got, Value::from(vec!["a", "b"]));
+        let records = Value::from_serialize(serde_json::json!([
+            {"foo": "bar", "moo": "cow"}, {"foo": "bar", "moo": "mar"}
+        ]));
+        let by_foo = unique(
+            records.clone(),
+            Kwargs::from_iter([("attribute", Value::from("foo"))]),
+        );
+        assert_eq!(by_foo.expect("hashable attribute").len(), Some(1));
+        let whole = unique(
+            records,
+            Kwargs::from_iter([("case_sensitive", Value::from(false))]),
+        );
+        assert!(whole.is_err(), "mappings are not hashable");
         assert_eq!(realpath("/".into()), "/");
     }
 }
