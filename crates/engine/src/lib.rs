@@ -5,6 +5,7 @@
 //! tasks role by role through the [`modules`].
 
 pub mod archive;
+pub mod become_target;
 pub mod become_user;
 pub mod costs;
 pub mod events;

@@ -581,7 +581,9 @@ fn run_one(cmd: &Cmd, config: &Config, path: &str) -> CmdOutput {
         .args(args)
         .env_clear()
         .env("PATH", path)
-        .env("HOME", "/")
+        // root's home, as a task under Ansible's chroot connection sees it (a task run as
+        // another user gets that user's, below).
+        .env("HOME", "/root")
         .env("LANG", "C.UTF-8")
         .env("container", "imgbuild")
         .env("SYSTEMD_IN_CHROOT", "1")

@@ -400,3 +400,36 @@ fn async_on_an_action_that_refuses_it_fails_the_task_as_ansible_does() {
     );
     assert_eq!(all[1].fails, None);
 }
+
+#[test]
+fn a_fact_named_by_a_result_is_named_by_the_build() {
+    // Ansible renders set_fact's names when the task runs: the plan keeps the template for the
+    // build, and a later use of a name only the build may have set is left to it too.
+    let files = [(
+        "roles/r/tasks/main.yml",
+        r#"- command: cat /etc/hostname
+  register: found
+- set_fact:
+    "{{ found.stdout }}": true
+- debug: msg="{{ some_host_name }}"
+"#,
+    )];
+    let plan = planned(&files, &PlanOptions::default());
+    let all = tasks(&plan);
+    let set_fact = all
+        .iter()
+        .find(|t| t.module == "set_fact")
+        .expect("set_fact");
+    assert!(
+        set_fact.args.get("{{ found.stdout }}").is_some(),
+        "{:?}",
+        set_fact.args
+    );
+    assert!(set_fact.deferred.iter().any(|d| d == "{{ found.stdout }}"));
+    let debug = all.iter().find(|t| t.module == "debug").expect("debug");
+    assert!(
+        debug.deferred.iter().any(|d| d == "msg"),
+        "{:?}",
+        debug.deferred
+    );
+}

@@ -173,55 +173,12 @@ impl Executor<'_> {
             };
         }
         if task.changed_when.is_some() || task.failed_when.is_some() {
-            let mut bound = Layer::new();
-            let mut view = result.clone();
-            view.insert("changed".into(), json!(changed));
-            view.insert("failed".into(), json!(failure_msg.is_some()));
-            if let Some(register) = &task.register {
-                bound.insert(register.clone(), VarValue::Known(Json::Object(view)));
-            }
-            let merged: Layer = self
-                .facts_set
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .chain(bound)
-                .collect();
-            let judged = scope.with_facts_set(Arc::new(merged));
-            let mut judge_failed = true;
-            if let Some(expr) = &task.changed_when {
-                match self.condition(task, expr, &judged) {
-                    Ok(b) => changed = b,
-                    Err(e) => {
-                        // Ansible registers why, fails the task, and judges no further.
-                        let why =
-                            format!("The conditional check '{expr}' failed. The error was: {e}");
-                        result.insert("changed_when_result".into(), json!(why));
-                        failure_msg = Some(why);
-                        judge_failed = false;
-                    }
-                }
-            }
-            if let Some(expr) = task.failed_when.as_ref().filter(|_| judge_failed) {
-                // What Ansible registers beside `failed`: the verdict, or why there is none.
-                match self.condition(task, expr, &judged) {
-                    Ok(true) => {
-                        result.insert("failed_when_result".into(), json!(true));
-                        failure_msg = Some(
-                            failure_msg.unwrap_or_else(|| format!("failed_when '{expr}' is true")),
-                        )
-                    }
-                    Ok(false) => {
-                        result.insert("failed_when_result".into(), json!(false));
-                        failure_msg = None;
-                    }
-                    Err(e) => {
-                        let why =
-                            format!("The conditional check '{expr}' failed. The error was: {e}");
-                        result.insert("failed_when_result".into(), json!(why));
-                        failure_msg = Some(why);
-                    }
-                }
-            }
+            let verdict = Verdict {
+                changed,
+                failure_msg,
+            };
+            let verdict = self.conditions(task, scope, &mut result, verdict);
+            (changed, failure_msg) = (verdict.changed, verdict.failure_msg);
         }
         if let (Some((path, before, after)), true) = (diff, changed) {
             self.reporter.event(&Event::Diff {
@@ -244,4 +201,71 @@ impl Executor<'_> {
             msg,
         }
     }
+
+    /// `changed_when` and `failed_when` on a module's result, registered as Ansible registers
+    /// their verdicts (`changed_when_result`, `failed_when_result`).
+    fn conditions(
+        &self,
+        task: &PlannedTask,
+        scope: &Scope,
+        result: &mut Map<String, Json>,
+        mut verdict: Verdict,
+    ) -> Verdict {
+        let mut bound = Layer::new();
+        let mut view = result.clone();
+        view.insert("changed".into(), json!(verdict.changed));
+        view.insert("failed".into(), json!(verdict.failure_msg.is_some()));
+        if let Some(register) = &task.register {
+            bound.insert(register.clone(), VarValue::Known(Json::Object(view)));
+        }
+        let merged: Layer = self
+            .facts_set
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .chain(bound)
+            .collect();
+        let judged = scope.with_facts_set(Arc::new(merged));
+        let why = |expr: &str, e: String| {
+            format!("The conditional check '{expr}' failed. The error was: {e}")
+        };
+        if let Some(expr) = &task.changed_when {
+            match self.condition(task, expr, &judged) {
+                Ok(b) => verdict.changed = b,
+                Err(e) => {
+                    // Ansible registers why, fails the task, and judges no further.
+                    let why = why(expr, e);
+                    result.insert("changed_when_result".into(), json!(why));
+                    verdict.failure_msg = Some(why);
+                    return verdict;
+                }
+            }
+        }
+        if let Some(expr) = &task.failed_when {
+            // What Ansible registers beside `failed`: the verdict, or why there is none.
+            match self.condition(task, expr, &judged) {
+                Ok(true) => {
+                    result.insert("failed_when_result".into(), json!(true));
+                    let msg = verdict.failure_msg.take();
+                    verdict.failure_msg =
+                        Some(msg.unwrap_or_else(|| format!("failed_when '{expr}' is true")));
+                }
+                Ok(false) => {
+                    result.insert("failed_when_result".into(), json!(false));
+                    verdict.failure_msg = None;
+                }
+                Err(e) => {
+                    let why = why(expr, e);
+                    result.insert("failed_when_result".into(), json!(why));
+                    verdict.failure_msg = Some(why);
+                }
+            }
+        }
+        verdict
+    }
+}
+
+/// Whether a task changed something, and why it failed if it did.
+struct Verdict {
+    changed: bool,
+    failure_msg: Option<String>,
 }

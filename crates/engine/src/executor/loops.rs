@@ -47,9 +47,7 @@ impl Executor<'_> {
         let (mut changed, mut all_skipped) = (false, true);
         let mut first_failure = None;
         for (index, item) in items.iter().enumerate() {
-            if let Some(pause) = task.loop_pause.filter(|_| index > 0) {
-                std::thread::sleep(std::time::Duration::from_secs_f64(pause));
-            }
+            pause_before(task, index);
             let vars = planner::plan::loop_vars(
                 &var,
                 task.loop_index_var.as_deref(),
@@ -103,6 +101,13 @@ impl Executor<'_> {
             failure: None,
             msg: None,
         }
+    }
+}
+
+/// `loop_control.pause`: Ansible waits before each item but the first.
+pub(super) fn pause_before(task: &PlannedTask, index: usize) {
+    if let Some(pause) = task.loop_pause.filter(|_| index > 0) {
+        std::thread::sleep(std::time::Duration::from_secs_f64(pause));
     }
 }
 

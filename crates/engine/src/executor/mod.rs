@@ -360,10 +360,8 @@ impl<'a> Executor<'a> {
             task: task.name.clone(),
             source: task.source.clone(),
         });
-        if let (Some(pause), Some(item)) = (task.loop_pause, &task.item) {
-            if item.index > 0 {
-                std::thread::sleep(std::time::Duration::from_secs_f64(pause));
-            }
+        if let Some(item) = &task.item {
+            loops::pause_before(task, item.index);
         }
         let run = match &task.loop_over {
             None => self.run_once(task, target, None),
@@ -592,7 +590,7 @@ impl<'a> Executor<'a> {
                         )
                     })
                     .collect();
-                let became = crate::become_user::for_task(target, task.become_user.as_deref())?;
+                let became = crate::become_target::for_task(target, task.become_user.as_deref())?;
                 let ctx = ModuleCtx {
                     target: became.as_ref().map_or(target, |b| b as &dyn Target),
                     check: task.check_mode.unwrap_or(self.options.check),
