@@ -5,6 +5,10 @@
 
 use serde_json::{Map, Value as Json};
 
+mod split;
+
+pub use split::{join_args, split_args, SplitError};
+
 /// Splits `text` on whitespace outside quotes, returning each word's byte range.
 fn word_spans(text: &str) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
@@ -139,29 +143,64 @@ pub fn parse_key_values(text: &str) -> std::result::Result<Map<String, Json>, St
 }
 
 /// Splits a free-form command into `cmd` and the `key=value` words the module takes out of it
-/// (`chdir=/tmp ./install` → chdir + cmd), as Ansible does.
-pub fn parse_command(text: &str, keys: &[&str]) -> Map<String, Json> {
+/// (`chdir=/tmp ./install` → chdir + cmd), as Ansible does: words split and joined back as
+/// `split_args` and `join_args` do (spacing and line breaks kept, a lone `\` continuing the
+/// line); a taken word's value has its escapes decoded and its quotes removed; `\=` in a word
+/// with no other `=` is an `=`.
+pub fn parse_command(text: &str, keys: &[&str]) -> Result<Map<String, Json>, SplitError> {
     let mut out = Map::new();
-    let mut keep: Vec<(usize, usize)> = Vec::new();
-    for (s, e) in word_spans(text) {
-        let word = &text[s..e];
-        match word.split_once('=') {
-            Some((k, v)) if keys.contains(&k) => {
-                out.insert(k.to_owned(), Json::String(unquote(v)));
+    let mut raw: Vec<String> = Vec::new();
+    for word in split_args(text)? {
+        let decoded = decode_escapes(&word);
+        // The first `=` past the word's first character and not after a backslash.
+        let split = decoded
+            .char_indices()
+            .skip(1)
+            .find(|&(i, c)| c == '=' && !decoded[..i].ends_with('\\'))
+            .map(|(i, _)| i);
+        match split {
+            Some(i) if keys.contains(&&decoded[..i]) => {
+                let value = unquote(decoded[i + 1..].trim());
+                out.insert(decoded[..i].trim().to_owned(), Json::String(value));
             }
-            _ => keep.push((s, e)),
+            Some(_) => raw.push(word),
+            None if decoded.contains('=') => raw.push(decoded.replace("\\=", "=")),
+            None => raw.push(word),
         }
     }
-    // A command that took no key=value words is kept as written but for leading space (a
-    // block scalar's final newline stays, as Ansible's cmd shows it).
-    let cmd = if out.is_empty() {
-        text.trim_start().to_owned()
-    } else {
-        keep.iter()
-            .map(|&(s, e)| &text[s..e])
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    out.insert("cmd".into(), Json::String(cmd));
-    out
+    out.insert("cmd".into(), Json::String(join_args(&raw)));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEYS: &[&str] = &["chdir", "creates", "executable"];
+
+    // Expected values are what ansible-playbook 2.14 registered for each shell free form.
+    #[test]
+    fn taken_words_leave_the_command_lines() {
+        let args = parse_command(
+            "executable=/bin/bash\ncreates=/nonexist\necho \"test\"\n",
+            KEYS,
+        )
+        .expect("splits");
+        assert_eq!(args["cmd"], "echo \"test\"\n");
+        assert_eq!(args["executable"], "/bin/bash");
+        assert_eq!(args["creates"], "/nonexist");
+    }
+
+    #[test]
+    fn escaped_equals_and_other_keys_stay_in_the_command() {
+        let args = parse_command("echo a\\=b c=d chdir=\"/t\\tx\"", KEYS).expect("splits");
+        assert_eq!(args["cmd"], "echo a=b c=d");
+        assert_eq!(args["chdir"], "/t\tx");
+    }
+
+    #[test]
+    fn a_free_form_ansible_cannot_split_is_refused() {
+        assert!(parse_command("  echo hi", KEYS).is_err());
+        assert!(parse_command("echo \"a", KEYS).is_err());
+    }
 }

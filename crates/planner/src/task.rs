@@ -289,7 +289,16 @@ fn module_args(spec: &ModuleSpec, node: &Node, file: &Path) -> Result<Map<String
             _ => Ok(Map::new()),
         },
         Value::Str(s) => match spec.free_form {
-            FreeForm::Command(keys) => Ok(parse_command(s, keys)),
+            FreeForm::Command(keys) => parse_command(s, keys).map_err(|e| {
+                located(
+                    file,
+                    node.line,
+                    ErrorKind::Module {
+                        module: spec.name.into(),
+                        message: e.to_string(),
+                    },
+                )
+            }),
             FreeForm::KeyValue => parse_key_values(s).map_err(|word| {
                 located(
                     file,
