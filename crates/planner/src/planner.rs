@@ -202,6 +202,12 @@ pub fn recipe_facts(
         fact_layer
             .entry(format!("ansible_{name}"))
             .or_insert(VarValue::Deferred);
+        // Under `ansible_facts` too: there the fact names its deferred variable, which the
+        // build's gathered value replaces.
+        if let Some(VarValue::Raw(Json::Object(all))) = fact_layer.get_mut("ansible_facts") {
+            all.entry(name.to_string())
+                .or_insert_with(|| Json::String(format!("{{{{ ansible_{name} }}}}")));
+        }
     }
     // `now()` is the time the task runs: the plan leaves it to the build.
     fact_layer.insert(crate::template::BUILD_TIME.into(), VarValue::Deferred);

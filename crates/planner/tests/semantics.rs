@@ -433,3 +433,20 @@ fn a_fact_named_by_a_result_is_named_by_the_build() {
         debug.deferred
     );
 }
+
+#[test]
+fn image_facts_under_ansible_facts_are_left_to_the_build() {
+    let files = [(
+        "roles/r/tasks/main.yml",
+        "- debug: msg=py2\n  when: ansible_facts.python_version is version('3', '<')\n\
+         - debug: msg=\"{{ ansible_facts['python']['executable'] }}\"\n",
+    )];
+    let plan = planned(&files, &PlanOptions::default());
+    let t = tasks(&plan);
+    assert_eq!(t.len(), 2, "neither task folds away");
+    assert_eq!(
+        t[0].when.as_deref(),
+        Some("ansible_facts.python_version is version('3', '<')")
+    );
+    assert_eq!(t[1].deferred, vec!["msg".to_string()]);
+}
