@@ -180,43 +180,4 @@ mod tests {
     fn unknown_user_is_none() {
         assert_eq!(User::from_files(PASSWD, GROUP, "bob"), None);
     }
-
-    #[test]
-    fn file_work_as_a_user_is_checked_and_owned_as_that_users() {
-        if !rustix::process::geteuid().is_root() {
-            return;
-        }
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::set_permissions(
-            dir.path(),
-            <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755),
-        )
-        .expect("chmod");
-        let root = RootFs::plain(dir.path()).expect("rootfs");
-        root.write_atomic(Path::new("/secret"), b"x", Some(0o600))
-            .expect("secret");
-        root.mkdir_all(Path::new("/open"), 0o777).expect("open");
-        root.chmod(Path::new("/open"), 0o777).expect("chmod open");
-        let user = User {
-            name: "alice".into(),
-            uid: 4242,
-            gid: 4343,
-            groups: vec![4343],
-            home: "/".into(),
-            shell: "/bin/sh".into(),
-        };
-        let alice = root.for_user(user).expect("for_user");
-        let denied = alice.read(Path::new("/secret")).expect_err("0600 of root");
-        assert_eq!(denied.source.raw_os_error(), Some(13));
-        alice
-            .write_atomic(Path::new("/open/mine"), b"y", None)
-            .expect("write as alice");
-        let meta = root
-            .meta(Path::new("/open/mine"))
-            .expect("meta")
-            .expect("made");
-        assert_eq!((meta.uid, meta.gid), (4242, 4343));
-        assert!(rustix::process::geteuid().is_root(), "root's ids come back");
-        assert_eq!(root.read(Path::new("/secret")).expect("root reads"), b"x");
-    }
 }

@@ -37,6 +37,19 @@ pub(super) struct LazyContext {
 }
 
 impl LazyContext {
+    /// The variables of this render, where `raw` is one expression naming them (`vars`,
+    /// `hostvars[...]`).
+    fn variables_view(self: &Arc<Self>, raw: &serde_json::Value) -> Option<Value> {
+        let expr = super::single_expression(raw.as_str()?)?.trim();
+        if expr != "vars" && !expr.starts_with("hostvars[") {
+            return None;
+        }
+        let compiled = self.templar.env.compile_expression(expr).ok()?;
+        let value = compiled.eval(Value::from_dyn_object(self.clone())).ok()?;
+        value.downcast_object_ref::<LazyContext>()?;
+        Some(value)
+    }
+
     pub(super) fn lock(&self) -> MutexGuard<'_, ResolveState> {
         // A poisoned lock only means a panic elsewhere in this render; the state is still usable.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -120,6 +133,14 @@ impl LazyContext {
             }
             Some(VarValue::Raw(raw)) => raw,
         };
+        if let Some(view) = self.variables_view(raw) {
+            // `all_vars: "{{ hostvars[inventory_hostname] }}"`: the variables themselves, as
+            // Ansible's lazy hostvars are, not a copy (which would hold `all_vars` again).
+            self.lock()
+                .cache
+                .insert(name.to_owned(), Some(view.clone()));
+            return Some(view);
+        }
         self.lock().stack.push(name.to_owned());
         let result = self.templar.render_json_in(raw, self);
         let mut state = self.lock();

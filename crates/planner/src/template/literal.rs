@@ -5,6 +5,31 @@
 
 use serde_json::{Map, Number, Value as Json};
 
+/// Filters whose text Ansible never converts (its `STRING_TYPE_FILTERS`).
+const STRING_TYPE_FILTERS: &[&str] = &[
+    "string",
+    "to_json",
+    "to_nice_json",
+    "to_yaml",
+    "to_nice_yaml",
+    "ppretty",
+    "json",
+];
+
+/// Whether `template` is one expression (Jinja2 drops one final newline) whose last filter is
+/// one Ansible keeps text: `"{{ facts | to_nice_json }}\n"` stays text.
+pub fn keeps_text(template: &str) -> bool {
+    let source = template.strip_suffix('\n').unwrap_or(template);
+    let Some(expr) = super::single_expression(source) else {
+        return false;
+    };
+    let Some((_, last)) = expr.trim().rsplit_once('|') else {
+        return false;
+    };
+    let name = last.trim().split('(').next().unwrap_or_default().trim();
+    STRING_TYPE_FILTERS.contains(&name)
+}
+
 /// The value `text` stands for, if Ansible would convert it; `None` keeps it text.
 pub fn convert(text: &str) -> Option<Json> {
     match text {
@@ -194,6 +219,14 @@ mod tests {
         );
         assert_eq!(convert("True"), Some(json!(true)));
         assert_eq!(convert("{1: 'x'}"), Some(json!({"1": "x"})));
+    }
+
+    #[test]
+    fn string_type_filters_keep_their_text() {
+        assert!(super::keeps_text("{{ facts | to_nice_json }}\n"));
+        assert!(super::keeps_text("{{ x | to_json(indent=2) }}"));
+        assert!(!super::keeps_text("{{ x | list }}\n"));
+        assert!(!super::keeps_text("{{ '' }}[1, 2]\n"));
     }
 
     #[test]

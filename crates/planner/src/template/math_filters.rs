@@ -26,10 +26,14 @@ fn log(value: Value, base: Option<Value>) -> Result<f64, Error> {
     let x = number("log", &value)?;
     Ok(match base {
         None => x.ln(),
-        Some(base) => match number("log", &base)? {
-            b if b == 10.0 => x.log10(),
-            b => x.ln() / b.ln(),
-        },
+        Some(base) => {
+            let b = number("log", &base)?;
+            if b == 10.0 {
+                x.log10()
+            } else {
+                x.ln() / b.ln()
+            }
+        }
     })
 }
 
@@ -43,10 +47,14 @@ fn root(value: Value, base: Option<Value>) -> Result<f64, Error> {
     let x = number("root", &value)?;
     Ok(match base {
         None => x.sqrt(),
-        Some(base) => match number("root", &base)? {
-            b if b == 2.0 => x.sqrt(),
-            b => x.powf(1.0 / b),
-        },
+        Some(base) => {
+            let b = number("root", &base)?;
+            if b == 2.0 {
+                x.sqrt()
+            } else {
+                x.powf(1.0 / b)
+            }
+        }
     })
 }
 

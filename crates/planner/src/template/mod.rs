@@ -340,7 +340,10 @@ impl Templar {
         }
         Ok(self
             .render_to_string_in(s, ctx)?
-            .map(|text| literal::convert(&text).unwrap_or(Json::String(text))))
+            .map(|text| match literal::keeps_text(s) {
+                true => Json::String(text),
+                false => literal::convert(&text).unwrap_or(Json::String(text)),
+            }))
     }
 
     fn render_to_string_in(

@@ -475,3 +475,15 @@ fn contains_is_python_in() {
     assert_eq!(t.eval("m is contains 'k'", &sc), Ok(Some(json!(true))));
     assert_eq!(t.eval("[1, 2] is contains 3", &sc), Ok(Some(json!(false))));
 }
+
+#[test]
+fn a_variable_naming_hostvars_is_the_variables_themselves() {
+    let t = Templar::new();
+    let sc = scope(&[
+        ("inventory_hostname", json!("img")),
+        ("all_vars", json!("{{ hostvars[inventory_hostname] }}")),
+        ("test_var", json!("{{ all_vars.foo }}")),
+        ("foo", json!("test")),
+    ]);
+    assert_eq!(t.eval("test_var == 'test'", &sc), Ok(Some(json!(true))));
+}
