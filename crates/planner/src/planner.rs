@@ -202,12 +202,12 @@ pub fn recipe_facts(
         fact_layer
             .entry(format!("ansible_{name}"))
             .or_insert(VarValue::Deferred);
-        // Under `ansible_facts` too: there the fact names its deferred variable, which the
-        // build's gathered value replaces.
-        if let Some(VarValue::Raw(Json::Object(all))) = fact_layer.get_mut("ansible_facts") {
-            all.entry(name.to_string())
-                .or_insert_with(|| Json::String(format!("{{{{ ansible_{name} }}}}")));
-        }
+    }
+    // Under `ansible_facts` the image's facts are keys the build adds: the keys known now
+    // resolve, any other is left to the build (`ansible_facts.python_version`).
+    if let Some(VarValue::Raw(known)) = fact_layer.get("ansible_facts") {
+        let open = VarValue::Open(known.clone());
+        fact_layer.insert("ansible_facts".into(), open);
     }
     // `now()` is the time the task runs: the plan leaves it to the build.
     fact_layer.insert(crate::template::BUILD_TIME.into(), VarValue::Deferred);

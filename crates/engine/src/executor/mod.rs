@@ -114,6 +114,14 @@ impl<'a> Executor<'a> {
         for (k, v) in plan.facts.iter().chain(&plan.vars) {
             base.insert(k.clone(), VarValue::Raw(v.clone()));
         }
+        // `ansible_facts`: the plan's facts without their prefix; the image's own facts join
+        // it when the first role runs (image_facts.rs).
+        let facts: Map<String, Json> = plan
+            .facts
+            .iter()
+            .filter_map(|(k, v)| Some((k.strip_prefix("ansible_")?.to_owned(), v.clone())))
+            .collect();
+        base.insert("ansible_facts".into(), VarValue::Raw(Json::Object(facts)));
         base.insert(
             "ansible_check_mode".into(),
             VarValue::Raw(Json::Bool(options.check)),
