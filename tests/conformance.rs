@@ -186,6 +186,17 @@ fn project(all: &Path, work: &Path, names: &[String]) -> std::path::PathBuf {
     assert!(copied.success(), "copying the targets failed");
     for name in names {
         std::fs::write(project.join(format!("images/{name}.yml")), playbook(name)).expect("recipe");
+        if targets::LOCALHOST_VARS.contains(&name.as_str()) {
+            let dir = project.join("roles").join(name).join("host_vars");
+            let found = ["localhost", "localhost.yml"]
+                .iter()
+                .map(|f| dir.join(f))
+                .find(|f| f.is_file())
+                .expect("the target's host_vars/localhost");
+            std::fs::create_dir_all(project.join("images/host_vars")).expect("host_vars");
+            std::fs::copy(found, project.join(format!("images/host_vars/{name}.yml")))
+                .expect("host_vars of the image");
+        }
     }
     project
 }

@@ -14,6 +14,7 @@ mod free_form;
 pub mod glob;
 pub mod intent;
 pub mod inventory;
+mod inventory_vars;
 mod lookups;
 pub mod matrix;
 pub mod modules;

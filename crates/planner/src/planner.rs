@@ -75,6 +75,8 @@ pub struct RecipeFacts {
     pub facts: IndexMap<String, Json>,
     /// The scope of recipe-level variables (mirror, facts, recipe vars, `-e`).
     pub scope: Scope,
+    /// The names `group_vars/` and `host_vars/` beside the recipe define.
+    pub inventory_names: Vec<String>,
 }
 
 /// Plans `image` of `project`.
@@ -149,8 +151,15 @@ pub fn recipe_facts(
         extra.insert("mirror_server".into(), Json::String(url.clone()));
     }
     let recipe_layer = layer_from(&recipe.vars);
+    // ansible-playbook's precedence: group_vars and host_vars above role defaults and
+    // mirror.toml, below facts and the play's vars.
+    let recipe_dir = recipe.path.parent().unwrap_or(Path::new(""));
+    let inventory =
+        crate::inventory_vars::inventory_vars(sources, &project.root, recipe_dir, image)?;
+    let inventory_layer = layer_from(&inventory);
     let pre = Scope::new(layer_from(&extra))
         .with_layer(Arc::new(mirror_layer.clone()))
+        .with_layer(inventory_layer.clone())
         .with_layer(recipe_layer.clone());
     let at = Location::file(&recipe.path);
     let text = |name: &str| -> Result<Option<String>> {
@@ -213,12 +222,14 @@ pub fn recipe_facts(
     fact_layer.insert(crate::template::BUILD_TIME.into(), VarValue::Deferred);
     let scope = Scope::new(layer_from(&extra))
         .with_layer(Arc::new(mirror_layer))
+        .with_layer(inventory_layer)
         .with_layer(Arc::new(fact_layer))
         .with_layer(recipe_layer);
     Ok(RecipeFacts {
         recipe,
         facts,
         scope,
+        inventory_names: inventory.keys().cloned().collect(),
     })
 }
 
@@ -311,6 +322,7 @@ impl Planner<'_> {
             recipe,
             facts,
             scope,
+            inventory_names,
         } = base;
         let recipe_at = Location::file(&recipe.path);
         let environment: Vec<IndexMap<String, Json>> = match &recipe.environment {
@@ -384,8 +396,11 @@ impl Planner<'_> {
             }
         }
         self.check_tags(&recipe, tasks.is_empty())?;
-        let vars =
-            self.pins_from_role_defaults(&recipe, self.recipe_vars(&recipe, &scope), &scope)?;
+        let vars = self.pins_from_role_defaults(
+            &recipe,
+            self.recipe_vars(&recipe, &inventory_names, &scope),
+            &scope,
+        )?;
         let defined_at = |name: &str| {
             let here = |l: &Location| l.path == recipe.path;
             let found = self.sources.definitions(name);
@@ -536,12 +551,19 @@ impl Planner<'_> {
         Ok(vars)
     }
 
-    /// The recipe-level variables, resolved where they can be (raw where they cannot).
-    fn recipe_vars(&self, recipe: &Recipe, scope: &Scope) -> IndexMap<String, Json> {
+    /// The recipe-level variables (with the recipe's group_vars and host_vars), resolved where
+    /// they can be (raw where they cannot).
+    fn recipe_vars(
+        &self,
+        recipe: &Recipe,
+        inventory_names: &[String],
+        scope: &Scope,
+    ) -> IndexMap<String, Json> {
         let mut names: Vec<String> = Vec::new();
         if scope.get("mirror_server").is_some() {
             names.push("mirror_server".into());
         }
+        names.extend(inventory_names.iter().cloned());
         names.extend(recipe.vars.keys().cloned());
         names.extend(self.opts.extra_vars.keys().cloned());
         let mut out = IndexMap::new();

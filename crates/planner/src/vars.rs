@@ -1,5 +1,6 @@
 //! Variables in precedence layers, lowest first (design.md §3):
-//! role `defaults/` < `mirror.toml` < facts < recipe `vars:` < role `vars/` < role params <
+//! role `defaults/` < `mirror.toml` < the recipe's `group_vars/all` < its `host_vars/<image>` <
+//! facts < recipe `vars:` < role `vars/` < role params <
 //! block and task `vars` < `set_fact`/`register` < `-e`.
 
 use std::sync::Arc;

@@ -115,10 +115,11 @@ impl<'a> Executor<'a> {
             base.insert(k.clone(), VarValue::Raw(v.clone()));
         }
         // `ansible_facts`: the plan's facts without their prefix; the image's own facts join
-        // it when the first role runs (image_facts.rs).
+        // it when the first role runs (image_facts.rs), local facts when `setup` reads them.
         let facts: Map<String, Json> = plan
             .facts
             .iter()
+            .filter(|(k, _)| k.as_str() != "ansible_local")
             .filter_map(|(k, v)| Some((k.strip_prefix("ansible_")?.to_owned(), v.clone())))
             .collect();
         base.insert("ansible_facts".into(), VarValue::Raw(Json::Object(facts)));
@@ -307,7 +308,28 @@ impl<'a> Executor<'a> {
                 .collect();
             scope = scope.with_layer(Arc::new(layer));
         }
-        scope.with_facts_set(self.facts_set.clone())
+        scope.with_facts_set(self.facts_with_resolved_context(task))
+    }
+
+    /// What tasks set so far, under the values the plan resolved for this task: a value the
+    /// plan knew already holds what the build set before it (an `include_vars` the build
+    /// repeats as raw templates must not hide it).
+    fn facts_with_resolved_context(&self, task: &PlannedTask) -> Arc<Layer> {
+        let resolved: Vec<(&String, &Json)> = task
+            .context
+            .iter()
+            .filter(|(k, v)| {
+                self.facts_set.contains_key(*k) && !planner::template::contains_template(v)
+            })
+            .collect();
+        if resolved.is_empty() {
+            return self.facts_set.clone();
+        }
+        let mut layer = (*self.facts_set).clone();
+        for (k, v) in resolved {
+            layer.insert(k.clone(), VarValue::Raw(v.clone()));
+        }
+        Arc::new(layer)
     }
 
     fn failure(
