@@ -100,7 +100,7 @@ pub const OPEN: &[(&str, &str)] = &[
     ),
     (
         "filter_core",
-        "fails at build (roles/filter_core/tasks/main.yml:45): roles/filter_core/templates/foo.j2: undefined variable 'a'",
+        "fails at build (roles/filter_core/tasks/main.yml:45): roles/filter_core/templates/foo.j2: the fileglob filter over playbook_dir, which is the target's folder under runme.sh",
     ),
     (
         "find",
