@@ -10,66 +10,10 @@ use serde_json::{Map, Value as Json};
 use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::target::{Cmd, CmdOutput};
 
-/// Splits a command line into words as a POSIX shell would, without any expansion.
+/// Splits a command line into words as Ansible's command module does (Python's `shlex.split`),
+/// without any expansion.
 pub fn split_words(line: &str) -> Result<Vec<String>, ModuleError> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => word.push(c),
-                        None => return Err(ModuleError::new(format!("unclosed ' in: {line}"))),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(c @ ('"' | '\\' | '$' | '`')) => word.push(c),
-                            Some(c) => {
-                                word.push('\\');
-                                word.push(c);
-                            }
-                            None => {
-                                return Err(ModuleError::new(format!("unclosed \" in: {line}")))
-                            }
-                        },
-                        Some(c) => word.push(c),
-                        None => return Err(ModuleError::new(format!("unclosed \" in: {line}"))),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                if let Some(c) = chars.next() {
-                    word.push(c);
-                }
-            }
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            c => {
-                in_word = true;
-                word.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    Ok(words)
+    planner::shlex::split(line).map_err(|e| ModuleError::new(format!("{e} in: {line}")))
 }
 
 /// Whether Python's `glob.glob(pattern)` finds anything in the image: `*`, `?` and `[...]` in

@@ -157,18 +157,12 @@ pub fn strptime(text: &str, format: &str) -> Result<i64, String> {
             "time data '{text}' does not match format '{format}'"
         ));
     }
-    Ok(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
-}
-
-/// Days since 1970-01-01 of a date (Howard Hinnant's `days_from_civil`).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    Ok(
+        planner::template::days_from_civil(year, month, day) * 86_400
+            + hour * 3600
+            + minute * 60
+            + second,
+    )
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ mod lookup_template;
 pub mod lookups;
 mod math_filters;
 mod now;
-pub use now::BUILD_TIME;
+pub use now::{days_from_civil, BUILD_TIME};
 mod printf;
 mod pymethods;
 mod pyrandom;
