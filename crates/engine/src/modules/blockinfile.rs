@@ -123,6 +123,35 @@ fn edit(original: Option<&[u8]>, block: &Block) -> Result<Vec<u8>, ModuleError> 
     Ok(lines.concat())
 }
 
+/// The block the task asks for: its markers, its text (none when `state: absent`), its place.
+fn block_of(p: &BlockinfileParams, present: bool) -> Block<'_> {
+    let marker = p
+        .marker
+        .as_ref()
+        .map_or("# {mark} ANSIBLE MANAGED BLOCK", |m| m.as_str());
+    let mark = |m: &Option<planner::modules::types::Text>, default: &str| {
+        marker
+            .replace("{mark}", m.as_ref().map_or(default, |t| t.as_str()))
+            .into_bytes()
+    };
+    let place = match (&p.insertafter, &p.insertbefore) {
+        (None, Some(b)) if b.as_str() == "BOF" => Place::Before(None),
+        (None, Some(b)) => Place::Before(Some(b.as_str())),
+        (Some(a), _) if a.as_str() != "EOF" => Place::After(Some(a.as_str())),
+        _ => Place::After(None),
+    };
+    Block {
+        begin: mark(&p.marker_begin, "BEGIN"),
+        end: mark(&p.marker_end, "END"),
+        text: if present {
+            p.block.as_ref().map_or("", |b| b.as_str())
+        } else {
+            ""
+        },
+        place,
+    }
+}
+
 /// `blockinfile`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: BlockinfileParams = params("blockinfile", args)?;
@@ -159,31 +188,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             return Ok(result);
         }
     }
-    let marker = p
-        .marker
-        .as_ref()
-        .map_or("# {mark} ANSIBLE MANAGED BLOCK", |m| m.as_str());
-    let mark = |m: &Option<planner::modules::types::Text>, default: &str| {
-        marker
-            .replace("{mark}", m.as_ref().map_or(default, |t| t.as_str()))
-            .into_bytes()
-    };
-    let place = match (&p.insertafter, &p.insertbefore) {
-        (None, Some(b)) if b.as_str() == "BOF" => Place::Before(None),
-        (None, Some(b)) => Place::Before(Some(b.as_str())),
-        (Some(a), _) if a.as_str() != "EOF" => Place::After(Some(a.as_str())),
-        _ => Place::After(None),
-    };
-    let block = Block {
-        begin: mark(&p.marker_begin, "BEGIN"),
-        end: mark(&p.marker_end, "END"),
-        text: if present {
-            p.block.as_ref().map_or("", |b| b.as_str())
-        } else {
-            ""
-        },
-        place,
-    };
+    let block = block_of(&p, present);
     let after = edit(original.as_deref(), &block)?;
     let changed = original.as_deref() != Some(after.as_slice());
     let mut msg = match (changed, &original) {

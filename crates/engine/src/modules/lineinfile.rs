@@ -199,19 +199,11 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     if changed && ctx.diff {
         result.diff = Some((path.display().to_string(), before.clone(), after.clone()));
     }
-    let mut backup = String::new();
-    if changed && !ctx.check {
-        if let Some(check) = &p.validate {
-            validate(ctx, after.as_bytes(), check.as_str())?;
-        }
-        if flag(&p.backup, false) && existing.is_some() {
-            backup = pathinfo::backup(fs, path)?;
-        }
-        if let Some(parent) = path.parent() {
-            fs.mkdir_all(parent, 0o755)?;
-        }
-        fs.write_atomic(path, after.as_bytes(), None)?;
-    }
+    let backup = if changed && !ctx.check {
+        write(ctx, &p, path, existing.is_some(), &after)?
+    } else {
+        String::new()
+    };
     let attrs_apply = !(ctx.check && existing.is_none());
     if attrs_apply && attrs::apply(fs, path, &p.owner, &p.group, &p.mode, ctx.check)? {
         if changed {
@@ -235,6 +227,31 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             .insert("warnings".into(), Json::from(warnings));
     }
     Ok(result)
+}
+
+/// Writes the edited text after `validate` accepts it, backing the old file up first when
+/// asked; missing parent folders are made. The backup's name, or "".
+fn write(
+    ctx: &ModuleCtx,
+    p: &LineinfileParams,
+    path: &Path,
+    existed: bool,
+    after: &str,
+) -> Result<String, ModuleError> {
+    let fs = ctx.target.fs();
+    if let Some(check) = &p.validate {
+        validate(ctx, after.as_bytes(), check.as_str())?;
+    }
+    let backup = if flag(&p.backup, false) && existed {
+        pathinfo::backup(fs, path)?
+    } else {
+        String::new()
+    };
+    if let Some(parent) = path.parent() {
+        fs.mkdir_all(parent, 0o755)?;
+    }
+    fs.write_atomic(path, after.as_bytes(), None)?;
+    Ok(backup)
 }
 
 /// Ansible's warning for an empty regexp or search_string, which matches every line.
