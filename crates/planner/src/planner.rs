@@ -296,6 +296,8 @@ fn magic_vars(recipe: &Recipe) -> Vec<(String, Json)> {
         ),
         ("ansible_play_name".into(), json!(recipe.image)),
         ("ansible_check_mode".into(), json!(false)),
+        // The plan's; the build's follows `--diff`.
+        ("ansible_diff_mode".into(), json!(false)),
         ("ansible_connection".into(), json!("chroot")),
         ("ansible_managed".into(), json!("Ansible managed")),
         ("group_names".into(), json!([])),

@@ -127,6 +127,10 @@ impl<'a> Executor<'a> {
             "ansible_check_mode".into(),
             VarValue::Raw(Json::Bool(options.check)),
         );
+        base.insert(
+            "ansible_diff_mode".into(),
+            VarValue::Raw(Json::Bool(options.diff)),
+        );
         let pkg_mgr = plan
             .facts
             .get("ansible_pkg_mgr")
