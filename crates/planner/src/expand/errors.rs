@@ -88,6 +88,19 @@ fn known_fields(message: &str) -> Vec<&str> {
 /// is "not supported yet"; a misspelt one gets a suggestion.
 pub(super) fn module_args_error(module: &str, message: &str, at: &Location) -> PlanError {
     let field = unknown_field(message);
+    if matches!(module, "command" | "shell") && field == Some("warn") {
+        // Ansible 2.14 itself refuses it when the task runs: a task that never runs is fine.
+        return PlanError::new(
+            at.clone(),
+            ErrorKind::Module {
+                module: module.into(),
+                message: format!(
+                    "Unsupported parameters for ({module}) module: warn; {}",
+                    crate::modules::not_yet_supported(module, "warn").unwrap_or_default()
+                ),
+            },
+        );
+    }
     if let Some(why) = field.and_then(|f| crate::modules::not_yet_supported(module, f)) {
         let key = format!("{module}: {}", field.unwrap_or_default());
         return PlanError::new(at.clone(), ErrorKind::Unsupported { key, why });
