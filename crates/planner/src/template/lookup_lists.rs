@@ -190,6 +190,58 @@ fn subelements_usage(detail: &str) -> Error {
     ))
 }
 
+/// The `subelements` filter (`users | subelements('keys', skip_missing=True)`): `[item,
+/// subitem]` for each item (a list's, or a mapping's values) and each subitem of its dotted
+/// `path` list; unlike the lookup, the item keeps that list.
+pub fn subelements_filter(
+    items: Value,
+    path: String,
+    skip_missing: Option<bool>,
+    kwargs: minijinja::value::Kwargs,
+) -> Result<Value, Error> {
+    let skip_missing = kwargs
+        .get::<Option<bool>>("skip_missing")?
+        .or(skip_missing)
+        .unwrap_or(false);
+    kwargs.assert_all_used()?;
+    let elements: Vec<Value> = match items.kind() {
+        ValueKind::Map => items
+            .try_iter()?
+            .map(|k| items.get_item(&k))
+            .collect::<Result<_, _>>()?,
+        ValueKind::Seq | ValueKind::Iterable => items.try_iter()?.collect(),
+        _ => {
+            return Err(lookup_failed(
+                "obj must be a list of dicts or a nested dict",
+            ))
+        }
+    };
+    let mut pairs = Vec::new();
+    for element in elements {
+        let mut values = element.clone();
+        for key in path.split('.') {
+            values = values.get_attr(key).unwrap_or(Value::UNDEFINED);
+        }
+        if values.is_undefined() {
+            if skip_missing {
+                continue;
+            }
+            return Err(lookup_failed(format!(
+                "could not find '{path}' key in iterated item {element}"
+            )));
+        }
+        if values.kind() != ValueKind::Seq {
+            return Err(lookup_failed(format!(
+                "the key {path} should point to a list"
+            )));
+        }
+        for sub in values.try_iter()? {
+            pairs.push(Value::from(vec![element.clone(), sub]));
+        }
+    }
+    Ok(Value::from(pairs))
+}
+
 /// `with_subelements: [list, 'key.subkey', {skip_missing: bool}]`: `[item, subitem]` for each
 /// item of the list (or the values of a mapping) and each subitem of its `key.subkey` list.
 /// As Ansible's, the item given loses that list.

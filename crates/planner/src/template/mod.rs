@@ -131,6 +131,7 @@ impl Templar {
         random_filters::register(&mut env);
         human_filters::register(&mut env);
         env.add_filter("format", printf::format);
+        env.add_filter("subelements", lookup_lists::subelements_filter);
         env.add_function("lookup", lookups::lookup);
         env.add_function("now", now::now);
         env.add_function("query", lookups::query);

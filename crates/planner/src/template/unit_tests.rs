@@ -487,3 +487,32 @@ fn a_variable_naming_hostvars_is_the_variables_themselves() {
     ]);
     assert_eq!(t.eval("test_var == 'test'", &sc), Ok(Some(json!(true))));
 }
+
+#[test]
+fn subelements_filter_pairs_items_with_their_subelements() {
+    let t = Templar::new();
+    let sc = scope(&[(
+        "users",
+        json!([{"name": "a", "keys": ["k1", "k2"]}, {"name": "b"}]),
+    )]);
+    assert_eq!(
+        t.eval(
+            "users | subelements('keys', skip_missing=True) | map(attribute=1) | list",
+            &sc
+        ),
+        Ok(Some(json!(["k1", "k2"])))
+    );
+    let missing = t
+        .eval("users | subelements('keys')", &sc)
+        .expect_err("b has no keys");
+    assert!(
+        missing.to_string().contains("could not find 'keys'"),
+        "{missing}"
+    );
+    let kept = scope(&[("users", json!([{"name": "a", "keys": ["k1"]}]))]);
+    assert_eq!(
+        t.eval("(users | subelements('keys'))[0][0]['keys']", &kept),
+        Ok(Some(json!(["k1"]))),
+        "the item keeps its list, as Ansible's filter gives it"
+    );
+}
