@@ -13,6 +13,7 @@ use crate::recipe::{condition_list, string_list, var_map};
 use crate::yaml::{Node, Value};
 
 mod action;
+mod loop_control;
 
 pub use action::TemplatedAction;
 use action::{action_args, loops_once, merge_args_keyword, ActionTarget};
@@ -563,45 +564,7 @@ pub fn parse_task<'n>(
                     plugin: None,
                 });
             }
-            "loop_control" => {
-                let controls = value
-                    .as_map()
-                    .ok_or_else(|| wrong(file, value, "loop_control", "a mapping"))?;
-                for (ck, cv) in controls {
-                    match ck.name.as_str() {
-                        "loop_var" => def.loop_var = text(cv, "loop_var", file)?,
-                        "index_var" => def.index_var = Some(text(cv, "index_var", file)?),
-                        "label" => def.loop_label = Some(cv.to_json()),
-                        "extended" => {
-                            def.loop_extended = cv.to_json().as_bool().unwrap_or_else(|| {
-                                crate::template::ansible_bool_str(&cv.to_json().to_string())
-                            })
-                        }
-                        "pause" => {
-                            let seconds = cv.to_json();
-                            def.loop_pause = seconds
-                                .as_f64()
-                                .or_else(|| seconds.as_str().and_then(|s| s.trim().parse().ok()))
-                                .filter(|s| *s > 0.0);
-                        }
-                        "extended_allitems" => {}
-                        other => {
-                            return Err(located(
-                                file,
-                                ck.line,
-                                ErrorKind::UnknownKey {
-                                    context: "loop_control key",
-                                    key: other.into(),
-                                    suggestion: suggest(
-                                        other,
-                                        ["loop_var", "index_var", "label", "pause", "extended"],
-                                    ),
-                                },
-                            ))
-                        }
-                    }
-                }
-            }
+            "loop_control" => loop_control::parse(&mut def, value, file)?,
             "register" => {
                 let name = text(value, "register", file)?;
                 if !crate::vars::is_identifier(&name) {
