@@ -257,6 +257,14 @@ fn imgbuild_leaves_the_tree_ansible_playbook_leaves() {
         .status()
         .expect("cp");
     assert!(copied.success());
+    // Collections beside the recipes, where ansible-playbook finds a playbook's own.
+    let copied = Command::new("cp")
+        .arg("-a")
+        .arg(fixtures.join("collections"))
+        .arg(project.join("images/collections"))
+        .status()
+        .expect("cp");
+    assert!(copied.success());
     std::fs::write(project.join("mirror.toml"), format!("url = \"{mirror}\"\n")).expect("mirror");
     let names = cases(&fixtures);
     assert!(!names.is_empty(), "no case to run");

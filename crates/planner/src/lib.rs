@@ -5,6 +5,7 @@
 //! pure (it reads the project's files and nothing else) and takes milliseconds.
 
 pub mod build_only;
+pub mod collections;
 pub mod edit;
 pub mod error;
 mod expand;

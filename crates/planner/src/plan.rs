@@ -269,6 +269,29 @@ impl Step {
     }
 }
 
+impl Step {
+    /// Every task of this step in order, blocks included, to change.
+    pub fn tasks_mut(&mut self) -> Vec<&mut PlannedTask> {
+        match self {
+            Step::Task(task) => vec![task],
+            Step::Block(block) => {
+                let PlannedBlock {
+                    block,
+                    rescue,
+                    always,
+                    ..
+                } = &mut **block;
+                block
+                    .iter_mut()
+                    .chain(rescue.iter_mut())
+                    .chain(always.iter_mut())
+                    .flat_map(Step::tasks_mut)
+                    .collect()
+            }
+        }
+    }
+}
+
 impl Plan {
     /// Every task of the plan in order, flattening blocks.
     pub fn all_tasks(&self) -> Vec<&PlannedTask> {

@@ -28,6 +28,17 @@ pub struct RefusedHandler {
     pub error: PlanError,
 }
 
+/// A role's handler by a qualified name.
+#[derive(Debug, Clone)]
+pub struct HandlerAlias {
+    /// `<role> : <handler>`.
+    pub alias: String,
+    /// The handler's own name.
+    pub name: String,
+    /// Where the role's handlers are in the plan's handlers.
+    pub steps: std::ops::Range<usize>,
+}
+
 /// What the command line adds to a plan.
 #[derive(Debug, Clone, Default)]
 pub struct PlanOptions {
@@ -57,6 +68,9 @@ pub(crate) struct Planner<'a> {
     pub notified: Vec<(String, Location)>,
     pub handlers: Vec<Step>,
     pub handler_names: Vec<String>,
+    /// A role's handlers by `<role> : <handler>` (the role's short and full names), which a
+    /// notify may use as Ansible allows.
+    pub handler_aliases: Vec<HandlerAlias>,
     /// Handlers with a keyword image builds do not run: refused when a task notifies one.
     pub refused_handlers: Vec<RefusedHandler>,
     pub handler_roles: Vec<PathBuf>,
@@ -92,6 +106,7 @@ pub fn plan(project: &Project, image: &str, opts: &PlanOptions) -> Result<Plan> 
         notified: Vec::new(),
         handlers: Vec::new(),
         handler_names: Vec::new(),
+        handler_aliases: Vec::new(),
         refused_handlers: Vec::new(),
         handler_roles: Vec::new(),
         roles_run: Vec::new(),
@@ -372,6 +387,9 @@ impl Planner<'_> {
                 roles.push(label.to_owned());
                 self.plan_list(&node, &play_ctx(label, &recipe.path), &mut tasks)?;
             }
+        }
+        for (name, _) in self.notified.clone() {
+            self.answer_by_alias(&name);
         }
         for (name, at) in &self.notified {
             let refused = self

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::collections::QualifiedRole;
 use crate::error::{suggest, ErrorKind, Location, PlanError, Result};
 use crate::recipe::var_map;
 use crate::source::Sources;
@@ -19,23 +20,35 @@ pub fn find_role(sources: &Sources, root: &Path, name: &str, at: Location) -> Re
             ErrorKind::Recipe(format!("role name '{name}' must be a folder below roles/")),
         ));
     }
-    for base in ROLE_PATHS {
-        let rel = Path::new(base).join(name);
-        if sources.is_dir(&rel) {
-            return Ok(rel);
-        }
+    // A role of a collection (`namespace.collection.role`) is looked for in the project's
+    // installed collections first; a plain role folder of that name comes after, as Ansible
+    // looks for a dotted name in its roles path too.
+    let candidates: Vec<PathBuf> = QualifiedRole::parse(name)
+        .map(|q| q.candidates())
+        .unwrap_or_default()
+        .into_iter()
+        .chain(ROLE_PATHS.iter().map(|base| Path::new(base).join(name)))
+        .collect();
+    if let Some(found) = candidates.iter().find(|rel| sources.is_dir(rel)) {
+        return Ok(found.clone());
     }
     let known = known_roles(root);
+    let searched = candidates
+        .iter()
+        .map(|c| c.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let to_do = if QualifiedRole::parse(name).is_some() {
+        " (a role of a collection: install it with 'ansible-galaxy collection install -p collections')"
+    } else {
+        ""
+    };
     Err(PlanError::new(
         at,
         ErrorKind::MissingRole {
             name: name.to_owned(),
-            searched: ROLE_PATHS
-                .iter()
-                .map(|b| format!("{b}/{name}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            suggestion: suggest(name, known.iter().map(String::as_str)),
+            searched,
+            suggestion: format!("{}{to_do}", suggest(name, known.iter().map(String::as_str))),
         },
     ))
 }

@@ -78,6 +78,20 @@ pub fn run_role(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "role".into());
+    // A role of a collection's source (`<collection>/roles/<role>` beside its galaxy.yml) is
+    // planned as ansible-playbook runs it once the collection is installed: by its full name,
+    // with its sibling roles known by theirs.
+    let collection = role
+        .parent()
+        .filter(|dir| dir.ends_with("roles"))
+        .and_then(std::path::Path::parent)
+        .and_then(|root| {
+            planner::collections::collection_identity(root).map(|id| (root.to_owned(), id))
+        });
+    let recipe_role = match &collection {
+        Some((_, (namespace, collection))) => format!("{namespace}.{collection}.{name}"),
+        None => name.clone(),
+    };
     let work = tempfile::tempdir().map_err(|e| Failure::Run(anyhow!(e)))?;
     let root = work.path();
     let setup = || -> std::io::Result<()> {
@@ -100,10 +114,17 @@ pub fn run_role(
                 std::os::unix::fs::symlink(&path, root.join("roles").join(sibling.file_name()))?;
             }
         }
+        if let Some((source, (namespace, collection))) = &collection {
+            let installed = root
+                .join(planner::collections::COLLECTION_PATHS[0])
+                .join(namespace);
+            std::fs::create_dir_all(&installed)?;
+            std::os::unix::fs::symlink(source, installed.join(collection))?;
+        }
         std::fs::write(
             root.join("images/role-check.yml"),
             format!(
-                "- hosts: localhost\n  vars:\n    kernel_version: \"{kernel}\"\n  facts: {{distribution: {distro}, distribution_version: \"{version}\"}}\n  roles: [\"{name}\"]\n"
+                "- hosts: localhost\n  vars:\n    kernel_version: \"{kernel}\"\n  facts: {{distribution: {distro}, distribution_version: \"{version}\"}}\n  roles: [\"{recipe_role}\"]\n"
             ),
         )?;
         let here = match dir {

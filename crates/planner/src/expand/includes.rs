@@ -77,6 +77,7 @@ impl Planner<'_> {
             .scope
             .with_bottom_layer(defaults)
             .with_layer(vars)
+            .with_layer(parent_roles(ctx))
             .with_layer(role_magic(name, &role_dir));
         let tasks_from = tasks_from.unwrap_or("main");
         let file =
@@ -103,4 +104,28 @@ impl Planner<'_> {
         // After the tasks: handlers see what they set (see plan_role).
         self.plan_role_handlers(&role_dir, &child)
     }
+}
+
+/// `ansible_parent_role_names` and `ansible_parent_role_paths` of a role included or imported
+/// by a role's task: the including role first, then those that included it, as ansible-core's
+/// `IncludeRole` gives them (none for a role included from the recipe's own tasks).
+fn parent_roles(ctx: &Ctx) -> Arc<Layer> {
+    let mut layer = Layer::new();
+    if ctx.role_dir.is_none() {
+        return Arc::new(layer);
+    }
+    for (list, own) in [
+        ("ansible_parent_role_names", "ansible_role_name"),
+        ("ansible_parent_role_paths", "role_path"),
+    ] {
+        let mut values = Vec::new();
+        if let Some(VarValue::Raw(parent)) = ctx.scope.get(own) {
+            values.push(parent.clone());
+        }
+        if let Some(VarValue::Raw(Json::Array(above))) = ctx.scope.get(list) {
+            values.extend(above.iter().cloned());
+        }
+        layer.insert(list.into(), VarValue::Raw(Json::Array(values)));
+    }
+    Arc::new(layer)
 }

@@ -3,6 +3,7 @@
 mod become_user;
 mod catching;
 mod errors;
+mod handler_alias;
 mod includes;
 mod inventory;
 mod keywords;
@@ -471,7 +472,9 @@ impl Planner<'_> {
                 self.handler_names.extend(task.listen.iter().cloned());
             }
         }
+        let first = self.handlers.len();
         self.handlers.extend(handlers);
+        self.note_handler_aliases(&ctx.scope, first..self.handlers.len());
         Ok(())
     }
 
@@ -710,13 +713,22 @@ impl Planner<'_> {
     }
 }
 
-/// `role_name`, `role_path` (relative to the project root) and `ansible_search_path` for a
-/// role's tasks.
+/// `role_name`, `ansible_role_name` (with its collection), `ansible_collection_name`,
+/// `role_path` (relative to the project root) and `ansible_search_path` for a role's tasks.
 pub(crate) fn role_magic(name: &str, role_dir: &Path) -> Arc<Layer> {
+    use crate::collections::{collection_of, role_fqcn, short_name};
     let mut layer = Layer::new();
     layer.insert(
         "role_name".into(),
-        VarValue::Raw(Json::String(name.to_owned())),
+        VarValue::Raw(Json::String(short_name(name).to_owned())),
+    );
+    layer.insert(
+        "ansible_role_name".into(),
+        VarValue::Raw(Json::String(role_fqcn(name, role_dir))),
+    );
+    layer.insert(
+        "ansible_collection_name".into(),
+        VarValue::Raw(collection_of(role_dir).map_or(Json::Null, Json::String)),
     );
     layer.insert(
         "role_path".into(),
