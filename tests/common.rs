@@ -118,7 +118,9 @@ pub fn bookworm_rootfs(dest: &Path) {
     assert!(status.success(), "copying the cached rootfs failed");
 }
 
-/// Serves the files below `dir` over HTTP on 127.0.0.1 (GET and HEAD) until the test ends.
+/// Serves the files below `dir` over HTTP on 127.0.0.1 (GET and HEAD) until the test ends: a
+/// `.json` file as `application/json`, a path beside a `<path>.location` file as a redirect to
+/// the URL it holds, If-Modified-Since answered.
 pub fn serve_dir(dir: &Path) -> String {
     serve_dir_on(dir, 0)
 }
@@ -170,11 +172,25 @@ pub fn serve_dir_on(dir: &Path, port: u16) -> String {
                         return;
                     }
                 }
+                // `<path>.location` holding a URL: a redirect there.
+                let redirect = std::fs::read_to_string(format!("{}.location", file.display()));
+                if let (Ok(location), true) = (redirect, safe) {
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 302 Found\r\nLocation: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                        location.trim()
+                    );
+                    return;
+                }
+                let kind = match file.extension().and_then(|e| e.to_str()) {
+                    Some("json") => "Content-Type: application/json\r\n",
+                    _ => "",
+                };
                 match std::fs::read(&file).ok().filter(|_| safe && file.is_file()) {
                     Some(body) => {
                         let _ = write!(
                             stream,
-                            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                            "HTTP/1.1 200 OK\r\n{kind}Content-Length: {}\r\nConnection: close\r\n\r\n",
                             body.len()
                         );
                         if method != "HEAD" {

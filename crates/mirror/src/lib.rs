@@ -4,6 +4,7 @@
 mod config;
 pub mod debian_archive;
 mod fetch;
+pub mod http;
 mod lock;
 mod probe;
 pub mod serve;

@@ -38,6 +38,7 @@ mod textdiff;
 mod textedit;
 mod tzif;
 mod unarchive;
+mod uri;
 mod users;
 
 use std::path::{Path, PathBuf};
@@ -80,10 +81,18 @@ impl ModuleCtx<'_> {
     }
 }
 
-/// Fetches artifacts for `get_url` and `unarchive`.
+/// Fetches artifacts for `get_url` and `unarchive`, and makes `uri`'s requests.
 pub trait Downloader {
     /// Downloads `url` (verified against `sha256` when given) into the cache; returns the file.
     fn fetch(&self, url: &str, sha256: Option<&str>) -> Result<PathBuf, DownloadError>;
+
+    /// Makes one HTTP request for `uri` (nothing cached: every request is made).
+    fn request(
+        &self,
+        request: &mirror::http::HttpRequest,
+    ) -> Result<mirror::http::HttpResponse, mirror::http::HttpError> {
+        mirror::http::send(request)
+    }
 }
 
 /// A download that failed: what went wrong, and the HTTP status when the mirror answered one.
@@ -216,6 +225,7 @@ pub const TARGET_MODULES: &[(&str, RunModule)] = &[
     ("synchronize", synchronize::run),
     ("get_url", get_url::run),
     ("unarchive", unarchive::run),
+    ("uri", uri::run),
     ("package", packages::package),
     ("apt", packages::apt),
     ("dnf", packages::dnf),

@@ -13,18 +13,26 @@ use crate::vars::Scope;
 impl Planner<'_> {
     /// `delegate_to:` refused unless it names the image itself (`inventory_hostname`, as
     /// `munge_key_host: "{{ ansible_play_hosts_all | first }}"` does), where delegating changes
-    /// nothing and the task runs in the image as any other, with a note.
+    /// nothing and the task runs in the image as any other, with a note; or, for a task that
+    /// only makes a request (`request_only`), names the controller, whose requests the build
+    /// makes itself.
     pub(super) fn foreign_delegation(
         &mut self,
         raw: &Json,
         scope: &Scope,
         at: &Location,
+        request_only: bool,
     ) -> Option<PlanError> {
         let full = self.full(scope);
         let host = self.templar.render(raw, &full).ok().flatten();
         let image = self
             .templar
             .render(&Json::from("{{ inventory_hostname }}"), &full);
+        let controller = |h: &Json| matches!(h.as_str(), Some("localhost" | "127.0.0.1" | "::1"));
+        if request_only && host.as_ref().is_some_and(controller) {
+            // The build makes the request itself, as the controller would.
+            return None;
+        }
         match (host, image) {
             (Some(host), Ok(Some(image))) if host == image => {
                 self.warn(

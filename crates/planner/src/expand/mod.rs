@@ -205,7 +205,13 @@ impl Planner<'_> {
         let refused = match def.refused.take() {
             Some(refused) => Some(refused),
             None => def.delegate_to.as_ref().and_then(|(host, line)| {
-                self.foreign_delegation(host, &scope, &Location::new(&ctx.file, *line))
+                let request_only = is_request_only(&def.action);
+                self.foreign_delegation(
+                    host,
+                    &scope,
+                    &Location::new(&ctx.file, *line),
+                    request_only,
+                )
             }),
         };
         // Ansible decides `when` before it looks at delegate_to: a task that never runs is
@@ -710,6 +716,20 @@ impl Planner<'_> {
                 }
             }
         }
+    }
+}
+
+/// A task whose module only asks a server (`uri` without a file to write or test): run from the
+/// machine running the build, it does the same whichever host it is delegated to.
+fn is_request_only(action: &Action) -> bool {
+    match action {
+        Action::Module { spec, args, .. } => {
+            spec.name == "uri"
+                && ["dest", "creates", "removes", "src"]
+                    .iter()
+                    .all(|key| !args.contains_key(*key))
+        }
+        _ => false,
     }
 }
 

@@ -141,6 +141,11 @@ pub const ANSIBLE_2_14: &[(&str, &[&str])] = &[
     ("pause", &[
         "echo", "minutes", "prompt", "seconds",
     ]),
+    ("pip", &[
+        "chdir", "editable", "executable", "extra_args", "name", "requirements", "state", "umask",
+        "version", "virtualenv", "virtualenv_command", "virtualenv_python",
+        "virtualenv_site_packages",
+    ]),
     ("ping", &[
         "data",
     ]),
@@ -215,6 +220,15 @@ pub const ANSIBLE_2_14: &[(&str, &[&str])] = &[
         "attr", "attributes", "copy", "creates", "decrypt", "dest", "exclude", "extra_opts",
         "group", "include", "io_buffer_size", "keep_newer", "list_files", "mode", "owner",
         "remote_src", "selevel", "serole", "setype", "seuser", "src", "unsafe_writes",
+        "validate_certs",
+    ]),
+    ("uri", &[
+        "attr", "attributes", "body", "body_format", "ca_path", "ciphers", "client_cert",
+        "client_key", "creates", "decompress", "dest", "follow_redirects", "force",
+        "force_basic_auth", "group", "headers", "http_agent", "method", "mode", "owner", "password",
+        "remote_src", "removes", "return_content", "selevel", "serole", "setype", "seuser", "src",
+        "status_code", "timeout", "unix_socket", "unredirected_headers", "unsafe_writes", "url",
+        "url_password", "url_username", "use_gssapi", "use_netrc", "use_proxy", "user",
         "validate_certs",
     ]),
     ("user", &[

@@ -58,6 +58,7 @@ pub mod tempfile;
 pub mod template;
 pub mod timezone;
 pub mod unarchive;
+pub mod uri;
 pub mod user;
 pub mod yum_repository;
 
@@ -272,6 +273,7 @@ pub static ALL: &[&ModuleSpec] = &[
     &template::SPEC,
     &timezone::SPEC,
     &unarchive::SPEC,
+    &uri::SPEC,
     &user::SPEC,
     &yum_repository::SPEC,
 ];

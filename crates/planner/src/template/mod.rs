@@ -16,7 +16,7 @@ mod lookup_sequence;
 mod lookup_template;
 pub mod lookups;
 mod math_filters;
-mod now;
+pub mod now;
 pub use now::{days_from_civil, BUILD_TIME};
 mod printf;
 mod pymethods;

@@ -28,8 +28,8 @@ struct DateTime {
     epoch: i64,
 }
 
-/// Howard Hinnant's `civil_from_days`.
-fn civil(days: i64) -> (i64, u32, u32) {
+/// Howard Hinnant's `civil_from_days`: the year, month and day of a day since 1970-01-01.
+pub fn civil(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
