@@ -127,6 +127,8 @@ pub const IMAGE_FACTS: &[&str] = &[
     "python_version",
     "userspace_bits",
     "userspace_architecture",
+    "selinux",
+    "selinux_python_present",
 ];
 
 /// Facts Ansible gathers from a running host that an image does not have: hardware, memory,
@@ -167,7 +169,6 @@ pub fn host_only(name: &str) -> Option<&str> {
         "date_time",
         "cmdline",
         "proc_cmdline",
-        "selinux",
         "apparmor",
     ];
     let short = name.strip_prefix("ansible_")?;

@@ -60,6 +60,11 @@ pub struct PlannedTask {
     /// with a path on each of two hosts (`synchronize`) finds both in the image.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub delegated_to_image: bool,
+    /// `delegate_to` names the controller: the task works in the build's controller folder (a
+    /// scratch folder of the build, where roles download and unpack before copying into the
+    /// image).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub on_controller: bool,
     /// `check_mode:` of the task (or its blocks): true runs it in check mode, false for real,
     /// whatever the build's mode; none follows the build.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -366,6 +366,8 @@ impl Planner<'_> {
             handlers: false,
             rescued: false,
             depth: 0,
+            delegate_to: None,
+            loaded_at_run: false,
         };
         let list = |label: &str| {
             recipe

@@ -141,6 +141,9 @@ pub struct TaskDef<'n> {
     /// `delegate_to:` as written, with its line: the planner accepts only a delegation to the
     /// image itself.
     pub delegate_to: Option<(Json, usize)>,
+    /// Set by the planner: `delegate_to` names the controller, and the task works in the
+    /// build's controller folder.
+    pub on_controller: bool,
     /// A keyword an image build does not run (`local_action`, ...), with why: an error for a
     /// task; a handler that has one is refused only if something notifies it, as Ansible runs
     /// a handler only when notified.
@@ -517,6 +520,7 @@ pub fn parse_task<'n>(
         check_mode: None,
         diff: None,
         delegate_to: None,
+        on_controller: false,
         refused: None,
     };
     let mut action: Option<(String, Action<'n>)> = None;

@@ -10,7 +10,9 @@ use serde_json::{Map, Value as Json};
 
 use crate::target::{Cmd, Target};
 
-/// Ansible's python and platform fact code, reduced to these facts: prints one JSON object.
+/// Ansible's python, platform and selinux fact code, reduced to these facts: prints one JSON
+/// object. SELinux is as the image's interpreter sees it in the sandbox (the building machine's
+/// kernel), as under Ansible's chroot connection.
 const SCRIPT: &str = r#"
 import json, platform, sys
 try:
@@ -27,7 +29,16 @@ machine = platform.machine()
 arch = machine
 if machine == "x86_64" and bits == "32":
     arch = "i386"
+try:
+    import selinux
+    selinux_present = True
+    status = "enabled" if selinux.is_selinux_enabled() == 1 else "disabled"
+except ImportError:
+    selinux_present = False
+    status = "Missing selinux Python library"
 print(json.dumps({
+    "selinux": {"status": status},
+    "selinux_python_present": selinux_present,
     "python": {
         "version": {"major": sys.version_info[0], "minor": sys.version_info[1],
                     "micro": sys.version_info[2], "releaselevel": sys.version_info[3],

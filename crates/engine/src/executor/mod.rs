@@ -4,6 +4,7 @@
 
 mod attempts;
 mod controller;
+mod controller_folder;
 mod image_facts;
 mod inventory;
 mod local_facts;
@@ -85,6 +86,8 @@ pub struct Executor<'a> {
     image_facts_gathered: bool,
     /// The hosts and groups, once a `group_by` or `add_host` changes them.
     inventory: Option<planner::inventory::Inventory>,
+    /// What tasks delegated to `localhost` work in, once one runs.
+    controller: Option<controller_folder::ControllerFolder>,
 }
 
 struct Run {
@@ -152,6 +155,7 @@ impl<'a> Executor<'a> {
             ending: None,
             image_facts_gathered: false,
             inventory: None,
+            controller: None,
         }
     }
 
@@ -624,9 +628,21 @@ impl<'a> Executor<'a> {
                         )
                     })
                     .collect();
-                let became = crate::become_target::for_task(target, task.become_user.as_deref())?;
+                if task.on_controller && self.controller.is_none() {
+                    self.controller = Some(controller_folder::ControllerFolder::new()?);
+                }
+                let controller = self.controller.as_ref().map(|c| c.target());
+                let target: &dyn Target = match controller.filter(|_| task.on_controller) {
+                    Some(folder) => folder,
+                    None => target,
+                };
+                let became = match task.on_controller {
+                    true => None,
+                    false => crate::become_target::for_task(target, task.become_user.as_deref())?,
+                };
                 let ctx = ModuleCtx {
                     target: became.as_ref().map_or(target, |b| b as &dyn Target),
+                    controller: controller.map(|c| c.fs()),
                     check: task.check_mode.unwrap_or(self.options.check),
                     diff: task.diff.unwrap_or(self.options.diff),
                     project_root: self.project_root,

@@ -184,7 +184,8 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         || p.src.as_ref().is_some_and(|s| s.as_str().starts_with('/'))
     {
         let src = p.src.as_ref().map(|s| s.to_string()).unwrap_or_default();
-        fs.read(Path::new(&src))?
+        ctx.source_fs(Path::new(&src), flag(&p.remote_src, false))?
+            .read(Path::new(&src))?
     } else {
         let local = ctx.local_path()?;
         let src_text = p.src.as_ref().map(|s| s.to_string()).unwrap_or_default();

@@ -70,9 +70,26 @@ pub struct ModuleCtx<'a> {
     pub pkg_mgr: &'a str,
     /// Downloads through the site mirror.
     pub downloads: &'a dyn Downloader,
+    /// The build's controller folder, once a task delegated to `localhost` made it: an
+    /// absolute `src` of `copy` or `unarchive` is read there first.
+    pub controller: Option<&'a crate::rootfs::RootFs>,
 }
 
 impl ModuleCtx<'_> {
+    /// Where an absolute `src` is read: the build's controller folder when the file is there
+    /// (a task delegated to `localhost` put it there) and the task does not say `remote_src`,
+    /// else the target.
+    pub fn source_fs(
+        &self,
+        src: &Path,
+        remote_src: bool,
+    ) -> Result<&crate::rootfs::RootFs, ModuleError> {
+        match self.controller.filter(|_| !remote_src) {
+            Some(folder) if folder.exists(src)? => Ok(folder),
+            _ => Ok(self.target.fs()),
+        }
+    }
+
     /// The project file the task reads, as a host path.
     pub fn local_path(&self) -> Result<PathBuf, ModuleError> {
         self.local_file

@@ -80,7 +80,8 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         std::fs::File::open(&cached)
             .map_err(|e| ModuleError::new(format!("{}: {e}", cached.display())))?
     } else if remote || src.starts_with('/') {
-        fs.open_read(Path::new(src))?
+        ctx.source_fs(Path::new(src), remote)?
+            .open_read(Path::new(src))?
     } else {
         let local = ctx.local_path()?;
         std::fs::File::open(&local)

@@ -110,6 +110,39 @@ impl Planner<'_> {
         })))
     }
 
+    /// A task of a file Ansible reads only when the build runs its include, naming a module no
+    /// one has: the task that fails there with Ansible's words, when it runs.
+    pub(super) fn unread_task(
+        &mut self,
+        node: &crate::yaml::Node,
+        ctx: &Ctx,
+        error: PlanError,
+    ) -> Result<Step, PlanError> {
+        let ErrorKind::UnknownKey { key, .. } = &error.kind else {
+            return Err(error);
+        };
+        let message = format!("couldn't resolve module/action '{key}'. This often indicates a misspelling, missing collection, or incorrect module path.");
+        let at = Location::new(&ctx.file, node.line);
+        self.warn(
+            &at,
+            format!("left to the build, where the task fails if its include runs (its file is read only then, as Ansible reads it): {error}"),
+        );
+        Ok(Step::Task(Box::new(PlannedTask {
+            role: ctx.layer.to_string(),
+            name: node
+                .get("name")
+                .and_then(|n| n.as_str())
+                .map_or_else(|| key.clone(), str::to_owned),
+            module: key.clone(),
+            args: serde_json::Value::Object(serde_json::Map::new()),
+            tags: ctx.tags.clone(),
+            when: and_all(&ctx.when),
+            source: at.to_string(),
+            fails: Some(message),
+            ..PlannedTask::default()
+        })))
+    }
+
     /// The task's passes; where they fail with an error Ansible meets only when the task runs
     /// and its failure is left to the build, the task that fails there instead (`None`).
     pub(super) fn passes_or_failing_task(

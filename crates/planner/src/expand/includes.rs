@@ -55,6 +55,7 @@ impl Planner<'_> {
         &mut self,
         name: &str,
         froms: [Option<&str>; 3],
+        task_vars: Arc<Layer>,
         ctx: &Ctx,
         at: &Location,
         out: &mut Vec<Step>,
@@ -77,6 +78,9 @@ impl Planner<'_> {
             .scope
             .with_bottom_layer(defaults)
             .with_layer(vars)
+            // The including task's `vars:` are task vars, above the role's own (precedence
+            // 17 over 15): prometheus.prometheus's roles hand `_common` its values so.
+            .with_layer(task_vars)
             .with_layer(parent_roles(ctx))
             .with_layer(role_magic(name, &role_dir));
         let tasks_from = tasks_from.unwrap_or("main");

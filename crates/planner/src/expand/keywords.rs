@@ -11,55 +11,6 @@ use crate::template::Condition;
 use crate::vars::Scope;
 
 impl Planner<'_> {
-    /// `delegate_to:` refused unless it names the image itself (`inventory_hostname`, as
-    /// `munge_key_host: "{{ ansible_play_hosts_all | first }}"` does), where delegating changes
-    /// nothing and the task runs in the image as any other, with a note; or, for a task that
-    /// only makes a request (`request_only`), names the controller, whose requests the build
-    /// makes itself.
-    pub(super) fn foreign_delegation(
-        &mut self,
-        raw: &Json,
-        scope: &Scope,
-        at: &Location,
-        request_only: bool,
-    ) -> Option<PlanError> {
-        let full = self.full(scope);
-        let host = self.templar.render(raw, &full).ok().flatten();
-        let image = self
-            .templar
-            .render(&Json::from("{{ inventory_hostname }}"), &full);
-        let controller = |h: &Json| matches!(h.as_str(), Some("localhost" | "127.0.0.1" | "::1"));
-        if request_only && host.as_ref().is_some_and(controller) {
-            // The build makes the request itself, as the controller would.
-            return None;
-        }
-        match (host, image) {
-            (Some(host), Ok(Some(image))) if host == image => {
-                self.warn(
-                    at,
-                    format!(
-                        "delegate_to names the image itself ({image}); the task runs in the image"
-                    ),
-                );
-                None
-            }
-            (host, _) => {
-                let named = match host {
-                    Some(Json::String(h)) => h,
-                    Some(other) => other.to_string(),
-                    None => raw.as_str().map_or_else(|| raw.to_string(), str::to_owned),
-                };
-                Some(PlanError::new(
-                    at.clone(),
-                    ErrorKind::Unsupported {
-                        key: "delegate_to".into(),
-                        why: format!("it names host '{named}', and an image build has no host but the image; what the task makes or reads there (a shared key, a file) is a site value: give it to the image through the recipe's vars or a file of a role, or run the step in the rootfs"),
-                    },
-                ))
-            }
-        }
-    }
-
     /// `notify:` names rendered, as Ansible renders them (`Restart {{ service }}`), and noted
     /// for the check that each names a handler. A name that uses a build-time result stays a
     /// template: the build renders it, and checks it, when the task changes something.

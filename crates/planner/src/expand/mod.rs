@@ -2,6 +2,7 @@
 
 mod become_user;
 mod catching;
+mod delegation;
 mod errors;
 mod handler_alias;
 mod includes;
@@ -30,6 +31,7 @@ use crate::task::{parse_task, Action, BecomeKeywords, TaskDef};
 use crate::template::OMIT;
 use crate::vars::{Layer, Scope, VarValue};
 use crate::yaml::{Node, Value};
+use delegation::Delegation;
 use errors::module_args_error;
 
 /// Includes nested deeper than this are taken for an include loop.
@@ -67,6 +69,11 @@ pub(crate) struct Ctx {
     pub rescued: bool,
     /// Include nesting depth.
     pub depth: usize,
+    /// Inherited `delegate_to` (of a block), with its line.
+    pub delegate_to: Option<(Json, usize)>,
+    /// Read only if the build runs it: inside a dynamic include under a `when` the build
+    /// decides, which Ansible reads only when it runs.
+    pub loaded_at_run: bool,
 }
 
 /// One pass of a task: a loop iteration, or the task itself.
@@ -161,10 +168,18 @@ impl Planner<'_> {
     }
 
     fn plan_task(&mut self, node: &Node, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
-        let mut def = parse_task(node, &ctx.file, &|name| {
+        let parsed = parse_task(node, &ctx.file, &|name| {
             !name.contains('.') && self.role_module_file(name, ctx).is_some()
         })
-        .map_err(|e| self.role_action_plugin(e, ctx))?;
+        .map_err(|e| self.role_action_plugin(e, ctx));
+        let mut def = match parsed {
+            Ok(def) => def,
+            Err(error) if ctx.loaded_at_run => {
+                out.push(self.unread_task(node, ctx, error)?);
+                return Ok(());
+            }
+            Err(error) => return Err(error),
+        };
         let at = Location::new(&ctx.file, def.line);
         let mut lookup_dirs = self.file_search("files", ctx);
         for sub in ["templates", "vars"] {
@@ -202,17 +217,29 @@ impl Planner<'_> {
             names.extend(def.listen.iter().cloned());
             self.handler_names.extend(names.iter().cloned());
         }
-        let refused = match def.refused.take() {
-            Some(refused) => Some(refused),
-            None => def.delegate_to.as_ref().and_then(|(host, line)| {
-                let request_only = is_request_only(&def.action);
-                self.foreign_delegation(
-                    host,
-                    &scope,
-                    &Location::new(&ctx.file, *line),
-                    request_only,
-                )
-            }),
+        let runs_module = matches!(
+            def.action,
+            Action::Module { .. } | Action::TemplatedModule(_)
+        );
+        if runs_module && def.delegate_to.is_none() {
+            def.delegate_to = ctx.delegate_to.clone();
+        }
+        // A block's delegate_to is its tasks': each is judged by its own module.
+        let judged = def.delegate_to.clone().filter(|_| runs_module);
+        let refused = match (def.refused.take(), judged) {
+            (Some(refused), _) => Some(refused),
+            (None, Some((host, line))) => {
+                let at = Location::new(&ctx.file, line);
+                match self.delegation(&host, &def.action, &scope, &at) {
+                    Delegation::Image => None,
+                    Delegation::ControllerFolder => {
+                        def.on_controller = true;
+                        None
+                    }
+                    Delegation::Refused(error) => Some(error),
+                }
+            }
+            (None, None) => None,
         };
         // Ansible decides `when` before it looks at delegate_to: a task that never runs is
         // never delegated.
@@ -335,6 +362,7 @@ impl Planner<'_> {
                     let path = self.include_path(&name, ctx, &at)?;
                     let child = Ctx {
                         tags: child_tags,
+                        loaded_at_run: ctx.loaded_at_run || !*is_static && !pass.whens.is_empty(),
                         ..self.child_ctx(ctx, &def, &pass, tags.clone(), label, &at)?
                     };
                     self.plan_file(&path, &child, out)?;
@@ -357,6 +385,7 @@ impl Planner<'_> {
                     };
                     let child = Ctx {
                         tags: child_tags,
+                        loaded_at_run: ctx.loaded_at_run || !*is_static && !pass.whens.is_empty(),
                         ..self.child_ctx(ctx, &def, &pass, tags.clone(), label, &at)?
                     };
                     let froms = [
@@ -364,7 +393,8 @@ impl Planner<'_> {
                         defaults_from.as_deref(),
                         vars_from.as_deref(),
                     ];
-                    self.plan_included_role(name, froms, &child, &at, out)?;
+                    let task_vars = crate::vars::layer_from(&def.vars);
+                    self.plan_included_role(name, froms, task_vars, &child, &at, out)?;
                 }
             }
         }
@@ -418,6 +448,7 @@ impl Planner<'_> {
             become_keywords: become_user::inherited(ctx, def),
             check_mode: def.check_mode.clone().or_else(|| ctx.check_mode.clone()),
             diff: def.diff.clone().or_else(|| ctx.diff.clone()),
+            delegate_to: def.delegate_to.clone().or_else(|| ctx.delegate_to.clone()),
             depth: ctx.depth + 1,
             ..ctx.clone()
         })
@@ -587,7 +618,8 @@ impl Planner<'_> {
             tags: tags.to_vec(),
             when: and_all(&pass.whens),
             source: at.to_string(),
-            delegated_to_image: def.delegate_to.is_some(),
+            delegated_to_image: def.delegate_to.is_some() && !def.on_controller,
+            on_controller: def.on_controller,
             check_mode: self.bool_keyword(
                 "check_mode",
                 &def.check_mode,
@@ -716,20 +748,6 @@ impl Planner<'_> {
                 }
             }
         }
-    }
-}
-
-/// A task whose module only asks a server (`uri` without a file to write or test): run from the
-/// machine running the build, it does the same whichever host it is delegated to.
-fn is_request_only(action: &Action) -> bool {
-    match action {
-        Action::Module { spec, args, .. } => {
-            spec.name == "uri"
-                && ["dest", "creates", "removes", "src"]
-                    .iter()
-                    .all(|key| !args.contains_key(*key))
-        }
-        _ => false,
     }
 }
 

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{ErrorKind, Location, PlanError, Result};
 use crate::planner::Planner;
+use crate::vars::VarValue;
+use serde_json::Value as Json;
 
 use super::Ctx;
 
@@ -55,6 +57,16 @@ impl Planner<'_> {
         if let Some(role_dir) = &ctx.role_dir {
             dirs.push(role_dir.join(sub));
             dirs.push(role_dir.clone());
+            // Then the roles that included this one, nearest first: Ansible's search path
+            // follows the role's dependency chain.
+            if let Some(VarValue::Raw(Json::Array(parents))) =
+                ctx.scope.get("ansible_parent_role_paths")
+            {
+                for parent in parents.iter().filter_map(Json::as_str) {
+                    dirs.push(Path::new(parent).join(sub));
+                    dirs.push(PathBuf::from(parent));
+                }
+            }
         }
         dirs.push(here.join(sub));
         dirs.push(here);

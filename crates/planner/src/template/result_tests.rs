@@ -143,6 +143,13 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
         let a: Vec<Value> = a.try_iter()?.collect();
         Ok::<_, Error>(b.try_iter()?.all(|x| a.contains(&x)))
     });
+    // Python's any() and all() over the items' truth.
+    env.add_test("any", |v: Value| {
+        Ok::<_, Error>(v.try_iter()?.any(|x| x.is_true()))
+    });
+    env.add_test("all", |v: Value| {
+        Ok::<_, Error>(v.try_iter()?.all(|x| x.is_true()))
+    });
 }
 
 #[cfg(test)]
@@ -164,6 +171,20 @@ mod tests {
         let pending = Value::from_serialize(serde_json::json!({"started": 1, "finished": 0}));
         assert_eq!(started(pending.clone()).ok(), Some(true));
         assert_eq!(async_flag("finished")(pending).ok(), Some(false));
+    }
+
+    #[test]
+    fn any_and_all_are_pythons() {
+        let mut env = minijinja::Environment::new();
+        register(&mut env);
+        let render = |expr: &str| {
+            env.render_str(&format!("{{{{ {expr} }}}}"), ())
+                .expect("renders")
+        };
+        assert_eq!(render("[0, '', 3] is any"), "True");
+        assert_eq!(render("[0, ''] is any"), "False");
+        assert_eq!(render("[] is all"), "True");
+        assert_eq!(render("[1, 0] is all"), "False");
     }
 
     #[test]

@@ -1,0 +1,113 @@
+//! `delegate_to:`: where a delegated task runs in an image build. Naming the image itself, the
+//! task runs in the image as any other. Naming the controller (`localhost`), a task of a file
+//! or download module works in the build's controller folder, a scratch folder the build keeps
+//! for the play, where roles download and unpack a release before copying it into the image
+//! (`copy: src: /abs/path` then reads it there). Anything else has no host to run on.
+
+use super::*;
+
+/// Modules that only read and write files or make requests: on the controller they work in
+/// the build's controller folder. Commands, packages, users and services are not among them:
+/// an image build runs nothing on the machine that builds it.
+const CONTROLLER_FOLDER_MODULES: &[&str] = &[
+    "assemble",
+    "blockinfile",
+    "copy",
+    "file",
+    "find",
+    "get_url",
+    "lineinfile",
+    "replace",
+    "slurp",
+    "stat",
+    "tempfile",
+    "template",
+    "unarchive",
+    "uri",
+];
+
+/// Where a delegated task runs.
+pub(super) enum Delegation {
+    /// In the image (delegated to the image itself).
+    Image,
+    /// In the build's controller folder.
+    ControllerFolder,
+    /// Nowhere an image build has.
+    Refused(PlanError),
+}
+
+/// The names Ansible's implicit localhost answers to.
+fn is_controller(host: &Json) -> bool {
+    matches!(host.as_str(), Some("localhost" | "127.0.0.1" | "::1"))
+}
+
+/// The module a task runs, when the plan knows it.
+fn module_of(action: &Action) -> Option<&'static ModuleSpec> {
+    match action {
+        Action::Module { spec, .. } => Some(spec),
+        _ => None,
+    }
+}
+
+impl Planner<'_> {
+    /// Where a task delegated to `raw` runs (see the module's documentation).
+    pub(super) fn delegation(
+        &mut self,
+        raw: &Json,
+        action: &Action,
+        scope: &Scope,
+        at: &Location,
+    ) -> Delegation {
+        let full = self.full(scope);
+        let host = self.templar.render(raw, &full).ok().flatten();
+        let image = self
+            .templar
+            .render(&Json::from("{{ inventory_hostname }}"), &full);
+        let spec = module_of(action);
+        if spec.is_some_and(|s| s.runs == crate::modules::Runs::Controller) {
+            // set_fact, assert, debug...: imgbuild runs them itself wherever they are sent.
+            return Delegation::Image;
+        }
+        let module = spec.map(|s| s.name);
+        match (host, image) {
+            (Some(host), Ok(Some(image))) if host == image => {
+                self.warn(
+                    at,
+                    format!(
+                        "delegate_to names the image itself ({image}); the task runs in the image"
+                    ),
+                );
+                Delegation::Image
+            }
+            (Some(host), _)
+                if is_controller(&host)
+                    && module.is_some_and(|m| CONTROLLER_FOLDER_MODULES.contains(&m)) =>
+            {
+                Delegation::ControllerFolder
+            }
+            (host, _) => {
+                let named = match host {
+                    Some(Json::String(h)) => h,
+                    Some(other) => other.to_string(),
+                    None => raw.as_str().map_or_else(|| raw.to_string(), str::to_owned),
+                };
+                let why = if is_controller(&Json::from(named.as_str())) {
+                    format!(
+                        "it runs {} on the machine running the build, which an image build never does; delegated to localhost, only file and download modules run, in the build's controller folder ({}); run the step in the image instead",
+                        module.map_or_else(|| "a task".to_owned(), |m| format!("module '{m}'")),
+                        CONTROLLER_FOLDER_MODULES.join(", ")
+                    )
+                } else {
+                    format!("it names host '{named}', and an image build has no host but the image; what the task makes or reads there (a shared key, a file) is a site value: give it to the image through the recipe's vars or a file of a role, or run the step in the rootfs")
+                };
+                Delegation::Refused(PlanError::new(
+                    at.clone(),
+                    ErrorKind::Unsupported {
+                        key: "delegate_to".into(),
+                        why,
+                    },
+                ))
+            }
+        }
+    }
+}
