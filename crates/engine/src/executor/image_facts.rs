@@ -54,21 +54,13 @@ print(json.dumps({
 }))
 "#;
 
-/// Where Ansible 2.14's interpreter discovery looks on Linux, in order.
-const INTERPRETERS: &[&str] = &[
-    "/usr/bin/python3",
-    "/usr/libexec/platform-python",
-    "/usr/bin/python",
-    "/usr/bin/python2.7",
-];
-
 /// The facts, without `ansible_`, from the image's interpreter (`interpreter` when the plan
 /// names one, as `ansible_python_interpreter` does); none when the image has no Python, as a
 /// host Ansible cannot run modules on has none.
 pub(super) fn gather(target: &dyn Target, interpreter: Option<&str>) -> Map<String, Json> {
     let candidates: Vec<&str> = match interpreter {
         Some(one) => vec![one],
-        None => INTERPRETERS.to_vec(),
+        None => crate::modules::required::INTERPRETERS.to_vec(),
     };
     let script = candidates
         .iter()

@@ -24,9 +24,11 @@ mod package_facts;
 mod packages;
 mod pam_limits;
 mod pathinfo;
+mod pip;
+mod pip_version;
 mod probe;
 mod repos;
-mod required;
+pub(crate) mod required;
 mod role_module;
 mod script;
 mod stat;
@@ -243,6 +245,7 @@ pub const TARGET_MODULES: &[(&str, RunModule)] = &[
     ("get_url", get_url::run),
     ("unarchive", unarchive::run),
     ("uri", uri::run),
+    ("pip", pip::run),
     ("package", packages::package),
     ("apt", packages::apt),
     ("dnf", packages::dnf),

@@ -30,6 +30,28 @@ pub fn path_of(fs: &RootFs, program: &str) -> Result<String, ModuleError> {
     Err(missing(program))
 }
 
+/// Where Ansible 2.14's interpreter discovery looks on Linux, in order.
+pub const INTERPRETERS: &[&str] = &[
+    "/usr/bin/python3",
+    "/usr/libexec/platform-python",
+    "/usr/bin/python",
+    "/usr/bin/python2.7",
+];
+
+/// The image's Python as Ansible's interpreter discovery finds it (what runs its modules).
+pub fn interpreter(fs: &RootFs) -> Result<String, ModuleError> {
+    for candidate in INTERPRETERS {
+        let meta = fs.meta_follow(Path::new(candidate))?;
+        if meta.is_some_and(|m| m.kind == Kind::File && m.mode & 0o111 != 0) {
+            return Ok((*candidate).to_owned());
+        }
+    }
+    Err(ModuleError::new(format!(
+        "the image has no Python (looked for {}); Ansible's modules need one",
+        INTERPRETERS.join(", ")
+    )))
+}
+
 /// Ansible's message for a required program the image does not have.
 pub fn missing(program: &str) -> ModuleError {
     ModuleError::new(format!(

@@ -41,6 +41,7 @@ pub mod package_facts;
 pub mod pam_limits;
 pub mod patch;
 pub mod ping;
+pub mod pip;
 pub mod replace;
 pub mod role_module;
 pub mod rpm_key;
@@ -256,6 +257,7 @@ pub static ALL: &[&ModuleSpec] = &[
     &pam_limits::SPEC,
     &patch::SPEC,
     &ping::SPEC,
+    &pip::SPEC,
     &replace::SPEC,
     &rpm_key::SPEC,
     &script::SPEC,
