@@ -8,6 +8,8 @@
 //! `ANSIBLE_DIFF_ONLY=case,case` runs some cases only. Needs root, debootstrap, ansible and
 //! overlayfs, as CI has.
 
+#[path = "ansible_diff/case.rs"]
+mod case;
 #[path = "support/overlay.rs"]
 mod overlay;
 #[path = "ansible_diff/runs.rs"]
@@ -17,10 +19,8 @@ mod tree;
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::Mutex;
-use std::time::Instant;
+use std::path::PathBuf;
+use std::process::Command;
 
 use common::{debootstrapped, repo_root, require_root, serve_dir, ANSIBLE_ROOTFS};
 
@@ -104,142 +104,9 @@ fn harness_rootfs() -> PathBuf {
     cached
 }
 
-/// The cases: one folder each below `roles/` (but `_name`), sorted.
-fn cases(fixtures: &Path) -> Vec<String> {
-    let only: Option<Vec<String>> = std::env::var("ANSIBLE_DIFF_ONLY")
-        .ok()
-        .map(|s| s.split(',').map(str::to_owned).collect());
-    let mut names: Vec<String> = std::fs::read_dir(fixtures.join("roles"))
-        .expect("roles")
-        .flatten()
-        .filter_map(|e| e.file_name().into_string().ok())
-        // `_name`: roles that cases depend on (meta/main.yml), not cases themselves.
-        .filter(|n| !n.starts_with('_'))
-        .filter(|n| only.as_ref().is_none_or(|o| o.contains(n)))
-        .collect();
-    names.sort();
-    names
-}
-
-fn show(out: &Output) -> String {
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(40)..].join("\n        ")
-}
-
-fn ignored(path: &str) -> bool {
-    IGNORED
-        .iter()
-        .any(|p| path == *p || path.starts_with(&format!("{p}/")))
-}
-
-/// Runs one case on both sides; the problems found, as text (empty: the trees match).
-fn run_case(name: &str, project: &Path, fixtures: &Path, lower: &Path, work: &Path) -> Vec<String> {
-    let scratch = work.join(name);
-    let extra = fixtures.join(format!("extra-vars/{name}.yml"));
-    let case = runs::Case {
-        name,
-        project,
-        extra_vars: extra.is_file().then_some(extra.as_path()),
-        lower,
-        scratch: &scratch,
-    };
-    let (a_side, b_side) = (
-        runs::Side::new(&scratch.join("ansible")),
-        runs::Side::new(&scratch.join("imgbuild")),
-    );
-    let (a_out, b_out) = std::thread::scope(|s| {
-        let a = s.spawn(|| runs::ansible(&case, &a_side));
-        let b = runs::imgbuild(&case, &b_side);
-        (a.join().expect("ansible run"), b)
-    });
-    let log = |file: &str, out: &Output| {
-        let text = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
-        std::fs::write(scratch.join(file), text).expect("log");
-    };
-    log("ansible.log", &a_out);
-    log("imgbuild.log", &b_out);
-    let open = OPEN.iter().find(|o| o.0 == name);
-    let mut problems = Vec::new();
-    if !a_out.status.success() {
-        // A case is valid Ansible that runs to its end: a failure on purpose is ignored or
-        // rescued inside the role, so the tree records it.
-        problems.push(format!(
-            "ansible-playbook failed ({}): the case must run to its end\n        {}",
-            a_out.status,
-            show(&a_out)
-        ));
-    } else if !b_out.status.success() {
-        problems.push(format!(
-            "imgbuild failed ({}) where ansible-playbook succeeded:\n        {}",
-            b_out.status,
-            show(&b_out)
-        ));
-    }
-    let a_tree = tree::Layered {
-        upper: &a_side.upper,
-        lower,
-    };
-    let b_tree = tree::Layered {
-        upper: &b_side.upper,
-        lower,
-    };
-    let differences = tree::compare(&a_tree, &b_tree, ignored);
-    if let Some((_, what)) = open.filter(|_| a_out.status.success()) {
-        if problems.is_empty() && differences.is_empty() {
-            return vec![format!(
-                "listed in OPEN ({what}) but now leaves the same tree: take it off the list"
-            )];
-        }
-        eprintln!(
-            "ansible-diff {name}: open ({what}):\n    {}",
-            problems
-                .iter()
-                .map(ToString::to_string)
-                .chain(differences.iter().map(ToString::to_string))
-                .collect::<Vec<_>>()
-                .join("\n    ")
-        );
-        return Vec::new();
-    }
-    if !problems.is_empty() {
-        // A run that stopped early differs everywhere after it: the first failure says why.
-        problems.push(format!("({} paths differ)", differences.len()));
-        return problems;
-    }
-    // A deliberate difference names a path and covers everything below it.
-    let expected: Vec<&(&str, &str, &str)> = DELIBERATE.iter().filter(|d| d.0 == name).collect();
-    let mut seen = vec![false; expected.len()];
-    for difference in differences {
-        let under = |d: &&(&str, &str, &str)| {
-            difference.path == d.1 || difference.path.starts_with(&format!("{}/", d.1))
-        };
-        match expected.iter().position(under) {
-            Some(i) => seen[i] = true,
-            None => problems.push(difference.to_string()),
-        }
-    }
-    for ((_, path, why), seen) in expected.iter().zip(seen) {
-        if !seen {
-            problems.push(format!(
-                "{path}: expected to differ on purpose ({why}), but both runs left the same"
-            ));
-        }
-    }
-    if problems.is_empty() {
-        let _ = std::fs::remove_dir_all(&scratch);
-    }
-    problems
-}
-
 #[test]
 fn imgbuild_leaves_the_tree_ansible_playbook_leaves() {
     require_root();
-    let started = Instant::now();
     let fixtures = repo_root().join("tests/fixtures/ansible-diff");
     let lower = harness_rootfs();
     let work = tempfile::Builder::new()
@@ -266,7 +133,7 @@ fn imgbuild_leaves_the_tree_ansible_playbook_leaves() {
         .expect("cp");
     assert!(copied.success());
     std::fs::write(project.join("mirror.toml"), format!("url = \"{mirror}\"\n")).expect("mirror");
-    let names = cases(&fixtures);
+    let names = case::names(&fixtures, "ANSIBLE_DIFF_ONLY");
     assert!(!names.is_empty(), "no case to run");
     for (case, _) in OPEN {
         assert!(
@@ -282,51 +149,13 @@ fn imgbuild_leaves_the_tree_ansible_playbook_leaves() {
         };
         std::fs::write(project.join(format!("images/{name}.yml")), recipe).expect("recipe");
     }
-    // Two cases at a time: each runs ansible-playbook and imgbuild side by side.
-    let queue = Mutex::new(names.iter());
-    let results: Mutex<Vec<(String, Vec<String>, f64)>> = Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..2 {
-            s.spawn(|| loop {
-                let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
-                let Some(name) = next else { break };
-                let t = Instant::now();
-                let problems = run_case(name, &project, &fixtures, &lower, work.path());
-                let secs = t.elapsed().as_secs_f64();
-                let listed = OPEN.iter().any(|o| o.0 == *name);
-                let verdict = match (problems.is_empty(), listed) {
-                    (false, _) => "DIFFERS",
-                    (true, true) => "differs, listed in OPEN",
-                    (true, false) => "same tree",
-                };
-                eprintln!("ansible-diff {name}: {verdict} ({secs:.1} s)");
-                results.lock().unwrap_or_else(|e| e.into_inner()).push((
-                    name.clone(),
-                    problems,
-                    secs,
-                ));
-            });
-        }
-    });
-    let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
-    results.sort_by(|a, b| a.0.cmp(&b.0));
-    let failing: Vec<String> = results
-        .iter()
-        .filter(|r| !r.1.is_empty())
-        .map(|(name, problems, _)| format!("  {name}:\n    {}", problems.join("\n    ")))
-        .collect();
-    let open = results
-        .iter()
-        .filter(|r| r.1.is_empty() && OPEN.iter().any(|o| o.0 == r.0))
-        .count();
-    eprintln!(
-        "ansible-diff: {} of {} cases leave the same tree ({} open, {} failing), {:.0} s",
-        results.len() - failing.len() - open,
-        results.len(),
-        open,
-        failing.len(),
-        started.elapsed().as_secs_f64()
-    );
+    let expect = case::Expect {
+        label: "ansible-diff",
+        ignored: IGNORED,
+        deliberate: DELIBERATE,
+        open: OPEN,
+    };
+    let failing = expect.run_all(&names, &project, &fixtures, &lower, work.path());
     if !failing.is_empty() {
         // Keep the trees of failing cases for a person to look at.
         let kept = work.keep();

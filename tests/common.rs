@@ -49,6 +49,11 @@ pub fn require_root() {
     );
 }
 
+/// Whether the test runs as root (for a test that skips, with a message, when not).
+pub fn running_as_root() -> bool {
+    rustix_is_root()
+}
+
 fn rustix_is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .ok()
