@@ -1,13 +1,17 @@
-//! `package`, `apt` and `dnf`: packages inside the rootfs, through its own package manager.
+//! `package`, `apt` and `dnf`: packages inside the rootfs, through its own package manager
+//! (dnf's in `packages/dnf.rs`).
+
+mod dnf;
 
 use planner::modules::apt::{AptParams, AptState};
-use planner::modules::dnf::DnfParams;
 use planner::modules::package::{PackageParams, PackageState};
 use planner::modules::types::{Choice, TextList};
 use serde_json::{json, Value as Json};
 
 use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::target::{Cmd, CmdOutput};
+
+pub use dnf::dnf;
 
 pub(super) fn run(
     ctx: &ModuleCtx,
@@ -238,116 +242,6 @@ pub fn apt(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     )
 }
 
-fn dnf_run(
-    ctx: &ModuleCtx,
-    names: &[String],
-    state: PackageState,
-    options: &[String],
-) -> Result<ModuleResult, ModuleError> {
-    if names.is_empty() {
-        return Ok(ModuleResult::changed(false));
-    }
-    // Package files from the mirror go through the download cache (pinned in mirror.lock).
-    let mut resolved = Vec::new();
-    for name in names {
-        if name.starts_with("http://") || name.starts_with("https://") {
-            let cached = ctx.downloads.fetch(name, None)?;
-            let file = name.rsplit('/').next().unwrap_or("package.rpm");
-            let inside = format!("/tmp/.imgbuild-rpm/{file}");
-            ctx.target
-                .fs()
-                .mkdir_all(std::path::Path::new("/tmp/.imgbuild-rpm"), 0o755)?;
-            ctx.target
-                .fs()
-                .copy_in(&cached, std::path::Path::new(&inside), Some(0o644))?;
-            resolved.push(inside);
-        } else {
-            resolved.push(name.clone());
-        }
-    }
-    let verb = match state {
-        PackageState::Present => "install",
-        PackageState::Latest => "upgrade",
-        PackageState::Absent => "remove",
-    };
-    let mut argv: Vec<String> = vec!["dnf".into(), "-y".into()];
-    if ctx.check {
-        argv.push("--assumeno".into());
-    }
-    argv.extend(options.iter().cloned());
-    argv.push(verb.into());
-    argv.extend(resolved);
-    let out = run(ctx, argv, &[])?;
-    let _ = ctx
-        .target
-        .fs()
-        .remove_all(std::path::Path::new("/tmp/.imgbuild-rpm"));
-    let nothing = out.stdout.contains("Nothing to do")
-        || out.stdout.contains("No packages marked for removal");
-    if ctx.check {
-        return Ok(ModuleResult::changed(!nothing));
-    }
-    if out.rc != 0 {
-        return Err(failed(&format!("dnf {verb}"), &out));
-    }
-    Ok(ModuleResult::changed(!nothing))
-}
-
-/// `dnf` and `yum`.
-pub fn dnf(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: DnfParams = params("dnf", args)?;
-    let state = match p.state {
-        Some(Choice::Known(s)) => s,
-        Some(Choice::Deferred(t)) => {
-            return Err(ModuleError::new(format!("state '{t}' was not resolved")))
-        }
-        None => PackageState::Present,
-    };
-    let mut options = Vec::new();
-    if flag(&p.disable_gpg_check, false) {
-        options.push("--nogpgcheck".into());
-    }
-    if let Some(flag_value) = &p.install_weak_deps {
-        options.push(format!(
-            "--setopt=install_weak_deps={}",
-            if flag_value.or(true) { "True" } else { "False" }
-        ));
-    }
-    if flag(&p.allowerasing, false) {
-        options.push("--allowerasing".into());
-    }
-    if flag(&p.nobest, false) {
-        options.push("--nobest".into());
-    }
-    if flag(&p.skip_broken, false) {
-        options.push("--skip-broken".into());
-    }
-    if let Some(TextList(repos)) = &p.enablerepo {
-        options.extend(repos.iter().map(|r| format!("--enablerepo={r}")));
-    }
-    if let Some(TextList(repos)) = &p.disablerepo {
-        options.extend(repos.iter().map(|r| format!("--disablerepo={r}")));
-    }
-    if let Some(TextList(excluded)) = &p.exclude {
-        options.extend(excluded.iter().map(|r| format!("--exclude={r}")));
-    }
-    if let Some(what) = &p.disable_excludes {
-        options.push(format!("--disableexcludes={what}"));
-    }
-    if flag(&p.update_cache, false) && !ctx.check {
-        let out = run(
-            ctx,
-            vec!["dnf".into(), "-y".into(), "makecache".into()],
-            &[],
-        )?;
-        if out.rc != 0 {
-            return Err(failed("dnf makecache", &out));
-        }
-    }
-    let names = p.name.map(|TextList(n)| n).unwrap_or_default();
-    dnf_run(ctx, &names, state, &options)
-}
-
 /// `package`: the image's own package manager (`ansible_pkg_mgr`).
 pub fn package(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: PackageParams = params("package", args)?;
@@ -380,7 +274,15 @@ pub fn package(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
                 extra: &[],
             },
         ),
-        "dnf" | "yum" => dnf_run(ctx, &p.name.0, state, &[]),
+        "dnf" | "yum" => dnf::run_request(
+            ctx,
+            &dnf::Request {
+                names: p.name.0,
+                state,
+                options: Vec::new(),
+                nobest: false,
+            },
+        ),
         other => Err(ModuleError::new(format!(
             "package manager '{other}' is not supported; imgbuild drives apt and dnf"
         ))),

@@ -3,22 +3,21 @@
 //! `apt_repository` (a `.list` line) and `deb822_repository` (a `.sources` file). Keys given as
 //! URLs come through the site mirror and are pinned like every artifact.
 
+mod yum_repository;
+
 use std::path::{Path, PathBuf};
 
 use planner::modules::apt_key::{AptKeyParams, AptKeyState};
 use planner::modules::deb822_repository::{Deb822RepositoryParams, Deb822State};
 use planner::modules::rpm_key::{KeyState, RpmKeyParams};
-use planner::modules::types::{Choice, Flag, Text, TextList};
-use planner::modules::yum_repository::{RepoState, YumRepositoryParams};
+use planner::modules::types::{Choice, TextList};
 use serde_json::Value as Json;
 
 use super::copy::{place, Placement};
 use super::{params, ModuleCtx, ModuleError, ModuleResult};
 use crate::target::Cmd;
 
-fn yes_no(v: &Option<Flag>) -> Option<&'static str> {
-    v.as_ref().map(|f| if f.or(false) { "1" } else { "0" })
-}
+pub use yum_repository::yum_repository;
 
 fn list(v: &Option<TextList>, sep: &str) -> Option<String> {
     v.as_ref().map(|l| l.0.join(sep))
@@ -69,77 +68,6 @@ pub(super) fn put_with_mode(
             Ok(ModuleResult::changed(there))
         }
     }
-}
-
-/// `yum_repository`: the repository as its own `.repo` file.
-pub fn yum_repository(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: YumRepositoryParams = params("yum_repository", args)?;
-    let name = p.name.as_str().trim();
-    let file = p.file.as_ref().map_or(name, Text::as_str);
-    let dir = p.reposdir.as_ref().map_or("/etc/yum.repos.d", Text::as_str);
-    let path = PathBuf::from(dir).join(format!("{file}.repo"));
-    if matches!(p.state, Some(Choice::Known(RepoState::Absent))) {
-        return put(ctx, &path, None);
-    }
-    let mut lines = vec![format!("[{name}]")];
-    let mut kv = |k: &str, v: Option<String>| {
-        if let Some(v) = v {
-            lines.push(format!("{k}={v}"));
-        }
-    };
-    kv(
-        "name",
-        Some(p.description.as_ref().map_or(name, Text::as_str).to_owned()),
-    );
-    kv("baseurl", list(&p.baseurl, "\n        "));
-    kv(
-        "mirrorlist",
-        p.mirrorlist.as_ref().map(|t| t.as_str().to_owned()),
-    );
-    kv(
-        "metalink",
-        p.metalink.as_ref().map(|t| t.as_str().to_owned()),
-    );
-    kv(
-        "enabled",
-        yes_no(&p.enabled).map(str::to_owned).or(Some("1".into())),
-    );
-    kv("gpgcheck", yes_no(&p.gpgcheck).map(str::to_owned));
-    kv("gpgkey", list(&p.gpgkey, "\n       "));
-    kv("repo_gpgcheck", yes_no(&p.repo_gpgcheck).map(str::to_owned));
-    kv(
-        "priority",
-        p.priority.as_ref().map(|t| t.as_str().to_owned()),
-    );
-    kv("cost", p.cost.as_ref().map(|t| t.as_str().to_owned()));
-    kv("exclude", list(&p.exclude, " "));
-    kv("includepkgs", list(&p.includepkgs, " "));
-    kv(
-        "module_hotfixes",
-        yes_no(&p.module_hotfixes).map(str::to_owned),
-    );
-    kv("sslverify", yes_no(&p.sslverify).map(str::to_owned));
-    for (key, value) in [
-        ("sslcacert", &p.sslcacert),
-        ("sslclientcert", &p.sslclientcert),
-        ("sslclientkey", &p.sslclientkey),
-    ] {
-        kv(key, value.as_ref().map(|t| t.as_str().to_owned()));
-    }
-    kv(
-        "skip_if_unavailable",
-        yes_no(&p.skip_if_unavailable).map(str::to_owned),
-    );
-    kv(
-        "metadata_expire",
-        p.metadata_expire.as_ref().map(|t| t.as_str().to_owned()),
-    );
-    kv("proxy", p.proxy.as_ref().map(|t| t.as_str().to_owned()));
-    kv("timeout", p.timeout.as_ref().map(|t| t.as_str().to_owned()));
-    kv("keepcache", yes_no(&p.keepcache).map(str::to_owned));
-    kv("countme", yes_no(&p.countme).map(str::to_owned));
-    let content = lines.join("\n") + "\n";
-    put(ctx, &path, Some(&content)).map(|r| r.with("repo", name))
 }
 
 /// The key bytes of `source`: a URL through the mirror, or a file of the image.

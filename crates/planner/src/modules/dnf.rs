@@ -26,6 +26,8 @@ pub struct DnfParams {
     pub exclude: Option<TextList>,
     /// Skip GPG checks.
     pub disable_gpg_check: Option<Flag>,
+    /// Let a named older version replace a newer one installed.
+    pub allow_downgrade: Option<Flag>,
     /// Refresh metadata first.
     #[serde(alias = "expire-cache")]
     pub update_cache: Option<Flag>,

@@ -1,0 +1,302 @@
+//! `dnf`, `yum` and `package` on dnf: one transaction of the image's own `dnf`, chosen and
+//! reported as ansible-core 2.14's `dnf` module chooses and reports it (`results` of
+//! `Installed: <nevra>` and `Removed: <nevra>`, `rc`, `msg`, `failures`), the packages it
+//! changed read from the image's rpm database before and after.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use planner::modules::dnf::DnfParams;
+use planner::modules::package::PackageState;
+use planner::modules::types::{Choice, TextList};
+use serde_json::{json, Value as Json};
+
+use super::{failed, run};
+use crate::modules::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use crate::target::CmdOutput;
+
+/// Where package files from URLs are put in the image while dnf installs them.
+const DOWNLOADS: &str = "/tmp/.imgbuild-rpm";
+
+/// How rpm names a package as dnf prints it: `name-[epoch:]version-release.arch`.
+const NEVRA: &str = "%{NAME}-%|EPOCH?{%{EPOCH}:}:{}|%{VERSION}-%{RELEASE}.%{ARCH}\\n";
+
+/// What one dnf task asks for.
+pub(in crate::modules) struct Request {
+    /// Names, `name-version`, `@group`, paths or URLs of `.rpm` files.
+    pub names: Vec<String>,
+    /// Present, latest or absent.
+    pub state: PackageState,
+    /// dnf's options for the transaction (repositories, excludes, GPG, ...).
+    pub options: Vec<String>,
+    /// Take a candidate that is not the newest when the newest cannot be installed.
+    pub nobest: bool,
+}
+
+/// The installed packages, as dnf prints them (without `gpg-pubkey`, rpm's imported keys).
+fn installed(ctx: &ModuleCtx) -> Result<BTreeSet<String>, ModuleError> {
+    let out = run(
+        ctx,
+        vec!["rpm".into(), "-qa".into(), "--qf".into(), NEVRA.into()],
+        &[],
+    )?;
+    if out.rc != 0 {
+        return Err(failed("rpm -qa", &out));
+    }
+    Ok(out
+        .stdout
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with("gpg-pubkey-"))
+        .map(str::to_owned)
+        .collect())
+}
+
+/// Whether rpm has `spec` (a name, `name-version` or `name-version-release`) installed.
+fn is_installed(ctx: &ModuleCtx, spec: &str) -> Result<bool, ModuleError> {
+    let out = run(ctx, vec!["rpm".into(), "-q".into(), spec.into()], &[])?;
+    Ok(out.rc == 0)
+}
+
+/// Package files named by URL, downloaded through the mirror and put in the image; the
+/// paths dnf installs from.
+fn fetch_files(ctx: &ModuleCtx, files: &[String]) -> Result<Vec<String>, ModuleError> {
+    let mut paths = Vec::new();
+    for name in files {
+        if !(name.starts_with("http://") || name.starts_with("https://")) {
+            paths.push(name.clone());
+            continue;
+        }
+        let cached = ctx.downloads.fetch(name, None)?;
+        let file = name.rsplit('/').next().unwrap_or("package.rpm");
+        let inside = format!("{DOWNLOADS}/{file}");
+        ctx.target.fs().mkdir_all(Path::new(DOWNLOADS), 0o755)?;
+        ctx.target
+            .fs()
+            .copy_in(&cached, Path::new(&inside), Some(0o644))?;
+        paths.push(inside);
+    }
+    Ok(paths)
+}
+
+/// The specs dnf found nothing for (`No match for argument`, all filtered out by excludes),
+/// as Ansible's module lists them in `failures`.
+fn marking_failures(out: &CmdOutput) -> Vec<(String, String)> {
+    let said = format!("{}\n{}", out.stdout, out.stderr);
+    let mut failures = Vec::new();
+    for line in said.lines() {
+        if let Some(spec) = line.strip_prefix("No match for argument: ") {
+            let spec = spec.trim().to_owned();
+            failures.push((format!("No package {spec} available."), spec));
+        } else if let Some((_, spec)) = line.split_once(" for argument: ") {
+            failures.push((
+                format!("{} {}", spec.trim(), line.trim()),
+                spec.trim().to_owned(),
+            ));
+        }
+    }
+    failures
+}
+
+/// The depsolver's problem dnf printed, if that is why it failed.
+fn depsolve_problem(out: &CmdOutput) -> Option<String> {
+    let at = out.stderr.find("Error: \n Problem")?;
+    Some(out.stderr[at + "Error: ".len()..].trim_end().to_owned())
+}
+
+/// What dnf's failure says, as Ansible's module words it: the specs it found nothing for, and
+/// the depsolver's problem with the rest (Ansible's module resolves what it could mark, so a
+/// problem there is its message even beside specs it found nothing for).
+fn failure(ctx: &ModuleCtx, argv: &[String], out: &CmdOutput) -> Result<ModuleError, ModuleError> {
+    let failures = marking_failures(out);
+    let mut problem = depsolve_problem(out);
+    if !failures.is_empty() && problem.is_none() {
+        // dnf stopped at the names it could not find: ask it about the others.
+        let found: Vec<String> = argv
+            .iter()
+            .filter(|a| !failures.iter().any(|(_, spec)| spec == *a))
+            .cloned()
+            .collect();
+        if found.len() > 2 && found.last().is_some_and(|a| !a.starts_with('-')) {
+            let mut dry = found;
+            dry.insert(1, "--assumeno".into());
+            problem = depsolve_problem(&run(ctx, dry, &[])?);
+        }
+    }
+    let mut error = match (problem, failures.is_empty()) {
+        (Some(problem), _) => ModuleError::new(format!("Depsolve Error occurred: {problem}")),
+        (None, false) => ModuleError::new("Failed to install some of the specified packages"),
+        (None, true) => return Ok(failed("dnf", out)),
+    };
+    let failures: Vec<String> = failures.into_iter().map(|(f, _)| f).collect();
+    error.fields.insert("failures".into(), json!(failures));
+    error.fields.insert("rc".into(), json!(1));
+    error.fields.insert("results".into(), json!([]));
+    error.fields.insert("changed".into(), json!(false));
+    Ok(error)
+}
+
+/// The specs the transaction takes: for present, those not installed; for latest, all (dnf's
+/// `install` upgrades what is installed); for absent, those installed.
+fn todo(ctx: &ModuleCtx, req: &Request, specs: &[String]) -> Result<Vec<String>, ModuleError> {
+    let mut todo = Vec::new();
+    for spec in specs {
+        let wildcard = spec.contains(['*', '?', '[']);
+        let take = match req.state {
+            PackageState::Latest => true,
+            PackageState::Present => wildcard || !is_installed(ctx, spec)?,
+            PackageState::Absent => wildcard || is_installed(ctx, spec)?,
+        };
+        if take {
+            todo.push(spec.clone());
+        }
+    }
+    Ok(todo)
+}
+
+/// Runs the request as one dnf transaction and reports it as Ansible's module does.
+pub(in crate::modules) fn run_request(
+    ctx: &ModuleCtx,
+    req: &Request,
+) -> Result<ModuleResult, ModuleError> {
+    let (files, specs): (Vec<String>, Vec<String>) = req
+        .names
+        .iter()
+        .map(|n| n.trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .partition(|n| n.ends_with(".rpm"));
+    let removing = matches!(req.state, PackageState::Absent);
+    if removing && !files.is_empty() {
+        return Err(ModuleError {
+            msg: "Cannot remove paths -- please specify package name.".into(),
+            fields: [("results".to_owned(), json!([]))].into_iter().collect(),
+        });
+    }
+    let paths = fetch_files(ctx, &files)?;
+    let mut results: Vec<String> = paths.iter().map(|p| format!("Installed {p}")).collect();
+    let mut args = todo(ctx, req, &specs)?;
+    args.extend(paths);
+    let nothing = |results: Vec<String>| {
+        ModuleResult {
+            msg: Some("Nothing to do".into()),
+            ..ModuleResult::changed(false)
+        }
+        .with("rc", 0)
+        .with("results", results)
+    };
+    if args.is_empty() {
+        return Ok(nothing(results));
+    }
+    let before = installed(ctx)?;
+    let mut argv: Vec<String> = vec!["dnf".into(), "-y".into()];
+    if ctx.check {
+        argv.push("--assumeno".into());
+    }
+    argv.extend(req.options.iter().cloned());
+    match req.state {
+        PackageState::Absent => argv.push("remove".into()),
+        PackageState::Present => argv.push("install".into()),
+        PackageState::Latest => {
+            argv.push("install".into());
+            argv.push(if req.nobest { "--nobest" } else { "--best" }.into());
+        }
+    }
+    argv.extend(args);
+    let out = run(ctx, argv.clone(), &[])?;
+    let _ = ctx.target.fs().remove_all(Path::new(DOWNLOADS));
+    if ctx.check {
+        let would = !out.stdout.contains("Nothing to do");
+        return Ok(ModuleResult::changed(would));
+    }
+    if out.rc != 0 {
+        return Err(failure(ctx, &argv, &out)?);
+    }
+    let after = installed(ctx)?;
+    if after == before {
+        return Ok(nothing(results));
+    }
+    results.extend(after.difference(&before).map(|p| format!("Installed: {p}")));
+    results.extend(before.difference(&after).map(|p| format!("Removed: {p}")));
+    Ok(ModuleResult {
+        msg: Some(String::new()),
+        ..ModuleResult::changed(true)
+    }
+    .with("rc", 0)
+    .with("results", results))
+}
+
+/// dnf's command-line options for what the task's parameters ask.
+fn options(p: &DnfParams) -> Vec<String> {
+    let mut options = Vec::new();
+    if flag(&p.disable_gpg_check, false) {
+        options.push("--nogpgcheck".into());
+    }
+    if let Some(weak) = &p.install_weak_deps {
+        let weak = if weak.or(true) { "True" } else { "False" };
+        options.push(format!("--setopt=install_weak_deps={weak}"));
+    }
+    for (set, option) in [
+        (&p.allowerasing, "--allowerasing"),
+        (&p.skip_broken, "--skip-broken"),
+    ] {
+        if flag(set, false) {
+            options.push(option.into());
+        }
+    }
+    let lists = [
+        (&p.disablerepo, "--disablerepo"),
+        (&p.enablerepo, "--enablerepo"),
+        (&p.exclude, "--exclude"),
+    ];
+    for (list, option) in lists {
+        if let Some(TextList(items)) = list {
+            options.extend(items.iter().map(|i| format!("{option}={i}")));
+        }
+    }
+    if let Some(what) = &p.disable_excludes {
+        options.push(format!("--disableexcludes={what}"));
+    }
+    if let Some(release) = &p.releasever {
+        options.push(format!("--releasever={release}"));
+    }
+    options
+}
+
+/// `dnf` and `yum`.
+pub fn dnf(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: DnfParams = params("dnf", args)?;
+    let state = match &p.state {
+        Some(Choice::Known(s)) => *s,
+        Some(Choice::Deferred(t)) => {
+            return Err(ModuleError::new(format!("state '{t}' was not resolved")))
+        }
+        None => PackageState::Present,
+    };
+    let options = options(&p);
+    let names = p.name.map(|TextList(n)| n).unwrap_or_default();
+    if flag(&p.update_cache, false) && !ctx.check {
+        let mut argv = vec!["dnf".to_owned(), "-y".into()];
+        argv.extend(options.iter().cloned());
+        argv.push("makecache".into());
+        let out = run(ctx, argv, &[])?;
+        if out.rc != 0 {
+            return Err(failed("dnf makecache", &out));
+        }
+        if names.is_empty() {
+            return Ok(ModuleResult {
+                msg: Some("Cache updated".into()),
+                ..ModuleResult::changed(false)
+            }
+            .with("rc", 0)
+            .with("results", json!([])));
+        }
+    }
+    run_request(
+        ctx,
+        &Request {
+            names,
+            state,
+            options,
+            nobest: flag(&p.nobest, false),
+        },
+    )
+}
