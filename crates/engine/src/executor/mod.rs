@@ -530,7 +530,11 @@ impl<'a> Executor<'a> {
                 Ok(None) => {
                     return Err(format!("argument '{key}' uses a result no task registered"))
                 }
-                Err(e) => return Err(format!("argument '{key}': {e}")),
+                Err(e) => {
+                    return Err(e
+                        .lookup_failure()
+                        .unwrap_or_else(|| format!("argument '{key}': {e}")))
+                }
             }
         }
         if task.deferred.is_empty() {

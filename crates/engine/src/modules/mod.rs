@@ -31,6 +31,7 @@ mod repos;
 pub(crate) mod required;
 mod role_module;
 mod script;
+mod selinux;
 mod stat;
 mod symbolic_mode;
 mod synchronize;
@@ -246,6 +247,7 @@ pub const TARGET_MODULES: &[(&str, RunModule)] = &[
     ("unarchive", unarchive::run),
     ("uri", uri::run),
     ("pip", pip::run),
+    ("selinux", selinux::run),
     ("package", packages::package),
     ("apt", packages::apt),
     ("dnf", packages::dnf),

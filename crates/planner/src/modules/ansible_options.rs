@@ -164,6 +164,9 @@ pub const ANSIBLE_2_14: &[(&str, &[&str])] = &[
     ("script", &[
         "chdir", "cmd", "creates", "decrypt", "executable", "free_form", "removes",
     ]),
+    ("selinux", &[
+        "conf", "configfile", "file", "policy", "state", "update_kernel_param",
+    ]),
     ("service", &[
         "args", "arguments", "enabled", "name", "pattern", "runlevel", "sleep", "state", "use",
     ]),

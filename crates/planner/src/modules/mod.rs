@@ -46,6 +46,7 @@ pub mod replace;
 pub mod role_module;
 pub mod rpm_key;
 pub mod script;
+pub mod selinux;
 pub mod service;
 pub mod service_facts;
 pub mod set_fact;
@@ -261,6 +262,7 @@ pub static ALL: &[&ModuleSpec] = &[
     &replace::SPEC,
     &rpm_key::SPEC,
     &script::SPEC,
+    &selinux::SPEC,
     &service::SPEC,
     &service_facts::SPEC,
     &set_fact::SPEC,

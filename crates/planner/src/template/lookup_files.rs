@@ -35,10 +35,9 @@ pub fn parse_kv(term: &str) -> IndexMap<String, String> {
     out
 }
 
-/// `lookup('pipe'|'lines'|'url'|...)`: refused, with why.
+/// `lookup('pipe'|'lines'|...)`: refused, with why.
 pub fn refuse(plugin: &str) -> Error {
     let what = match plugin {
-        "url" => "fetches a URL from the machine running the build",
         "password" => "writes a password file on the machine running the build",
         _ => "runs a command on the machine running the build",
     };

@@ -251,13 +251,14 @@ fn items(
         "config" => lookup_files::config(state, args, kwargs),
         "csvfile" => lookup_files::csvfile(&terms(args), kwargs),
         "password" => lookup_files::password(&terms(args)),
-        name @ ("pipe" | "lines" | "url") => Err(lookup_files::refuse(name)),
+        "url" => super::lookup_url::url(state, &terms(args), kwargs),
+        name @ ("pipe" | "lines") => Err(lookup_files::refuse(name)),
         "file" => file(&terms(args), kwargs),
         "first_found" => first_found(args, kwargs),
         "fileglob" => fileglob(&terms(args)),
         "template" => super::lookup_template::template(&terms(args), kwargs),
         other => Err(invalid(format!(
-            "lookup plugin ({other}) not found: imgbuild knows file, template, first_found, fileglob, csvfile, vars, varnames, env, config, sequence, dict, items, list, indexed_items, together, nested, subelements, random_choice and password (for /dev/null)"
+            "lookup plugin ({other}) not found: imgbuild knows file, template, first_found, fileglob, csvfile, vars, varnames, env, config, url, sequence, dict, items, list, indexed_items, together, nested, subelements, random_choice and password (for /dev/null)"
         ))),
     }
 }

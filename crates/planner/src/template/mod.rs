@@ -14,6 +14,7 @@ mod lookup_lists;
 mod lookup_plugins;
 mod lookup_sequence;
 mod lookup_template;
+mod lookup_url;
 pub mod lookups;
 mod math_filters;
 pub mod now;
@@ -64,6 +65,23 @@ pub enum TemplateError {
         /// What minijinja said.
         message: String,
     },
+}
+
+impl TemplateError {
+    /// A lookup's own failure in the plugin's words, what Ansible reports for the task, when
+    /// this is one.
+    pub fn lookup_failure(&self) -> Option<String> {
+        let TemplateError::Other { message, .. } = self else {
+            return None;
+        };
+        let words = message.strip_suffix(": the lookup failed")?;
+        Some(
+            words
+                .strip_prefix("invalid operation: ")
+                .unwrap_or(words)
+                .to_owned(),
+        )
+    }
 }
 
 /// The outcome of evaluating a condition.
@@ -337,7 +355,15 @@ impl Templar {
         // A template written in a YAML value: its string literals keep their backslashes.
         let s = &backslashes::escape_backslashes(s);
         if let Some(expr) = single_expression(s) {
-            return self.eval_in(expr, ctx);
+            // Ansible's templar turns text that reads as a list, mapping or boolean into one
+            // (`ansible_eval_concat`), whatever gave it: a lookup's JSON, a variable's text.
+            let keeps_text = literal::keeps_text(s);
+            return Ok(self.eval_in(expr, ctx)?.map(|value| match value {
+                Json::String(text) if !keeps_text => {
+                    literal::convert(&text).unwrap_or(Json::String(text))
+                }
+                other => other,
+            }));
         }
         Ok(self
             .render_to_string_in(s, ctx)?

@@ -441,8 +441,13 @@ fn format_takes_python_repr_conversions() {
         ),
         Ok(Some(json!(true)))
     );
+    // The text "['a']" reads as a list, which Ansible's templar makes it.
     assert_eq!(
         render(&t, "{{ '%r' | format(names) }}", &sc),
+        Ok(Some(json!(["a"])))
+    );
+    assert_eq!(
+        render(&t, "{{ '%r' | format(names) | string }}", &sc),
         Ok(Some(json!("['a']")))
     );
 }

@@ -1,0 +1,186 @@
+//! `selinux` (`ansible.posix.selinux`) as an image build must run it: the mode and policy in
+//! the image's config file, never the running kernel's state (nothing runs SELinux while the
+//! image is built, as on a builder without it, where Ansible's module finds SELinux disabled
+//! and says a reboot is needed); the policy in effect is the config file's, as libselinux reads
+//! it (`targeted` when it names none).
+
+use std::path::Path;
+
+use planner::modules::selinux::{SelinuxParams, SelinuxState};
+use planner::modules::types::{Choice, Choices};
+use serde_json::{json, Value as Json};
+
+use super::{flag, params, required, ModuleCtx, ModuleError, ModuleResult};
+use crate::target::Cmd;
+
+/// The value of the first `KEY=` line, as the module's `line.split('=')[1].strip()`.
+fn config_value(text: &str, key: &str) -> Option<String> {
+    text.lines()
+        .find(|line| line.starts_with(&format!("{key}=")))
+        .and_then(|line| line.split('=').nth(1))
+        .map(|value| value.trim().to_owned())
+}
+
+/// The text with every `KEY=...` line replaced by `KEY=value` (appended when none), each line
+/// ended by a newline, as the module rewrites the file.
+fn with_value(text: &str, key: &str, value: &str) -> String {
+    let mut found = false;
+    let mut out = String::new();
+    for line in text.lines() {
+        if line.starts_with(&format!("{key}=")) {
+            found = true;
+            out.push_str(&format!("{key}={value}\n"));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    if !found {
+        out.push_str(&format!("{key}={value}\n"));
+    }
+    out
+}
+
+/// The image's Python must have libselinux's bindings, as the module needs them.
+fn require_bindings(ctx: &ModuleCtx) -> Result<(), ModuleError> {
+    let python = required::interpreter(ctx.target.fs())?;
+    let out = ctx
+        .target
+        .run(&Cmd::new(&[python.as_str(), "-c", "import selinux"]))?;
+    if out.rc == 0 {
+        return Ok(());
+    }
+    Err(ModuleError::new(format!(
+        "Failed to import the required Python library (libselinux-python) on the image's Python {python}. Please read the module documentation and install it in the appropriate location."
+    )))
+}
+
+/// `selinux`.
+pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: SelinuxParams = params("selinux", args)?;
+    let state = match &p.state {
+        Choice::Known(state) => *state,
+        Choice::Deferred(text) => {
+            return Err(ModuleError::new(format!("state '{text}' was not rendered")))
+        }
+    };
+    require_bindings(ctx)?;
+    let fs = ctx.target.fs();
+    let configfile = p
+        .configfile
+        .as_ref()
+        .map_or("/etc/selinux/config", |c| c.as_str())
+        .to_owned();
+    let path = Path::new(&configfile);
+    let Some(mut text) = fs.read_text_opt(path)? else {
+        let mut error = ModuleError::new(format!("Unable to find file {configfile}"));
+        error.fields.insert(
+            "details".into(),
+            json!("Please install SELinux-policy package, if this package is not installed previously."),
+        );
+        return Err(error);
+    };
+    if flag(&p.update_kernel_param, false) {
+        // Kernel command lines belong to the node's boot, not to grubby in an image.
+        required::path_of(fs, "grubby")
+            .map_err(|_| ModuleError::new("'grubby' command not found on host"))?;
+        return Err(ModuleError::new(
+            "update_kernel_param is not supported yet in image builds: set selinux=0 (or not) on the node's kernel command line where its boot is configured",
+        ));
+    }
+    let config_policy = config_value(&text, "SELINUXTYPE");
+    let config_state = config_value(&text, "SELINUX");
+    let runtime_policy = config_policy.clone().unwrap_or_else(|| "targeted".into());
+    let policy = match (&p.policy, state) {
+        (Some(policy), _) => Some(policy.as_str().to_owned()),
+        (None, SelinuxState::Disabled) => config_policy.clone(),
+        (None, _) => {
+            return Err(ModuleError::new(
+                "Policy is required if state is not 'disabled'",
+            ))
+        }
+    };
+    let mut msgs = Vec::new();
+    let mut changed = false;
+    let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "None".into());
+    if policy.as_deref() != Some(runtime_policy.as_str()) {
+        if ctx.check {
+            return Ok(ModuleResult::changed(true));
+        }
+        msgs.push(format!(
+            "Running SELinux policy changed from '{runtime_policy}' to '{}'",
+            shown(&policy)
+        ));
+        changed = true;
+    }
+    if policy != config_policy {
+        if ctx.check {
+            return Ok(ModuleResult::changed(true));
+        }
+        let wanted = shown(&policy);
+        if !fs.exists(&Path::new("/etc/selinux").join(&wanted).join("policy"))? {
+            return Err(ModuleError::new(format!(
+                "Policy {wanted} does not exist in /etc/selinux/"
+            )));
+        }
+        text = with_value(&text, "SELINUXTYPE", &wanted);
+        fs.write_atomic(path, text.as_bytes(), None)?;
+        msgs.push(format!(
+            "SELinux policy configuration in '{configfile}' changed from '{}' to '{wanted}'",
+            shown(&config_policy)
+        ));
+        changed = true;
+    }
+    let word = state.as_str();
+    let mut warnings = Vec::new();
+    if state != SelinuxState::Disabled {
+        warnings.push(format!(
+            "Reboot is required to set SELinux state to '{word}'"
+        ));
+    }
+    if config_state.as_deref() != Some(word) {
+        if !ctx.check {
+            text = with_value(&text, "SELINUX", word);
+            fs.write_atomic(path, text.as_bytes(), None)?;
+        }
+        msgs.push(format!(
+            "Config SELinux state changed from '{}' to '{word}'",
+            shown(&config_state)
+        ));
+        changed = true;
+    }
+    let mut result = ModuleResult::changed(changed)
+        .with("msg", msgs.join(", "))
+        .with("configfile", configfile)
+        .with("policy", json!(policy))
+        .with("state", word)
+        .with("reboot_required", state != SelinuxState::Disabled);
+    if !warnings.is_empty() {
+        result = result.with("warnings", json!(warnings));
+    }
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_lines_are_read_and_rewritten_as_the_module_does() {
+        let text = "# comment\nSELINUX=disabled\nSELINUXTYPE= default \n";
+        assert_eq!(config_value(text, "SELINUX").as_deref(), Some("disabled"));
+        assert_eq!(
+            config_value(text, "SELINUXTYPE").as_deref(),
+            Some("default")
+        );
+        assert_eq!(config_value("X=1", "SELINUX"), None);
+        assert_eq!(
+            with_value(text, "SELINUX", "enforcing"),
+            "# comment\nSELINUX=enforcing\nSELINUXTYPE= default \n"
+        );
+        assert_eq!(
+            with_value("# only\n", "SELINUXTYPE", "targeted"),
+            "# only\nSELINUXTYPE=targeted\n"
+        );
+    }
+}
