@@ -127,6 +127,9 @@ pub fn summary(task: &PlannedTask) -> String {
     if let Some(when) = &task.when {
         let _ = write!(line, "   when: {when}");
     }
+    if task.on_controller {
+        line.push_str("   (in the build's controller folder)");
+    }
     line
 }
 
