@@ -36,6 +36,11 @@ const IGNORED: &[&str] = &[
     // dnf's metadata cache and logs.
     "/var/cache/dnf",
     "/var/log",
+    // python-apt's package caches, which package_facts' apt manager builds as it reads.
+    "/var/cache/apt",
+    // gpg's keybox and trust database, made when rpm_key's gpg first reads a key file: they
+    // hold the time they were made.
+    "/root/.gnupg",
     // Python byte code that dnf's modules compile as they run.
     "/usr/lib/python3/dist-packages/__pycache__",
 ];

@@ -61,6 +61,27 @@ fn specs_digest(specs: &Path) -> String {
     format!("{:x}", digest.finalize())[..16].to_owned()
 }
 
+/// Builds every package of [`BUILDS`] into its folder below `out`.
+fn build_rpms(specs: &Path, out: &Path, top: &Path) {
+    for (spec, folder, defines) in BUILDS {
+        let mut command = Command::new("rpmbuild");
+        command
+            .arg("--define")
+            .arg(format!("_topdir {}", top.display()))
+            .arg("--define")
+            .arg(format!("_rpmdir {}", out.join(folder).display()))
+            .arg("--define")
+            .arg("_build_name_fmt %{NAME}-%{VERSION}-%{RELEASE}.%{ARCH}.rpm");
+        for define in *defines {
+            command.arg("--define").arg(define);
+        }
+        run(
+            command.arg("-bb").arg(specs.join(format!("{spec}.spec"))),
+            "rpmbuild",
+        );
+    }
+}
+
 /// The served tree of the fixture world (`el/`, `el-extra/`, `files/`, the key), built once
 /// per set of spec files and cached.
 pub fn world() -> PathBuf {
@@ -95,23 +116,7 @@ pub fn world() -> PathBuf {
         ],
         "gpg --quick-gen-key",
     );
-    for (spec, folder, defines) in BUILDS {
-        let mut command = Command::new("rpmbuild");
-        command
-            .arg("--define")
-            .arg(format!("_topdir {}", top.display()))
-            .arg("--define")
-            .arg(format!("_rpmdir {}", out.join(folder).display()))
-            .arg("--define")
-            .arg("_build_name_fmt %{NAME}-%{VERSION}-%{RELEASE}.%{ARCH}.rpm");
-        for define in *defines {
-            command.arg("--define").arg(define);
-        }
-        run(
-            command.arg("-bb").arg(specs.join(format!("{spec}.spec"))),
-            "rpmbuild",
-        );
-    }
+    build_rpms(&specs, &out, &top);
     let mut rpms: Vec<PathBuf> = Vec::new();
     for folder in ["el", "el-extra", "files"] {
         rpms.extend(

@@ -279,7 +279,7 @@ pub fn package(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
             &dnf::Request {
                 names: p.name.0,
                 state,
-                options: Vec::new(),
+                options: vec![dnf::LOCAL_GPGCHECK.into()],
                 nobest: false,
             },
         ),

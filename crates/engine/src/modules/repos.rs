@@ -1,22 +1,22 @@
-//! Package repositories and their keys in the image: `yum_repository` (a `.repo` file),
-//! `rpm_key` (`rpm --import` in the rootfs), `apt_key` (a key in `/etc/apt/trusted.gpg.d`),
+//! Package repositories and their keys in the image: `yum_repository` (a `.repo` file section),
+//! `rpm_key` (the image's rpm database, `rpm --import`), `apt_key` (a key in `/etc/apt/trusted.gpg.d`),
 //! `apt_repository` (a `.list` line) and `deb822_repository` (a `.sources` file). Keys given as
 //! URLs come through the site mirror and are pinned like every artifact.
 
+mod rpm_key;
 mod yum_repository;
 
 use std::path::{Path, PathBuf};
 
 use planner::modules::apt_key::{AptKeyParams, AptKeyState};
 use planner::modules::deb822_repository::{Deb822RepositoryParams, Deb822State};
-use planner::modules::rpm_key::{KeyState, RpmKeyParams};
 use planner::modules::types::{Choice, TextList};
 use serde_json::Value as Json;
 
 use super::copy::{place, Placement};
 use super::{params, ModuleCtx, ModuleError, ModuleResult};
-use crate::target::Cmd;
 
+pub use rpm_key::rpm_key;
 pub use yum_repository::yum_repository;
 
 fn list(v: &Option<TextList>, sep: &str) -> Option<String> {
@@ -78,34 +78,6 @@ fn key_bytes(ctx: &ModuleCtx, source: &str) -> Result<Vec<u8>, ModuleError> {
     } else {
         Ok(ctx.target.fs().read(Path::new(source))?)
     }
-}
-
-/// `rpm_key`: the key stored under `/etc/pki/rpm-gpg/` and imported with the image's `rpm`.
-pub fn rpm_key(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: RpmKeyParams = params("rpm_key", args)?;
-    let source = p.key.as_str().trim();
-    if matches!(p.state, Some(Choice::Known(KeyState::Absent))) {
-        return Err(ModuleError::new(
-            "rpm_key state=absent is not supported in an image build; leave the key out instead",
-        ));
-    }
-    let bytes = key_bytes(ctx, source)?;
-    let base = source.rsplit('/').next().unwrap_or("imported.key");
-    let stored = PathBuf::from("/etc/pki/rpm-gpg").join(format!("imgbuild-{base}"));
-    let result = put(ctx, &stored, Some(&String::from_utf8_lossy(&bytes)))?;
-    if result.changed && !ctx.check {
-        let cmd = Cmd::new(&["rpm", "--import", &stored.display().to_string()]);
-        let out = ctx.target.run(&cmd)?;
-        if out.rc != 0 {
-            return Err(ModuleError::new(format!(
-                "rpm --import {} failed (rc {}): {}",
-                stored.display(),
-                out.rc,
-                out.stderr.trim()
-            )));
-        }
-    }
-    Ok(result.with("key", stored.display().to_string()))
 }
 
 /// `apt_key`: the key as an armored file apt reads from `trusted.gpg.d` (or `keyring`).

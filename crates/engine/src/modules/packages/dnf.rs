@@ -18,6 +18,9 @@ use crate::target::CmdOutput;
 /// Where package files from URLs are put in the image while dnf installs them.
 const DOWNLOADS: &str = "/tmp/.imgbuild-rpm";
 
+/// The module checks the signatures of package files given by path or URL too.
+pub(in crate::modules) const LOCAL_GPGCHECK: &str = "--setopt=localpkg_gpgcheck=True";
+
 /// How rpm names a package as dnf prints it: `name-[epoch:]version-release.arch`.
 const NEVRA: &str = "%{NAME}-%|EPOCH?{%{EPOCH}:}:{}|%{VERSION}-%{RELEASE}.%{ARCH}\\n";
 
@@ -97,6 +100,34 @@ fn marking_failures(out: &CmdOutput) -> Vec<(String, String)> {
     failures
 }
 
+/// The package whose signature dnf could not check, and why, if that is why it failed
+/// (`Failed to validate GPG signature for <nevra>: <why>`, as the module words it).
+fn gpg_failure(out: &CmdOutput) -> Option<ModuleError> {
+    let said = format!("{}\n{}", out.stdout, out.stderr);
+    if !said.contains("Error: GPG check FAILED") {
+        return None;
+    }
+    let line = said.lines().find(|l| l.starts_with("Public key for "))?;
+    let file = line
+        .strip_prefix("Public key for ")?
+        .split_whitespace()
+        .next()?;
+    let nevra = file.strip_suffix(".rpm").unwrap_or(file);
+    Some(ModuleError::new(format!(
+        "Failed to validate GPG signature for {nevra}: {}",
+        line.trim()
+    )))
+}
+
+/// Whether dnf's command line refused before it resolved anything because no key is
+/// imported and an enabled repository checks signatures without naming a key (a check of
+/// dnf's command line that Ansible's module, which drives dnf's API, does not make).
+fn cli_key_refusal(out: &CmdOutput) -> bool {
+    let said = format!("{}\n{}", out.stdout, out.stderr);
+    said.contains("However, you do not have any GPG public keys installed")
+        && said.contains("Problem repository:")
+}
+
 /// The depsolver's problem dnf printed, if that is why it failed.
 fn depsolve_problem(out: &CmdOutput) -> Option<String> {
     let at = out.stderr.find("Error: \n Problem")?;
@@ -106,8 +137,25 @@ fn depsolve_problem(out: &CmdOutput) -> Option<String> {
 /// What dnf's failure says, as Ansible's module words it: the specs it found nothing for, and
 /// the depsolver's problem with the rest (Ansible's module resolves what it could mark, so a
 /// problem there is its message even beside specs it found nothing for).
-fn failure(ctx: &ModuleCtx, argv: &[String], out: &CmdOutput) -> Result<ModuleError, ModuleError> {
-    let failures = marking_failures(out);
+fn failure(
+    ctx: &ModuleCtx,
+    argv: &[String],
+    specs: &[String],
+    out: &CmdOutput,
+) -> Result<ModuleError, ModuleError> {
+    if let Some(error) = gpg_failure(out) {
+        return Ok(error);
+    }
+    let mut failures = marking_failures(out);
+    if out.stderr.contains("There are no enabled repositories") {
+        // The module finds no package in no repository: each name is a failure.
+        failures.extend(
+            specs
+                .iter()
+                .filter(|s| !s.starts_with('/'))
+                .map(|s| (format!("No package {s} available."), s.clone())),
+        );
+    }
     let mut problem = depsolve_problem(out);
     if !failures.is_empty() && problem.is_none() {
         // dnf stopped at the names it could not find: ask it about the others.
@@ -200,15 +248,21 @@ pub(in crate::modules) fn run_request(
             argv.push(if req.nobest { "--nobest" } else { "--best" }.into());
         }
     }
-    argv.extend(args);
-    let out = run(ctx, argv.clone(), &[])?;
+    argv.extend(args.iter().cloned());
+    let mut out = run(ctx, argv.clone(), &[])?;
+    if out.rc != 0 && cli_key_refusal(&out) {
+        // Repositories that set gpgcheck themselves still check; what the CLI's main
+        // setting adds is the refusal.
+        argv.insert(2, "--setopt=gpgcheck=False".into());
+        out = run(ctx, argv.clone(), &[])?;
+    }
     let _ = ctx.target.fs().remove_all(Path::new(DOWNLOADS));
     if ctx.check {
         let would = !out.stdout.contains("Nothing to do");
         return Ok(ModuleResult::changed(would));
     }
     if out.rc != 0 {
-        return Err(failure(ctx, &argv, &out)?);
+        return Err(failure(ctx, &argv, &args, &out)?);
     }
     let after = installed(ctx)?;
     if after == before {
@@ -229,6 +283,8 @@ fn options(p: &DnfParams) -> Vec<String> {
     let mut options = Vec::new();
     if flag(&p.disable_gpg_check, false) {
         options.push("--nogpgcheck".into());
+    } else {
+        options.push(LOCAL_GPGCHECK.into());
     }
     if let Some(weak) = &p.install_weak_deps {
         let weak = if weak.or(true) { "True" } else { "False" };

@@ -232,6 +232,16 @@ pub fn yum_repository(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, Modu
         changed |= placed.changed;
     }
     let header = dest.display().to_string();
+    // The module's output hides its no_log values (passwords) wherever they appear.
+    let hide = |text: String| {
+        [&p.password, &p.proxy_password]
+            .into_iter()
+            .flatten()
+            .map(Text::as_str)
+            .filter(|secret| !secret.is_empty())
+            .fold(text, |text, secret| text.replace(secret, "********"))
+    };
+    let (before, after) = (hide(before), hide(after));
     Ok(ModuleResult::changed(changed)
         .with("repo", name)
         .with("state", state)
