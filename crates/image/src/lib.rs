@@ -5,6 +5,8 @@ pub mod base;
 pub mod blobs;
 pub mod build;
 pub mod cache;
+#[cfg(test)]
+mod code_identity;
 pub mod compression;
 pub mod freshness;
 pub mod hashing;

@@ -47,6 +47,16 @@ fn file_digest(path: &Path) -> String {
     digest_of(&bytes)
 }
 
+/// What made the layer: imgbuild's version and the digest of the engine's and planner's
+/// sources it was compiled from, so a layer of older code is never reused.
+pub(crate) fn layer_code() -> String {
+    format!(
+        "{} {}",
+        env!("CARGO_PKG_VERSION"),
+        env!("IMGBUILD_LAYER_CODE")
+    )
+}
+
 /// The inputs of a role's layer.
 pub(super) fn role_inputs(
     plan: &Plan,
@@ -79,7 +89,7 @@ pub(super) fn role_inputs(
         }
     }
     Inputs {
-        imgbuild: env!("CARGO_PKG_VERSION").to_owned(),
+        imgbuild: layer_code(),
         parent: parent.to_owned(),
         tasks: digest_of(&tasks_json),
         files,
@@ -140,6 +150,15 @@ pub(super) fn labels(plan: &Plan, project_root: &Path, epoch: u64) -> BTreeMap<S
 mod tests {
     use super::*;
     use planner::plan::PlannedTask;
+
+    #[test]
+    fn the_layer_code_names_the_sources_it_was_compiled_from() {
+        let code = super::layer_code();
+        let (version, digest) = code.split_once(' ').expect("version and digest");
+        assert_eq!(version, env!("CARGO_PKG_VERSION"));
+        assert_eq!(digest.len(), 64);
+        assert!(digest.chars().all(|c| c.is_ascii_hexdigit()));
+    }
 
     fn plan_with(password: &str) -> (Plan, Vec<Step>) {
         let task = PlannedTask {
