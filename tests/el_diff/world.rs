@@ -30,7 +30,13 @@ const REPOS: &[&str] = &["el", "el-extra"];
 pub const KEY_FILE: &str = "RPM-GPG-KEY-imgbuild-test";
 
 /// The stand-in root's cache name: the Ansible rootfs's packages and Debian's dnf and rpm.
-const STANDIN: &str = "bookworm-el-standin-1";
+/// A change to what [`standin_root`] writes needs a new name.
+const STANDIN: &str = "bookworm-el-standin-2";
+
+/// Rocky 9's `/etc/dnf/dnf.conf` (Debian's says `best=False` and `skip_if_unavailable=True`).
+const DNF_CONF: &str =
+    "[main]\ngpgcheck=1\ninstallonly_limit=3\nclean_requirements_on_remove=True\n\
+best=True\nskip_if_unavailable=False\n";
 
 fn run(command: &mut Command, what: &str) {
     let out = command
@@ -195,6 +201,7 @@ pub fn standin_root() -> PathBuf {
     for dir in ["etc/yum.repos.d", "etc/pki/rpm-gpg", "observed"] {
         std::fs::create_dir_all(root.join(dir)).expect(dir);
     }
+    std::fs::write(etc.join("dnf/dnf.conf"), DNF_CONF).expect("dnf.conf");
     let _ = std::fs::remove_file(etc.join("os-release"));
     std::fs::write(etc.join("os-release"), OS_RELEASE).expect("os-release");
     run(

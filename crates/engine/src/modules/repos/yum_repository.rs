@@ -232,13 +232,18 @@ pub fn yum_repository(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, Modu
         changed |= placed.changed;
     }
     let header = dest.display().to_string();
-    // The module's output hides its no_log values (passwords) wherever they appear.
+    // The module's output hides its no_log values (passwords) wherever they appear (the
+    // longer first: Ansible's order, a set's, is not fixed when one holds the other).
+    let mut secrets: Vec<&str> = [&p.password, &p.proxy_password]
+        .into_iter()
+        .flatten()
+        .map(Text::as_str)
+        .filter(|secret| !secret.is_empty())
+        .collect();
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
     let hide = |text: String| {
-        [&p.password, &p.proxy_password]
-            .into_iter()
-            .flatten()
-            .map(Text::as_str)
-            .filter(|secret| !secret.is_empty())
+        secrets
+            .iter()
             .fold(text, |text, secret| text.replace(secret, "********"))
     };
     let (before, after) = (hide(before), hide(after));
