@@ -279,8 +279,12 @@ pub fn package(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
             &dnf::Request {
                 names: p.name.0,
                 state,
-                options: vec![dnf::LOCAL_GPGCHECK.into()],
+                options: vec![
+                    dnf::LOCAL_GPGCHECK.into(),
+                    "--setopt=clean_requirements_on_remove=False".into(),
+                ],
                 nobest: false,
+                autoremove: false,
             },
         ),
         other => Err(ModuleError::new(format!(

@@ -77,8 +77,10 @@ pub struct DnfParams {
 
 impl Params for DnfParams {
     fn check(&self) -> Result<(), String> {
-        if self.name.is_none() && self.list.is_none() && self.update_cache.is_none() {
-            return Err("dnf needs name (or list, or update_cache)".into());
+        let autoremove = self.autoremove.is_some();
+        if self.name.is_none() && self.list.is_none() && self.update_cache.is_none() && !autoremove
+        {
+            return Err("dnf needs name (or list, update_cache or autoremove)".into());
         }
         Ok(())
     }

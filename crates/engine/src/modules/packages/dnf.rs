@@ -11,6 +11,8 @@ use planner::modules::package::PackageState;
 use planner::modules::types::{Choice, TextList};
 use serde_json::{json, Value as Json};
 
+mod table;
+
 use super::{failed, run};
 use crate::modules::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::target::CmdOutput;
@@ -34,6 +36,8 @@ pub(in crate::modules) struct Request {
     pub options: Vec<String>,
     /// Take a candidate that is not the newest when the newest cannot be installed.
     pub nobest: bool,
+    /// Remove what nothing requires any more (alone with absent: `dnf autoremove`).
+    pub autoremove: bool,
 }
 
 /// The installed packages, as dnf prints them (without `gpg-pubkey`, rpm's imported keys).
@@ -201,6 +205,36 @@ fn todo(ctx: &ModuleCtx, req: &Request, specs: &[String]) -> Result<Vec<String>,
     Ok(todo)
 }
 
+/// A result of nothing to do (with the lines for package files given).
+fn nothing(results: Vec<String>) -> ModuleResult {
+    ModuleResult {
+        msg: Some("Nothing to do".into()),
+        ..ModuleResult::changed(false)
+    }
+    .with("rc", 0)
+    .with("results", results)
+}
+
+/// dnf's command line for the request: options, verb, `args`.
+fn command_line(ctx: &ModuleCtx, req: &Request, args: &[String]) -> Vec<String> {
+    let mut argv: Vec<String> = vec!["dnf".into(), "-y".into()];
+    if ctx.check {
+        argv.push("--assumeno".into());
+    }
+    argv.extend(req.options.iter().cloned());
+    match req.state {
+        PackageState::Absent if args.is_empty() => argv.push("autoremove".into()),
+        PackageState::Absent => argv.push("remove".into()),
+        PackageState::Present => argv.push("install".into()),
+        PackageState::Latest => {
+            argv.push("install".into());
+            argv.push(if req.nobest { "--nobest" } else { "--best" }.into());
+        }
+    }
+    argv.extend(args.iter().cloned());
+    argv
+}
+
 /// Runs the request as one dnf transaction and reports it as Ansible's module does.
 pub(in crate::modules) fn run_request(
     ctx: &ModuleCtx,
@@ -212,8 +246,7 @@ pub(in crate::modules) fn run_request(
         .map(|n| n.trim().to_owned())
         .filter(|n| !n.is_empty())
         .partition(|n| n.ends_with(".rpm"));
-    let removing = matches!(req.state, PackageState::Absent);
-    if removing && !files.is_empty() {
+    if matches!(req.state, PackageState::Absent) && !files.is_empty() {
         return Err(ModuleError {
             msg: "Cannot remove paths -- please specify package name.".into(),
             fields: [("results".to_owned(), json!([]))].into_iter().collect(),
@@ -223,32 +256,12 @@ pub(in crate::modules) fn run_request(
     let mut results: Vec<String> = paths.iter().map(|p| format!("Installed {p}")).collect();
     let mut args = todo(ctx, req, &specs)?;
     args.extend(paths);
-    let nothing = |results: Vec<String>| {
-        ModuleResult {
-            msg: Some("Nothing to do".into()),
-            ..ModuleResult::changed(false)
-        }
-        .with("rc", 0)
-        .with("results", results)
-    };
-    if args.is_empty() {
+    let autoremove = req.autoremove && matches!(req.state, PackageState::Absent);
+    if args.is_empty() && !autoremove {
         return Ok(nothing(results));
     }
     let before = installed(ctx)?;
-    let mut argv: Vec<String> = vec!["dnf".into(), "-y".into()];
-    if ctx.check {
-        argv.push("--assumeno".into());
-    }
-    argv.extend(req.options.iter().cloned());
-    match req.state {
-        PackageState::Absent => argv.push("remove".into()),
-        PackageState::Present => argv.push("install".into()),
-        PackageState::Latest => {
-            argv.push("install".into());
-            argv.push(if req.nobest { "--nobest" } else { "--best" }.into());
-        }
-    }
-    argv.extend(args.iter().cloned());
+    let mut argv = command_line(ctx, req, &args);
     let mut out = run(ctx, argv.clone(), &[])?;
     if out.rc != 0 && cli_key_refusal(&out) {
         // Repositories that set gpgcheck themselves still check; what the CLI's main
@@ -257,21 +270,31 @@ pub(in crate::modules) fn run_request(
         out = run(ctx, argv.clone(), &[])?;
     }
     let _ = ctx.target.fs().remove_all(Path::new(DOWNLOADS));
-    if ctx.check {
-        let would = !out.stdout.contains("Nothing to do");
-        return Ok(ModuleResult::changed(would));
-    }
-    if out.rc != 0 {
+    let said = format!("{}\n{}", out.stdout, out.stderr);
+    let aborted = ctx.check && said.contains("Operation aborted");
+    if out.rc != 0 && !aborted && !said.contains("Nothing to do") {
         return Err(failure(ctx, &argv, &args, &out)?);
     }
-    let after = installed(ctx)?;
-    if after == before {
+    let (installs, removals) = if ctx.check {
+        let planned = table::read(&out.stdout, &before);
+        (planned.installed, planned.removed)
+    } else {
+        let after = installed(ctx)?;
+        let installs = after.difference(&before).cloned().collect();
+        (installs, before.difference(&after).cloned().collect())
+    };
+    if installs.is_empty() && removals.is_empty() {
         return Ok(nothing(results));
     }
-    results.extend(after.difference(&before).map(|p| format!("Installed: {p}")));
-    results.extend(before.difference(&after).map(|p| format!("Removed: {p}")));
+    results.extend(installs.iter().map(|p| format!("Installed: {p}")));
+    results.extend(removals.iter().map(|p| format!("Removed: {p}")));
+    let msg = if ctx.check {
+        "Check mode: No changes made, but would have if not in check mode"
+    } else {
+        ""
+    };
     Ok(ModuleResult {
-        msg: Some(String::new()),
+        msg: Some(msg.into()),
         ..ModuleResult::changed(true)
     }
     .with("rc", 0)
@@ -311,6 +334,13 @@ fn options(p: &DnfParams) -> Vec<String> {
     if let Some(what) = &p.disable_excludes {
         options.push(format!("--disableexcludes={what}"));
     }
+    // The module removes what a removal leaves unneeded only with autoremove.
+    let clean = if flag(&p.autoremove, false) {
+        "True"
+    } else {
+        "False"
+    };
+    options.push(format!("--setopt=clean_requirements_on_remove={clean}"));
     if let Some(release) = &p.releasever {
         options.push(format!("--releasever={release}"));
     }
@@ -321,11 +351,17 @@ fn options(p: &DnfParams) -> Vec<String> {
 pub fn dnf(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: DnfParams = params("dnf", args)?;
     let state = match &p.state {
-        Some(Choice::Known(s)) => *s,
+        Some(Choice::Known(s)) => Some(*s),
         Some(Choice::Deferred(t)) => {
             return Err(ModuleError::new(format!("state '{t}' was not resolved")))
         }
-        None => PackageState::Present,
+        None => None,
+    };
+    let autoremove = flag(&p.autoremove, false);
+    let state = match (state, autoremove) {
+        // As the module: autoremove without a state removes.
+        (None, true) => PackageState::Absent,
+        (state, _) => state.unwrap_or(PackageState::Present),
     };
     let options = options(&p);
     let names = p.name.map(|TextList(n)| n).unwrap_or_default();
@@ -353,6 +389,7 @@ pub fn dnf(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             state,
             options,
             nobest: flag(&p.nobest, false),
+            autoremove,
         },
     )
 }
