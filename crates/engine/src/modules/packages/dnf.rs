@@ -11,6 +11,7 @@ use planner::modules::package::PackageState;
 use planner::modules::types::{Choice, TextList};
 use serde_json::{json, Value as Json};
 
+mod list;
 mod table;
 
 use super::{failed, run};
@@ -365,6 +366,9 @@ pub fn dnf(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     };
     let options = options(&p);
     let names = p.name.map(|TextList(n)| n).unwrap_or_default();
+    if let Some(what) = &p.list {
+        return list::list(ctx, what.as_str().trim(), &options);
+    }
     if flag(&p.update_cache, false) && !ctx.check {
         let mut argv = vec!["dnf".to_owned(), "-y".into()];
         argv.extend(options.iter().cloned());
