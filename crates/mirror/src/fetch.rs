@@ -46,6 +46,9 @@ pub enum FetchError {
         /// `mirror.lock` or `the task's checksum`.
         source_of_pin: &'static str,
     },
+    /// The certificates to trust cannot be read.
+    #[error("{0}")]
+    Trust(String),
     /// `--locked` and the artifact is not pinned.
     #[error("{url}: not pinned in mirror.lock and the build is --locked; run `imgbuild mirror lock` and commit mirror.lock")]
     NotPinned {
@@ -141,7 +144,7 @@ pub struct Fetcher {
     cache: PathBuf,
     lock: Mutex<Lock>,
     options: FetchOptions,
-    agent: ureq::Agent,
+    agents: net::Agents,
     progress: Option<Progress>,
     warn: Option<Warn>,
 }
@@ -170,13 +173,16 @@ fn file_sha256(path: &Path) -> std::io::Result<String> {
     Ok(hex(&hasher.finalize()))
 }
 
-/// An HTTP agent whose reads time out after `timeout` without a byte (a stall).
-fn agent(timeout: Duration) -> ureq::Agent {
-    ureq::AgentBuilder::new()
-        .timeout_connect(Duration::from_secs(10))
-        .timeout_read(timeout)
-        .redirects(5)
-        .build()
+/// HTTP agents whose reads time out after `timeout` without a byte (a stall), trusting what
+/// the system trusts and going through the environment's proxies.
+fn agents(timeout: Duration) -> Result<net::Agents, FetchError> {
+    net::Agents::system(net::Limits {
+        connect: Duration::from_secs(10),
+        read: Some(timeout),
+        total: None,
+        redirects: 5,
+    })
+    .map_err(|e| FetchError::Trust(e.to_string()))
 }
 
 fn hex(digest: &[u8]) -> String {
@@ -192,7 +198,7 @@ impl Fetcher {
         Ok(Self {
             cache: cache.to_owned(),
             lock: Mutex::new(lock),
-            agent: agent(options.timeout),
+            agents: agents(options.timeout)?,
             options,
             progress: None,
             warn: None,
@@ -309,11 +315,16 @@ impl Fetcher {
         let mut last = String::new();
         let mut backoff = self.options.backoff;
         let (attempts, timeout) = self.options.for_url(url);
-        let agent = if timeout == self.options.timeout {
-            self.agent.clone()
+        let agents = if timeout == self.options.timeout {
+            self.agents.clone()
         } else {
-            agent(timeout)
+            agents(timeout)?
         };
+        let agent = agents.for_url(url).map_err(|e| FetchError::Transport {
+            url: url.into(),
+            message: e.message,
+            attempts: 0,
+        })?;
         // A stalled attempt is tried again only while attempts get further than the last one.
         let mut furthest = std::fs::metadata(&partial).map(|m| m.len()).unwrap_or(0);
         let mut attempt = 1;
@@ -396,7 +407,18 @@ impl Fetcher {
                     attempts: 1,
                 }));
             }
-            Err(ureq::Error::Transport(t)) => return Err(Attempt::Retry(t.to_string())),
+            Err(ureq::Error::Transport(t)) => {
+                let message = net::explain(&t, url);
+                if message != t.to_string() {
+                    // An untrusted certificate or a refusing proxy does not mend by itself.
+                    return Err(Attempt::Fatal(FetchError::Transport {
+                        url: url.into(),
+                        message,
+                        attempts: 1,
+                    }));
+                }
+                return Err(Attempt::Retry(message));
+            }
         };
         let resumed = response.status() == 206;
         let declared: Option<u64> = response

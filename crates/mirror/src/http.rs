@@ -49,14 +49,23 @@ pub struct HttpError {
 
 /// Sends `request` and returns the answer, an error status included.
 pub fn send(request: &HttpRequest) -> Result<HttpResponse, HttpError> {
-    let agent = ureq::AgentBuilder::new()
-        .timeout(request.timeout)
-        .redirects(if request.follow_redirects {
+    let limits = net::Limits {
+        connect: request.timeout,
+        read: None,
+        total: Some(request.timeout),
+        redirects: if request.follow_redirects {
             MAX_REDIRECTS
         } else {
             0
-        })
-        .build();
+        },
+    };
+    let failed = |message: String| HttpError {
+        message: crate::redact_credentials(&message),
+    };
+    let agent = net::Agents::system(limits)
+        .map_err(|e| failed(e.to_string()))?
+        .for_url(&request.url)
+        .map_err(|e| failed(e.message))?;
     let mut call = agent.request(&request.method, &request.url);
     for (name, value) in &request.headers {
         call = call.set(name, value);
@@ -68,12 +77,13 @@ pub fn send(request: &HttpRequest) -> Result<HttpResponse, HttpError> {
     let response = match answered {
         Ok(response) | Err(ureq::Error::Status(_, response)) => response,
         Err(ureq::Error::Transport(e)) => {
-            return Err(HttpError {
-                message: crate::redact_credentials(&format!(
-                    "Request failed: {}",
-                    e.message().map_or_else(|| e.to_string(), str::to_owned)
-                )),
-            })
+            let explained = net::explain(&e, &request.url);
+            let message = if explained != e.to_string() {
+                explained
+            } else {
+                e.message().map_or_else(|| e.to_string(), str::to_owned)
+            };
+            return Err(failed(format!("Request failed: {message}")));
         }
     };
     let headers = response

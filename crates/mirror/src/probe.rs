@@ -17,7 +17,7 @@ pub enum Presence {
 /// `HEAD`.
 #[derive(Debug)]
 pub struct Prober {
-    agent: ureq::Agent,
+    agents: Option<net::Agents>,
 }
 
 impl Default for Prober {
@@ -29,26 +29,46 @@ impl Default for Prober {
 impl Prober {
     /// A prober that gives up on a URL after `timeout`.
     pub fn new(timeout: Duration) -> Self {
-        let agent = ureq::AgentBuilder::new()
-            .timeout_connect(timeout)
-            .timeout(timeout)
-            .redirects(5)
-            .build();
-        Self { agent }
+        let limits = net::Limits {
+            connect: timeout,
+            read: None,
+            total: Some(timeout),
+            redirects: 5,
+        };
+        // Certificates that cannot be read make every probe unreachable, saying why.
+        Self {
+            agents: net::Agents::system(limits).ok(),
+        }
+    }
+
+    fn agent(&self, url: &str) -> Result<ureq::Agent, Presence> {
+        let agents = self.agents.as_ref().ok_or_else(|| {
+            Presence::Unreachable(match net::Trust::system().and_then(|t| t.client_config()) {
+                Err(e) => e.to_string(),
+                Ok(_) => "the TLS setup failed".into(),
+            })
+        })?;
+        agents
+            .for_url(url)
+            .map_err(|e| Presence::Unreachable(e.message))
     }
 
     /// Whether `url` is there, and its size.
     pub fn probe(&self, url: &str) -> Presence {
-        match self.agent.head(url).call() {
+        let agent = match self.agent(url) {
+            Ok(agent) => agent,
+            Err(presence) => return presence,
+        };
+        match agent.head(url).call() {
             Ok(response) => Presence::Present(content_length(&response)),
-            Err(ureq::Error::Status(405 | 501, _)) => self.ranged_get(url),
+            Err(ureq::Error::Status(405 | 501, _)) => Self::ranged_get(&agent, url),
             Err(ureq::Error::Status(code, _)) => Presence::Missing(code),
-            Err(ureq::Error::Transport(e)) => Presence::Unreachable(transport_error(&e)),
+            Err(ureq::Error::Transport(e)) => Presence::Unreachable(transport_error(&e, url)),
         }
     }
 
-    fn ranged_get(&self, url: &str) -> Presence {
-        match self.agent.get(url).set("Range", "bytes=0-0").call() {
+    fn ranged_get(agent: &ureq::Agent, url: &str) -> Presence {
+        match agent.get(url).set("Range", "bytes=0-0").call() {
             Ok(response) => {
                 let total = response
                     .header("Content-Range")
@@ -62,13 +82,18 @@ impl Prober {
                 Presence::Present(size)
             }
             Err(ureq::Error::Status(code, _)) => Presence::Missing(code),
-            Err(ureq::Error::Transport(e)) => Presence::Unreachable(transport_error(&e)),
+            Err(ureq::Error::Transport(e)) => Presence::Unreachable(transport_error(&e, url)),
         }
     }
 }
 
-/// A transport error without the URL (the caller shows it once).
-fn transport_error(e: &ureq::Transport) -> String {
+/// A transport error without the URL (the caller shows it once); an untrusted certificate or
+/// a refusing proxy says what to configure.
+fn transport_error(e: &ureq::Transport, url: &str) -> String {
+    let explained = net::explain(e, url);
+    if explained != e.to_string() {
+        return explained;
+    }
     let mut text = e.kind().to_string();
     if let Some(message) = e.message() {
         text.push_str(&format!(": {message}"));

@@ -23,7 +23,9 @@ pub(crate) enum Body<'a> {
 
 /// A client for one repository.
 pub struct Client {
-    agent: ureq::Agent,
+    /// Agents trusting the system, `SSL_CERT_*` and the registry's `certs.d`, through the
+    /// environment's proxies; why not, when the certificates cannot be read.
+    agents: Result<net::Agents, String>,
     base: String,
     registry: String,
     repository: String,
@@ -51,13 +53,18 @@ struct TokenAnswer {
 impl Client {
     /// A client for `reference`'s repository; `push` asks for push rights too.
     pub fn new(reference: &Reference, credentials: Option<Credentials>, push: bool) -> Self {
-        let agent = ureq::AgentBuilder::new()
-            .timeout_connect(Duration::from_secs(15))
-            .timeout_read(Duration::from_secs(120))
-            .redirects(5)
-            .build();
+        let limits = net::Limits {
+            connect: Duration::from_secs(15),
+            read: Some(Duration::from_secs(120)),
+            total: None,
+            redirects: 5,
+        };
+        let agents = net::Trust::system()
+            .map(|trust| trust.with_certs_d(&reference.registry))
+            .and_then(|trust| net::Agents::new(&trust, limits))
+            .map_err(|e| e.to_string());
         Self {
-            agent,
+            agents,
             base: reference.api_base(),
             registry: reference.registry.clone(),
             repository: reference.repository.clone(),
@@ -95,6 +102,19 @@ impl Client {
         }
     }
 
+    /// The agent for `url`.
+    fn agent(&self, url: &str, what: &str) -> Result<ureq::Agent, RegistryError> {
+        let transport = |detail: String| RegistryError::Transport {
+            what: what.to_owned(),
+            detail,
+        };
+        self.agents
+            .as_ref()
+            .map_err(|why| transport(why.clone()))?
+            .for_url(url)
+            .map_err(|e| transport(e.message))
+    }
+
     /// Sends a request, answering one `401` challenge; any status other than 2xx is an error
     /// (`RegistryError::Status` carries it, so callers can accept a 404).
     pub(crate) fn call(
@@ -106,7 +126,7 @@ impl Client {
     ) -> Result<ureq::Response, RegistryError> {
         let what = format!("{method} {url}");
         for attempt in 0..2 {
-            let mut request = self.agent.request(method, url);
+            let mut request = self.agent(url, &what)?.request(method, url);
             for (k, v) in headers {
                 request = request.set(k, v);
             }
@@ -155,8 +175,8 @@ impl Client {
                 }
                 Err(ureq::Error::Transport(t)) => {
                     return Err(RegistryError::Transport {
+                        detail: self.redact(&transport_detail(&t, url)),
                         what,
-                        detail: self.redact(&transport_detail(&t)),
                     })
                 }
             }
@@ -222,14 +242,14 @@ impl Client {
             })?;
         let actions = if self.push { "pull,push" } else { "pull" };
         let scope = format!("repository:{}:{actions}", self.repository);
-        let mut request = self.agent.get(realm).query("scope", &scope);
+        let what = format!("the token service {realm}");
+        let mut request = self.agent(realm, &what)?.get(realm).query("scope", &scope);
         if let Some(service) = challenge.params.get("service") {
             request = request.query("service", service);
         }
         if let Some(c) = &self.credentials {
             request = request.set("Authorization", &c.basic());
         }
-        let what = format!("the token service {realm}");
         let response = match request.call() {
             Ok(response) => response,
             Err(ureq::Error::Status(status, response)) => {
@@ -237,8 +257,8 @@ impl Client {
             }
             Err(ureq::Error::Transport(t)) => {
                 return Err(RegistryError::Transport {
+                    detail: self.redact(&transport_detail(&t, realm)),
                     what,
-                    detail: self.redact(&transport_detail(&t)),
                 })
             }
         };
@@ -284,8 +304,13 @@ fn error_message(response: ureq::Response) -> String {
     }
 }
 
-/// A transport error without the URL ureq puts in front (the request already names it).
-fn transport_detail(t: &ureq::Transport) -> String {
+/// A transport error without the URL ureq puts in front (the request already names it); an
+/// untrusted certificate or a refusing proxy says what to configure.
+fn transport_detail(t: &ureq::Transport, url: &str) -> String {
+    let explained = net::explain(t, url);
+    if explained != t.to_string() {
+        return explained;
+    }
     match t.message() {
         Some(message) => format!("{}: {message}", t.kind()),
         None => t.kind().to_string(),

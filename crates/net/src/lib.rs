@@ -1,0 +1,181 @@
+//! One HTTP client setup for everything imgbuild downloads, asks or pushes: the certificates a
+//! site's machines trust (the system store, `SSL_CERT_FILE`, `SSL_CERT_DIR`, and for a
+//! registry its `certs.d` folder, as containers/image reads it) beside the public roots, and
+//! the proxies the environment names (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`, as Go's and so
+//! podman's clients read them).
+
+mod proxy;
+mod trust;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub use proxy::{proxy_for, ProxyEnv};
+pub use trust::{certs_d_dirs, Trust, TrustError};
+
+/// Timeouts and redirects of the agents a client uses.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Time to connect.
+    pub connect: Duration,
+    /// Time without a byte read (a stall).
+    pub read: Option<Duration>,
+    /// Time for a whole request.
+    pub total: Option<Duration>,
+    /// Redirects followed at most.
+    pub redirects: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            connect: Duration::from_secs(15),
+            read: Some(Duration::from_secs(120)),
+            total: None,
+            redirects: 5,
+        }
+    }
+}
+
+/// Agents for URLs: each goes direct or through the proxy the environment names for it, and
+/// trusts what the site trusts.
+#[derive(Clone)]
+pub struct Agents {
+    limits: Limits,
+    tls: Arc<rustls::ClientConfig>,
+    proxies: ProxyEnv,
+    /// One agent per proxy (`None`: direct), made when first needed.
+    built: Arc<Mutex<HashMap<Option<String>, ureq::Agent>>>,
+}
+
+impl std::fmt::Debug for Agents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agents")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agents {
+    /// Agents trusting `trust` with `limits`, proxies from the environment.
+    pub fn new(trust: &Trust, limits: Limits) -> Result<Self, TrustError> {
+        Ok(Self {
+            limits,
+            tls: trust.client_config()?,
+            proxies: ProxyEnv::from_env(),
+            built: Arc::default(),
+        })
+    }
+
+    /// Agents trusting the system and `SSL_CERT_*`, with `limits`.
+    pub fn system(limits: Limits) -> Result<Self, TrustError> {
+        Self::new(&Trust::system()?, limits)
+    }
+
+    /// The same agents with other proxy settings (tests, a config file's).
+    pub fn with_proxies(mut self, proxies: ProxyEnv) -> Self {
+        self.proxies = proxies;
+        self.built = Arc::default();
+        self
+    }
+
+    /// The agent for `url`.
+    pub fn for_url(&self, url: &str) -> Result<ureq::Agent, ProxyError> {
+        let proxy = proxy_for(&self.proxies, url);
+        let mut built = self.built.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(agent) = built.get(&proxy) {
+            return Ok(agent.clone());
+        }
+        let mut builder = ureq::AgentBuilder::new()
+            .tls_config(self.tls.clone())
+            .timeout_connect(self.limits.connect)
+            .redirects(self.limits.redirects)
+            .try_proxy_from_env(false);
+        if let Some(read) = self.limits.read {
+            builder = builder.timeout_read(read);
+        }
+        if let Some(total) = self.limits.total {
+            builder = builder.timeout(total);
+        }
+        if let Some(address) = &proxy {
+            let parsed = ureq::Proxy::new(address).map_err(|e| ProxyError {
+                message: format!(
+                    "the proxy '{}' for {url} is not usable ({e}); fix HTTPS_PROXY/HTTP_PROXY",
+                    redact(address)
+                ),
+            })?;
+            builder = builder.proxy(parsed);
+        }
+        let agent = builder.build();
+        built.insert(proxy, agent.clone());
+        Ok(agent)
+    }
+}
+
+/// A proxy setting that cannot be used.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+#[error("{message}")]
+pub struct ProxyError {
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+/// A URL with its `user:password@` taken out.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            format!("{}://***@{}", &url[..scheme], &url[at + 1..])
+        }
+        (None, Some(at)) => format!("***@{}", &url[at + 1..]),
+        _ => url.to_owned(),
+    }
+}
+
+/// What a failed request's transport error means for a person: an untrusted certificate names
+/// the host and where to give the site's CA; a proxy that refused says so.
+pub fn explain(error: &ureq::Transport, url: &str) -> String {
+    let text = error.to_string();
+    let host = host_of(url);
+    if text.contains("UnknownIssuer") || text.contains("invalid peer certificate") {
+        return format!(
+            "the TLS certificate of {host} is not trusted ({}): give the site's CA with SSL_CERT_FILE, add it to the system's store (update-ca-certificates, update-ca-trust), or for a registry to certs.d/{host}/ca.crt",
+            error.message().unwrap_or("unknown issuer")
+        );
+    }
+    if error.kind() == ureq::ErrorKind::ProxyConnect
+        || error.kind() == ureq::ErrorKind::ProxyUnauthorized
+    {
+        return format!("the proxy for {host} refused the request ({text}); check HTTPS_PROXY/HTTP_PROXY and NO_PROXY");
+    }
+    text
+}
+
+/// `host[:port]` of a URL.
+pub fn host_of(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host)
+        .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_and_redaction() {
+        assert_eq!(
+            host_of("https://u:p@mirror.site:8443/x?y"),
+            "mirror.site:8443"
+        );
+        assert_eq!(host_of("http://127.0.0.1/"), "127.0.0.1");
+        assert_eq!(
+            redact("http://user:secret@proxy:3128"),
+            "http://***@proxy:3128"
+        );
+        assert_eq!(redact("http://proxy:3128"), "http://proxy:3128");
+    }
+}

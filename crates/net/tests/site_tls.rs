@@ -1,0 +1,296 @@
+//! A site's network with real parts: an HTTPS server on 127.0.0.1 (rustls) with a certificate
+//! from a throwaway CA made by `openssl` here, trusted through `SSL_CERT_FILE`,
+//! a named CA file and a registry's `certs.d`, refused with a clear line when not; and a proxy
+//! on 127.0.0.1 that counts what it forwards (plain requests and `CONNECT` tunnels), skipped
+//! for `NO_PROXY` hosts. Needs `openssl` (CI installs it).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use net::{explain, Agents, Limits, ProxyEnv, Trust};
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let status = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .stderr(Stdio::null())
+        .status()
+        .expect("openssl (apt-get install openssl)");
+    assert!(status.success(), "openssl {args:?}");
+}
+
+/// A CA (`ca.pem`) and a server certificate it signed for mirror.test, localhost, 127.0.0.1.
+fn make_certificates(dir: &Path) {
+    let subject_ca = "/CN=imgbuild test CA";
+    openssl(
+        dir,
+        &[
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
+            "-days", "2", "-subj", subject_ca,
+        ],
+    );
+    openssl(
+        dir,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "srv.key",
+            "-out",
+            "srv.csr",
+            "-subj",
+            "/CN=mirror.test",
+        ],
+    );
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=DNS:mirror.test,DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n\
+         keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+    )
+    .expect("ext");
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "srv.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "srv.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+        ],
+    );
+}
+
+/// An HTTPS server on 127.0.0.1 (rustls, with the certificate openssl made) answering every
+/// request with `body`, one thread per connection; its port.
+fn https_server(dir: &Path, body: &'static str) -> u16 {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(dir.join("srv.pem"))
+        .expect("srv.pem")
+        .collect::<Result<_, _>>()
+        .expect("certificates");
+    let key = PrivateKeyDer::from_pem_file(dir.join("srv.key")).expect("srv.key");
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .expect("server config");
+    let config = Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let config = config.clone();
+            std::thread::spawn(move || {
+                let Ok(connection) = rustls::ServerConnection::new(config) else {
+                    return;
+                };
+                let mut tls = rustls::StreamOwned::new(connection, stream);
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && tls.read(&mut byte).unwrap_or(0) == 1 {
+                    head.push(byte[0]);
+                }
+                let _ = write!(
+                    tls,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            });
+        }
+    });
+    port
+}
+
+/// A plain HTTP server answering every request with `body`.
+fn http_server(body: &'static str) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            // The whole head, so that closing after the answer resets nothing unread.
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+fn pipe(mut from: TcpStream, mut to: TcpStream) {
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut from, &mut to);
+        let _ = to.shutdown(std::net::Shutdown::Write);
+    });
+}
+
+/// A proxy on 127.0.0.1 that sends every request (and tunnel) to 127.0.0.1 at the port asked
+/// for, whatever the host, and counts them.
+fn proxy(count: Arc<AtomicUsize>) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            count.fetch_add(1, Ordering::SeqCst);
+            let mut reader = BufReader::new(client.try_clone().expect("clone"));
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            let mut head = Vec::new();
+            loop {
+                let mut header = String::new();
+                if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
+                    break;
+                }
+                head.push(header);
+            }
+            let mut words = line.split_whitespace();
+            let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+            let authority = target.trim_start_matches("http://");
+            let authority = authority.split('/').next().unwrap_or_default();
+            let port: u16 = authority
+                .rsplit(':')
+                .next()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(80);
+            let Ok(mut upstream) = TcpStream::connect(("127.0.0.1", port)) else {
+                continue;
+            };
+            let mut client = client;
+            if method == "CONNECT" {
+                let _ = client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n");
+            } else {
+                let path = &target[target.find(authority).map_or(0, |i| i + authority.len())..];
+                let request = format!("{method} {path} HTTP/1.1\r\n{}\r\n", head.concat());
+                let _ = upstream.write_all(request.as_bytes());
+            }
+            pipe(
+                upstream.try_clone().expect("clone"),
+                client.try_clone().expect("clone"),
+            );
+            pipe(client, upstream);
+        }
+    });
+    port
+}
+
+fn get(agents: &Agents, url: &str) -> Result<String, String> {
+    let agent = agents.for_url(url).map_err(|e| e.message)?;
+    match agent.get(url).call() {
+        Ok(response) => response.into_string().map_err(|e| e.to_string()),
+        Err(ureq::Error::Transport(t)) => Err(explain(&t, url)),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+#[test]
+fn a_site_ca_and_proxy_are_honoured_as_podman_honours_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    make_certificates(dir.path());
+    let port = https_server(dir.path(), "hello\n");
+    let url = format!("https://127.0.0.1:{port}/hello.txt");
+    let limits = Limits {
+        read: Some(Duration::from_secs(10)),
+        ..Limits::default()
+    };
+    let direct = ProxyEnv::default();
+
+    // The public roots alone: one line naming the host and where to give the CA.
+    let public = Agents::new(&Trust::default(), limits)
+        .expect("agents")
+        .with_proxies(direct.clone());
+    let refused = get(&public, &url).expect_err("an unknown CA");
+    assert!(
+        refused.contains(&format!("127.0.0.1:{port} is not trusted")),
+        "{refused}"
+    );
+    assert!(refused.contains("SSL_CERT_FILE"), "{refused}");
+
+    // The CA named as a file.
+    let ca = dir.path().join("ca.pem");
+    let named = Trust::default().with_ca_file(&ca, "test");
+    let agents = Agents::new(&named, limits)
+        .expect("agents")
+        .with_proxies(direct.clone());
+    assert_eq!(get(&agents, &url).as_deref(), Ok("hello\n"));
+
+    // SSL_CERT_FILE, as OpenSSL and Go read it (the only test of this binary sets it).
+    std::env::set_var("SSL_CERT_FILE", &ca);
+    let system = Agents::system(limits)
+        .expect("agents")
+        .with_proxies(direct.clone());
+    assert_eq!(get(&system, &url).as_deref(), Ok("hello\n"));
+    std::env::remove_var("SSL_CERT_FILE");
+
+    // A registry's certs.d in the user's containers configuration.
+    let home = dir.path().join("home");
+    let certs_d = home.join(format!(".config/containers/certs.d/127.0.0.1:{port}"));
+    std::fs::create_dir_all(&certs_d).expect("certs.d");
+    std::fs::copy(&ca, certs_d.join("ca.crt")).expect("ca.crt");
+    std::env::set_var("HOME", &home);
+    let registry = Trust::system()
+        .expect("trust")
+        .with_certs_d(&format!("127.0.0.1:{port}"));
+    let agents = Agents::new(&registry, limits)
+        .expect("agents")
+        .with_proxies(direct);
+    assert_eq!(get(&agents, &url).as_deref(), Ok("hello\n"));
+
+    // A proxy for http and one for https (a CONNECT tunnel), NO_PROXY going direct.
+    let count = Arc::new(AtomicUsize::new(0));
+    let proxy_url = format!("http://127.0.0.1:{}", proxy(count.clone()));
+    let plain = http_server("proxied\n");
+    let env = ProxyEnv::new(Some(proxy_url.clone()), Some(proxy_url.clone()), "");
+    let proxied = Agents::new(&named, limits)
+        .expect("agents")
+        .with_proxies(env);
+    let through = format!("http://mirror.test:{plain}/file");
+    assert_eq!(get(&proxied, &through).as_deref(), Ok("proxied\n"));
+    assert_eq!(count.load(Ordering::SeqCst), 1);
+    let tunnel = format!("https://mirror.test:{port}/hello.txt");
+    assert_eq!(get(&proxied, &tunnel).as_deref(), Ok("hello\n"));
+    assert_eq!(count.load(Ordering::SeqCst), 2);
+    let loopback = format!("http://127.0.0.1:{plain}/file");
+    assert_eq!(get(&proxied, &loopback).as_deref(), Ok("proxied\n"));
+    assert_eq!(
+        count.load(Ordering::SeqCst),
+        2,
+        "loopback never goes through the proxy"
+    );
+    let excluded = ProxyEnv::new(Some(proxy_url.clone()), Some(proxy_url), "mirror.test");
+    let bypass = Agents::new(&named, limits)
+        .expect("agents")
+        .with_proxies(excluded);
+    assert!(
+        get(&bypass, &through).is_err(),
+        "mirror.test resolves nowhere but the proxy"
+    );
+    assert_eq!(count.load(Ordering::SeqCst), 2);
+}
