@@ -285,6 +285,8 @@ pub fn package(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
                 ],
                 nobest: false,
                 autoremove: false,
+                update_only: false,
+                download_only: false,
             },
         ),
         other => Err(ModuleError::new(format!(

@@ -39,6 +39,10 @@ pub(in crate::modules) struct Request {
     pub nobest: bool,
     /// Remove what nothing requires any more (alone with absent: `dnf autoremove`).
     pub autoremove: bool,
+    /// Only upgrade what is installed.
+    pub update_only: bool,
+    /// Only download (`Downloaded: ` results).
+    pub download_only: bool,
 }
 
 /// The installed packages, as dnf prints them (without `gpg-pubkey`, rpm's imported keys).
@@ -189,15 +193,30 @@ fn failure(
 }
 
 /// The specs the transaction takes: for present, those not installed; for latest, all (dnf's
-/// `install` upgrades what is installed); for absent, those installed.
-fn todo(ctx: &ModuleCtx, req: &Request, specs: &[String]) -> Result<Vec<String>, ModuleError> {
+/// `install` upgrades what is installed); for absent, those installed. With update_only, only
+/// what is installed (to upgrade), and a result line for each of the others.
+fn todo(
+    ctx: &ModuleCtx,
+    req: &Request,
+    specs: &[String],
+    results: &mut Vec<String>,
+) -> Result<Vec<String>, ModuleError> {
     let mut todo = Vec::new();
     for spec in specs {
         let wildcard = spec.contains(['*', '?', '[']);
         let take = match req.state {
+            PackageState::Absent => wildcard || is_installed(ctx, spec)?,
+            _ if req.update_only => {
+                let there = is_installed(ctx, spec)?;
+                if !there {
+                    results.push(format!(
+                        "Packages providing {spec} not installed due to update_only specified"
+                    ));
+                }
+                there
+            }
             PackageState::Latest => true,
             PackageState::Present => wildcard || !is_installed(ctx, spec)?,
-            PackageState::Absent => wildcard || is_installed(ctx, spec)?,
         };
         if take {
             todo.push(spec.clone());
@@ -226,8 +245,8 @@ fn command_line(ctx: &ModuleCtx, req: &Request, args: &[String]) -> Vec<String> 
     match req.state {
         PackageState::Absent if args.is_empty() => argv.push("autoremove".into()),
         PackageState::Absent => argv.push("remove".into()),
-        PackageState::Present => argv.push("install".into()),
-        PackageState::Latest => {
+        PackageState::Present if !req.update_only => argv.push("install".into()),
+        PackageState::Present | PackageState::Latest => {
             argv.push("install".into());
             argv.push(if req.nobest { "--nobest" } else { "--best" }.into());
         }
@@ -255,7 +274,7 @@ pub(in crate::modules) fn run_request(
     }
     let paths = fetch_files(ctx, &files)?;
     let mut results: Vec<String> = paths.iter().map(|p| format!("Installed {p}")).collect();
-    let mut args = todo(ctx, req, &specs)?;
+    let mut args = todo(ctx, req, &specs, &mut results)?;
     args.extend(paths);
     let autoremove = req.autoremove && matches!(req.state, PackageState::Absent);
     if args.is_empty() && !autoremove {
@@ -276,7 +295,7 @@ pub(in crate::modules) fn run_request(
     if out.rc != 0 && !aborted && !said.contains("Nothing to do") {
         return Err(failure(ctx, &argv, &args, &out)?);
     }
-    let (installs, removals) = if ctx.check {
+    let (installs, removals) = if ctx.check || req.download_only {
         let planned = table::read(&out.stdout, &before);
         (planned.installed, planned.removed)
     } else {
@@ -287,7 +306,12 @@ pub(in crate::modules) fn run_request(
     if installs.is_empty() && removals.is_empty() {
         return Ok(nothing(results));
     }
-    results.extend(installs.iter().map(|p| format!("Installed: {p}")));
+    let verb = if req.download_only {
+        "Downloaded"
+    } else {
+        "Installed"
+    };
+    results.extend(installs.iter().map(|p| format!("{verb}: {p}")));
     results.extend(removals.iter().map(|p| format!("Removed: {p}")));
     let msg = if ctx.check {
         "Check mode: No changes made, but would have if not in check mode"
@@ -345,6 +369,44 @@ fn options(p: &DnfParams) -> Vec<String> {
     if let Some(release) = &p.releasever {
         options.push(format!("--releasever={release}"));
     }
+    options.extend(flag_options(p));
+    options
+}
+
+/// The options that map one to one onto dnf's command line.
+fn flag_options(p: &DnfParams) -> Vec<String> {
+    let mut options = Vec::new();
+    for (set, option) in [
+        (&p.security, "--security"),
+        (&p.bugfix, "--bugfix"),
+        (&p.cacheonly, "--cacheonly"),
+        (&p.download_only, "--downloadonly"),
+    ] {
+        if flag(set, false) {
+            options.push(option.to_owned());
+        }
+    }
+    let texts = [
+        (&p.conf_file, "--config"),
+        (&p.download_dir, "--downloaddir"),
+    ];
+    for (text, option) in texts {
+        if let Some(text) = text {
+            options.push(format!("{option}={text}"));
+        }
+    }
+    let lists = [
+        (&p.disable_plugin, "--disableplugin"),
+        (&p.enable_plugin, "--enableplugin"),
+    ];
+    for (list, option) in lists {
+        if let Some(TextList(items)) = list {
+            options.extend(items.iter().map(|i| format!("{option}={i}")));
+        }
+    }
+    if !flag(&p.sslverify, true) || !flag(&p.validate_certs, true) {
+        options.push("--setopt=sslverify=False".into());
+    }
     options
 }
 
@@ -394,6 +456,8 @@ pub fn dnf(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             options,
             nobest: flag(&p.nobest, false),
             autoremove,
+            update_only: flag(&p.update_only, false),
+            download_only: flag(&p.download_only, false),
         },
     )
 }
