@@ -428,6 +428,12 @@ pub fn dnf(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     };
     let options = options(&p);
     let names = p.name.map(|TextList(n)| n).unwrap_or_default();
+    if let Some(root) = p.installroot.as_ref().filter(|r| r.as_str().trim() != "/") {
+        return Err(ModuleError::new(format!(
+            "installroot '{root}' is not supported in an image build: the task runs in the \
+             image's root already"
+        )));
+    }
     if let Some(what) = &p.list {
         return list::list(ctx, what.as_str().trim(), &options);
     }
