@@ -1,12 +1,11 @@
-//! Registry credentials (from `REGISTRY_AUTH_FILE` or `~/.docker/config.json`) and the
-//! `WWW-Authenticate` challenges that say how to use them.
+//! Registry credentials (where podman keeps them: `auth_files.rs`) and the `WWW-Authenticate`
+//! challenges that say how to use them.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
-use serde::Deserialize;
 
 use crate::error::RegistryError;
 
@@ -25,6 +24,8 @@ pub struct Credentials {
 pub enum CredentialsSource {
     /// An auth file (`REGISTRY_AUTH_FILE`, `~/.docker/config.json`).
     File(PathBuf),
+    /// A credential helper (`docker-credential-<name>`).
+    Helper(String),
     /// Given by the caller.
     Given,
 }
@@ -43,6 +44,7 @@ impl fmt::Display for CredentialsSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CredentialsSource::File(path) => write!(f, "{}", path.display()),
+            CredentialsSource::Helper(program) => write!(f, "the credential helper {program}"),
             CredentialsSource::Given => write!(f, "the command line"),
         }
     }
@@ -79,71 +81,24 @@ impl Credentials {
             .replace(&self.password, "<hidden>")
     }
 
-    /// The credentials for `registry` in the first auth file that exists:
-    /// `$REGISTRY_AUTH_FILE`, else `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`.
-    pub fn for_registry(registry: &str) -> Result<Option<Self>, RegistryError> {
-        let candidates: Vec<PathBuf> = [
-            std::env::var_os("REGISTRY_AUTH_FILE").map(PathBuf::from),
-            std::env::var_os("DOCKER_CONFIG").map(|d| PathBuf::from(d).join("config.json")),
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".docker/config.json")),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        for path in candidates {
-            if path.is_file() {
-                return from_file(&path, registry);
-            }
-        }
-        Ok(None)
+    /// The credentials for `registry`'s `repository` where podman would find them
+    /// (`auth_files.rs`): a key naming the repository or one of its namespaces before the
+    /// registry's own, as containers-auth.json(5) reads them.
+    pub fn for_reference(registry: &str, repository: &str) -> Result<Option<Self>, RegistryError> {
+        crate::auth_files::lookup(registry, repository)
     }
 }
 
-#[derive(Deserialize)]
-struct AuthFile {
-    #[serde(default)]
-    auths: BTreeMap<String, AuthEntry>,
-}
-
-#[derive(Deserialize)]
-struct AuthEntry {
-    auth: Option<String>,
-    username: Option<String>,
-    password: Option<String>,
-}
-
-/// The keys an auth file may use for `registry`.
-fn keys_for(registry: &str) -> Vec<String> {
-    let mut keys = vec![
-        registry.to_owned(),
-        format!("https://{registry}"),
-        format!("http://{registry}"),
-    ];
-    if registry == "docker.io" {
-        keys.extend([
-            "https://index.docker.io/v1/".to_owned(),
-            "index.docker.io".to_owned(),
-            "registry-1.docker.io".to_owned(),
-        ]);
-    }
-    keys
-}
-
-fn from_file(path: &Path, registry: &str) -> Result<Option<Credentials>, RegistryError> {
+/// The credentials of an auth file's entry for `registry` (`auth`, or `username` and
+/// `password`); none when it has neither.
+pub(crate) fn from_entry(
+    entry: &crate::auth_files::AuthEntry,
+    registry: &str,
+    path: &Path,
+) -> Result<Option<Credentials>, RegistryError> {
     let invalid = |detail: String| RegistryError::Invalid {
         what: path.display().to_string(),
         detail,
-    };
-    let text =
-        std::fs::read(path).map_err(crate::error::io(format!("reading {}", path.display())))?;
-    let file: AuthFile =
-        serde_json::from_slice(&text).map_err(|e| invalid(format!("not an auth file ({e})")))?;
-    let Some(entry) = keys_for(registry).iter().find_map(|k| {
-        file.auths
-            .get(k.trim_end_matches('/'))
-            .or_else(|| file.auths.get(k))
-    }) else {
-        return Ok(None);
     };
     let (username, password) = match (&entry.auth, &entry.username, &entry.password) {
         (Some(auth), _, _) => {
@@ -234,6 +189,9 @@ mod tests {
             ),
         )
         .expect("write");
+        let from_file = |path: &std::path::Path, registry: &str| {
+            crate::auth_files::lookup_in(&[path.to_owned()], registry, "")
+        };
         let local = from_file(&path, "127.0.0.1:5000")
             .expect("ok")
             .expect("found");
@@ -254,7 +212,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("auth.json");
         std::fs::write(&path, r#"{"auths": {"r": {"auth": "%%%"}}}"#).expect("write");
-        let err = from_file(&path, "r").expect_err("bad base64");
+        let err = crate::auth_files::lookup_in(&[path], "r", "").expect_err("bad base64");
         assert!(err.to_string().contains("auth.json"), "{err}");
     }
 }

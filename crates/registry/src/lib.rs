@@ -4,6 +4,7 @@
 //! against its digest while it streams, and pushes that upload only the blobs a registry lacks.
 
 mod auth;
+mod auth_files;
 mod client;
 mod error;
 mod reference;

@@ -231,7 +231,8 @@ pub fn pull_via(
     let mut tried = Vec::new();
     let mut unreachable = true;
     for source in &sources {
-        let credentials = Credentials::for_registry(&source.reference.registry)?;
+        let credentials =
+            Credentials::for_reference(&source.reference.registry, &source.reference.repository)?;
         match crate::transfer::pull(&source.reference, credentials, blob_dir) {
             Ok(pulled) => return Ok((pulled, source.reference.clone())),
             Err(e) => {

@@ -135,7 +135,8 @@ impl RemoteCache {
         to: Option<&registry::Reference>,
     ) -> Result<Self, registry::RegistryError> {
         let side = |reference: &registry::Reference, push: bool| {
-            let credentials = registry::Credentials::for_registry(&reference.registry)?;
+            let credentials =
+                registry::Credentials::for_reference(&reference.registry, &reference.repository)?;
             Ok::<_, registry::RegistryError>(Side {
                 repository: registry::Repository::open(reference, credentials, push),
                 down: AtomicBool::new(false),

@@ -348,8 +348,9 @@ fn push(reference: &registry::Reference, manifest_digest: &str) -> Result<(), Fa
             path: blobs.path(digest),
         })
         .collect();
-    let credentials = registry::Credentials::for_registry(&reference.registry)
-        .map_err(|e| Failure::Input(anyhow!(e)))?;
+    let credentials =
+        registry::Credentials::for_reference(&reference.registry, &reference.repository)
+            .map_err(|e| Failure::Input(anyhow!(e)))?;
     let pushed = registry::push(
         reference,
         credentials,
