@@ -202,6 +202,9 @@ fn todo(
     results: &mut Vec<String>,
 ) -> Result<Vec<String>, ModuleError> {
     let mut todo = Vec::new();
+    if upgrade_all(req) {
+        return Ok(todo);
+    }
     for spec in specs {
         let wildcard = spec.contains(['*', '?', '[']);
         let take = match req.state {
@@ -225,6 +228,12 @@ fn todo(
     Ok(todo)
 }
 
+/// `name: '*'` with latest: the module upgrades every installed package (`dnf upgrade`).
+fn upgrade_all(req: &Request) -> bool {
+    matches!(req.state, PackageState::Latest)
+        && matches!(req.names.as_slice(), [only] if only.trim() == "*")
+}
+
 /// A result of nothing to do (with the lines for package files given).
 fn nothing(results: Vec<String>) -> ModuleResult {
     ModuleResult {
@@ -243,6 +252,7 @@ fn command_line(ctx: &ModuleCtx, req: &Request, args: &[String]) -> Vec<String> 
     }
     argv.extend(req.options.iter().cloned());
     match req.state {
+        _ if upgrade_all(req) => argv.push("upgrade".into()),
         PackageState::Absent if args.is_empty() => argv.push("autoremove".into()),
         PackageState::Absent => argv.push("remove".into()),
         PackageState::Present if !req.update_only => argv.push("install".into()),
@@ -277,7 +287,7 @@ pub(in crate::modules) fn run_request(
     let mut args = todo(ctx, req, &specs, &mut results)?;
     args.extend(paths);
     let autoremove = req.autoremove && matches!(req.state, PackageState::Absent);
-    if args.is_empty() && !autoremove {
+    if args.is_empty() && !autoremove && !upgrade_all(req) {
         return Ok(nothing(results));
     }
     let before = installed(ctx)?;
