@@ -50,6 +50,11 @@ fn run(command: &mut Command, what: &str) {
     );
 }
 
+/// The fixture repository's groups.
+fn comps() -> PathBuf {
+    repo_root().join("tests/fixtures/el/comps.xml")
+}
+
 /// A digest of the spec files and of what is built from them: the world's cache key.
 fn specs_digest(specs: &Path) -> String {
     let mut names: Vec<PathBuf> = std::fs::read_dir(specs)
@@ -63,6 +68,7 @@ fn specs_digest(specs: &Path) -> String {
         digest.update(path.file_name().unwrap_or_default().as_encoded_bytes());
         digest.update(std::fs::read(&path).expect("spec"));
     }
+    digest.update(std::fs::read(comps()).expect("comps.xml"));
     digest.update(format!("{BUILDS:?}{REPOS:?}"));
     format!("{:x}", digest.finalize())[..16].to_owned()
 }
@@ -146,10 +152,12 @@ pub fn world() -> PathBuf {
         "rpmsign",
     );
     for repo in REPOS {
-        run(
-            Command::new("createrepo_c").arg("-q").arg(out.join(repo)),
-            "createrepo_c",
-        );
+        let mut createrepo = Command::new("createrepo_c");
+        createrepo.arg("-q");
+        if *repo == "el" {
+            createrepo.arg("-g").arg(comps());
+        }
+        run(createrepo.arg(out.join(repo)), "createrepo_c");
         let repomd = out.join(repo).join("repodata/repomd.xml");
         gpg(
             &["--detach-sign", "--armor", &repomd.to_string_lossy()],

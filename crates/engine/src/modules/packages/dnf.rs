@@ -228,6 +228,38 @@ fn todo(
     Ok(todo)
 }
 
+/// The ids of the groups `@specs` name (by id or name), as the module finds them in the
+/// repositories' comps; a group none has fails as the module fails.
+fn group_ids(
+    ctx: &ModuleCtx,
+    options: &[String],
+    specs: &[String],
+) -> Result<Vec<String>, ModuleError> {
+    let mut ids = Vec::new();
+    for spec in specs {
+        let name = spec.trim_start_matches('@').trim();
+        let mut argv: Vec<String> = vec!["dnf".into(), "-q".into(), "-v".into()];
+        argv.extend(options.iter().cloned());
+        argv.extend(["group".into(), "info".into(), name.into()]);
+        let out = run(ctx, argv, &[])?;
+        let id = out
+            .stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("Group-Id: "))
+            .map(|id| id.trim().to_owned());
+        match id {
+            Some(id) => ids.push(id),
+            None => {
+                return Err(ModuleError {
+                    msg: format!("No group {name} available."),
+                    fields: [("results".to_owned(), json!([]))].into_iter().collect(),
+                })
+            }
+        }
+    }
+    Ok(ids)
+}
+
 /// `name: '*'` with latest: the module upgrades every installed package (`dnf upgrade`).
 fn upgrade_all(req: &Request) -> bool {
     matches!(req.state, PackageState::Latest)
@@ -282,9 +314,16 @@ pub(in crate::modules) fn run_request(
             fields: [("results".to_owned(), json!([]))].into_iter().collect(),
         });
     }
+    let (groups, specs): (Vec<String>, Vec<String>) =
+        specs.into_iter().partition(|s| s.starts_with('@'));
+    let groups = group_ids(ctx, &req.options, &groups)?;
     let paths = fetch_files(ctx, &files)?;
     let mut results: Vec<String> = paths.iter().map(|p| format!("Installed {p}")).collect();
-    let mut args = todo(ctx, req, &specs, &mut results)?;
+    if !matches!(req.state, PackageState::Absent) {
+        results.extend(groups.iter().map(|g| format!("Group {g} installed.")));
+    }
+    let mut args: Vec<String> = groups.iter().map(|g| format!("@{g}")).collect();
+    args.extend(todo(ctx, req, &specs, &mut results)?);
     args.extend(paths);
     let autoremove = req.autoremove && matches!(req.state, PackageState::Absent);
     if args.is_empty() && !autoremove && !upgrade_all(req) {
