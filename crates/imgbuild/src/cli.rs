@@ -206,6 +206,11 @@ pub struct BuildArgs {
     /// a consumer that reads zstd layers). The base layer stays gzip.
     #[arg(long, value_enum, default_value_t = LayerCompression::Gzip)]
     pub compression: LayerCompression,
+    /// The Warewulf that imports the image (4.5, 4.6, 4.7): a build it could import nothing of
+    /// (an OCI layout alone, a zstd image pushed for 4.5/4.6) is refused before any work, and
+    /// the import command printed is that version's. Default: 4.6's command, no check.
+    #[arg(long, value_enum, value_name = "VERSION")]
+    pub warewulf: Option<crate::warewulf::WarewulfVersion>,
     /// Write one layer holding the whole rootfs instead of one per role.
     #[arg(long)]
     pub squash: bool,

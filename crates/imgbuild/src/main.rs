@@ -5,6 +5,7 @@ mod commands;
 mod git;
 mod interrupt;
 mod render;
+mod warewulf;
 
 use std::process::ExitCode;
 

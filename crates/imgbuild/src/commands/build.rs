@@ -71,6 +71,17 @@ pub fn run(
         docker_archive: args.format.contains(&OutputFormat::DockerArchive),
         chroot: args.format.contains(&OutputFormat::Chroot),
     };
+    if let Some(version) = args.warewulf {
+        let outputs = crate::warewulf::Outputs {
+            docker_archive: formats.docker_archive,
+            rootfs: formats.chroot,
+            pushed: args.push.is_some(),
+            zstd: args.compression == LayerCompression::Zstd,
+        };
+        if let Some(why) = crate::warewulf::refusal(version, outputs) {
+            return Err(Failure::Input(anyhow!(why)));
+        }
+    }
     let push_to = args
         .push
         .as_deref()
@@ -254,7 +265,7 @@ fn build_one(
             serde_json::json!({"event": "built", "image": report.image, "manifest": report.manifest, "config": report.config, "layers": layers, "outputs": report.outputs, "seconds": report.seconds, "verify": report.verify})
         );
     } else {
-        print!("{}", summary(&report));
+        print!("{}", summary(&report, cx.args.warewulf));
     }
     match push_to {
         Some(reference) => push(reference, &report.manifest),
@@ -386,7 +397,10 @@ fn check_outputs(out: &Path, plans: &[planner::Plan], formats: Formats) -> Resul
 
 /// What a person reads when a build ends: the verify verdict, the size, the outputs and the
 /// command that imports the image into Warewulf.
-fn summary(report: &image::build::BuildReport) -> String {
+fn summary(
+    report: &image::build::BuildReport,
+    warewulf: Option<crate::warewulf::WarewulfVersion>,
+) -> String {
     let mut text = format!(
         "{}: {} ({:.1}s)\n",
         report.image, report.manifest, report.seconds
@@ -428,10 +442,11 @@ fn summary(report: &image::build::BuildReport) -> String {
         .iter()
         .find(|o| o.extension().is_some_and(|e| e == "tar"))
     {
+        let version = warewulf.unwrap_or(crate::warewulf::WarewulfVersion::V4_6);
+        let command = version.import_command(&archive.display().to_string(), &report.image);
         text.push_str(&format!(
-            "  import into Warewulf: wwctl image import {} {}\n",
-            archive.display(),
-            report.image
+            "  import into Warewulf {}: {command}\n",
+            version.as_str()
         ));
     }
     text
@@ -470,14 +485,14 @@ mod tests {
             verify: None,
             build_only: None,
         };
-        let text = summary(&report);
+        let text = summary(&report, None);
         assert!(text.contains("  verify: not run (--no-verify)\n"), "{text}");
         assert!(
             text.contains("  size: 2.0 MB compressed in 2 layers; about 6.0 MB unpacked"),
             "{text}"
         );
         assert!(
-            text.contains("  import into Warewulf: wwctl image import /out/debian-12-compute/debian-12-compute.tar debian-12-compute\n"),
+            text.contains("  import into Warewulf 4.6: wwctl image import --force /out/debian-12-compute/debian-12-compute.tar debian-12-compute\n"),
             "{text}"
         );
         let removal = image::build::BuildOnlyRemoval {
@@ -487,10 +502,17 @@ mod tests {
             modules_kept: Vec::new(),
             modules_restored: Vec::new(),
         };
-        let text = summary(&image::build::BuildReport {
-            build_only: Some(removal),
-            ..report
-        });
+        let text = summary(
+            &image::build::BuildReport {
+                build_only: Some(removal),
+                ..report
+            },
+            Some(crate::warewulf::WarewulfVersion::V4_5),
+        );
+        assert!(
+            text.contains("wwctl container import --force /out/debian-12-compute/debian-12-compute.tar debian-12-compute"),
+            "{text}"
+        );
         assert!(
             text.contains("; 1300.0 MB unpacked (what a node holds in RAM; 1700.0 MB before the 2 build-only packages were removed)"),
             "{text}"
