@@ -93,7 +93,7 @@ impl Planner<'_> {
                 };
                 let why = if is_controller(&Json::from(named.as_str())) {
                     format!(
-                        "it runs {} on the machine running the build, which an image build never does; delegated to localhost, only file and download modules run, in the build's controller folder ({}); run the step in the image instead",
+                        "it names host '{named}', where {} would run on the machine running the build, which an image build never does; delegated to localhost, only file and download modules run, in the build's controller folder ({}); run the step in the image instead",
                         module.map_or_else(|| "a task".to_owned(), |m| format!("module '{m}'")),
                         CONTROLLER_FOLDER_MODULES.join(", ")
                     )
