@@ -516,3 +516,49 @@ pub fn dnf(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         },
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn out(stdout: &str, stderr: &str) -> CmdOutput {
+        CmdOutput {
+            rc: 1,
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+        }
+    }
+
+    #[test]
+    fn dnf_failures_read_in_the_modules_words() {
+        let said = out(
+            "No match for argument: el-nope\nAll matches were filtered out by exclude filtering for argument: el-app\n",
+            "Error: Unable to find a match: el-nope el-app\n",
+        );
+        let failures: Vec<String> = marking_failures(&said).into_iter().map(|f| f.0).collect();
+        assert_eq!(
+            failures,
+            [
+                "No package el-nope available.",
+                "el-app All matches were filtered out by exclude filtering for argument: el-app"
+            ]
+        );
+        let problem = out(
+            "(try to add '--allowerasing')\n",
+            "Error: \n Problem: conflicting requests\n  - nothing provides el-base\n",
+        );
+        assert_eq!(
+            depsolve_problem(&problem).as_deref(),
+            Some("\n Problem: conflicting requests\n  - nothing provides el-base")
+        );
+        let gpg = out(
+            "Public key for el-base-1.0-1.noarch.rpm is not installed\n",
+            "Error: GPG check FAILED\n",
+        );
+        assert_eq!(
+            gpg_failure(&gpg).map(|e| e.msg).as_deref(),
+            Some("Failed to validate GPG signature for el-base-1.0-1.noarch: Public key for el-base-1.0-1.noarch.rpm is not installed")
+        );
+        assert!(gpg_failure(&problem).is_none());
+    }
+}

@@ -149,3 +149,26 @@ fn apply(
     }
     Ok(ModuleResult::changed(true))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_ids_and_gpg_listings_read_as_the_module_reads_them() {
+        assert!(is_keyid("0xEA0BAEE7"));
+        assert!(is_keyid("c09673a4ea0baee7"));
+        assert!(!is_keyid("/etc/pki/rpm-gpg/RPM-GPG-KEY"));
+        assert!(!is_keyid("0xEA0B"));
+        let listing = "tru::1:0:0:0\npub:-:2048:1:C09673A4EA0BAEE7:1795718000:::-:::scSC::::::23::0:\nfpr:::::::::9131CC7D7E9DA7FC51FE02DEC09673A4EA0BAEE7:\n";
+        assert_eq!(
+            colon_field(listing, "pub:", 4).expect("pub"),
+            "C09673A4EA0BAEE7"
+        );
+        assert_eq!(
+            colon_field(listing, "fpr:", 9).expect("fpr"),
+            "9131CC7D7E9DA7FC51FE02DEC09673A4EA0BAEE7"
+        );
+        assert!(colon_field("sec:x\n", "pub:", 4).is_err());
+    }
+}
