@@ -185,6 +185,20 @@ fn agents(timeout: Duration) -> Result<net::Agents, FetchError> {
     .map_err(|e| FetchError::Trust(e.to_string()))
 }
 
+/// A failed connection: tried again, unless it is an untrusted certificate or a refusing
+/// proxy, which do not mend by themselves.
+fn transport_attempt(t: &ureq::Transport, url: &str) -> Attempt {
+    let message = net::explain(t, url);
+    if message == t.to_string() {
+        return Attempt::Retry(message);
+    }
+    Attempt::Fatal(FetchError::Transport {
+        url: url.into(),
+        message,
+        attempts: 1,
+    })
+}
+
 fn hex(digest: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -407,18 +421,7 @@ impl Fetcher {
                     attempts: 1,
                 }));
             }
-            Err(ureq::Error::Transport(t)) => {
-                let message = net::explain(&t, url);
-                if message != t.to_string() {
-                    // An untrusted certificate or a refusing proxy does not mend by itself.
-                    return Err(Attempt::Fatal(FetchError::Transport {
-                        url: url.into(),
-                        message,
-                        attempts: 1,
-                    }));
-                }
-                return Err(Attempt::Retry(message));
-            }
+            Err(ureq::Error::Transport(t)) => return Err(transport_attempt(&t, url)),
         };
         let resumed = response.status() == 206;
         let declared: Option<u64> = response

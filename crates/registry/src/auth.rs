@@ -3,11 +3,9 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use base64::Engine;
-
-use crate::error::RegistryError;
 
 /// A user name and password. `Debug` never shows the password.
 #[derive(Clone, PartialEq, Eq)]
@@ -80,46 +78,6 @@ impl Credentials {
         text.replace(encoded, "<hidden>")
             .replace(&self.password, "<hidden>")
     }
-
-    /// The credentials for `registry`'s `repository` where podman would find them
-    /// (`auth_files.rs`): a key naming the repository or one of its namespaces before the
-    /// registry's own, as containers-auth.json(5) reads them.
-    pub fn for_reference(registry: &str, repository: &str) -> Result<Option<Self>, RegistryError> {
-        crate::auth_files::lookup(registry, repository)
-    }
-}
-
-/// The credentials of an auth file's entry for `registry` (`auth`, or `username` and
-/// `password`); none when it has neither.
-pub(crate) fn from_entry(
-    entry: &crate::auth_files::AuthEntry,
-    registry: &str,
-    path: &Path,
-) -> Result<Option<Credentials>, RegistryError> {
-    let invalid = |detail: String| RegistryError::Invalid {
-        what: path.display().to_string(),
-        detail,
-    };
-    let (username, password) = match (&entry.auth, &entry.username, &entry.password) {
-        (Some(auth), _, _) => {
-            let decoded = base64::engine::general_purpose::STANDARD
-                .decode(auth.trim())
-                .map_err(|_| invalid(format!("the auth of {registry} is not base64")))?;
-            let decoded = String::from_utf8(decoded)
-                .map_err(|_| invalid(format!("the auth of {registry} is not text")))?;
-            let (u, p) = decoded
-                .split_once(':')
-                .ok_or_else(|| invalid(format!("the auth of {registry} is not user:password")))?;
-            (u.to_owned(), p.to_owned())
-        }
-        (None, Some(u), Some(p)) => (u.clone(), p.clone()),
-        _ => return Ok(None),
-    };
-    Ok(Some(Credentials {
-        username,
-        password,
-        source: CredentialsSource::File(path.to_owned()),
-    }))
 }
 
 /// A `WWW-Authenticate` challenge.

@@ -10,6 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use base64::Engine;
 use serde::Deserialize;
 
 use crate::auth::{Credentials, CredentialsSource};
@@ -50,10 +51,50 @@ struct AuthFile {
 }
 
 #[derive(Deserialize)]
-pub(crate) struct AuthEntry {
-    pub auth: Option<String>,
-    pub username: Option<String>,
-    pub password: Option<String>,
+struct AuthEntry {
+    auth: Option<String>,
+    username: Option<String>,
+    password: Option<String>,
+}
+
+impl Credentials {
+    /// The credentials for `registry`'s `repository` where podman would find them
+    /// (`auth_files.rs`): a key naming the repository or one of its namespaces before the
+    /// registry's own, as containers-auth.json(5) reads them.
+    pub fn for_reference(registry: &str, repository: &str) -> Result<Option<Self>, RegistryError> {
+        lookup(registry, repository)
+    }
+}
+
+/// The credentials of an auth file's entry for `registry` (`auth`, or `username` and
+/// `password`); none when it has neither.
+fn from_entry(
+    entry: &AuthEntry,
+    registry: &str,
+    path: &Path,
+) -> Result<Option<Credentials>, RegistryError> {
+    let invalid = |detail: String| RegistryError::Invalid {
+        what: path.display().to_string(),
+        detail,
+    };
+    let (username, password) = match (&entry.auth, &entry.username, &entry.password) {
+        (Some(auth), _, _) => {
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(auth.trim())
+                .map_err(|_| invalid(format!("the auth of {registry} is not base64")))?;
+            let decoded = String::from_utf8(decoded)
+                .map_err(|_| invalid(format!("the auth of {registry} is not text")))?;
+            let (u, p) = decoded
+                .split_once(':')
+                .ok_or_else(|| invalid(format!("the auth of {registry} is not user:password")))?;
+            (u.to_owned(), p.to_owned())
+        }
+        (None, Some(u), Some(p)) => (u.clone(), p.clone()),
+        _ => return Ok(None),
+    };
+    let mut found = Credentials::new(&username, &password);
+    found.source = CredentialsSource::File(path.to_owned());
+    Ok(Some(found))
 }
 
 /// The keys for `registry`'s `repository`, most specific first.
@@ -103,8 +144,8 @@ pub(crate) fn lookup_in(
         if !path.is_file() {
             continue;
         }
-        let text = std::fs::read(path)
-            .map_err(crate::error::io(format!("reading {}", path.display())))?;
+        let text =
+            std::fs::read(path).map_err(crate::error::io(format!("reading {}", path.display())))?;
         let legacy = path.file_name().is_some_and(|n| n == ".dockercfg");
         let file: AuthFile = if legacy {
             // ~/.dockercfg is the `auths` mapping itself.
@@ -125,7 +166,7 @@ pub(crate) fn lookup_in(
                 .or_else(|| file.auths.get(k))
         });
         if let Some(entry) = entry {
-            if let Some(found) = crate::auth::from_entry(entry, registry, path)? {
+            if let Some(found) = from_entry(entry, registry, path)? {
                 return Ok(Some(found));
             }
         }

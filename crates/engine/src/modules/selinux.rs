@@ -55,6 +55,72 @@ fn require_bindings(ctx: &ModuleCtx) -> Result<(), ModuleError> {
     )))
 }
 
+/// The config file's text, or Ansible's failure when it is not there.
+fn config_text(ctx: &ModuleCtx, configfile: &str) -> Result<String, ModuleError> {
+    match ctx.target.fs().read_text_opt(Path::new(configfile))? {
+        Some(text) => Ok(text),
+        None => {
+            let mut error = ModuleError::new(format!("Unable to find file {configfile}"));
+            error.fields.insert(
+                "details".into(),
+                json!("Please install SELinux-policy package, if this package is not installed previously."),
+            );
+            Err(error)
+        }
+    }
+}
+
+/// What the module changed and said.
+#[derive(Default)]
+struct Outcome {
+    changed: bool,
+    msgs: Vec<String>,
+}
+
+/// The policy: the config file's `SELINUXTYPE` (what libselinux reads as the running one)
+/// set to `policy`.
+fn set_policy(
+    ctx: &ModuleCtx,
+    configfile: &str,
+    text: &mut String,
+    policy: &Option<String>,
+    outcome: &mut Outcome,
+) -> Result<bool, ModuleError> {
+    let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "None".into());
+    let config_policy = config_value(text, "SELINUXTYPE");
+    let runtime_policy = config_policy.clone().unwrap_or_else(|| "targeted".into());
+    if policy.as_deref() != Some(runtime_policy.as_str()) {
+        if ctx.check {
+            return Ok(true);
+        }
+        outcome.msgs.push(format!(
+            "Running SELinux policy changed from '{runtime_policy}' to '{}'",
+            shown(policy)
+        ));
+        outcome.changed = true;
+    }
+    if *policy != config_policy {
+        if ctx.check {
+            return Ok(true);
+        }
+        let wanted = shown(policy);
+        let fs = ctx.target.fs();
+        if !fs.exists(&Path::new("/etc/selinux").join(&wanted).join("policy"))? {
+            return Err(ModuleError::new(format!(
+                "Policy {wanted} does not exist in /etc/selinux/"
+            )));
+        }
+        *text = with_value(text, "SELINUXTYPE", &wanted);
+        fs.write_atomic(Path::new(configfile), text.as_bytes(), None)?;
+        outcome.msgs.push(format!(
+            "SELinux policy configuration in '{configfile}' changed from '{}' to '{wanted}'",
+            shown(&config_policy)
+        ));
+        outcome.changed = true;
+    }
+    Ok(false)
+}
+
 /// `selinux`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: SelinuxParams = params("selinux", args)?;
@@ -65,98 +131,59 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         }
     };
     require_bindings(ctx)?;
-    let fs = ctx.target.fs();
     let configfile = p
         .configfile
         .as_ref()
         .map_or("/etc/selinux/config", |c| c.as_str())
         .to_owned();
-    let path = Path::new(&configfile);
-    let Some(mut text) = fs.read_text_opt(path)? else {
-        let mut error = ModuleError::new(format!("Unable to find file {configfile}"));
-        error.fields.insert(
-            "details".into(),
-            json!("Please install SELinux-policy package, if this package is not installed previously."),
-        );
-        return Err(error);
-    };
+    let mut text = config_text(ctx, &configfile)?;
     if flag(&p.update_kernel_param, false) {
         // Kernel command lines belong to the node's boot, not to grubby in an image.
-        required::path_of(fs, "grubby")
+        required::path_of(ctx.target.fs(), "grubby")
             .map_err(|_| ModuleError::new("'grubby' command not found on host"))?;
         return Err(ModuleError::new(
             "update_kernel_param is not supported yet in image builds: set selinux=0 (or not) on the node's kernel command line where its boot is configured",
         ));
     }
-    let config_policy = config_value(&text, "SELINUXTYPE");
-    let config_state = config_value(&text, "SELINUX");
-    let runtime_policy = config_policy.clone().unwrap_or_else(|| "targeted".into());
     let policy = match (&p.policy, state) {
         (Some(policy), _) => Some(policy.as_str().to_owned()),
-        (None, SelinuxState::Disabled) => config_policy.clone(),
+        (None, SelinuxState::Disabled) => config_value(&text, "SELINUXTYPE"),
         (None, _) => {
             return Err(ModuleError::new(
                 "Policy is required if state is not 'disabled'",
             ))
         }
     };
-    let mut msgs = Vec::new();
-    let mut changed = false;
-    let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "None".into());
-    if policy.as_deref() != Some(runtime_policy.as_str()) {
-        if ctx.check {
-            return Ok(ModuleResult::changed(true));
-        }
-        msgs.push(format!(
-            "Running SELinux policy changed from '{runtime_policy}' to '{}'",
-            shown(&policy)
-        ));
-        changed = true;
-    }
-    if policy != config_policy {
-        if ctx.check {
-            return Ok(ModuleResult::changed(true));
-        }
-        let wanted = shown(&policy);
-        if !fs.exists(&Path::new("/etc/selinux").join(&wanted).join("policy"))? {
-            return Err(ModuleError::new(format!(
-                "Policy {wanted} does not exist in /etc/selinux/"
-            )));
-        }
-        text = with_value(&text, "SELINUXTYPE", &wanted);
-        fs.write_atomic(path, text.as_bytes(), None)?;
-        msgs.push(format!(
-            "SELinux policy configuration in '{configfile}' changed from '{}' to '{wanted}'",
-            shown(&config_policy)
-        ));
-        changed = true;
+    let mut outcome = Outcome::default();
+    if set_policy(ctx, &configfile, &mut text, &policy, &mut outcome)? {
+        // Check mode stops at the first change, as the module exits there.
+        return Ok(ModuleResult::changed(true));
     }
     let word = state.as_str();
-    let mut warnings = Vec::new();
-    if state != SelinuxState::Disabled {
-        warnings.push(format!(
-            "Reboot is required to set SELinux state to '{word}'"
-        ));
-    }
+    let config_state = config_value(&text, "SELINUX");
     if config_state.as_deref() != Some(word) {
         if !ctx.check {
             text = with_value(&text, "SELINUX", word);
-            fs.write_atomic(path, text.as_bytes(), None)?;
+            ctx.target
+                .fs()
+                .write_atomic(Path::new(&configfile), text.as_bytes(), None)?;
         }
-        msgs.push(format!(
-            "Config SELinux state changed from '{}' to '{word}'",
-            shown(&config_state)
+        let before = config_state.unwrap_or_else(|| "None".into());
+        outcome.msgs.push(format!(
+            "Config SELinux state changed from '{before}' to '{word}'"
         ));
-        changed = true;
+        outcome.changed = true;
     }
-    let mut result = ModuleResult::changed(changed)
-        .with("msg", msgs.join(", "))
+    let reboot = state != SelinuxState::Disabled;
+    let mut result = ModuleResult::changed(outcome.changed)
+        .with("msg", outcome.msgs.join(", "))
         .with("configfile", configfile)
         .with("policy", json!(policy))
         .with("state", word)
-        .with("reboot_required", state != SelinuxState::Disabled);
-    if !warnings.is_empty() {
-        result = result.with("warnings", json!(warnings));
+        .with("reboot_required", reboot);
+    if reboot {
+        let warning = format!("Reboot is required to set SELinux state to '{word}'");
+        result = result.with("warnings", json!([warning]));
     }
     Ok(result)
 }

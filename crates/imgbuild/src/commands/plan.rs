@@ -48,6 +48,30 @@ const OS_FACTS: &[(&str, &str, &str, &str)] = &[
     ("debian-12", "Debian", "12", "6.1.0-50-amd64"),
 ];
 
+/// A collection's source and its namespace and name.
+type Collection = (std::path::PathBuf, (String, String));
+
+/// The collection whose source holds `role` (`<collection>/roles/<role>` beside its
+/// galaxy.yml): such a role is planned as ansible-playbook runs it once the collection is
+/// installed, by its full name, its sibling roles known by theirs.
+fn collection_of(role: &std::path::Path) -> Option<Collection> {
+    let root = role
+        .parent()
+        .filter(|dir| dir.ends_with("roles"))?
+        .parent()?;
+    planner::collections::collection_identity(root).map(|id| (root.to_owned(), id))
+}
+
+/// Links the collection where the throwaway project's recipes find it.
+fn install_collection(project: &std::path::Path, collection: &Collection) -> std::io::Result<()> {
+    let (source, (namespace, name)) = collection;
+    let installed = project
+        .join(planner::collections::COLLECTION_PATHS[0])
+        .join(namespace);
+    std::fs::create_dir_all(&installed)?;
+    std::os::unix::fs::symlink(source, installed.join(name))
+}
+
 /// Plans one role folder for `os`: a throwaway project holding the role and the roles beside it
 /// (linked) and a recipe with that OS's facts, plus this project's `mirror.toml` when there is
 /// one.
@@ -78,16 +102,7 @@ pub fn run_role(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "role".into());
-    // A role of a collection's source (`<collection>/roles/<role>` beside its galaxy.yml) is
-    // planned as ansible-playbook runs it once the collection is installed: by its full name,
-    // with its sibling roles known by theirs.
-    let collection = role
-        .parent()
-        .filter(|dir| dir.ends_with("roles"))
-        .and_then(std::path::Path::parent)
-        .and_then(|root| {
-            planner::collections::collection_identity(root).map(|id| (root.to_owned(), id))
-        });
+    let collection = collection_of(&role);
     let recipe_role = match &collection {
         Some((_, (namespace, collection))) => format!("{namespace}.{collection}.{name}"),
         None => name.clone(),
@@ -114,12 +129,8 @@ pub fn run_role(
                 std::os::unix::fs::symlink(&path, root.join("roles").join(sibling.file_name()))?;
             }
         }
-        if let Some((source, (namespace, collection))) = &collection {
-            let installed = root
-                .join(planner::collections::COLLECTION_PATHS[0])
-                .join(namespace);
-            std::fs::create_dir_all(&installed)?;
-            std::os::unix::fs::symlink(source, installed.join(collection))?;
+        if let Some(collection) = &collection {
+            install_collection(root, collection)?;
         }
         std::fs::write(
             root.join("images/role-check.yml"),

@@ -27,7 +27,7 @@ const CONTROLLER_FOLDER_MODULES: &[&str] = &[
 ];
 
 /// Where a delegated task runs.
-pub(super) enum Delegation {
+enum Delegation {
     /// In the image (delegated to the image itself).
     Image,
     /// In the build's controller folder.
@@ -50,8 +50,36 @@ fn module_of(action: &Action) -> Option<&'static ModuleSpec> {
 }
 
 impl Planner<'_> {
+    /// Judges `def`'s `delegate_to` (or its block's): marks a task that works in the
+    /// controller folder, returns the refusal of one that cannot run anywhere.
+    pub(super) fn judge_delegation(
+        &mut self,
+        def: &mut TaskDef,
+        ctx: &Ctx,
+        scope: &Scope,
+    ) -> Option<PlanError> {
+        let runs_module = matches!(
+            def.action,
+            Action::Module { .. } | Action::TemplatedModule(_)
+        );
+        if runs_module && def.delegate_to.is_none() {
+            def.delegate_to = ctx.delegate_to.clone();
+        }
+        // A block's delegate_to is its tasks': each is judged by its own module.
+        let (host, line) = def.delegate_to.clone().filter(|_| runs_module)?;
+        let at = Location::new(&ctx.file, line);
+        match self.delegation(&host, &def.action, scope, &at) {
+            Delegation::Image => None,
+            Delegation::ControllerFolder => {
+                def.on_controller = true;
+                None
+            }
+            Delegation::Refused(error) => Some(error),
+        }
+    }
+
     /// Where a task delegated to `raw` runs (see the module's documentation).
-    pub(super) fn delegation(
+    fn delegation(
         &mut self,
         raw: &Json,
         action: &Action,

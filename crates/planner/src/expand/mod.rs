@@ -31,7 +31,6 @@ use crate::task::{parse_task, Action, BecomeKeywords, TaskDef};
 use crate::template::OMIT;
 use crate::vars::{Layer, Scope, VarValue};
 use crate::yaml::{Node, Value};
-use delegation::Delegation;
 use errors::module_args_error;
 
 /// Includes nested deeper than this are taken for an include loop.
@@ -217,29 +216,9 @@ impl Planner<'_> {
             names.extend(def.listen.iter().cloned());
             self.handler_names.extend(names.iter().cloned());
         }
-        let runs_module = matches!(
-            def.action,
-            Action::Module { .. } | Action::TemplatedModule(_)
-        );
-        if runs_module && def.delegate_to.is_none() {
-            def.delegate_to = ctx.delegate_to.clone();
-        }
-        // A block's delegate_to is its tasks': each is judged by its own module.
-        let judged = def.delegate_to.clone().filter(|_| runs_module);
-        let refused = match (def.refused.take(), judged) {
-            (Some(refused), _) => Some(refused),
-            (None, Some((host, line))) => {
-                let at = Location::new(&ctx.file, line);
-                match self.delegation(&host, &def.action, &scope, &at) {
-                    Delegation::Image => None,
-                    Delegation::ControllerFolder => {
-                        def.on_controller = true;
-                        None
-                    }
-                    Delegation::Refused(error) => Some(error),
-                }
-            }
-            (None, None) => None,
+        let refused = match def.refused.take() {
+            Some(refused) => Some(refused),
+            None => self.judge_delegation(&mut def, ctx, &scope),
         };
         // Ansible decides `when` before it looks at delegate_to: a task that never runs is
         // never delegated.
