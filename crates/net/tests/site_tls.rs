@@ -105,16 +105,7 @@ fn https_server(dir: &Path, body: &'static str) -> u16 {
                     return;
                 };
                 let mut tls = rustls::StreamOwned::new(connection, stream);
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") && tls.read(&mut byte).unwrap_or(0) == 1 {
-                    head.push(byte[0]);
-                }
-                let _ = write!(
-                    tls,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
+                answer(&mut tls, body);
                 tls.conn.send_close_notify();
                 let _ = tls.flush();
             });
@@ -123,23 +114,28 @@ fn https_server(dir: &Path, body: &'static str) -> u16 {
     port
 }
 
+/// Reads a request's whole head (so that closing after the answer resets nothing unread) and
+/// answers it with `body`.
+fn answer(stream: &mut (impl Read + Write), body: &str) {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+        head.push(byte[0]);
+    }
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+}
+
 /// A plain HTTP server answering every request with `body`.
 fn http_server(body: &'static str) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
     std::thread::spawn(move || {
         for mut stream in listener.incoming().flatten() {
-            // The whole head, so that closing after the answer resets nothing unread.
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
-                head.push(byte[0]);
-            }
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
+            answer(&mut stream, body);
         }
     });
     port
