@@ -21,17 +21,31 @@ fn no_locked_dependency_needs_a_newer_rust_than_the_workspace_claims() {
         .map(|v| v.trim().trim_matches('"').to_owned())
         .expect("the workspace names a rust-version");
     // This machine's target only: the packages the build fetched (no other platform's).
-    let rustc = Command::new("rustc").arg("-vV").output().expect("rustc -vV");
+    let rustc = Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .expect("rustc -vV");
     let host = String::from_utf8_lossy(&rustc.stdout)
         .lines()
         .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
         .expect("rustc names its host");
     let out = Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--locked", "--filter-platform", &host])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--locked",
+            "--filter-platform",
+            &host,
+        ])
         .current_dir(&root)
         .output()
         .expect("cargo metadata");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata");
     let resolved: Vec<&str> = metadata["resolve"]["nodes"]
         .as_array()
