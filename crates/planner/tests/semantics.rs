@@ -243,21 +243,21 @@ fn a_handler_nothing_notifies_may_use_what_builds_refuse() {
         1,
         "only the handler the build can run"
     );
-    let (_dir, project) = project(&[(
+    let (_dir, refused) = project(&[(
         "roles/r/tasks/main.yml",
         "- command: echo hi\n  delegate_to: localhost\n",
     )]);
-    let err = plan(&project, "t", &PlanOptions::default()).expect_err("a task is refused");
+    let err = plan(&refused, "t", &PlanOptions::default()).expect_err("a task is refused");
     assert!(
         err.to_string().contains("'delegate_to' is not supported"),
         "{err}"
     );
     // What imgbuild runs itself (debug, set_fact, assert) runs wherever it is sent.
-    let (_dir, project) = project(&[(
+    let (_debug_dir, runs_anywhere) = project(&[(
         "roles/r/tasks/main.yml",
         "- debug: msg=hi\n  delegate_to: localhost\n",
     )]);
-    assert!(plan(&project, "t", &PlanOptions::default()).is_ok());
+    assert!(plan(&runs_anywhere, "t", &PlanOptions::default()).is_ok());
 }
 
 #[test]
