@@ -129,14 +129,40 @@ mod tests {
             let mut seen = Vec::new();
             for answer in answers {
                 let (mut stream, _) = listener.accept().expect("accept");
-                let mut buf = [0u8; 4096];
-                let n = stream.read(&mut buf).expect("read");
-                seen.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+                seen.push(read_request(&mut stream));
                 stream.write_all(answer.as_bytes()).expect("write");
             }
             seen
         });
         (url, handle)
+    }
+
+    /// A whole request: its head, then as many body bytes as its Content-Length says (the
+    /// client may write them apart).
+    fn read_request(stream: &mut std::net::TcpStream) -> String {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            let text = String::from_utf8_lossy(&got).into_owned();
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let length = head
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                    })
+                    .unwrap_or(0);
+                if body.len() >= length {
+                    return text;
+                }
+            }
+            let n = stream.read(&mut buf).expect("read");
+            if n == 0 {
+                return text;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
     }
 
     fn request(url: &str, follow: bool) -> HttpRequest {

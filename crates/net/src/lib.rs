@@ -60,17 +60,27 @@ impl std::fmt::Debug for Agents {
 impl Agents {
     /// Agents trusting `trust` with `limits`, proxies from the environment.
     pub fn new(trust: &Trust, limits: Limits) -> Result<Self, TrustError> {
-        Ok(Self {
-            limits,
-            tls: trust.client_config()?,
-            proxies: ProxyEnv::from_env(),
-            built: Arc::default(),
-        })
+        Ok(Self::with_tls(trust.client_config()?, limits))
     }
 
-    /// Agents trusting the system and `SSL_CERT_*`, with `limits`.
+    fn with_tls(tls: Arc<rustls::ClientConfig>, limits: Limits) -> Self {
+        Self {
+            limits,
+            tls,
+            proxies: ProxyEnv::from_env(),
+            built: Arc::default(),
+        }
+    }
+
+    /// Agents trusting the system and `SSL_CERT_*`, with `limits`. The system's certificates
+    /// are read once per process: every `uri` request and lookup makes its own agents.
     pub fn system(limits: Limits) -> Result<Self, TrustError> {
-        Self::new(&Trust::system()?, limits)
+        static SYSTEM: std::sync::OnceLock<Result<Arc<rustls::ClientConfig>, TrustError>> =
+            std::sync::OnceLock::new();
+        let tls = SYSTEM
+            .get_or_init(|| Trust::system()?.client_config())
+            .clone()?;
+        Ok(Self::with_tls(tls, limits))
     }
 
     /// The same agents with other proxy settings (tests, a config file's).

@@ -353,8 +353,7 @@ fn is_vcs_url(name: &str) -> bool {
 fn installed(pip: &[String], run: &mut Run, keep: bool) -> Result<String, ModuleError> {
     let mut list = pip.to_vec();
     list.extend(["list".into(), "--format=freeze".into()]);
-    let saved = std::mem::take(&mut run.env);
-    run.env = saved.clone();
+    let saved = run.env.clone();
     run.env.extend(
         ["LANG", "LC_ALL", "LC_MESSAGES"]
             .iter()
