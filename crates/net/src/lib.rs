@@ -6,6 +6,7 @@
 
 mod proxy;
 mod trust;
+mod unverified;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -45,8 +46,11 @@ pub struct Agents {
     limits: Limits,
     tls: Arc<rustls::ClientConfig>,
     proxies: ProxyEnv,
-    /// One agent per proxy (`None`: direct), made when first needed.
-    built: Arc<Mutex<HashMap<Option<String>, ureq::Agent>>>,
+    /// Hosts (`host[:port]`, lower case) whose certificates are not verified, and the TLS
+    /// setup used for them.
+    unverified: Option<(Vec<String>, Arc<rustls::ClientConfig>)>,
+    /// One agent per proxy (`None`: direct) and verification, made when first needed.
+    built: Arc<Mutex<HashMap<(Option<String>, bool), ureq::Agent>>>,
 }
 
 impl std::fmt::Debug for Agents {
@@ -68,8 +72,29 @@ impl Agents {
             limits,
             tls,
             proxies: ProxyEnv::from_env(),
+            unverified: None,
             built: Arc::default(),
         }
+    }
+
+    /// The same agents taking any certificate from `hosts` (`host[:port]`), as a site's
+    /// `insecure = true` asks; each host is warned about once per process, on standard error.
+    pub fn without_verification_for(
+        mut self,
+        hosts: &[String],
+        trust: &Trust,
+        marked_in: &str,
+    ) -> Result<Self, TrustError> {
+        if hosts.is_empty() {
+            return Ok(self);
+        }
+        for host in hosts {
+            warn_unverified(host, marked_in);
+        }
+        let hosts = hosts.iter().map(|h| h.to_ascii_lowercase()).collect();
+        self.unverified = Some((hosts, trust.unverified_config()?));
+        self.built = Arc::default();
+        Ok(self)
     }
 
     /// Agents trusting the system and `SSL_CERT_*`, with `limits`. The system's certificates
@@ -93,12 +118,21 @@ impl Agents {
     /// The agent for `url`.
     pub fn for_url(&self, url: &str) -> Result<ureq::Agent, ProxyError> {
         let proxy = proxy_for(&self.proxies, url);
+        let unverified = self.unverified.as_ref().filter(|(hosts, _)| {
+            let authority = host_of(url).to_ascii_lowercase();
+            let host = authority
+                .rsplit_once(':')
+                .map_or(authority.as_str(), |(h, _)| h);
+            hosts.iter().any(|h| *h == authority || h == host)
+        });
+        let key = (proxy.clone(), unverified.is_some());
         let mut built = self.built.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(agent) = built.get(&proxy) {
+        if let Some(agent) = built.get(&key) {
             return Ok(agent.clone());
         }
+        let tls = unverified.map_or(&self.tls, |(_, tls)| tls);
         let mut builder = ureq::AgentBuilder::new()
-            .tls_config(self.tls.clone())
+            .tls_config(tls.clone())
             .timeout_connect(self.limits.connect)
             .redirects(self.limits.redirects)
             .try_proxy_from_env(false);
@@ -118,8 +152,18 @@ impl Agents {
             builder = builder.proxy(parsed);
         }
         let agent = builder.build();
-        built.insert(proxy, agent.clone());
+        built.insert(key, agent.clone());
         Ok(agent)
+    }
+}
+
+/// Warns, once per process and host, that `host`'s certificates are not verified.
+pub fn warn_unverified(host: &str, marked_in: &str) {
+    static WARNED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
+    if !warned.iter().any(|h| h == host) {
+        warned.push(host.to_owned());
+        eprintln!("warning: the TLS certificate of {host} is not verified (insecure = true in {marked_in}): anyone on the path can read and change what is sent; give the site's CA instead");
     }
 }
 
@@ -151,6 +195,14 @@ pub fn explain(error: &ureq::Transport, url: &str) -> String {
         return format!(
             "the TLS certificate of {host} is not trusted ({}): give the site's CA with SSL_CERT_FILE, add it to the system's store (update-ca-certificates, update-ca-trust), or for a registry to certs.d/{host}/ca.crt",
             error.message().unwrap_or("unknown issuer")
+        );
+    }
+    if text.contains("CertificateRequired")
+        || text.contains("AlertReceived(BadCertificate)")
+        || text.contains("AlertReceived(UnknownCA)")
+    {
+        return format!(
+            "{host} refused the TLS connection for want of a client certificate it accepts ({text}): for a registry put it in certs.d/{host}/client.cert with its key as client.key"
         );
     }
     if error.kind() == ureq::ErrorKind::ProxyConnect

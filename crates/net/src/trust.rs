@@ -1,13 +1,18 @@
 //! The certificates a site's machines trust: the public roots ureq bundles, the system's store
 //! (what `update-ca-certificates` and `update-ca-trust` write), `SSL_CERT_FILE` and
 //! `SSL_CERT_DIR` as OpenSSL reads them, and for a registry the CA files of its `certs.d`
-//! folder, as containers/image reads them.
+//! folder, as containers/image reads them; a client certificate (`*.cert` with its `*.key`)
+//! found there is offered to that registry.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rustls::client::WantsClientCert;
+use rustls::ConfigBuilder;
 use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::CertificateDer;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+
+use crate::unverified::AnyCertificate;
 
 /// Where distributions keep the system's bundle; the first that exists is read.
 const SYSTEM_BUNDLES: &[&str] = &[
@@ -50,6 +55,8 @@ pub struct Trust {
     optional: Vec<PathBuf>,
     /// Files that must hold certificates, with where they were named.
     required: Vec<(PathBuf, String)>,
+    /// The client certificate and its key, offered when the server asks.
+    identity: Option<(PathBuf, PathBuf)>,
 }
 
 impl Trust {
@@ -88,20 +95,30 @@ impl Trust {
         self
     }
 
-    /// Also trusts the CA files (`*.crt`) of a registry's `certs.d` folders.
+    /// Offers the client certificate in `cert` (PEM, its chain) with the key in `key`.
+    pub fn with_client_certificate(mut self, cert: &Path, key: &Path) -> Self {
+        self.identity = Some((cert.to_owned(), key.to_owned()));
+        self
+    }
+
+    /// Also trusts the CA files (`*.crt`) of a registry's `certs.d` folders and offers the
+    /// first client certificate (`X.cert` with `X.key`) found there, as containers/image does.
     pub fn with_certs_d(mut self, host: &str) -> Self {
         for dir in certs_d_dirs(host) {
             let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;
             };
-            let mut files: Vec<PathBuf> = entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "crt"))
-                .collect();
+            let mut files: Vec<PathBuf> =
+                entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
             files.sort();
-            for file in files {
-                let what = format!("a CA of {host} in {}", dir.display());
-                self.required.push((file, what));
+            for file in &files {
+                if file.extension().is_some_and(|x| x == "crt") {
+                    let what = format!("a CA of {host} in {}", dir.display());
+                    self.required.push((file.clone(), what));
+                }
+                if file.extension().is_some_and(|x| x == "cert") && self.identity.is_none() {
+                    self.identity = Some((file.clone(), file.with_extension("key")));
+                }
             }
         }
         self
@@ -143,11 +160,62 @@ impl Trust {
         // A system bundle may hold a certificate rustls cannot parse; the others still count.
         roots.add_parsable_certificates(self.certificates()?);
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ClientConfig::builder_with_provider(provider)
+        let builder = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| TrustError::Tls(e.to_string()))?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
+            .with_root_certificates(roots);
+        self.finish(builder)
+    }
+
+    /// A rustls client setup that takes any server certificate (a host the site marks
+    /// `insecure`), still offering the client certificate.
+    pub fn unverified_config(&self) -> Result<Arc<rustls::ClientConfig>, TrustError> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| TrustError::Tls(e.to_string()))?
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)));
+        self.finish(builder)
+    }
+
+    fn finish(
+        &self,
+        builder: ConfigBuilder<rustls::ClientConfig, WantsClientCert>,
+    ) -> Result<Arc<rustls::ClientConfig>, TrustError> {
+        let Some((cert, key)) = &self.identity else {
+            return Ok(Arc::new(builder.with_no_client_auth()));
+        };
+        let what = format!("the client certificate {}", cert.display());
+        let unreadable = |path: &Path, why: String| TrustError::Unreadable {
+            path: path.display().to_string(),
+            why,
+            what: what.clone(),
+        };
+        let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
+            .map_err(|e| unreadable(cert, e.to_string()))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| unreadable(cert, e.to_string()))?;
+        if chain.is_empty() {
+            return Err(TrustError::NoCertificate {
+                path: cert.display().to_string(),
+                what,
+            });
+        }
+        // The key's own error text never reaches a message: only that it cannot be used.
+        let private = PrivateKeyDer::from_pem_file(key).map_err(|_| {
+            unreadable(
+                key,
+                "missing, unreadable or not a PEM private key (the key of a client certificate X.cert is X.key beside it)".into(),
+            )
+        })?;
+        let config = builder.with_client_auth_cert(chain, private).map_err(|e| {
+            TrustError::Tls(format!(
+                "the client certificate {} and its key {} do not go together: {e}",
+                cert.display(),
+                key.display()
+            ))
+        })?;
         Ok(Arc::new(config))
     }
 }

@@ -77,9 +77,55 @@ fn make_certificates(dir: &Path) {
     );
 }
 
+/// A client certificate signed by the CA: `client.cert` and `client.key`.
+fn make_client_certificate(dir: &Path) {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "client.key",
+            "-out",
+            "client.csr",
+            "-subj",
+            "/CN=builder",
+        ],
+    );
+    std::fs::write(dir.join("client.cnf"), "extendedKeyUsage=clientAuth\n").expect("ext");
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "client.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "client.cert",
+            "-days",
+            "2",
+            "-extfile",
+            "client.cnf",
+        ],
+    );
+}
+
 /// An HTTPS server on 127.0.0.1 (rustls, with the certificate openssl made) answering every
 /// request with `body`, one thread per connection; its port.
 fn https_server(dir: &Path, body: &'static str) -> u16 {
+    https_server_asking(dir, body, false)
+}
+
+/// The same server, refusing clients without a certificate signed by the CA when
+/// `client_certificates` says so.
+fn https_server_asking(dir: &Path, body: &'static str, client_certificates: bool) -> u16 {
     use rustls_pki_types::pem::PemObject;
     use rustls_pki_types::{CertificateDer, PrivateKeyDer};
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(dir.join("srv.pem"))
@@ -88,12 +134,23 @@ fn https_server(dir: &Path, body: &'static str) -> u16 {
         .expect("certificates");
     let key = PrivateKeyDer::from_pem_file(dir.join("srv.key")).expect("srv.key");
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .expect("versions")
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .expect("server config");
+        .expect("versions");
+    let builder = if client_certificates {
+        let mut roots = rustls::RootCertStore::empty();
+        for ca in CertificateDer::pem_file_iter(dir.join("ca.pem")).expect("ca.pem") {
+            roots.add(ca.expect("ca")).expect("root");
+        }
+        let verifier =
+            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .expect("client verifier");
+        builder.with_client_cert_verifier(verifier)
+    } else {
+        builder.with_no_client_auth()
+    };
+    let config = builder.with_single_cert(certs, key).expect("server config");
     let config = Arc::new(config);
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
@@ -289,4 +346,72 @@ fn a_site_ca_and_proxy_are_honoured_as_podman_honours_them() {
         "mirror.test resolves nowhere but the proxy"
     );
     assert_eq!(count.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_client_certificate_from_certs_d_and_an_unverified_host() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    make_certificates(dir.path());
+    make_client_certificate(dir.path());
+    let port = https_server_asking(dir.path(), "for clients\n", true);
+    let host = format!("127.0.0.1:{port}");
+    let url = format!("https://{host}/file");
+    let limits = Limits {
+        read: Some(Duration::from_secs(10)),
+        ..Limits::default()
+    };
+    let ca = dir.path().join("ca.pem");
+    let agents = |trust: &Trust| {
+        Agents::new(trust, limits)
+            .expect("agents")
+            .with_proxies(ProxyEnv::default())
+    };
+
+    // Without a client certificate the server ends the handshake: one line says where to
+    // put one.
+    let trusted = Trust::default().with_ca_file(&ca, "test");
+    let refused = get(&agents(&trusted), &url).expect_err("no client certificate");
+    assert!(refused.contains(&format!("{host} refused")), "{refused}");
+    assert!(refused.contains("client.cert"), "{refused}");
+
+    // certs.d/<host>/client.cert with client.key beside it, as containers/image reads them.
+    let certs_d = dir.path().join("etc-containers").join(&host);
+    std::fs::create_dir_all(&certs_d).expect("certs.d");
+    std::fs::copy(&ca, certs_d.join("ca.crt")).expect("ca.crt");
+    std::fs::copy(dir.path().join("client.cert"), certs_d.join("client.cert")).expect("cert");
+    let only_cert = Trust::default()
+        .with_ca_file(&certs_d.join("ca.crt"), "test")
+        .with_client_certificate(&certs_d.join("client.cert"), &certs_d.join("client.key"));
+    let missing_key = Agents::new(&only_cert, limits).expect_err("no key");
+    assert!(
+        missing_key.to_string().contains("client.key"),
+        "{missing_key}"
+    );
+    std::fs::copy(dir.path().join("client.key"), certs_d.join("client.key")).expect("key");
+    assert_eq!(
+        get(&agents(&only_cert), &url).as_deref(),
+        Ok("for clients\n")
+    );
+
+    // A host marked insecure: its unknown CA is taken, the client certificate still offered;
+    // other hosts are verified as before.
+    let unverified = Agents::new(&only_cert, limits)
+        .expect("agents")
+        .with_proxies(ProxyEnv::default())
+        .without_verification_for(
+            std::slice::from_ref(&host),
+            &Trust::default()
+                .with_client_certificate(&certs_d.join("client.cert"), &certs_d.join("client.key")),
+            "the test",
+        )
+        .expect("unverified");
+    assert_eq!(get(&unverified, &url).as_deref(), Ok("for clients\n"));
+    let other = https_server(dir.path(), "verified\n");
+    let public = Agents::new(&Trust::default(), limits)
+        .expect("agents")
+        .with_proxies(ProxyEnv::default())
+        .without_verification_for(std::slice::from_ref(&host), &Trust::default(), "the test")
+        .expect("unverified");
+    let still_checked = get(&public, &format!("https://127.0.0.1:{other}/")).expect_err("verified");
+    assert!(still_checked.contains("is not trusted"), "{still_checked}");
 }
