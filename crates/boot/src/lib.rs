@@ -4,6 +4,7 @@
 //! compressed), plus a probe of ours in a second archive. The probe loads the image's
 //! out-of-tree modules and reports on the serial console, which is kept beside the report.
 
+mod excludes;
 mod input;
 mod pack;
 mod probe;
@@ -15,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-pub use pack::{pack_tree, Excludes, Packed};
+pub use excludes::{go_match, Excludes};
+pub use pack::{pack_tree, Packed};
 pub use probe::{Findings, ModuleResult, Outcome};
 pub use qemu::{available as qemu_available, Accel, Chosen};
 

@@ -6,40 +6,7 @@ use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
-/// Paths left out of the archive: `/etc/warewulf/excludes`, one per line, `#` comments;
-/// a path leaves out itself and everything below it, and a trailing `*` matches any rest.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Excludes(Vec<String>);
-
-impl Excludes {
-    /// The image's own excludes file, if it has one.
-    pub fn of_tree(root: &Path) -> Excludes {
-        let text = std::fs::read_to_string(root.join("etc/warewulf/excludes")).unwrap_or_default();
-        Excludes::parse(&text)
-    }
-
-    /// Reads the file's text.
-    pub fn parse(text: &str) -> Excludes {
-        Excludes(
-            text.lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .map(|l| l.trim_start_matches('.').trim_end_matches('/').to_owned())
-                .filter(|l| !l.is_empty())
-                .collect(),
-        )
-    }
-
-    /// Whether `path` (absolute in the image, `/usr/share/doc`) is left out.
-    pub fn excludes(&self, path: &str) -> bool {
-        self.0
-            .iter()
-            .any(|pattern| match pattern.strip_suffix('*') {
-                Some(prefix) => path.starts_with(prefix),
-                None => path == pattern || path.starts_with(&format!("{pattern}/")),
-            })
-    }
-}
+use crate::excludes::Excludes;
 
 /// What was packed.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -178,17 +145,6 @@ fn minor(dev: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn excludes_read_as_warewulf_writes_them() {
-        let excludes = Excludes::parse("# comment\n/usr/share/doc/\n./var/cache\n/tmp/*\n");
-        assert!(excludes.excludes("/usr/share/doc"));
-        assert!(excludes.excludes("/usr/share/doc/bash/README"));
-        assert!(!excludes.excludes("/usr/share/docs"));
-        assert!(excludes.excludes("/var/cache/apt"));
-        assert!(excludes.excludes("/tmp/x"));
-        assert!(!excludes.excludes("/usr/bin/bash"));
-    }
 
     #[test]
     fn a_tree_packs_into_a_newc_archive_that_reads_back() {
