@@ -4,15 +4,18 @@
 //! on 127.0.0.1 that counts what it forwards (plain requests and `CONNECT` tunnels), skipped
 //! for `NO_PROXY` hosts. Needs `openssl` (CI installs it).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{Read, Write};
+use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use net::{explain, Agents, Limits, ProxyEnv, Trust};
+
+#[path = "../../../tests/support/counting_proxy.rs"]
+mod counting_proxy;
+use counting_proxy::CountingProxy;
 
 fn openssl(dir: &Path, args: &[&str]) {
     let status = Command::new("openssl")
@@ -198,62 +201,6 @@ fn http_server(body: &'static str) -> u16 {
     port
 }
 
-fn pipe(mut from: TcpStream, mut to: TcpStream) {
-    std::thread::spawn(move || {
-        let _ = std::io::copy(&mut from, &mut to);
-        let _ = to.shutdown(std::net::Shutdown::Write);
-    });
-}
-
-/// A proxy on 127.0.0.1 that sends every request (and tunnel) to 127.0.0.1 at the port asked
-/// for, whatever the host, and counts them.
-fn proxy(count: Arc<AtomicUsize>) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    std::thread::spawn(move || {
-        for client in listener.incoming().flatten() {
-            count.fetch_add(1, Ordering::SeqCst);
-            let mut reader = BufReader::new(client.try_clone().expect("clone"));
-            let mut line = String::new();
-            let _ = reader.read_line(&mut line);
-            let mut head = Vec::new();
-            loop {
-                let mut header = String::new();
-                if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
-                    break;
-                }
-                head.push(header);
-            }
-            let mut words = line.split_whitespace();
-            let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-            let authority = target.trim_start_matches("http://");
-            let authority = authority.split('/').next().unwrap_or_default();
-            let port: u16 = authority
-                .rsplit(':')
-                .next()
-                .and_then(|p| p.parse().ok())
-                .unwrap_or(80);
-            let Ok(mut upstream) = TcpStream::connect(("127.0.0.1", port)) else {
-                continue;
-            };
-            let mut client = client;
-            if method == "CONNECT" {
-                let _ = client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n");
-            } else {
-                let path = &target[target.find(authority).map_or(0, |i| i + authority.len())..];
-                let request = format!("{method} {path} HTTP/1.1\r\n{}\r\n", head.concat());
-                let _ = upstream.write_all(request.as_bytes());
-            }
-            pipe(
-                upstream.try_clone().expect("clone"),
-                client.try_clone().expect("clone"),
-            );
-            pipe(client, upstream);
-        }
-    });
-    port
-}
-
 fn get(agents: &Agents, url: &str) -> Result<String, String> {
     let agent = agents.for_url(url).map_err(|e| e.message)?;
     match agent.get(url).call() {
@@ -317,8 +264,8 @@ fn a_site_ca_and_proxy_are_honoured_as_podman_honours_them() {
     assert_eq!(get(&agents, &url).as_deref(), Ok("hello\n"));
 
     // A proxy for http and one for https (a CONNECT tunnel), NO_PROXY going direct.
-    let count = Arc::new(AtomicUsize::new(0));
-    let proxy_url = format!("http://127.0.0.1:{}", proxy(count.clone()));
+    let proxy = CountingProxy::start();
+    let proxy_url = proxy.url();
     let plain = http_server("proxied\n");
     let env = ProxyEnv::new(Some(proxy_url.clone()), Some(proxy_url.clone()), "");
     let proxied = Agents::new(&named, limits)
@@ -326,14 +273,14 @@ fn a_site_ca_and_proxy_are_honoured_as_podman_honours_them() {
         .with_proxies(env);
     let through = format!("http://mirror.test:{plain}/file");
     assert_eq!(get(&proxied, &through).as_deref(), Ok("proxied\n"));
-    assert_eq!(count.load(Ordering::SeqCst), 1);
+    assert_eq!(proxy.forwarded(), 1);
     let tunnel = format!("https://mirror.test:{port}/hello.txt");
     assert_eq!(get(&proxied, &tunnel).as_deref(), Ok("hello\n"));
-    assert_eq!(count.load(Ordering::SeqCst), 2);
+    assert_eq!(proxy.forwarded(), 2);
     let loopback = format!("http://127.0.0.1:{plain}/file");
     assert_eq!(get(&proxied, &loopback).as_deref(), Ok("proxied\n"));
     assert_eq!(
-        count.load(Ordering::SeqCst),
+        proxy.forwarded(),
         2,
         "loopback never goes through the proxy"
     );
@@ -345,7 +292,7 @@ fn a_site_ca_and_proxy_are_honoured_as_podman_honours_them() {
         get(&bypass, &through).is_err(),
         "mirror.test resolves nowhere but the proxy"
     );
-    assert_eq!(count.load(Ordering::SeqCst), 2);
+    assert_eq!(proxy.forwarded(), 2);
 }
 
 #[test]

@@ -1,15 +1,16 @@
 //! One repository on one registry: requests with the auth dance (anonymous or basic bearer
 //! token, or basic auth) done once and reused.
 
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use serde::Deserialize;
 
 use crate::auth::{Challenge, Credentials};
 use crate::error::RegistryError;
-use crate::reference::Reference;
+use crate::reference::{Reference, Scheme};
 
 /// A request body.
 pub(crate) enum Body<'a> {
@@ -26,7 +27,12 @@ pub struct Client {
     /// Agents trusting the system, `SSL_CERT_*` and the registry's `certs.d`, through the
     /// environment's proxies; why not, when the certificates cannot be read.
     agents: Result<net::Agents, String>,
-    base: String,
+    /// The ways to reach the registry, in order; the first that answers is kept.
+    schemes: &'static [Scheme],
+    /// The API's base URL, found on the first request.
+    base: OnceLock<String>,
+    /// The reference the URLs are made from.
+    reference: Reference,
     registry: String,
     repository: String,
     credentials: Option<Credentials>,
@@ -38,7 +44,7 @@ pub struct Client {
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
-            .field("base", &self.base)
+            .field("registry", &self.registry)
             .field("repository", &self.repository)
             .finish_non_exhaustive()
     }
@@ -59,13 +65,27 @@ impl Client {
             total: None,
             redirects: 5,
         };
+        let schemes = reference.schemes();
+        let unverified = if schemes.contains(&Scheme::HttpsUnverified) {
+            vec![reference.registry.clone()]
+        } else {
+            Vec::new()
+        };
         let agents = net::Trust::system()
             .map(|trust| trust.with_certs_d(&reference.registry))
-            .and_then(|trust| net::Agents::new(&trust, limits))
+            .and_then(|trust| {
+                net::Agents::new(&trust, limits)?.without_verification_for(
+                    &unverified,
+                    &trust,
+                    "registries.conf or IMGBUILD_INSECURE_REGISTRIES",
+                )
+            })
             .map_err(|e| e.to_string());
         Self {
             agents,
-            base: reference.api_base(),
+            schemes,
+            base: OnceLock::new(),
+            reference: reference.clone(),
             registry: reference.registry.clone(),
             repository: reference.repository.clone(),
             credentials,
@@ -75,17 +95,81 @@ impl Client {
     }
 
     /// `base/v2/<repository>/<path>`.
-    pub(crate) fn url(&self, path: &str) -> String {
-        format!("{}/v2/{}/{path}", self.base, self.repository)
+    pub(crate) fn url(&self, path: &str) -> Result<String, RegistryError> {
+        Ok(format!("{}/v2/{}/{path}", self.base()?, self.repository))
     }
 
     /// Makes an absolute URL of a `Location` header.
-    pub(crate) fn absolute(&self, location: &str) -> String {
+    pub(crate) fn absolute(&self, location: &str) -> Result<String, RegistryError> {
         if location.starts_with("http://") || location.starts_with("https://") {
-            location.to_owned()
+            Ok(location.to_owned())
         } else {
-            format!("{}{location}", self.base)
+            Ok(format!("{}{location}", self.base()?))
         }
+    }
+
+    /// The API's base URL: the first of the registry's schemes that answers `GET /v2/` (any
+    /// HTTP status), found once per registry and process. A certificate that is not trusted
+    /// ends the search: plain HTTP is tried only where TLS itself failed.
+    fn base(&self) -> Result<String, RegistryError> {
+        static FOUND: Mutex<Option<HashMap<String, String>>> = Mutex::new(None);
+        if let Some(base) = self.base.get() {
+            return Ok(base.clone());
+        }
+        if let [only] = self.schemes {
+            return Ok(self
+                .base
+                .get_or_init(|| self.reference.api_base(*only))
+                .clone());
+        }
+        let known = FOUND
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .and_then(|m| m.get(&self.registry).cloned());
+        let base = match known {
+            Some(base) => base,
+            None => {
+                let base = self.probe()?;
+                FOUND
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_or_insert_with(HashMap::new)
+                    .insert(self.registry.clone(), base.clone());
+                base
+            }
+        };
+        Ok(self.base.get_or_init(|| base).clone())
+    }
+
+    fn probe(&self) -> Result<String, RegistryError> {
+        let mut failure = None;
+        for scheme in self.schemes {
+            let base = self.reference.api_base(*scheme);
+            let url = format!("{base}/v2/");
+            let what = format!("GET {url}");
+            match self.agent(&url, &what)?.get(&url).call() {
+                Ok(_) | Err(ureq::Error::Status(..)) => return Ok(base),
+                Err(ureq::Error::Transport(t)) => {
+                    // An untrusted certificate, a refused client certificate or a proxy's
+                    // refusal: what plain HTTP would hide.
+                    let explained = net::explain(&t, &url) != t.to_string();
+                    let detail = transport_detail(&t, &url);
+                    let error = RegistryError::Transport {
+                        what,
+                        detail: self.redact(&detail),
+                    };
+                    if explained && *scheme == Scheme::Https {
+                        return Err(error);
+                    }
+                    failure = Some(error);
+                }
+            }
+        }
+        Err(failure.unwrap_or_else(|| RegistryError::Transport {
+            what: self.registry.clone(),
+            detail: "no way to reach it".into(),
+        }))
     }
 
     fn current_authorization(&self) -> Option<String> {

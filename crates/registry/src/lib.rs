@@ -15,7 +15,7 @@ mod transfer;
 pub use auth::{Credentials, CredentialsSource};
 pub use client::Client;
 pub use error::RegistryError;
-pub use reference::Reference;
+pub use reference::{Reference, Scheme};
 pub use registries_conf::{is_short_name, pull_via, PullSource, RegistriesConf};
 pub use repository::Repository;
 pub use transfer::{pull, push, PulledImage, PulledLayer, PushBlob, Pushed};

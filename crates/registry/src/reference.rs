@@ -5,6 +5,17 @@ use std::fmt;
 
 use crate::error::RegistryError;
 
+/// How a registry's API is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    /// HTTPS, its certificate verified.
+    Https,
+    /// HTTPS taking any certificate (a registry the site marks insecure).
+    HttpsUnverified,
+    /// Plain HTTP.
+    Http,
+}
+
 /// A parsed image reference.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reference {
@@ -16,8 +27,8 @@ pub struct Reference {
     pub tag: Option<String>,
     /// The digest, when the reference pins one.
     pub digest: Option<String>,
-    /// Plain HTTP: a registries.conf entry or mirror marked `insecure` (loopback registries
-    /// and `IMGBUILD_INSECURE_REGISTRIES` are plain HTTP anyway).
+    /// A registries.conf entry or mirror marked `insecure`: HTTPS without verification, or
+    /// plain HTTP.
     pub insecure: bool,
 }
 
@@ -107,28 +118,41 @@ impl Reference {
             .unwrap_or("latest")
     }
 
-    /// The base URL of the registry's API (`https://registry-1.docker.io`). Loopback registries
-    /// and those listed in `IMGBUILD_INSECURE_REGISTRIES` (comma-separated) use plain HTTP.
-    pub fn api_base(&self) -> String {
+    /// How the registry's API is reached, in the order to try. A registry marked insecure
+    /// (registries.conf, `IMGBUILD_INSECURE_REGISTRIES`, comma-separated) is HTTPS without
+    /// verification, else plain HTTP, as containers/image reaches it; a loopback registry is
+    /// HTTPS, verified, else plain HTTP (Docker's rule for such hosts); any other is HTTPS.
+    pub fn schemes(&self) -> &'static [Scheme] {
         if self.registry == "docker.io" {
-            return "https://registry-1.docker.io".into();
+            return &[Scheme::Https];
+        }
+        let listed = std::env::var("IMGBUILD_INSECURE_REGISTRIES")
+            .map(|list| list.split(',').any(|r| r.trim() == self.registry))
+            .unwrap_or(false);
+        if listed || self.insecure {
+            return &[Scheme::HttpsUnverified, Scheme::Http];
         }
         let host = self
             .registry
             .rsplit_once(':')
             .filter(|(_, port)| port.chars().all(|c| c.is_ascii_digit()))
             .map_or(self.registry.as_str(), |(host, _)| host);
-        let loopback =
-            matches!(host, "localhost" | "127.0.0.1" | "[::1]") || host.starts_with("127.");
-        let listed = std::env::var("IMGBUILD_INSECURE_REGISTRIES")
-            .map(|list| list.split(',').any(|r| r.trim() == self.registry))
-            .unwrap_or(false);
-        let scheme = if loopback || listed || self.insecure {
-            "http"
-        } else {
-            "https"
+        if matches!(host, "localhost" | "[::1]") || host.starts_with("127.") {
+            return &[Scheme::Https, Scheme::Http];
+        }
+        &[Scheme::Https]
+    }
+
+    /// The base URL of the registry's API by `scheme` (`https://registry-1.docker.io`).
+    pub fn api_base(&self, scheme: Scheme) -> String {
+        if self.registry == "docker.io" {
+            return "https://registry-1.docker.io".into();
+        }
+        let prefix = match scheme {
+            Scheme::Https | Scheme::HttpsUnverified => "https",
+            Scheme::Http => "http",
         };
-        format!("{scheme}://{}", self.registry)
+        format!("{prefix}://{}", self.registry)
     }
 
     /// The same repository with another tag.
@@ -171,7 +195,9 @@ mod tests {
         );
         assert_eq!(parse("ubuntu").repository, "library/ubuntu");
         assert_eq!(parse("ubuntu").target(), "latest");
-        assert_eq!(parse("ubuntu").api_base(), "https://registry-1.docker.io");
+        let hub = parse("ubuntu");
+        assert_eq!(hub.schemes(), &[Scheme::Https]);
+        assert_eq!(hub.api_base(Scheme::Https), "https://registry-1.docker.io");
     }
 
     #[test]
@@ -182,9 +208,20 @@ mod tests {
         assert_eq!(r.repository, "site/compute");
         assert_eq!(r.tag.as_deref(), Some("v1"));
         assert_eq!(r.target(), digest);
-        assert_eq!(r.api_base(), "http://127.0.0.1:5000");
-        assert_eq!(parse("localhost/x").api_base(), "http://localhost");
-        assert_eq!(parse("ghcr.io/a/b").api_base(), "https://ghcr.io");
+        assert_eq!(r.schemes(), &[Scheme::Https, Scheme::Http]);
+        assert_eq!(r.api_base(Scheme::Http), "http://127.0.0.1:5000");
+        assert_eq!(
+            parse("localhost/x").schemes(),
+            &[Scheme::Https, Scheme::Http]
+        );
+        let ghcr = parse("ghcr.io/a/b");
+        assert_eq!(ghcr.schemes(), &[Scheme::Https]);
+        assert_eq!(ghcr.api_base(Scheme::Https), "https://ghcr.io");
+        let insecure = Reference {
+            insecure: true,
+            ..ghcr
+        };
+        assert_eq!(insecure.schemes(), &[Scheme::HttpsUnverified, Scheme::Http]);
         assert_eq!(parse("ghcr.io/a/b:1").to_string(), "ghcr.io/a/b:1");
     }
 

@@ -316,7 +316,10 @@ insecure = true
             ]
         );
         assert!(sources[0].mirror && sources[0].reference.insecure);
-        assert!(sources[0].reference.api_base().starts_with("http://"));
+        assert_eq!(
+            sources[0].reference.schemes(),
+            &[crate::Scheme::HttpsUnverified, crate::Scheme::Http]
+        );
         assert!(!sources[1].mirror);
     }
 

@@ -44,7 +44,7 @@ impl Repository {
 
     /// Whether the registry has a manifest under `tag` (a HEAD request, nothing downloaded).
     pub fn has_manifest(&self, tag: &str) -> Result<bool, RegistryError> {
-        let url = self.client.url(&format!("manifests/{tag}"));
+        let url = self.client.url(&format!("manifests/{tag}"))?;
         let accept = transfer::OCI_MANIFEST;
         match self
             .client
@@ -58,7 +58,7 @@ impl Repository {
 
     /// A small blob (at most `limit` bytes), verified against its digest.
     pub fn blob_bytes(&self, digest: &str, limit: u64) -> Result<Vec<u8>, RegistryError> {
-        let url = self.client.url(&format!("blobs/{digest}"));
+        let url = self.client.url(&format!("blobs/{digest}"))?;
         let response = self.client.call("GET", &url, &[], Body::Empty)?;
         let mut bytes = Vec::new();
         response
@@ -98,7 +98,7 @@ impl Repository {
         manifest: &[u8],
         media_type: &str,
     ) -> Result<String, RegistryError> {
-        let url = self.client.url(&format!("manifests/{tag}"));
+        let url = self.client.url(&format!("manifests/{tag}"))?;
         self.client.call(
             "PUT",
             &url,

@@ -58,7 +58,7 @@ pub(crate) fn get_manifest(
     expected: Option<&str>,
 ) -> Result<(Vec<u8>, String), RegistryError> {
     let accept = [OCI_INDEX, OCI_MANIFEST, DOCKER_LIST, DOCKER_MANIFEST].join(", ");
-    let url = client.url(&format!("manifests/{target}"));
+    let url = client.url(&format!("manifests/{target}"))?;
     let response = client.call("GET", &url, &[("Accept", &accept)], Body::Empty)?;
     let media_type = response
         .header("Content-Type")
@@ -142,7 +142,7 @@ fn image_manifest(
 
 /// Downloads blob `digest` to `dest` (through a temporary file), verifying its sha256.
 pub(crate) fn get_blob(client: &Client, digest: &str, dest: &Path) -> Result<(), RegistryError> {
-    let url = client.url(&format!("blobs/{digest}"));
+    let url = client.url(&format!("blobs/{digest}"))?;
     let response = client.call("GET", &url, &[], Body::Empty)?;
     let dir = dest.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
@@ -269,7 +269,7 @@ pub struct Pushed {
 }
 
 pub(crate) fn push_blob(client: &Client, blob: &PushBlob) -> Result<bool, RegistryError> {
-    let head = client.url(&format!("blobs/{}", blob.digest));
+    let head = client.url(&format!("blobs/{}", blob.digest))?;
     match client.call("HEAD", &head, &[], Body::Empty) {
         Ok(_) => return Ok(false),
         Err(RegistryError::Status { status: 404, .. }) => {}
@@ -277,7 +277,7 @@ pub(crate) fn push_blob(client: &Client, blob: &PushBlob) -> Result<bool, Regist
     }
     // Ask the registry to mount the blob if it has it in a repository we may read; it answers
     // 201 when it did, else 202 with an upload session.
-    let start = client.url(&format!("blobs/uploads/?mount={}", blob.digest));
+    let start = client.url(&format!("blobs/uploads/?mount={}", blob.digest))?;
     let response = client.call("POST", &start, &[], Body::Empty)?;
     if response.status() == 201 {
         return Ok(false);
@@ -285,7 +285,7 @@ pub(crate) fn push_blob(client: &Client, blob: &PushBlob) -> Result<bool, Regist
     let location = response
         .header("Location")
         .ok_or_else(|| invalid(&start, "the registry started an upload without a Location"))?;
-    let location = client.absolute(location);
+    let location = client.absolute(location)?;
     let separator = if location.contains('?') { '&' } else { '?' };
     let put = format!("{location}{separator}digest={}", blob.digest);
     client.call(
@@ -313,7 +313,7 @@ pub fn push(
             uploaded += 1;
         }
     }
-    let url = client.url(&format!("manifests/{}", reference.target()));
+    let url = client.url(&format!("manifests/{}", reference.target()))?;
     let response = client.call(
         "PUT",
         &url,
