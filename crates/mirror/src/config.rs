@@ -21,6 +21,10 @@ pub struct MirrorConfig {
     /// The registry repository built layers are written to (`--cache-to`,
     /// `IMGBUILD_CACHE_TO` go first).
     pub cache_to: Option<String>,
+    /// Take any TLS certificate from the mirror's host (`url`), as registries.conf's
+    /// `insecure` does for a registry; every build warns. Give the site's CA instead where
+    /// you can (`SSL_CERT_FILE`, the system's store).
+    pub insecure: Option<bool>,
     /// Optional settings per URL path prefix (for example `"/nvidia/"`).
     #[serde(default)]
     pub paths: BTreeMap<String, PathSettings>,
@@ -90,6 +94,10 @@ impl MirrorConfig {
                     timeout: timeout.or(path.timeout_secs).map(seconds),
                 })
                 .collect(),
+            unverified_hosts: match (&self.url, self.insecure) {
+                (Some(url), Some(true)) => vec![net::host_of(url)],
+                _ => Vec::new(),
+            },
             ..defaults
         }
     }
@@ -154,6 +162,17 @@ mod tests {
             given.for_url("http://m/nvidia/a/b").1.as_secs(),
             5,
             "--timeout wins"
+        );
+        assert!(
+            given.unverified_hosts.is_empty(),
+            "verified unless the site says"
+        );
+        let text = "url = \"https://mirror.site:8443/repo/\"\ninsecure = true\n";
+        let config = MirrorConfig::parse(text, Path::new("mirror.toml")).expect("parse");
+        let options = config.fetch_options(false, None);
+        assert_eq!(
+            options.unverified_hosts,
+            vec!["mirror.site:8443".to_owned()]
         );
     }
 

@@ -88,6 +88,9 @@ pub struct FetchOptions {
     pub locked: bool,
     /// Attempts and timeouts for the URLs below some paths (mirror.toml's `[paths."/x/"]`).
     pub paths: Vec<PathRule>,
+    /// Hosts (`host[:port]`) whose TLS certificates are taken unverified (mirror.toml's
+    /// `insecure`).
+    pub unverified_hosts: Vec<String>,
 }
 
 /// Settings for the URLs whose path starts with `prefix`.
@@ -129,6 +132,7 @@ impl Default for FetchOptions {
             timeout: Duration::from_secs(30),
             locked: false,
             paths: Vec::new(),
+            unverified_hosts: Vec::new(),
         }
     }
 }
@@ -175,14 +179,22 @@ fn file_sha256(path: &Path) -> std::io::Result<String> {
 
 /// HTTP agents whose reads time out after `timeout` without a byte (a stall), trusting what
 /// the system trusts and going through the environment's proxies.
-fn agents(timeout: Duration) -> Result<net::Agents, FetchError> {
-    net::Agents::system(net::Limits {
+fn agents(timeout: Duration, unverified: &[String]) -> Result<net::Agents, FetchError> {
+    let trust_error = |e: net::TrustError| FetchError::Trust(e.to_string());
+    let agents = net::Agents::system(net::Limits {
         connect: Duration::from_secs(10),
         read: Some(timeout),
         total: None,
         redirects: 5,
     })
-    .map_err(|e| FetchError::Trust(e.to_string()))
+    .map_err(trust_error)?;
+    if unverified.is_empty() {
+        return Ok(agents);
+    }
+    let trust = net::Trust::system().map_err(trust_error)?;
+    agents
+        .without_verification_for(unverified, &trust, "mirror.toml")
+        .map_err(trust_error)
 }
 
 /// A failed connection: tried again, unless it is an untrusted certificate or a refusing
@@ -212,7 +224,7 @@ impl Fetcher {
         Ok(Self {
             cache: cache.to_owned(),
             lock: Mutex::new(lock),
-            agents: agents(options.timeout)?,
+            agents: agents(options.timeout, &options.unverified_hosts)?,
             options,
             progress: None,
             warn: None,
@@ -332,7 +344,7 @@ impl Fetcher {
         let agents = if timeout == self.options.timeout {
             self.agents.clone()
         } else {
-            agents(timeout)?
+            agents(timeout, &self.options.unverified_hosts)?
         };
         let agent = agents.for_url(url).map_err(|e| FetchError::Transport {
             url: url.into(),
