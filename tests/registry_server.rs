@@ -61,6 +61,25 @@ pub const USER: &str = "builder";
 pub const PASSWORD: &str = "c0rrect-h0rse-battery";
 
 pub fn start_registry(token_auth: bool) -> Registry {
+    start_registry_with(token_auth, None, "127.0.0.1")
+}
+
+/// HTTPS for a registry: its certificate and key, and the CA its clients' certificates must
+/// come from.
+pub struct RegistryTls {
+    pub certificate: PathBuf,
+    pub key: PathBuf,
+    pub client_ca: PathBuf,
+}
+
+/// A registry with or without token auth, speaking HTTPS when `tls` says how; its token
+/// service is named by `token_host` in the challenge (a name only a proxy resolves, or
+/// 127.0.0.1).
+pub fn start_registry_with(
+    token_auth: bool,
+    tls: Option<&RegistryTls>,
+    token_host: &str,
+) -> Registry {
     let dir = tempfile::tempdir().expect("registry dir");
     let port = free_port();
     let mut children = Vec::new();
@@ -100,15 +119,23 @@ pub fn start_registry(token_auth: bool) -> Registry {
         wait_for_port(token_port, &mut token);
         children.push(token);
         auth = format!(
-            "auth:\n  token:\n    realm: http://127.0.0.1:{token_port}/token\n    service: imgbuild-test\n    issuer: imgbuild-test-issuer\n    rootcertbundle: {}\n",
+            "auth:\n  token:\n    realm: http://{token_host}:{token_port}/token\n    service: imgbuild-test\n    issuer: imgbuild-test-issuer\n    rootcertbundle: {}\n",
             cert.display()
         );
     }
+    let tls = tls.map_or(String::new(), |tls| {
+        format!(
+            "  tls:\n    certificate: {}\n    key: {}\n    clientcas:\n      - {}\n",
+            tls.certificate.display(),
+            tls.key.display(),
+            tls.client_ca.display()
+        )
+    });
     let config = dir.path().join("config.yml");
     std::fs::write(
         &config,
         format!(
-            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n{auth}",
+            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n{tls}{auth}",
             dir.path().join("data").display()
         ),
     )

@@ -65,6 +65,10 @@ impl Client {
             total: None,
             redirects: 5,
         };
+        let reference = &Reference {
+            insecure: reference.insecure || marked_insecure(&reference.registry),
+            ..reference.clone()
+        };
         let schemes = reference.schemes();
         let unverified = if schemes.contains(&Scheme::HttpsUnverified) {
             vec![reference.registry.clone()]
@@ -365,6 +369,15 @@ impl Client {
                 detail: "the answer holds no token".into(),
             })
     }
+}
+
+/// Whether this machine's registries.conf marks `registry` insecure (read once per process; a
+/// file that cannot be read is reported where pulls read it).
+fn marked_insecure(registry: &str) -> bool {
+    static CONF: OnceLock<Option<crate::RegistriesConf>> = OnceLock::new();
+    CONF.get_or_init(|| crate::RegistriesConf::load().ok())
+        .as_ref()
+        .is_some_and(|conf| conf.marks_insecure(registry))
 }
 
 /// The registry's error message from an error response, as `: message` (or empty).

@@ -115,6 +115,22 @@ impl RegistriesConf {
         Ok(conf)
     }
 
+    /// Whether an entry or a mirror at `registry` (`host[:port]`) is marked `insecure`: it
+    /// is then reached over HTTPS taking any certificate, or plain HTTP, for pushes as for
+    /// pulls.
+    pub fn marks_insecure(&self, registry: &str) -> bool {
+        let at = |location: &str| location.split('/').next() == Some(registry);
+        self.registries.iter().any(|entry| {
+            let location = if entry.location.is_empty() {
+                &entry.prefix
+            } else {
+                &entry.location
+            };
+            (entry.insecure && at(location))
+                || entry.mirror.iter().any(|m| m.insecure && at(&m.location))
+        })
+    }
+
     /// Adds one file's settings over those read before.
     pub fn add(&mut self, text: &str, path: &Path) -> Result<(), RegistryError> {
         let file: File = toml::from_str(text).map_err(|e| bad(path, e.message()))?;
@@ -316,6 +332,8 @@ insecure = true
             ]
         );
         assert!(sources[0].mirror && sources[0].reference.insecure);
+        assert!(conf.marks_insecure("mirror.site:5000"));
+        assert!(!conf.marks_insecure("docker.io") && !conf.marks_insecure("mirror.site"));
         assert_eq!(
             sources[0].reference.schemes(),
             &[crate::Scheme::HttpsUnverified, crate::Scheme::Http]
