@@ -295,6 +295,44 @@ fn a_site_ca_and_proxy_are_honoured_as_podman_honours_them() {
     assert_eq!(proxy.forwarded(), 2);
 }
 
+/// A proxy that refuses every request with `status`; its port.
+fn refusing_proxy(status: &'static str) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            let _ = write!(stream, "HTTP/1.1 {status}\r\nContent-Length: 0\r\n\r\n");
+        }
+    });
+    port
+}
+
+#[test]
+fn a_proxy_that_refuses_is_one_line_naming_the_host() {
+    let limits = Limits {
+        read: Some(Duration::from_secs(10)),
+        ..Limits::default()
+    };
+    for status in ["403 Forbidden", "407 Proxy Authentication Required"] {
+        let proxy = format!("http://127.0.0.1:{}", refusing_proxy(status));
+        let agents = Agents::new(&Trust::default(), limits)
+            .expect("agents")
+            .with_proxies(ProxyEnv::new(None, Some(proxy), ""));
+        let refused = get(&agents, "https://mirror.test:8443/x").expect_err("refused");
+        assert!(
+            refused.starts_with("the proxy for mirror.test:8443 refused"),
+            "{status}: {refused}"
+        );
+        assert!(refused.contains("HTTPS_PROXY"), "{refused}");
+        assert!(!refused.contains('\n'), "one line: {refused}");
+    }
+}
+
 #[test]
 fn a_client_certificate_from_certs_d_and_an_unverified_host() {
     let dir = tempfile::tempdir().expect("tempdir");
