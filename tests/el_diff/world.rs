@@ -14,6 +14,8 @@ use crate::common::{debootstrapped, repo_root, test_cache, ANSIBLE_ROOTFS};
 /// What to build: (spec, folder of the served tree, rpmbuild `--define`s).
 const BUILDS: &[(&str, &str, &[&str])] = &[
     ("el-base", "el", &[]),
+    ("el-shell", "el", &[]),
+    ("el-release", "el", &[]),
     ("el-app", "el", &[]),
     ("el-tool", "el", &["tool_version 1.0"]),
     ("el-tool", "el", &["tool_version 2.0"]),

@@ -1,7 +1,8 @@
 //! Bases: the bottom layers of an image. `docker` (pulled from a registry), `debootstrap`
 //! (suite, archive and packages; the archive from the build host's apt sources unless the
-//! recipe names one), `oci` (an OCI layout folder) and `archive` (a docker-archive). Each is
-//! cached: debootstrap by its inputs, the others by their layer digests.
+//! recipe names one), `dnf` (the building machine's dnf from the recipe's repositories, see
+//! `dnf_base`), `oci` (an OCI layout folder) and `archive` (a docker-archive). Each is cached:
+//! debootstrap and dnf by their inputs, the others by their layer digests.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,6 +15,7 @@ use crate::blobs::{BlobStore, LayerBlob};
 use crate::cache::integrity::{self, FileStamp};
 use crate::cache::remote::{self, Record, RegistryCache};
 use crate::compression::{Codec, Compression};
+use crate::dnf_base;
 use crate::hashing::digest_of;
 use crate::layer::Source;
 
@@ -70,6 +72,8 @@ pub struct BaseRequest {
     pub debootstrap_mirror: Option<String>,
     /// `bootstrap_include`.
     pub include: Vec<String>,
+    /// `dnf_repos`, for `bootstrap: dnf`.
+    pub dnf_repos: Option<Json>,
 }
 
 impl BaseRequest {
@@ -94,6 +98,7 @@ impl BaseRequest {
             build_from: text("build_from").unwrap_or_default(),
             debootstrap_mirror: text("debootstrap_mirror"),
             include,
+            dnf_repos: vars.get("dnf_repos").cloned(),
         }
     }
 }
@@ -165,10 +170,11 @@ pub fn prepare(
 ) -> Result<Vec<BaseLayer>, BaseError> {
     match request.bootstrap.as_str() {
         "debootstrap" => debootstrap(request, store),
+        "dnf" => dnf(request, store),
         "oci" | "archive" => from_file(request, store, project_root),
         "docker" => from_registry(request, store),
         other => Err(BaseError::Unsupported(format!(
-            "bootstrap '{other}' is not one of: docker, oci, archive, debootstrap"
+            "bootstrap '{other}' is not one of: docker, oci, archive, debootstrap, dnf"
         ))),
     }
 }
@@ -393,6 +399,31 @@ fn debootstrap(request: &BaseRequest, store: &BaseStore) -> Result<Vec<BaseLayer
             String::from_utf8_lossy(&output.stderr).trim(),
             tail.join("\n")
         )))
+    })
+}
+
+/// A base made by the building machine's dnf (see `dnf_base`), cached by its release,
+/// repositories and packages.
+fn dnf(request: &BaseRequest, store: &BaseStore) -> Result<Vec<BaseLayer>, BaseError> {
+    let releasever = &request.build_from;
+    dnf_base::check_release(releasever).map_err(BaseError::Unsupported)?;
+    let repos =
+        dnf_base::repos_from_vars(request.dnf_repos.as_ref()).map_err(BaseError::Unsupported)?;
+    let mut include = request.include.clone();
+    include.sort();
+    if include.is_empty() {
+        return Err(BaseError::Unsupported(
+            "bootstrap: dnf needs bootstrap_include: the packages the base is made of (for Rocky 9, at least rocky-release, dnf and bash)".into(),
+        ));
+    }
+    let key = digest_of(dnf_base::identity(releasever, &repos, &include).as_bytes());
+    let created_by = format!(
+        "dnf --installroot --releasever={releasever} install {}",
+        include.join(" ")
+    );
+    let packages = store.cache.join("packages/dnf");
+    cached_or_made(&key, created_by, store, |work| {
+        dnf_base::install(work, releasever, &repos, &include, &packages).map_err(BaseError::Failed)
     })
 }
 

@@ -8,6 +8,7 @@ pub mod cache;
 #[cfg(test)]
 mod code_identity;
 pub mod compression;
+pub mod dnf_base;
 pub mod freshness;
 pub mod hashing;
 pub mod layer;

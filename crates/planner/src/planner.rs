@@ -278,11 +278,13 @@ fn distro_of(
     let found = match bootstrap {
         "docker" | "oci" | "archive" => facts::distro_from_reference(build_from),
         "debootstrap" => facts::distro_from_suite(build_from),
+        // The repositories say which distribution it is; the play's facts must.
+        "dnf" => None,
         other => {
             return Err(PlanError::new(
                 at.clone(),
                 ErrorKind::Recipe(format!(
-                    "bootstrap '{other}' is not one of: docker, oci, archive, debootstrap"
+                    "bootstrap '{other}' is not one of: docker, oci, archive, debootstrap, dnf"
                 )),
             ))
         }
