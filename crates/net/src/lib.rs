@@ -50,8 +50,11 @@ pub struct Agents {
     /// setup used for them.
     unverified: Option<(Vec<String>, Arc<rustls::ClientConfig>)>,
     /// One agent per proxy (`None`: direct) and verification, made when first needed.
-    built: Arc<Mutex<HashMap<(Option<String>, bool), ureq::Agent>>>,
+    built: Arc<Mutex<BuiltAgents>>,
 }
+
+/// Agents by proxy (`None`: direct) and whether they verify nothing.
+type BuiltAgents = HashMap<(Option<String>, bool), ureq::Agent>;
 
 impl std::fmt::Debug for Agents {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
