@@ -8,6 +8,7 @@
 
 mod common;
 #[path = "el_diff/world.rs"]
+#[allow(dead_code)]
 mod world;
 
 use std::path::Path;

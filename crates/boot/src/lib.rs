@@ -243,7 +243,7 @@ fn units_check(findings: &Findings, expected: &[String]) -> Check {
                 .is_some_and(|module| no_device.contains(&family(module)))
         });
     let is_expected = |unit: &str| {
-        expected.iter().any(|p| planner::glob::matches(p, unit))
+        expected.iter().any(|p| ansible::glob::matches(p, unit))
             || (unit == "systemd-modules-load.service" && no_device_only)
     };
     let (as_expected, unexpected): (Vec<&String>, Vec<&String>) =

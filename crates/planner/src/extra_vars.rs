@@ -82,13 +82,13 @@ mod tests {
     #[test]
     fn a_vaulted_file_needs_the_password() {
         let dir = tempfile::tempdir().expect("tmp");
-        std::fs::write(dir.path().join("x.yml"), crate::vault::tests::FILE11).expect("write");
+        std::fs::write(dir.path().join("x.yml"), crate::vault::fixtures::FILE11).expect("write");
         let err = parse_extra_vars("@x.yml", dir.path()).expect_err("no password");
         assert!(err.to_string().contains("--vault-password-file"), "{err}");
         let vars = parse_extra_vars_with_vault(
             "@x.yml",
             dir.path(),
-            &crate::vault::tests::vault("default"),
+            &crate::vault::fixtures::vault("default"),
         )
         .expect("decrypted");
         assert_eq!(vars["b"], json!("two"));

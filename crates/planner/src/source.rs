@@ -216,7 +216,7 @@ fn find_definitions(node: &Node, name: &str, path: &Path, top: bool, found: &mut
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vault::tests::{vault, FILE11, V11};
+    use crate::vault::fixtures::{vault, FILE11, V11};
 
     fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().expect("tmp");

@@ -25,7 +25,7 @@ pub fn run(
             .map_err(|e| Failure::Run(anyhow!("cannot write JSON: {e}")))?;
         println!("{}", mirror::redact_credentials(&text));
     } else {
-        let shown = planner::vault::redact_plan(&plan);
+        let shown = planner::redact_plan(&plan);
         print!(
             "{}",
             mirror::redact_credentials(&crate::render::plan_tree(&shown))

@@ -9,6 +9,7 @@
 
 mod crypto;
 mod error;
+pub mod fixtures;
 mod passwords;
 mod redact;
 
@@ -18,7 +19,7 @@ use std::sync::{Arc, Mutex};
 pub use crypto::{DEFAULT_LABEL, HEADER};
 pub use error::VaultError;
 pub use passwords::{load, PasswordSources};
-pub use redact::{marker, redact, redact_json, redact_plan, reveal, PASSWORD_MARKER};
+pub use redact::{marker, redact, redact_json, reveal, PASSWORD_MARKER};
 
 /// One password and the vault id (label) it was given for.
 #[derive(Clone)]
@@ -145,41 +146,9 @@ pub fn process_vault() -> Vault {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
+    use super::fixtures::*;
     use super::*;
-
-    /// `ansible-vault encrypt_string --vault-password-file pw 'unit-clear-1.1'`, pw holding
-    /// [`PASSWORD`] (ansible-core 2.14.18).
-    pub(crate) const V11: &str = "$ANSIBLE_VAULT;1.1;AES256
-35343731336264663864616463396438346661363336616662343761383738333137393538373566
-3264383038663433613336353862353136306434336338390a373962646130323662333530326235
-38626339343561393939663533356566323865653363353066313230393730646135363634383766
-6334303161663065610a316264383465613036663464363264303531313364633734363466616636
-3038
-";
-    /// `ansible-vault encrypt_string --vault-id prod@pw 'unit-clear-1.2'`.
-    pub(crate) const V12: &str = "$ANSIBLE_VAULT;1.2;AES256;prod
-37343134366566646466323564386530646565613830646131626165383235386437653966343834
-6139666635633134646339623137636239633666306632330a626361313433396335346537323636
-64653961353838303764343130303165303965636439643134393163353231616133646530313932
-6139396135643038300a636136313865396135633732643066373537376533613664373039303538
-3366
-";
-    /// `ansible-vault encrypt --vault-password-file pw` of a file holding `a: 1\nb: two\n`.
-    pub(crate) const FILE11: &str = "$ANSIBLE_VAULT;1.1;AES256
-64383937333837316532373730396563303465396434663737323538353433373162376132636237
-3837626134383632643235366166343366626333393865640a386365306132653131306565656266
-39363334326237643361326637313131336465626365343866306564653866376538323631376131
-6164356238646639350a656664613034346463636338616238643135373935666161633662313435
-3637
-";
-    /// The password of the fixtures.
-    pub(crate) const PASSWORD: &str = "imgbuild-unit-pass";
-
-    /// A vault with the fixtures' password under `label`.
-    pub(crate) fn vault(label: &str) -> Vault {
-        Vault::new(vec![VaultSecret::new(label, PASSWORD.as_bytes().to_vec())])
-    }
 
     #[test]
     fn decrypts_1_1_and_1_2_with_a_label() {

@@ -114,7 +114,7 @@ pub fn is_template(s: &str) -> bool {
 }
 
 /// The inner expression of a string that is exactly one `{{ ... }}`.
-pub(crate) fn single_expression(s: &str) -> Option<&str> {
+pub fn single_expression(s: &str) -> Option<&str> {
     let inner = s.strip_prefix("{{")?.strip_suffix("}}")?;
     let inner = inner.strip_prefix('-').unwrap_or(inner);
     let inner = inner.strip_suffix('-').unwrap_or(inner);

@@ -147,7 +147,7 @@ fn strip(bytes: &[u8], drop: impl Fn(u8) -> bool) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vault::tests::{PASSWORD, V11, V12};
+    use crate::vault::fixtures::{PASSWORD, V11, V12};
 
     fn no_env(_: &str) -> Option<String> {
         None

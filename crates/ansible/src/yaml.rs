@@ -586,7 +586,7 @@ impl MarkedEventReceiver for Builder<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::vault::tests::{vault, V11, V12};
+    use crate::vault::fixtures::{vault, V11, V12};
 
     #[test]
     fn an_empty_block_scalar_is_empty_text() {

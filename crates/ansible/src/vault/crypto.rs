@@ -131,7 +131,7 @@ fn unpad(text: &mut Vec<u8>) -> Result<(), VaultError> {
 mod tests {
     use super::*;
 
-    use crate::vault::tests::{PASSWORD, V11};
+    use crate::vault::fixtures::{PASSWORD, V11};
 
     #[test]
     fn opens_a_1_1_envelope_made_by_ansible_vault() {
