@@ -14,7 +14,7 @@ Writes, in WORK:
 and, beside RECIPE, <image>-base.yml: the recipe's base with no roles (the Ansible side's start).
 (imgbuild builds an image by its file name, and a recipe's image_name must be that name.)
 
-What differs from the recipe in images/, and why (findings, in the README too):
+What differs from the recipe in images/, and why (findings, in docs/ansible.md too):
   - python3 and python3-apt join the base's packages: Ansible's modules run in the image's
     Python, and its apt module installs python3-apt into the image when it is missing (with
     distro-info-data and python-apt-common), so a site's image has both; imgbuild's recipe gets

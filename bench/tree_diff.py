@@ -3,7 +3,7 @@
 
 Usage: tree_diff.py ANSIBLE_ROOT IMGBUILD_ROOT
 
-Prints every difference, each marked with why it is expected (the README's "Side by side with
+Prints every difference, each marked with why it is expected (docs/ansible.md's "Side by side with
 ansible-playbook" section says more) or UNEXPLAINED, then a last line `diffs N` with N the
 unexplained ones. Paths that change on every run, whoever makes the tree, are not compared
 (VOLATILE below). Times are never compared.
@@ -49,7 +49,7 @@ VOLATILE = [
     "*/__pycache__/*",
 ]
 
-# Differences that are not volatile but expected, each with its reason (see the README).
+# Differences that are not volatile but expected, each with its reason (see docs/ansible.md).
 EXPLAINED = [
     (
         "var/cache/apt/archives/*.deb",

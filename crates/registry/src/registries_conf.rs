@@ -263,7 +263,7 @@ pub fn pull_via(
     let hosts: Vec<String> = tried.iter().map(|(r, _)| r.registry.clone()).collect();
     let hint = if unreachable {
         format!(
-            "no registry could be reached ({}): this machine may be offline. Give the registry a mirror in {} ([[registry]] prefix = \"{}\" with [[registry.mirror]] location = \"your-registry:5000/...\"), or point build_from at your site's registry (README: Air-gapped sites)",
+            "no registry could be reached ({}): this machine may be offline. Give the registry a mirror in {} ([[registry]] prefix = \"{}\" with [[registry.mirror]] location = \"your-registry:5000/...\"), or point build_from at your site's registry (docs/air-gapped.md)",
             hosts.join(", "),
             conf.files_text(),
             tried.first().map_or("docker.io", |(r, _)| r.registry.as_str())

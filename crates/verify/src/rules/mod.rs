@@ -1,5 +1,5 @@
 //! The rules verify applies, one file each behind [`Rule`], listed once in [`RULES`]: adding a
-//! rule is one file and one line here (the README's rule list is checked against this table).
+//! rule is one file and one line here (docs/verify.md's rule list is checked against this table).
 
 use crate::image::Image;
 
@@ -35,7 +35,7 @@ pub enum Verdict {
 pub trait Rule: Sync {
     /// The stable id reports and tests use.
     fn id(&self) -> &'static str;
-    /// What it checks, in one line (the README's rule list).
+    /// What it checks, in one line (docs/verify.md's rule list).
     fn summary(&self) -> &'static str;
     /// Its verdict on `image`.
     fn check(&self, image: &Image) -> Verdict;
@@ -61,7 +61,7 @@ pub static RULES: &[&dyn Rule] = &[
     &no_build_tools::NoBuildTools,
 ];
 
-/// The README's rule list: one table row per rule, from this table.
+/// docs/verify.md's rule list: one table row per rule, from this table.
 pub fn rules_table() -> String {
     let mut table = String::from("| rule | what it checks |\n|---|---|\n");
     for rule in RULES {
