@@ -29,20 +29,10 @@ pub fn root_of(input: &Path, dest: &Path) -> Result<PathBuf, BootError> {
 /// overlays (the `io.imgbuild.boot-expect-failed` label, comma-separated), when `input` is an
 /// image; none for a rootfs folder.
 pub fn expected_failures(input: &Path) -> Vec<String> {
-    let label = Layout::of(input)
+    Layout::of(input)
         .and_then(|layout| layout.config().ok())
-        .and_then(|config| {
-            config["config"]["Labels"]["io.imgbuild.boot-expect-failed"]
-                .as_str()
-                .map(str::to_owned)
-        })
-        .unwrap_or_default();
-    label
-        .split(',')
-        .map(str::trim)
-        .filter(|u| !u.is_empty())
-        .map(str::to_owned)
-        .collect()
+        .map(|config| verify::ImageLabels::of_config(&config).boot_expect_failed)
+        .unwrap_or_default()
 }
 
 fn read_json(path: &Path) -> Result<Json, BootError> {

@@ -5,6 +5,7 @@
 
 pub mod image;
 pub mod inputs;
+pub mod labels;
 pub mod modinfo;
 pub mod modprobe;
 pub mod report;
@@ -12,6 +13,7 @@ pub mod rules;
 pub mod snapshot;
 
 pub use image::{Expect, KernelSource};
+pub use labels::ImageLabels;
 pub use report::{verify, Check, ModuleRecord, Report, Skipped};
 pub use snapshot::Snapshot;
 

@@ -108,41 +108,27 @@ fn recipe_digest(plan: &Plan, project_root: &Path) -> String {
     digest_of(listing.join("\n").as_bytes())
 }
 
-/// The image config's labels: its title, creation time, and the intent the image was built for.
+/// The image config's labels: its title, creation time, and the intent the image was built for
+/// (`verify::ImageLabels`, which `verify` and `boot` read back).
 pub(super) fn labels(plan: &Plan, project_root: &Path, epoch: u64) -> BTreeMap<String, String> {
-    let mut labels = BTreeMap::new();
-    labels.insert("org.opencontainers.image.title".into(), plan.image.clone());
     let intent = &plan.intent;
-    if intent.initramfs {
-        labels.insert("io.imgbuild.initramfs".into(), "yes".into());
-    }
-    if !intent.build_only.is_empty() {
-        labels.insert("io.imgbuild.no-build-tools".into(), "yes".into());
-    }
-    if !intent.boot_expect_failed.is_empty() {
-        labels.insert(
-            "io.imgbuild.boot-expect-failed".into(),
-            intent.boot_expect_failed.join(","),
-        );
-    }
+    let promised = verify::ImageLabels {
+        kernel: intent.kernel.clone(),
+        mofed: intent.mofed.clone(),
+        nvidia: intent.nvidia.clone(),
+        initramfs: intent.initramfs,
+        no_build_tools: !intent.build_only.is_empty(),
+        allow_opensm: intent.allow_opensm,
+        boot_expect_failed: intent.boot_expect_failed.clone(),
+        recipe_digest: Some(recipe_digest(plan, project_root)),
+    };
+    let mut labels = promised.write();
+    labels.insert("org.opencontainers.image.title".into(), plan.image.clone());
     labels.insert(
         "org.opencontainers.image.created".into(),
         oci::rfc3339(epoch),
     );
     labels.insert("org.opencontainers.image.vendor".into(), "imgbuild".into());
-    for (key, value) in [
-        ("io.imgbuild.kernel", &intent.kernel),
-        ("io.imgbuild.mofed", &intent.mofed),
-        ("io.imgbuild.nvidia", &intent.nvidia),
-    ] {
-        if let Some(value) = value {
-            labels.insert(key.into(), value.clone());
-        }
-    }
-    labels.insert(
-        "io.imgbuild.recipe-digest".into(),
-        recipe_digest(plan, project_root),
-    );
     labels
 }
 

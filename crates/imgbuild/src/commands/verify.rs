@@ -82,14 +82,15 @@ pub fn run(args: &VerifyArgs, json: bool) -> Result<ExitCode, Failure> {
             started.elapsed().as_secs_f64()
         );
     }
-    let label = |k: &str| labels.get(k).cloned();
+    // What the image was built for, and what the command line adds.
+    let built_for = verify::ImageLabels::read(&labels).expect();
     let expect = Expect {
-        kernel: args.kernel.clone().or_else(|| label("io.imgbuild.kernel")),
-        mofed: args.mofed.clone().or_else(|| label("io.imgbuild.mofed")),
-        nvidia: args.nvidia.clone().or_else(|| label("io.imgbuild.nvidia")),
-        initramfs: args.initramfs || label("io.imgbuild.initramfs").is_some(),
-        allow_opensm: args.allow_opensm,
-        no_build_tools: args.no_build_tools || label("io.imgbuild.no-build-tools").is_some(),
+        kernel: args.kernel.clone().or(built_for.kernel),
+        mofed: args.mofed.clone().or(built_for.mofed),
+        nvidia: args.nvidia.clone().or(built_for.nvidia),
+        initramfs: args.initramfs || built_for.initramfs,
+        allow_opensm: args.allow_opensm || built_for.allow_opensm,
+        no_build_tools: args.no_build_tools || built_for.no_build_tools,
     };
     let report = verify::verify(&snapshot, &args.image, &expect);
     super::report_out(json, &report, report.ok, print_report)

@@ -1,0 +1,157 @@
+//! The image's own labels: what a build promises about the image (its pinned kernel, MOFED and
+//! NVIDIA versions, an initramfs, no build tools, a subnet manager allowed, the units its boot
+//! may see fail, the recipe it came from). The build writes them; `verify` and `boot` read them
+//! back, so an image checked later is held to what it was built for. Their one typed home.
+
+use std::collections::BTreeMap;
+
+use crate::image::Expect;
+
+/// The pinned kernel.
+pub const KERNEL: &str = "io.imgbuild.kernel";
+/// The MOFED version `ofed_info -s` reports.
+pub const MOFED: &str = "io.imgbuild.mofed";
+/// The NVIDIA driver version.
+pub const NVIDIA: &str = "io.imgbuild.nvidia";
+/// `yes`: the recipe builds an initramfs.
+pub const INITRAMFS: &str = "io.imgbuild.initramfs";
+/// `yes`: the build removed its build-only packages.
+pub const NO_BUILD_TOOLS: &str = "io.imgbuild.no-build-tools";
+/// `yes`: a subnet-manager image, which may enable `opensmd`.
+pub const ALLOW_OPENSM: &str = "io.imgbuild.allow-opensm";
+/// Units expected to fail when booted without Warewulf's overlays, comma-separated.
+pub const BOOT_EXPECT_FAILED: &str = "io.imgbuild.boot-expect-failed";
+/// A digest of every file the plan read.
+pub const RECIPE_DIGEST: &str = "io.imgbuild.recipe-digest";
+
+/// What an image's labels say it was built for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImageLabels {
+    /// The pinned kernel.
+    pub kernel: Option<String>,
+    /// The MOFED version.
+    pub mofed: Option<String>,
+    /// The NVIDIA driver version.
+    pub nvidia: Option<String>,
+    /// The recipe builds an initramfs.
+    pub initramfs: bool,
+    /// The image holds no build tools.
+    pub no_build_tools: bool,
+    /// A subnet manager may be enabled.
+    pub allow_opensm: bool,
+    /// Units whose boot failure is expected.
+    pub boot_expect_failed: Vec<String>,
+    /// The recipe's digest.
+    pub recipe_digest: Option<String>,
+}
+
+const YES: &str = "yes";
+
+impl ImageLabels {
+    /// Reads them from an image config's labels.
+    pub fn read(labels: &BTreeMap<String, String>) -> Self {
+        let text = |key: &str| labels.get(key).cloned();
+        let flag = |key: &str| labels.get(key).is_some_and(|v| v == YES);
+        Self {
+            kernel: text(KERNEL),
+            mofed: text(MOFED),
+            nvidia: text(NVIDIA),
+            initramfs: flag(INITRAMFS),
+            no_build_tools: flag(NO_BUILD_TOOLS),
+            allow_opensm: flag(ALLOW_OPENSM),
+            boot_expect_failed: labels
+                .get(BOOT_EXPECT_FAILED)
+                .map(|list| {
+                    list.split(',')
+                        .map(str::trim)
+                        .filter(|u| !u.is_empty())
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            recipe_digest: text(RECIPE_DIGEST),
+        }
+    }
+
+    /// Reads them from an image config (`{"config": {"Labels": {...}}}`).
+    pub fn of_config(config: &serde_json::Value) -> Self {
+        let labels = config["config"]["Labels"]
+            .as_object()
+            .map(|map| {
+                map.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self::read(&labels)
+    }
+
+    /// The labels to write; a flag that is off and a value that is absent are left out.
+    pub fn write(&self) -> BTreeMap<String, String> {
+        let mut labels = BTreeMap::new();
+        for (key, value) in [
+            (KERNEL, &self.kernel),
+            (MOFED, &self.mofed),
+            (NVIDIA, &self.nvidia),
+            (RECIPE_DIGEST, &self.recipe_digest),
+        ] {
+            if let Some(value) = value {
+                labels.insert(key.to_owned(), value.clone());
+            }
+        }
+        for (key, on) in [
+            (INITRAMFS, self.initramfs),
+            (NO_BUILD_TOOLS, self.no_build_tools),
+            (ALLOW_OPENSM, self.allow_opensm),
+        ] {
+            if on {
+                labels.insert(key.to_owned(), YES.to_owned());
+            }
+        }
+        if !self.boot_expect_failed.is_empty() {
+            labels.insert(
+                BOOT_EXPECT_FAILED.to_owned(),
+                self.boot_expect_failed.join(","),
+            );
+        }
+        labels
+    }
+
+    /// What verify holds the image to, from its labels alone.
+    pub fn expect(&self) -> Expect {
+        Expect {
+            kernel: self.kernel.clone(),
+            mofed: self.mofed.clone(),
+            nvidia: self.nvidia.clone(),
+            initramfs: self.initramfs,
+            allow_opensm: self.allow_opensm,
+            no_build_tools: self.no_build_tools,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_read_back_what_was_written() {
+        let built = ImageLabels {
+            kernel: Some("6.1.0-50-amd64".into()),
+            mofed: Some("24.10-2.1.8.0".into()),
+            nvidia: None,
+            initramfs: true,
+            no_build_tools: false,
+            allow_opensm: true,
+            boot_expect_failed: vec!["munge.service".into(), "sssd-*.socket".into()],
+            recipe_digest: Some("sha256:abc".into()),
+        };
+        let written = built.write();
+        assert_eq!(written[ALLOW_OPENSM], "yes");
+        assert!(!written.contains_key(NVIDIA) && !written.contains_key(NO_BUILD_TOOLS));
+        assert_eq!(ImageLabels::read(&written), built);
+        let config = serde_json::json!({"config": {"Labels": written}});
+        assert_eq!(ImageLabels::of_config(&config), built);
+        assert!(ImageLabels::read(&written).expect().allow_opensm);
+    }
+}
