@@ -1,6 +1,8 @@
 //! imgbuild: builds Warewulf-ready OCI images from Ansible-style recipes and roles.
 
 mod cli;
+#[cfg(test)]
+mod cli_reference;
 mod commands;
 mod git;
 mod interrupt;
