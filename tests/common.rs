@@ -311,3 +311,19 @@ pub fn copied_base_cache(cache: &Path) {
         }
     }
 }
+
+/// The `built` event of a `--json` build that succeeded (the test fails with its output
+/// otherwise).
+pub fn built_event(output: &Output) -> serde_json::Value {
+    assert!(
+        output.status.success(),
+        "build failed: {}{}",
+        stdout(output),
+        stderr(output)
+    );
+    stdout(output)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["event"] == "built")
+        .expect("a built event")
+}

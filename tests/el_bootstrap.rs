@@ -15,7 +15,6 @@ use std::path::Path;
 use std::process::Command;
 
 use common::*;
-use serde_json::Value;
 
 fn recipe(project: &Path, name: &str, build_from: &str, repos: &str) {
     std::fs::write(
@@ -25,20 +24,6 @@ fn recipe(project: &Path, name: &str, build_from: &str, repos: &str) {
         ),
     )
     .expect("recipe");
-}
-
-fn built(output: &std::process::Output) -> Value {
-    assert!(
-        output.status.success(),
-        "build failed: {}{}",
-        stdout(output),
-        stderr(output)
-    );
-    stdout(output)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|e| e["event"] == "built")
-        .expect("a built event")
 }
 
 #[test]
@@ -81,7 +66,7 @@ fn a_dnf_base_from_the_sites_repository() {
         )
     };
 
-    let first = built(&build("el-dnf-base"));
+    let first = built_event(&build("el-dnf-base"));
     let rootfs = out.join("el-dnf-base/rootfs");
     let greeting = std::fs::read_to_string(rootfs.join("srv/plain/greeting")).unwrap_or_default();
     assert!(
@@ -128,7 +113,7 @@ fn a_dnf_base_from_the_sites_repository() {
     );
 
     // The same inputs: the cached base, the same image, dnf not run.
-    let again = built(&build("el-dnf-base"));
+    let again = built_event(&build("el-dnf-base"));
     assert_eq!(again["manifest"], first["manifest"]);
     let base = &again["layers"][0];
     assert_eq!(base["cached"], true, "{again:#}");

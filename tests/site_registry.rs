@@ -14,100 +14,17 @@ mod common;
 #[path = "support/counting_proxy.rs"]
 mod counting_proxy;
 mod registry_server;
+#[path = "support/site_pki.rs"]
+mod site_pki;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::*;
 use counting_proxy::CountingProxy;
 use registry_server::*;
-use serde_json::Value;
 
 const NAME: &str = "registry.site.test";
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let status = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .stderr(Stdio::null())
-        .status()
-        .expect("openssl");
-    assert!(status.success(), "openssl {args:?}");
-}
-
-/// The site's CA (`ca.pem`), the registry's certificate for its name (`srv.pem`) and a
-/// client certificate (`client.cert`, `client.key`), all signed by the CA.
-fn site_certificates(dir: &Path) {
-    openssl(
-        dir,
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            "ca.key",
-            "-out",
-            "ca.pem",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=imgbuild test site CA",
-        ],
-    );
-    std::fs::write(
-        dir.join("srv.cnf"),
-        format!("subjectAltName=DNS:{NAME}\nextendedKeyUsage=serverAuth\n"),
-    )
-    .expect("ext");
-    std::fs::write(dir.join("client.cnf"), "extendedKeyUsage=clientAuth\n").expect("ext");
-    for (name, subject) in [("srv", NAME), ("client", "builder")] {
-        let key = format!("{name}.key");
-        let csr = format!("{name}.csr");
-        openssl(
-            dir,
-            &[
-                "req",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-keyout",
-                &key,
-                "-out",
-                &csr,
-                "-subj",
-                &format!("/CN={subject}"),
-            ],
-        );
-        let out = if name == "srv" {
-            "srv.pem"
-        } else {
-            "client.cert"
-        };
-        let ext = format!("{name}.cnf");
-        openssl(
-            dir,
-            &[
-                "x509",
-                "-req",
-                "-in",
-                &csr,
-                "-CA",
-                "ca.pem",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-                "-out",
-                out,
-                "-days",
-                "2",
-                "-extfile",
-                &ext,
-            ],
-        );
-    }
-}
 
 /// The registry, its proxy and two runners' homes.
 struct Site {
@@ -128,7 +45,7 @@ impl Site {
             .expect("work dir");
         let pki = work.path().join("pki");
         std::fs::create_dir_all(&pki).expect("pki");
-        site_certificates(&pki);
+        site_pki::make_site_pki(&pki, &[&format!("DNS:{NAME}")]);
         let tls = RegistryTls {
             certificate: pki.join("srv.pem"),
             key: pki.join("srv.key"),
@@ -223,20 +140,6 @@ impl Runner {
     }
 }
 
-fn built(output: &std::process::Output) -> Value {
-    assert!(
-        output.status.success(),
-        "build failed: {}{}",
-        stdout(output),
-        stderr(output)
-    );
-    stdout(output)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|e| e["event"] == "built")
-        .expect("a built event")
-}
-
 fn write_pulling_recipe(site: &Site, base: &str) {
     std::fs::write(
         site.project.join("images/site-pulled.yml"),
@@ -255,7 +158,7 @@ fn a_build_through_the_sites_https_registry_and_proxy_with_podmans_configuration
 
     // Runner A: builds the base image, pushes it and shares its layers.
     let a = site.runner("a", true);
-    let pushed = built(&a.build(
+    let pushed = built_event(&a.build(
         &site,
         &[
             "repro-test",
@@ -285,7 +188,7 @@ fn a_build_through_the_sites_https_registry_and_proxy_with_podmans_configuration
     // and writes a docker-archive for Warewulf 4.6.
     write_pulling_recipe(&site, &base);
     let b = site.runner("b", true);
-    let first = built(&b.build(
+    let first = built_event(&b.build(
         &site,
         &[
             "site-pulled",
@@ -298,7 +201,7 @@ fn a_build_through_the_sites_https_registry_and_proxy_with_podmans_configuration
         ],
     ));
     let c = site.runner("c", true);
-    let again = built(&c.build(
+    let again = built_event(&c.build(
         &site,
         &[
             "site-pulled",

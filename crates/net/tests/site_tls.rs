@@ -7,7 +7,6 @@
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,109 +14,13 @@ use net::{explain, Agents, Limits, ProxyEnv, Trust};
 
 #[path = "../../../tests/support/counting_proxy.rs"]
 mod counting_proxy;
+#[path = "../../../tests/support/site_pki.rs"]
+mod site_pki;
 use counting_proxy::CountingProxy;
 
-fn openssl(dir: &Path, args: &[&str]) {
-    let status = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .stderr(Stdio::null())
-        .status()
-        .expect("openssl (apt-get install openssl)");
-    assert!(status.success(), "openssl {args:?}");
-}
-
-/// A CA (`ca.pem`) and a server certificate it signed for mirror.test, localhost, 127.0.0.1.
+/// The CA and the certificates of mirror.test, localhost and 127.0.0.1.
 fn make_certificates(dir: &Path) {
-    let subject_ca = "/CN=imgbuild test CA";
-    openssl(
-        dir,
-        &[
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
-            "-days", "2", "-subj", subject_ca,
-        ],
-    );
-    openssl(
-        dir,
-        &[
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            "srv.key",
-            "-out",
-            "srv.csr",
-            "-subj",
-            "/CN=mirror.test",
-        ],
-    );
-    std::fs::write(
-        dir.join("ext.cnf"),
-        "subjectAltName=DNS:mirror.test,DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n\
-         keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
-    )
-    .expect("ext");
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "srv.csr",
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            "srv.pem",
-            "-days",
-            "2",
-            "-extfile",
-            "ext.cnf",
-        ],
-    );
-}
-
-/// A client certificate signed by the CA: `client.cert` and `client.key`.
-fn make_client_certificate(dir: &Path) {
-    openssl(
-        dir,
-        &[
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            "client.key",
-            "-out",
-            "client.csr",
-            "-subj",
-            "/CN=builder",
-        ],
-    );
-    std::fs::write(dir.join("client.cnf"), "extendedKeyUsage=clientAuth\n").expect("ext");
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "client.csr",
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            "client.cert",
-            "-days",
-            "2",
-            "-extfile",
-            "client.cnf",
-        ],
-    );
+    site_pki::make_site_pki(dir, &["DNS:mirror.test", "DNS:localhost", "IP:127.0.0.1"]);
 }
 
 /// An HTTPS server on 127.0.0.1 (rustls, with the certificate openssl made) answering every
@@ -337,7 +240,6 @@ fn a_proxy_that_refuses_is_one_line_naming_the_host() {
 fn a_client_certificate_from_certs_d_and_an_unverified_host() {
     let dir = tempfile::tempdir().expect("tempdir");
     make_certificates(dir.path());
-    make_client_certificate(dir.path());
     let port = https_server_asking(dir.path(), "for clients\n", true);
     let host = format!("127.0.0.1:{port}");
     let url = format!("https://{host}/file");
