@@ -116,6 +116,16 @@ impl Runner {
     /// `imgbuild build` with only podman's configuration and the site's proxy in its
     /// environment.
     fn build(&self, site: &Site, args: &[&str]) -> std::process::Output {
+        self.build_with(site, args, &[])
+    }
+
+    /// The same with more environment variables.
+    fn build_with(
+        &self,
+        site: &Site,
+        args: &[&str],
+        envs: &[(&str, &str)],
+    ) -> std::process::Output {
         let out = self.out.to_string_lossy().into_owned();
         let mut all = vec!["--json", "build", "--no-verify", "--out", &out];
         all.extend_from_slice(args);
@@ -135,7 +145,8 @@ impl Runner {
             .env("HTTPS_PROXY", site.proxy.url())
             .env("HTTP_PROXY", site.proxy.url())
             .env("IMGBUILD_CACHE", &self.cache)
-            .env("SOURCE_DATE_EPOCH", "1700000000");
+            .env("SOURCE_DATE_EPOCH", "1700000000")
+            .envs(envs.iter().copied());
         command.output().expect("run imgbuild")
     }
 }
@@ -255,6 +266,29 @@ fn a_build_through_the_sites_https_registry_and_proxy_with_podmans_configuration
             .exists(),
         "nothing pushed"
     );
+
+    // The same runner with the registry marked insecure: its certificate is taken unverified
+    // (the client certificate still offered), with a warning naming the host.
+    let other = format!("docker://{}/site/other:v1", site.host);
+    let taken = d.build_with(
+        &site,
+        &["repro-test", "--push", &other],
+        &[("IMGBUILD_INSECURE_REGISTRIES", site.host.as_str())],
+    );
+    built_event(&taken);
+    let warned = stderr(&taken);
+    assert!(
+        warned.contains(&format!(
+            "the TLS certificate of {} is not verified",
+            site.host
+        )),
+        "{warned}"
+    );
+    assert!(site
+        .registry
+        .data
+        .join("docker/registry/v2/repositories/site/other")
+        .exists());
 }
 
 /// Reads the docker-archive in `out` as Warewulf 4.6 imports it: containers/image copies it
