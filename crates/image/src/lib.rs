@@ -12,6 +12,7 @@ pub mod dnf_base;
 pub mod freshness;
 pub mod hashing;
 pub mod layer;
+mod layer_code;
 pub mod oci;
 pub mod pargz;
 pub mod report;

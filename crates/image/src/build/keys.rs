@@ -47,15 +47,7 @@ fn file_digest(path: &Path) -> String {
     digest_of(&bytes)
 }
 
-/// What made the layer: imgbuild's version and the digest of the engine's and planner's
-/// sources it was compiled from, so a layer of older code is never reused.
-pub(crate) fn layer_code() -> String {
-    format!(
-        "{} {}",
-        env!("CARGO_PKG_VERSION"),
-        env!("IMGBUILD_LAYER_CODE")
-    )
-}
+pub(crate) use crate::layer_code::layer_code;
 
 /// The inputs of a role's layer.
 pub(super) fn role_inputs(

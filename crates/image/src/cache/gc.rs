@@ -64,7 +64,7 @@ impl LayerCache {
         limit: u64,
         since: SystemTime,
     ) -> std::io::Result<Collected> {
-        let mut layers = self.layers_by_use();
+        let layers = self.layers_by_use();
         let mut held = layers.iter().map(|l| l.entry.blob.diff_size).sum::<u64>()
             + dir_bytes(&self.dir.join("blobs/sha256"))
             + dir_bytes(&self.dir.join("registry/sha256"))
@@ -72,8 +72,16 @@ impl LayerCache {
         let packages = package_files(&self.dir.join("packages"));
         held += packages.iter().map(|(_, _, size)| size).sum::<u64>();
         let mut done = Collected::default();
-        // Downloaded packages go before layers: a package saves a download, a layer a role's run
-        // (its downloads included).
+        let mut removed = Vec::new();
+        // Layers another imgbuild made go first: no build of this one can use them (the code
+        // that made a layer is part of its key).
+        let current = crate::layer_code::layer_code();
+        let (mut dead, mut layers): (Vec<Layer>, Vec<Layer>) = layers
+            .into_iter()
+            .partition(|l| l.entry.inputs.imgbuild != current);
+        held = remove_layers(&mut dead, held, limit, None, &mut done, &mut removed)?;
+        // Then downloaded packages: a package saves a download, a layer a role's run (its
+        // downloads included).
         for (path, modified, size) in packages {
             if held <= limit {
                 break;
@@ -85,19 +93,15 @@ impl LayerCache {
                 done.packages += 1;
             }
         }
-        let mut removed = Vec::new();
-        while held > limit {
-            let Some(oldest) = layers.first() else { break };
-            if oldest.used >= since {
-                break;
-            }
-            let layer = layers.remove(0);
-            std::fs::remove_dir_all(&layer.dir)?;
-            held = held.saturating_sub(layer.entry.blob.diff_size);
-            done.freed += layer.entry.blob.diff_size;
-            done.layers += 1;
-            removed.push(layer.entry.blob.digest);
-        }
+        held = remove_layers(
+            &mut layers,
+            held,
+            limit,
+            Some(since),
+            &mut done,
+            &mut removed,
+        )?;
+        layers.extend(dead);
         let named: HashSet<String> = layers
             .iter()
             .map(|l| l.entry.blob.digest.clone())
@@ -161,6 +165,31 @@ impl LayerCache {
             })
             .collect()
     }
+}
+
+/// Removes layers from the front of `layers` (least recently used first) while `held` is over
+/// `limit`, stopping at one used since `since` when given; returns what is held after.
+fn remove_layers(
+    layers: &mut Vec<Layer>,
+    mut held: u64,
+    limit: u64,
+    since: Option<SystemTime>,
+    done: &mut Collected,
+    removed: &mut Vec<String>,
+) -> std::io::Result<u64> {
+    while held > limit {
+        let Some(oldest) = layers.first() else { break };
+        if since.is_some_and(|since| oldest.used >= since) {
+            break;
+        }
+        let layer = layers.remove(0);
+        std::fs::remove_dir_all(&layer.dir)?;
+        held = held.saturating_sub(layer.entry.blob.diff_size);
+        done.freed += layer.entry.blob.diff_size;
+        done.layers += 1;
+        removed.push(layer.entry.blob.digest);
+    }
+    Ok(held)
 }
 
 /// Marks a cache file as used now (its modification time is the collector's clock).
@@ -230,6 +259,7 @@ mod tests {
             .join(digest.trim_start_matches("sha256:"));
         std::fs::write(file, content).expect("blob");
         let inputs = Inputs {
+            imgbuild: crate::layer_code::layer_code(),
             tasks: name.into(),
             ..Inputs::default()
         };
@@ -337,6 +367,41 @@ mod tests {
         let done = cache.collect(0, since).expect("collect").expect("free");
         assert_eq!((done.packages, done.layers), (0, 1), "{done:?}");
         assert!(fresh.exists());
+    }
+
+    #[test]
+    fn layers_another_imgbuild_made_go_before_packages() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = LayerCache::new(dir.path()).expect("cache");
+        std::fs::create_dir_all(dir.path().join("blobs/sha256")).expect("blobs");
+        let live = store(&cache, dir.path(), "live", 1000);
+        age(dir.path(), &live, 600);
+        // A layer an older imgbuild made (its entry says so), used more recently than the
+        // live one.
+        let dead = store(&cache, dir.path(), "dead", 1000);
+        let stored = dir.path().join("layers").join(dead.key());
+        let entry_path = stored.join("entry.json");
+        let mut entry: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&entry_path).expect("entry")).expect("json");
+        entry["inputs"]["imgbuild"] = serde_json::json!("0.1.0 older-code");
+        std::fs::write(&entry_path, entry.to_string()).expect("entry");
+        let pool = dir.path().join("packages/apt");
+        std::fs::create_dir_all(&pool).expect("pool");
+        let package = pool.join("a_1_amd64.deb");
+        std::fs::write(&package, [0u8; 400]).expect("package");
+        let file = std::fs::File::options()
+            .append(true)
+            .open(&package)
+            .expect("open");
+        file.set_modified(SystemTime::now() - Duration::from_secs(900))
+            .expect("mtime");
+        let since = SystemTime::now() - Duration::from_secs(100);
+
+        // 2000 + 20 of layers and blobs, 400 of packages, down to 1500: the dead layer alone.
+        let done = cache.collect(1500, since).expect("collect").expect("free");
+        assert_eq!((done.layers, done.packages), (1, 0), "{done:?}");
+        assert!(!stored.exists() && package.exists());
+        assert!(dir.path().join("layers").join(live.key()).is_dir());
     }
 
     #[test]
