@@ -274,6 +274,15 @@ fn a_client_certificate_from_certs_d_and_an_unverified_host() {
         missing_key.to_string().contains("client.key"),
         "{missing_key}"
     );
+    // The key of another certificate: refused before any request, naming both files.
+    std::fs::copy(dir.path().join("srv.key"), certs_d.join("client.key")).expect("key");
+    let wrong_key = Agents::new(&only_cert, limits).expect_err("a key of another certificate");
+    let wrong_key = wrong_key.to_string();
+    assert!(wrong_key.contains("do not go together"), "{wrong_key}");
+    assert!(
+        wrong_key.contains("client.key") && !wrong_key.contains('\n'),
+        "{wrong_key}"
+    );
     std::fs::copy(dir.path().join("client.key"), certs_d.join("client.key")).expect("key");
     assert_eq!(
         get(&agents(&only_cert), &url).as_deref(),
