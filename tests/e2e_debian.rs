@@ -190,6 +190,7 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
         "openibd_enabled",
         "opensmd_disabled",
         "nvidia_version",
+        "nvidia_versions_match",
         "duplicate_modules",
         "no_private_keys",
         "initramfs",

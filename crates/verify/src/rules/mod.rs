@@ -13,6 +13,7 @@ mod no_huge_files;
 pub mod no_private_keys;
 mod nvidia_modules;
 mod nvidia_version;
+mod nvidia_versions_match;
 mod ofed_info;
 mod one_kernel;
 mod openibd_enabled;
@@ -54,6 +55,7 @@ pub static RULES: &[&dyn Rule] = &[
     &nvidia_modules::NvidiaModules,
     &peermem_after_mofed::PeermemAfterMofed,
     &nvidia_version::NvidiaVersion,
+    &nvidia_versions_match::NvidiaVersionsMatch,
     &initramfs::Initramfs,
     &bin_sh::BinSh,
     &no_huge_files::NoHugeFiles,

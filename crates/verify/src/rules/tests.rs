@@ -148,6 +148,7 @@ fn an_image_without_mofed_or_nvidia_skips_their_rules_and_says_why() {
             "nvidia_modules",
             "peermem_after_mofed",
             "nvidia_version",
+            "nvidia_versions_match",
             "initramfs",
             "no_build_tools"
         ]
@@ -243,6 +244,39 @@ fn a_missing_nvidia_modeset_and_a_wrong_version_fail() {
     assert_eq!(failed(&report), vec!["nvidia_modules", "nvidia_version"]);
     assert!(detail(&report, "nvidia_modules").contains("modprobe nvidia-modeset loads nothing"));
     assert!(detail(&report, "nvidia_version").contains("580.65.06, not the pinned 535.261.03"));
+}
+
+#[test]
+fn nvidia_parts_of_another_version_are_named() {
+    let mut s = good();
+    let lib = "/usr/lib/x86_64-linux-gnu/libcuda.so.580.65.06";
+    text(&mut s, lib, "");
+    text(
+        &mut s,
+        "/usr/lib/firmware/nvidia/580.65.06/gsp_ga10x.bin",
+        "",
+    );
+    let report = verify(&s, "x", &Expect::default());
+    assert!(report.ok, "{:#?}", report.checks);
+    assert!(detail(&report, "nvidia_versions_match").contains(lib));
+
+    // A library of another driver, and GSP firmware of another version only.
+    text(&mut s, "/usr/lib64/libnvidia-ml.so.535.261.03", "");
+    s.remove("/usr/lib/firmware/nvidia/580.65.06/gsp_ga10x.bin");
+    text(
+        &mut s,
+        "/usr/lib/firmware/nvidia/535.261.03/gsp_tu10x.bin",
+        "",
+    );
+    let report = verify(&s, "x", &Expect::default());
+    assert_eq!(failed(&report), vec!["nvidia_versions_match"]);
+    let said = detail(&report, "nvidia_versions_match");
+    assert!(
+        said.contains("/usr/lib64/libnvidia-ml.so.535.261.03 is 535.261.03"),
+        "{said}"
+    );
+    assert!(said.contains("gsp_tu10x.bin is 535.261.03"), "{said}");
+    assert!(!said.contains("libcuda"), "{said}");
 }
 
 #[test]
