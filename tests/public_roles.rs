@@ -240,6 +240,42 @@ fn a_downloaded_role_plans_alone_for_each_os() {
 }
 
 #[test]
+fn a_role_alone_is_planned_for_the_kernel_the_projects_matrix_pins() {
+    // The project's rocky-9.5 image pins another kernel than the built-in default: the role
+    // is planned for the project's.
+    let work = tempfile::tempdir().expect("tempdir");
+    for dir in ["images", "roles"] {
+        let status = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(repo_root().join(dir))
+            .arg(work.path())
+            .status()
+            .expect("cp");
+        assert!(status.success());
+    }
+    let recipe = work.path().join("images/rocky-9.5-compute.yml");
+    let text = std::fs::read_to_string(&recipe).expect("recipe");
+    let pinned = "5.14.0-611.5.1.el9_7.x86_64";
+    std::fs::write(
+        &recipe,
+        text.replace("5.14.0-503.40.1.el9_5.x86_64", pinned),
+    )
+    .expect("recipe");
+    let role = work
+        .path()
+        .join("roles/kernel")
+        .to_string_lossy()
+        .into_owned();
+    let out = imgbuild(
+        work.path(),
+        &["--json", "plan", "--role", &role, "--os", "rocky-9.5"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(plan["intent"]["kernel"], pinned, "{plan:#}");
+}
+
+#[test]
 fn a_role_that_pins_its_own_version_gives_the_image_that_version() {
     // The recipe (here, plan --role's) sets no mofed_version; the role's default is what it
     // installs, so it is the image's MOFED.

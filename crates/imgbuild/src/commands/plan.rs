@@ -34,7 +34,8 @@ pub fn run(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The kernel each OS of the matrix pins, for planning a role alone.
+/// The facts of each OS a role alone can be planned for, and the kernel pinned when the
+/// project's matrix pins none for that OS.
 const OS_FACTS: &[(&str, &str, &str, &str)] = &[
     (
         "rocky-8.10",
@@ -60,6 +61,20 @@ fn collection_of(role: &std::path::Path) -> Option<Collection> {
         .filter(|dir| dir.ends_with("roles"))?
         .parent()?;
     planner::collections::collection_identity(root).map(|id| (root.to_owned(), id))
+}
+
+/// The kernel this project's matrix pins for `distro` `version` (the first image of that OS
+/// that pins one), so a role is planned for the kernel the site builds with.
+fn matrix_kernel(
+    project: &Project,
+    distro: &str,
+    version: &str,
+    opts: &PlanOptions,
+) -> Option<String> {
+    let rows = planner::matrix::matrix(project, opts).ok()?;
+    rows.into_iter()
+        .filter(|row| row.os == distro && row.os_version == version)
+        .find_map(|row| row.kernel)
 }
 
 /// Links the collection where the throwaway project's recipes find it.
@@ -91,7 +106,8 @@ pub fn run_role(
             role.display()
         )));
     }
-    let Some((_, distro, version, kernel)) = OS_FACTS.iter().find(|(name, ..)| *name == os) else {
+    let Some((_, distro, version, default_kernel)) = OS_FACTS.iter().find(|(name, ..)| *name == os)
+    else {
         let names: Vec<&str> = OS_FACTS.iter().map(|(n, ..)| *n).collect();
         return Err(Failure::Input(anyhow!(
             "--os {os}: one of {}",
@@ -107,6 +123,15 @@ pub fn run_role(
         Some((_, (namespace, collection))) => format!("{namespace}.{collection}.{name}"),
         None => name.clone(),
     };
+    let here = match dir {
+        Some(d) => Some(d.to_owned()),
+        None => std::env::current_dir().ok(),
+    };
+    let project = here.and_then(|d| Project::discover(&d));
+    let kernel = project
+        .as_ref()
+        .and_then(|p| matrix_kernel(p, distro, version, opts))
+        .unwrap_or_else(|| (*default_kernel).to_owned());
     let work = tempfile::tempdir().map_err(|e| Failure::Run(anyhow!(e)))?;
     let root = work.path();
     let setup = || -> std::io::Result<()> {
@@ -138,11 +163,7 @@ pub fn run_role(
                 "- hosts: localhost\n  vars:\n    kernel_version: \"{kernel}\"\n  facts: {{distribution: {distro}, distribution_version: \"{version}\"}}\n  roles: [\"{recipe_role}\"]\n"
             ),
         )?;
-        let here = match dir {
-            Some(d) => Some(d.to_owned()),
-            None => std::env::current_dir().ok(),
-        };
-        if let Some(project) = here.and_then(|d| Project::discover(&d)) {
+        if let Some(project) = &project {
             let mirror = project.root.join("mirror.toml");
             if mirror.is_file() {
                 std::fs::copy(mirror, root.join("mirror.toml"))?;
