@@ -112,6 +112,16 @@ pub(crate) fn nvidia_or_skip(image: &Image) -> Result<(), Verdict> {
     }
 }
 
+/// The nvidia module `modprobe` loads, or the skip that says why there is none (no driver, no
+/// kernel, no module).
+pub(crate) fn loaded_nvidia<'i, 'a>(
+    image: &'i Image<'a>,
+) -> Result<&'i crate::image::ModuleFile<'a>, Verdict> {
+    and_kernel(nvidia_or_skip(image), image)?;
+    let (_, file) = image.modprobe("nvidia");
+    file.ok_or_else(|| Verdict::Skip("no nvidia module loads (see nvidia_modules)".into()))
+}
+
 /// Describes what `modprobe name` does, for details.
 pub(crate) fn describe(resolution: &crate::modprobe::Resolution) -> String {
     use crate::modprobe::Resolution;

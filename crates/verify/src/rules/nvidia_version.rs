@@ -1,6 +1,6 @@
 //! `nvidia_version`: the NVIDIA module that loads carries the pinned driver version.
 
-use super::{and_kernel, nvidia_or_skip, Rule, Verdict};
+use super::{loaded_nvidia, Rule, Verdict};
 use crate::image::Image;
 
 /// The rule.
@@ -16,12 +16,9 @@ impl Rule for NvidiaVersion {
     }
 
     fn check(&self, image: &Image) -> Verdict {
-        if let Err(skip) = and_kernel(nvidia_or_skip(image), image) {
-            return skip;
-        }
-        let (_, file) = image.modprobe("nvidia");
-        let Some(module) = file else {
-            return Verdict::Skip("no nvidia module loads (see nvidia_modules)".into());
+        let module = match loaded_nvidia(image) {
+            Ok(module) => module,
+            Err(skip) => return skip,
         };
         let found = module.info.ok().and_then(|i| i.get("version"));
         match (&image.expect.nvidia, found) {

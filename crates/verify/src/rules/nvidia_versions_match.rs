@@ -2,7 +2,7 @@
 //! kernel module refuses user-space libraries of another version ("API mismatch"), and the
 //! GSP firmware is loaded by the module's exact version (the open modules need it).
 
-use super::{and_kernel, nvidia_or_skip, Rule, Verdict};
+use super::{loaded_nvidia, Rule, Verdict};
 use crate::image::Image;
 use crate::snapshot::Kind;
 
@@ -59,12 +59,9 @@ impl Rule for NvidiaVersionsMatch {
     }
 
     fn check(&self, image: &Image) -> Verdict {
-        if let Err(skip) = and_kernel(nvidia_or_skip(image), image) {
-            return skip;
-        }
-        let (_, file) = image.modprobe("nvidia");
-        let Some(module) = file else {
-            return Verdict::Skip("no nvidia module loads (see nvidia_modules)".into());
+        let module = match loaded_nvidia(image) {
+            Ok(module) => module,
+            Err(skip) => return skip,
         };
         let Some(version) = module.info.ok().and_then(|i| i.get("version")) else {
             return Verdict::Skip(format!(
