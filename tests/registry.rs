@@ -209,7 +209,7 @@ fn push_then_pull_as_a_base_and_resolve_a_multi_platform_index() {
         "registry.invalid",
         "may be offline",
         "[[registry.mirror]]",
-        "Air-gapped",
+        "docs/air-gapped.md",
     ] {
         assert!(
             stderr(&offline).contains(needed),
