@@ -161,7 +161,7 @@ impl Agents {
 }
 
 /// Warns, once per process and host, that `host`'s certificates are not verified.
-pub fn warn_unverified(host: &str, marked_in: &str) {
+fn warn_unverified(host: &str, marked_in: &str) {
     static WARNED: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
     if !warned.iter().any(|h| h == host) {
