@@ -543,7 +543,7 @@ impl Planner<'_> {
         };
         let mut args = Map::new();
         let mut deferred = Vec::new();
-        let named_args = self.rendered_fact_names(spec.name, raw_args, pass, at, label)?;
+        let named_args = self.rendered_fact_names(spec, raw_args, pass, at, label)?;
         for (key, value) in named_args.iter() {
             match self.render(value, &pass.scope, at, label)? {
                 Some(Json::String(s)) if s == OMIT => {}
@@ -673,7 +673,7 @@ impl Planner<'_> {
             };
         }
         task.notify = self.notify_names(&def.notify, pass, at, label)?;
-        self.module_specifics(&mut task, pass, ctx, at, label)?;
+        self.module_specifics(spec, &mut task, pass, ctx, at, label)?;
         task.context = self.runtime_context(&task, raw_args, &pass.scope);
         out.push(Step::Task(Box::new(task)));
         Ok(())

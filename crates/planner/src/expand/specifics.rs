@@ -7,6 +7,7 @@ use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, Location, PlanError, Result};
 use crate::modules::types::Flag;
+use crate::modules::{ModuleSpec, PlanTime};
 use crate::plan::PlannedTask;
 use crate::planner::Planner;
 use crate::template::TemplateError;
@@ -21,13 +22,13 @@ impl Planner<'_> {
     /// name may be defined: see `module_specifics`).
     pub(super) fn rendered_fact_names<'a>(
         &self,
-        module: &str,
+        spec: &ModuleSpec,
         raw_args: &'a serde_json::Map<String, Json>,
         pass: &Pass,
         at: &Location,
         label: Option<&str>,
     ) -> Result<std::borrow::Cow<'a, serde_json::Map<String, Json>>> {
-        if module != "set_fact" {
+        if spec.plan_time != PlanTime::SetFacts {
             return Ok(std::borrow::Cow::Borrowed(raw_args));
         }
         let mut named = serde_json::Map::new();
@@ -46,8 +47,84 @@ impl Planner<'_> {
         Ok(std::borrow::Cow::Owned(named))
     }
 
-    /// What some modules need at plan time: local files, rendered templates, facts, lint.
+    /// What a module needs at plan time, as its spec's [`PlanTime`] says: project files,
+    /// rendered templates, facts, warnings.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn module_specifics(
+        &mut self,
+        spec: &ModuleSpec,
+        task: &mut PlannedTask,
+        pass: &Pass,
+        ctx: &Ctx,
+        at: &Location,
+        label: Option<&str>,
+    ) -> Result<()> {
+        for read in crate::template::lookups::take_reads() {
+            self.sources.record(&read);
+        }
+        match spec.plan_time {
+            PlanTime::Nothing => {}
+            PlanTime::RenderTemplate => self.plan_template(task, pass, ctx, at, label)?,
+            PlanTime::PushSource => {
+                let remote = flag(task, "remote_src", false)
+                    || task.args.get("copy") == Some(&Json::Bool(false));
+                let in_project = |src: &str| !src.starts_with('/') && !src.contains("://");
+                let push = match task.args.get("src").and_then(Json::as_str) {
+                    Some(src) => !remote && (is_deferred(task, "src") || in_project(src)),
+                    None => false,
+                };
+                if push {
+                    self.push_source(task, ctx, at)?;
+                }
+            }
+            PlanTime::PushSourceWhenNotRemote => {
+                // remote_src defaults to yes: only `remote_src: no` reads the role's files/.
+                if task.args.get("src").is_some_and(Json::is_string)
+                    && !flag(task, "remote_src", true)
+                {
+                    self.push_source(task, ctx, at)?;
+                }
+            }
+            PlanTime::PushScript => self.push_script(task, ctx, at)?,
+            PlanTime::PushPatch => {
+                if let Some(src) = known_arg(task, "src") {
+                    let path = self.local_file(&src, "files", ctx, at, "patch")?;
+                    self.record_local_file(task, path);
+                }
+            }
+            PlanTime::Synchronize => self.synchronize_source(task, ctx, at)?,
+            PlanTime::RoleModule => self.plan_role_module(task, pass, ctx)?,
+            PlanTime::SetFacts => self.plan_set_fact(task, pass),
+            PlanTime::IncludeVars => self.include_vars(task, ctx, at)?,
+            PlanTime::Inventory => self.plan_inventory(task, pass),
+            PlanTime::GatherFacts => {
+                if crate::modules::host_only::gathers_local_facts(&task.args) {
+                    // Local facts come from the image's /etc/ansible/facts.d, which a task may
+                    // have filled (a fact script runs in the image): known once the build
+                    // gathers them.
+                    Arc::make_mut(&mut self.facts_set)
+                        .insert("ansible_local".into(), VarValue::Deferred);
+                }
+            }
+            PlanTime::FactsAtBuild(names) => self.facts_known_at_build(pass, names),
+            PlanTime::GetentFacts => {
+                if let Some(database) = task.args.get("database").and_then(Json::as_str) {
+                    self.facts_known_at_build(pass, &[&format!("getent_{database}")]);
+                }
+            }
+            PlanTime::RunsCommand => self.warn_of_uname(task, at),
+            PlanTime::ManagesServices => {
+                if task.args.get("state").is_some() {
+                    self.warn(at, "state: started/stopped/restarted changes nothing in an image build (nothing runs while it is built, as Ansible's systemd module in a chroot); enabled: decides what starts when the node boots");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `template`: the role's template rendered now, or, when its name is known only at build
+    /// time, the folders the build looks in.
+    fn plan_template(
         &mut self,
         task: &mut PlannedTask,
         pass: &Pass,
@@ -55,180 +132,141 @@ impl Planner<'_> {
         at: &Location,
         label: Option<&str>,
     ) -> Result<()> {
-        let arg = |name: &str| {
-            task.args
-                .get(name)
-                .and_then(Json::as_str)
-                .map(str::to_owned)
+        let Some(src) = known_arg(task, "src") else {
+            if is_deferred(task, "src") {
+                task.local_search = self.search_dirs("templates", ctx);
+            }
+            return Ok(());
         };
-        let flag = |name: &str| {
-            task.args
-                .get(name)
-                .and_then(|v| serde_json::from_value::<Flag>(v.clone()).ok())
-                .map(|f| f.or(false))
-                .unwrap_or(false)
-        };
-        for read in crate::template::lookups::take_reads() {
-            self.sources.record(&read);
-        }
-        match task.module.as_str() {
-            "template" => {
-                if let Some(src) =
-                    arg("src").filter(|_| !task.deferred.contains(&"src".to_string()))
-                {
-                    let path = self.local_file(&src, "templates", ctx, at, "template")?;
-                    let text = self.sources.read_text(&path)?;
-                    let scope = self.full(&pass.scope);
-                    let options = crate::modules::template::file_options(&task.args);
-                    task.rendered =
-                        self.templar
-                            .render_file(&text, &scope, options)
-                            .map_err(|e| {
-                                // The template file's own line, when the error has one.
-                                let file_at = match &e {
-                                    TemplateError::Other { line: Some(n), .. } => {
-                                        Location::new(&path, *n)
-                                    }
-                                    _ => Location::file(&path),
-                                };
-                                self.template_error(&file_at, label, e)
-                            })?;
-                    task.local_file = Some(path.display().to_string());
-                } else if task.deferred.contains(&"src".to_string()) {
-                    task.local_search = self.search_dirs("templates", ctx);
-                }
-            }
-            "copy" | "unarchive" => {
-                let remote = flag("remote_src")
-                    || (task.module == "unarchive"
-                        && task.args.get("copy") == Some(&Json::Bool(false)));
-                if let Some(src) = arg("src") {
-                    let local = !remote
-                        && !src.starts_with('/')
-                        && !src.contains("://")
-                        && !task.deferred.contains(&"src".to_string());
-                    if local {
-                        let path = self.local_file(&src, "files", ctx, at, "file")?;
-                        self.sources.record(&path);
-                        task.local_file = Some(path.display().to_string());
-                    } else if !remote && task.deferred.contains(&"src".to_string()) {
-                        task.local_search = self.search_dirs("files", ctx);
-                    }
-                }
-            }
-            "assemble" => {
-                // remote_src defaults to yes: only `remote_src: no` reads the role's files/.
-                let from_role = task
-                    .args
-                    .get("remote_src")
-                    .and_then(|v| serde_json::from_value::<Flag>(v.clone()).ok())
-                    .is_some_and(|f| !f.or(true));
-                if let Some(src) = arg("src").filter(|_| from_role) {
-                    if task.deferred.contains(&"src".to_string()) {
-                        task.local_search = self.search_dirs("files", ctx);
-                    } else {
-                        let path = self.local_file(&src, "files", ctx, at, "file")?;
-                        self.sources.record(&path);
-                        task.local_file = Some(path.display().to_string());
-                    }
-                }
-            }
-            "script" => {
-                let deferred = task.deferred.contains(&"cmd".to_string());
-                match crate::modules::local_source("script", &task.args) {
-                    Some(script) if !deferred => {
-                        let path = self.local_file(&script, "files", ctx, at, "script")?;
-                        self.sources.record(&path);
-                        task.local_file = Some(path.display().to_string());
-                    }
-                    _ if deferred => task.local_search = self.search_dirs("files", ctx),
-                    _ => {}
-                }
-            }
-            "set_fact" => {
-                let deferred_task = task.when.is_some() || task.loop_over.is_some();
-                if let Json::Object(facts) = &task.args {
-                    let mut named_at_build = Vec::new();
-                    for (name, value) in facts {
-                        if name == "cacheable" {
-                            continue;
-                        }
-                        if crate::template::is_template(name) {
-                            // A name only the build knows (`"{{ item }}": x` over a registered
-                            // result): the build renders it, and any name may be set from here.
-                            named_at_build.push(name.clone());
-                            continue;
-                        }
-                        let var = if deferred_task || task.deferred.contains(name) {
-                            VarValue::Deferred
-                        } else {
-                            VarValue::Raw(value.clone())
-                        };
-                        Arc::make_mut(&mut self.facts_set).insert(name.clone(), var);
-                    }
-                    if !named_at_build.is_empty() {
-                        task.deferred.extend(named_at_build);
-                        self.facts_known_at_build(pass, &[crate::vars::ANY_OTHER_NAME]);
-                    }
-                }
-            }
-            "include_vars" => self.include_vars(task, ctx, at)?,
-            "group_by" | "add_host" => self.plan_inventory(task, pass),
-            "patch" => {
-                if let Some(src) =
-                    arg("src").filter(|_| !task.deferred.contains(&"src".to_string()))
-                {
-                    let path = self.local_file(&src, "files", ctx, at, "patch")?;
-                    self.sources.record(&path);
-                    task.local_file = Some(path.display().to_string());
-                }
-            }
-            "setup" if crate::modules::host_only::gathers_local_facts(&task.args) => {
-                // Local facts come from the image's /etc/ansible/facts.d, which a task may have
-                // filled (a fact script runs in the image): known once the build gathers them.
-                Arc::make_mut(&mut self.facts_set)
-                    .insert("ansible_local".into(), VarValue::Deferred);
-            }
-            // What services and packages the image has is known once the build reads them.
-            "service_facts" => self.facts_known_at_build(pass, &["services"]),
-            "package_facts" => self.facts_known_at_build(pass, &["packages"]),
-            "getent" => {
-                if let Some(database) = arg("database") {
-                    self.facts_known_at_build(pass, &[&format!("getent_{database}")]);
-                }
-            }
-            "shell" | "command" => {
-                let text = match (arg("cmd"), task.args.get("argv")) {
-                    (Some(cmd), _) => cmd,
-                    (None, Some(argv)) => argv.to_string(),
-                    _ => String::new(),
+        let path = self.local_file(&src, "templates", ctx, at, "template")?;
+        let text = self.sources.read_text(&path)?;
+        let scope = self.full(&pass.scope);
+        let options = crate::modules::template::file_options(&task.args);
+        task.rendered = self
+            .templar
+            .render_file(&text, &scope, options)
+            .map_err(|e| {
+                // The template file's own line, when the error has one.
+                let file_at = match &e {
+                    TemplateError::Other { line: Some(n), .. } => Location::new(&path, *n),
+                    _ => Location::file(&path),
                 };
-                if text.contains("uname") {
-                    self.warn(at, "uname reports the build host's kernel, not the image's; use {{ kernel_version }}");
-                }
+                self.template_error(&file_at, label, e)
+            })?;
+        task.local_file = Some(path.display().to_string());
+        Ok(())
+    }
+
+    /// `src`, a project file pushed into the image (copy, unarchive, assemble): found in the
+    /// role's `files/` now, or, when its name is known only at build time, the folders the
+    /// build looks in.
+    fn push_source(&mut self, task: &mut PlannedTask, ctx: &Ctx, at: &Location) -> Result<()> {
+        if is_deferred(task, "src") {
+            task.local_search = self.search_dirs("files", ctx);
+        } else if let Some(src) = task
+            .args
+            .get("src")
+            .and_then(Json::as_str)
+            .map(str::to_owned)
+        {
+            let path = self.local_file(&src, "files", ctx, at, "file")?;
+            self.record_local_file(task, path);
+        }
+        Ok(())
+    }
+
+    /// `script`: the script its command line starts with, from the role's `files/`.
+    fn push_script(&mut self, task: &mut PlannedTask, ctx: &Ctx, at: &Location) -> Result<()> {
+        let deferred = is_deferred(task, "cmd");
+        match crate::modules::local_source(&task.module, &task.args) {
+            Some(script) if !deferred => {
+                let path = self.local_file(&script, "files", ctx, at, "script")?;
+                self.record_local_file(task, path);
             }
-            "synchronize" => self.synchronize_source(task, ctx, at)?,
-            crate::modules::role_module::MODULE => {
-                let name = arg("module").unwrap_or_default();
-                if let Some(path) = self.role_module_file(&name, ctx) {
-                    self.sources.record(&path);
-                    if self.sources.read_text(&path)?.contains("ansible_facts") {
-                        // A module that may return facts: which, the build tells; Ansible
-                        // makes each a variable too.
-                        self.facts_known_at_build(pass, &[crate::vars::ANY_OTHER_NAME]);
-                    }
-                    if task.name == crate::modules::role_module::MODULE {
-                        task.name = name;
-                    }
-                    task.local_file = Some(path.display().to_string());
-                }
-            }
-            "systemd" | "service" if task.args.get("state").is_some() => {
-                self.warn(at, "state: started/stopped/restarted changes nothing in an image build (nothing runs while it is built, as Ansible's systemd module in a chroot); enabled: decides what starts when the node boots");
-            }
+            _ if deferred => task.local_search = self.search_dirs("files", ctx),
             _ => {}
         }
         Ok(())
+    }
+
+    /// The project file a task reads, recorded among the plan's sources.
+    fn record_local_file(&mut self, task: &mut PlannedTask, path: std::path::PathBuf) {
+        self.sources.record(&path);
+        task.local_file = Some(path.display().to_string());
+    }
+
+    /// `set_fact`: the facts it names are known from here on (deferred when the build
+    /// decides them); a name only the build knows makes any name possible.
+    fn plan_set_fact(&mut self, task: &mut PlannedTask, pass: &Pass) {
+        let deferred_task = task.when.is_some() || task.loop_over.is_some();
+        let Json::Object(facts) = &task.args else {
+            return;
+        };
+        let mut named_at_build = Vec::new();
+        for (name, value) in facts {
+            if name == "cacheable" {
+                continue;
+            }
+            if crate::template::is_template(name) {
+                // A name only the build knows (`"{{ item }}": x` over a registered result):
+                // the build renders it, and any name may be set from here.
+                named_at_build.push(name.clone());
+                continue;
+            }
+            let var = if deferred_task || task.deferred.contains(name) {
+                VarValue::Deferred
+            } else {
+                VarValue::Raw(value.clone())
+            };
+            Arc::make_mut(&mut self.facts_set).insert(name.clone(), var);
+        }
+        if !named_at_build.is_empty() {
+            task.deferred.extend(named_at_build);
+            self.facts_known_at_build(pass, &[crate::vars::ANY_OTHER_NAME]);
+        }
+    }
+
+    /// A role's own module: its file in the role's `library/`, and, when it may return
+    /// facts, any fact known from here on only at build time.
+    fn plan_role_module(&mut self, task: &mut PlannedTask, pass: &Pass, ctx: &Ctx) -> Result<()> {
+        let name = task
+            .args
+            .get("module")
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let Some(path) = self.role_module_file(&name, ctx) else {
+            return Ok(());
+        };
+        self.sources.record(&path);
+        if self.sources.read_text(&path)?.contains("ansible_facts") {
+            // A module that may return facts: which, the build tells; Ansible makes each a
+            // variable too.
+            self.facts_known_at_build(pass, &[crate::vars::ANY_OTHER_NAME]);
+        }
+        if task.name == crate::modules::role_module::MODULE {
+            task.name = name;
+        }
+        task.local_file = Some(path.display().to_string());
+        Ok(())
+    }
+
+    /// A command line that asks `uname` learns the build host's kernel, not the image's.
+    fn warn_of_uname(&mut self, task: &PlannedTask, at: &Location) {
+        let text = match (
+            task.args.get("cmd").and_then(Json::as_str),
+            task.args.get("argv"),
+        ) {
+            (Some(cmd), _) => cmd.to_owned(),
+            (None, Some(argv)) => argv.to_string(),
+            _ => String::new(),
+        };
+        if text.contains("uname") {
+            self.warn(
+                at,
+                "uname reports the build host's kernel, not the image's; use {{ kernel_version }}",
+            );
+        }
     }
 
     /// After a module that returns facts only the build knows: `names` are known then, and so
@@ -317,4 +355,26 @@ impl Planner<'_> {
             }
         }
     }
+}
+
+/// Whether the build, not the plan, knows argument `name` of `task`.
+fn is_deferred(task: &PlannedTask, name: &str) -> bool {
+    task.deferred.iter().any(|d| d == name)
+}
+
+/// Argument `name` of `task` as text, when the plan knows it.
+fn known_arg(task: &PlannedTask, name: &str) -> Option<String> {
+    task.args
+        .get(name)
+        .and_then(Json::as_str)
+        .filter(|_| !is_deferred(task, name))
+        .map(str::to_owned)
+}
+
+/// Boolean argument `name` of `task`, or `default` when it is not given (or not a boolean).
+fn flag(task: &PlannedTask, name: &str, default: bool) -> bool {
+    task.args
+        .get(name)
+        .and_then(|v| serde_json::from_value::<Flag>(v.clone()).ok())
+        .map_or(default, |f| f.or(default))
 }

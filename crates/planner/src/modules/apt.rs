@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Flag, Int, Text, TextList};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// What `apt` does with the names.
@@ -85,5 +85,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &["deb"],
-    normalize: super::normalize_with::<AptParams>,
+    normalize: super::spec::normalize_with::<AptParams>,
+    plan_time: PlanTime::Nothing,
 };

@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Flag, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// There or not.
@@ -41,7 +41,7 @@ impl Params for AptKeyParams {
             return Err("keyserver: a key server is a host on the network, and an image's inputs are the project's files and the site mirror: export the key (gpg --export --armor ID) into the role's files/ and give it as file:, or put it on the mirror and give url:".into());
         }
         if !absent {
-            super::exactly_one(
+            super::spec::exactly_one(
                 "apt_key",
                 &[
                     ("url", self.url.is_some()),
@@ -61,7 +61,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &["url"],
-    normalize: super::normalize_with::<AptKeyParams>,
+    normalize: super::spec::normalize_with::<AptKeyParams>,
+    plan_time: PlanTime::Nothing,
 };
 
 #[cfg(test)]

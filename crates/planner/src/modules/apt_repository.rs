@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Flag, Mode, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// There or not.
@@ -43,5 +43,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<AptRepositoryParams>,
+    normalize: super::spec::normalize_with::<AptRepositoryParams>,
+    plan_time: PlanTime::Nothing,
 };

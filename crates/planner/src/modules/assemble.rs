@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Flag, Mode, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `assemble`.
 #[serde_with::skip_serializing_none]
@@ -42,7 +42,7 @@ pub struct AssembleParams {
 impl Params for AssembleParams {
     fn check(&self) -> Result<(), String> {
         if let Some(regexp) = &self.regexp {
-            super::check_regex("regexp", regexp.as_str())?;
+            super::spec::check_regex("regexp", regexp.as_str())?;
         }
         match &self.validate {
             // Ansible's words.
@@ -61,7 +61,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<AssembleParams>,
+    normalize: super::spec::normalize_with::<AssembleParams>,
+    plan_time: PlanTime::PushSourceWhenNotRemote,
 };
 
 #[cfg(test)]

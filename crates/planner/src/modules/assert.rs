@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::Flag;
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `assert`.
 #[serde_with::skip_serializing_none]
@@ -50,5 +50,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Controller,
     url_params: &[],
-    normalize: super::normalize_with::<AssertParams>,
+    normalize: super::spec::normalize_with::<AssertParams>,
+    plan_time: PlanTime::Nothing,
 };

@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::lineinfile::LineState;
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Flag, Mode, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `blockinfile`.
 #[serde_with::skip_serializing_none]
@@ -68,5 +68,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<BlockinfileParams>,
+    normalize: super::spec::normalize_with::<BlockinfileParams>,
+    plan_time: PlanTime::Nothing,
 };

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Flag, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `command`.
 #[serde_with::skip_serializing_none]
@@ -43,5 +43,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::Command(super::shell::FREE_FORM_KEYS),
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<CommandParams>,
+    normalize: super::spec::normalize_with::<CommandParams>,
+    plan_time: PlanTime::RunsCommand,
 };

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{exactly_one, FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Content, Flag, Mode, Text};
-use super::{exactly_one, FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `copy`.
 #[serde_with::skip_serializing_none]
@@ -64,5 +64,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<CopyParams>,
+    normalize: super::spec::normalize_with::<CopyParams>,
+    plan_time: PlanTime::PushSource,
 };

@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Flag, Mode, Text, TextList};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// There or not.
@@ -57,5 +57,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &["uris"],
-    normalize: super::normalize_with::<Deb822RepositoryParams>,
+    normalize: super::spec::normalize_with::<Deb822RepositoryParams>,
+    plan_time: PlanTime::Nothing,
 };

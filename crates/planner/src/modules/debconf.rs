@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Flag, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// The type of a debconf question's answer.
@@ -64,7 +64,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<DebconfParams>,
+    normalize: super::spec::normalize_with::<DebconfParams>,
+    plan_time: PlanTime::Nothing,
 };
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Int, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `debug`.
 #[serde_with::skip_serializing_none]
@@ -34,5 +34,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Controller,
     url_params: &[],
-    normalize: super::normalize_with::<DebugParams>,
+    normalize: super::spec::normalize_with::<DebugParams>,
+    plan_time: PlanTime::Nothing,
 };

@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::package::PackageState;
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Flag, Int, Text, TextList};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `dnf` and `yum`.
 #[serde_with::skip_serializing_none]
@@ -93,5 +93,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &["name"],
-    normalize: super::normalize_with::<DnfParams>,
+    normalize: super::spec::normalize_with::<DnfParams>,
+    plan_time: PlanTime::Nothing,
 };

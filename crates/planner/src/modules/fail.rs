@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{FreeForm, ModuleSpec, Params, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 
 /// Parameters of `fail`.
 #[serde_with::skip_serializing_none]
@@ -22,5 +22,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Controller,
     url_params: &[],
-    normalize: super::normalize_with::<FailParams>,
+    normalize: super::spec::normalize_with::<FailParams>,
+    plan_time: PlanTime::Nothing,
 };

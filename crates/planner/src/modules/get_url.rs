@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Flag, Int, Mode, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `get_url`.
 #[serde_with::skip_serializing_none]
@@ -116,5 +116,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &["url"],
-    normalize: super::normalize_with::<GetUrlParams>,
+    normalize: super::spec::normalize_with::<GetUrlParams>,
+    plan_time: PlanTime::Nothing,
 };

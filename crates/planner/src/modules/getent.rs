@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Flag, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `getent`.
 #[derive(Debug, Deserialize, Serialize)]
@@ -32,5 +32,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<GetentParams>,
+    normalize: super::spec::normalize_with::<GetentParams>,
+    plan_time: PlanTime::GetentFacts,
 };

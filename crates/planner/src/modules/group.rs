@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::lineinfile::LineState;
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Flag, Int, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `group`.
 #[serde_with::skip_serializing_none]
@@ -40,5 +40,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<GroupParams>,
+    normalize: super::spec::normalize_with::<GroupParams>,
+    plan_time: PlanTime::Nothing,
 };

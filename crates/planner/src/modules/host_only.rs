@@ -6,7 +6,7 @@
 
 use serde_json::Value as Json;
 
-use super::{FreeForm, ModuleSpec, Runs};
+use super::spec::{FreeForm, ModuleSpec, PlanTime, Runs};
 
 /// Any arguments: none of them has an effect in an image build.
 fn any(args: Json) -> Result<Json, String> {
@@ -28,6 +28,7 @@ pub static PAUSE: ModuleSpec = ModuleSpec {
     runs: Runs::Controller,
     url_params: &[],
     normalize: any,
+    plan_time: PlanTime::Nothing,
 };
 /// `reboot`.
 pub static REBOOT: ModuleSpec = ModuleSpec {
@@ -37,6 +38,7 @@ pub static REBOOT: ModuleSpec = ModuleSpec {
     runs: Runs::Controller,
     url_params: &[],
     normalize: any,
+    plan_time: PlanTime::Nothing,
 };
 /// `wait_for`.
 pub static WAIT_FOR: ModuleSpec = ModuleSpec {
@@ -46,6 +48,7 @@ pub static WAIT_FOR: ModuleSpec = ModuleSpec {
     runs: Runs::Controller,
     url_params: &[],
     normalize: any,
+    plan_time: PlanTime::Nothing,
 };
 /// `wait_for_connection`.
 pub static WAIT_FOR_CONNECTION: ModuleSpec = ModuleSpec {
@@ -55,6 +58,7 @@ pub static WAIT_FOR_CONNECTION: ModuleSpec = ModuleSpec {
     runs: Runs::Controller,
     url_params: &[],
     normalize: any,
+    plan_time: PlanTime::Nothing,
 };
 /// `setup` (and `gather_facts`).
 pub static SETUP: ModuleSpec = ModuleSpec {
@@ -64,6 +68,7 @@ pub static SETUP: ModuleSpec = ModuleSpec {
     runs: Runs::Controller,
     url_params: &[],
     normalize: any,
+    plan_time: PlanTime::GatherFacts,
 };
 
 /// Whether a `setup` with these arguments gathers the image's local facts

@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Flag, Text, TextList};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `include_vars`.
 #[serde_with::skip_serializing_none]
@@ -56,5 +56,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::Command(&[]),
     runs: Runs::Controller,
     url_params: &[],
-    normalize: super::normalize_with::<IncludeVarsParams>,
+    normalize: super::spec::normalize_with::<IncludeVarsParams>,
+    plan_time: PlanTime::IncludeVars,
 };

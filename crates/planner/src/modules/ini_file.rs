@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Flag, Mode, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// Whether the option (or, without option, the section) is there.
@@ -55,5 +55,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<IniFileParams>,
+    normalize: super::spec::normalize_with::<IniFileParams>,
+    plan_time: PlanTime::Nothing,
 };

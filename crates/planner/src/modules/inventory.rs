@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Text, TextList};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `group_by`.
 #[serde_with::skip_serializing_none]
@@ -48,7 +48,8 @@ pub static GROUP_BY: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Controller,
     url_params: &[],
-    normalize: super::normalize_with::<GroupByParams>,
+    normalize: super::spec::normalize_with::<GroupByParams>,
+    plan_time: PlanTime::Inventory,
 };
 
 /// What `add_host` adds: a host, its groups, and its variables (every other argument).
@@ -117,6 +118,7 @@ pub static ADD_HOST: ModuleSpec = ModuleSpec {
     runs: Runs::Controller,
     url_params: &[],
     normalize: normalize_add_host,
+    plan_time: PlanTime::Inventory,
 };
 
 #[cfg(test)]

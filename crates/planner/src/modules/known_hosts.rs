@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::lineinfile::LineState;
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Flag, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `known_hosts`.
 #[serde_with::skip_serializing_none]
@@ -34,5 +34,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<KnownHostsParams>,
+    normalize: super::spec::normalize_with::<KnownHostsParams>,
+    plan_time: PlanTime::Nothing,
 };

@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::Choice;
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// The meta actions.
@@ -31,5 +31,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::Command(&[]),
     runs: Runs::Controller,
     url_params: &[],
-    normalize: super::normalize_with::<MetaParams>,
+    normalize: super::spec::normalize_with::<MetaParams>,
+    plan_time: PlanTime::Nothing,
 };

@@ -4,6 +4,7 @@
 //! is a plan-time error. Planning turns a task's arguments into the canonical JSON of its
 //! `Params` (aliases resolved, `yes` read as `true`, modes as octal text).
 
+pub mod spec;
 pub mod types;
 
 pub mod ansible_options;
@@ -64,71 +65,10 @@ pub mod uri;
 pub mod user;
 pub mod yum_repository;
 
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 use serde_json::Value as Json;
-
-/// How a module reads a plain string given instead of a mapping (`shell: echo hi`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FreeForm {
-    /// No free form: the string is `key=value` pairs (`file: path=/x state=touch`).
-    KeyValue,
-    /// The string is a command into `cmd`; these `key=value` words are taken out of it.
-    Command(&'static [&'static str]),
-}
-
-/// Where a module runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Runs {
-    /// Inside the build rootfs.
-    Target,
-    /// In imgbuild itself (set_fact, debug, fail, assert).
-    Controller,
-}
-
-/// A module's description for the planner.
-#[derive(Debug)]
-pub struct ModuleSpec {
-    /// Short name (`get_url`).
-    pub name: &'static str,
-    /// Other short names for the same module (`yum` for `dnf`).
-    pub aliases: &'static [&'static str],
-    /// How a plain string argument is read.
-    pub free_form: FreeForm,
-    /// Where it runs.
-    pub runs: Runs,
-    /// Parameters that are URLs of the site mirror (repeated slashes in their path collapse).
-    pub url_params: &'static [&'static str],
-    /// Checks and canonicalises the arguments.
-    pub normalize: fn(Json) -> Result<Json, String>,
-}
-
-/// Typed module parameters.
-pub trait Params: DeserializeOwned + Serialize {
-    /// Cross-parameter rules (one of, mutually exclusive, required together).
-    fn check(&self) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-/// Deserializes, checks and re-serializes `args` as `P`.
-pub fn normalize_with<P: Params>(args: Json) -> Result<Json, String> {
-    let params: P = serde_json::from_value(args).map_err(|e| ansible_words(&e.to_string()))?;
-    params.check()?;
-    serde_json::to_value(&params).map_err(|e| e.to_string())
-}
-
-/// An argument error in the words of Ansible's argument validation where they differ from
-/// serde's (a required option left out).
-fn ansible_words(serde_message: &str) -> String {
-    match serde_message
-        .strip_prefix("missing field `")
-        .and_then(|rest| rest.strip_suffix('`'))
-    {
-        Some(field) => format!("missing required arguments: {field}"),
-        None => serde_message.to_owned(),
-    }
-}
+pub use spec::{
+    check_regex, exactly_one, normalize_with, FreeForm, ModuleSpec, Params, PlanTime, Runs,
+};
 
 /// Whether `module`'s action plugin in ansible-core 2.14 takes `async`: those of command,
 /// package, service, uri, yum and reboot, and every module without a plugin of its own
@@ -162,13 +102,11 @@ pub fn action_supports_async(module: &str) -> bool {
 /// The name of the project file a task of `module` reads, from its arguments: `src`, or the
 /// script of `script` (the first word of its command line, as the action's `shlex.split`).
 pub fn local_source(module: &str, args: &Json) -> Option<String> {
-    match module {
-        "script" => {
-            let cmd = args.get("cmd").and_then(Json::as_str)?;
-            crate::shlex::split(cmd.trim()).ok()?.into_iter().next()
-        }
-        _ => args.get("src").and_then(Json::as_str).map(str::to_owned),
+    if lookup(module).is_some_and(|spec| spec.plan_time == PlanTime::PushScript) {
+        let cmd = args.get("cmd").and_then(Json::as_str)?;
+        return crate::shlex::split(cmd.trim()).ok()?.into_iter().next();
     }
+    args.get("src").and_then(Json::as_str).map(str::to_owned)
 }
 
 /// The names of the deferred arguments after `normalize` turned `written` into `args`: an
@@ -305,27 +243,6 @@ pub fn lookup(name: &str) -> Option<&'static ModuleSpec> {
 pub fn names() -> impl Iterator<Item = &'static str> {
     ALL.iter()
         .flat_map(|m| std::iter::once(m.name).chain(m.aliases.iter().copied()))
-}
-
-/// A regular expression the build would compile: refused now when it cannot be (a template
-/// is checked when it is rendered).
-pub fn check_regex(name: &str, pattern: &str) -> Result<(), String> {
-    if crate::template::is_template(pattern) {
-        return Ok(());
-    }
-    regex::Regex::new(pattern).map(|_| ()).map_err(|e| {
-        format!("{name} {pattern:?} is not a regular expression imgbuild can use: {e}")
-    })
-}
-
-/// Requires exactly one of the named options to be set.
-pub fn exactly_one(module: &str, set: &[(&str, bool)]) -> Result<(), String> {
-    let names: Vec<&str> = set.iter().map(|(n, _)| *n).collect();
-    match set.iter().filter(|(_, s)| *s).count() {
-        1 => Ok(()),
-        0 => Err(format!("{module} needs one of: {}", names.join(", "))),
-        _ => Err(format!("{module} takes only one of: {}", names.join(", "))),
-    }
 }
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// Loaded or not (in an image build: a note, nothing loads).
@@ -41,5 +41,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<ModprobeParams>,
+    normalize: super::spec::normalize_with::<ModprobeParams>,
+    plan_time: PlanTime::Nothing,
 };

@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Choices, Flag, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// The fstab states (others refused).
@@ -65,5 +65,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<MountParams>,
+    normalize: super::spec::normalize_with::<MountParams>,
+    plan_time: PlanTime::Nothing,
 };

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Text, TextList};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// What `package` does with the names.
@@ -34,5 +34,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &["name"],
-    normalize: super::normalize_with::<PackageParams>,
+    normalize: super::spec::normalize_with::<PackageParams>,
+    plan_time: PlanTime::Nothing,
 };

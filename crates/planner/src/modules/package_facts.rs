@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, TextList};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// Which of the asked package managers answer.
@@ -43,5 +43,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<PackageFactsParams>,
+    normalize: super::spec::normalize_with::<PackageFactsParams>,
+    plan_time: PlanTime::FactsAtBuild(&["packages"]),
 };

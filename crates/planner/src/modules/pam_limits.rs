@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Flag, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// Soft, hard or both.
@@ -45,5 +45,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<PamLimitsParams>,
+    normalize: super::spec::normalize_with::<PamLimitsParams>,
+    plan_time: PlanTime::Nothing,
 };

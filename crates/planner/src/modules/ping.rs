@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::Text;
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `ping`.
 #[serde_with::skip_serializing_none]
@@ -23,5 +23,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Controller,
     url_params: &[],
-    normalize: super::normalize_with::<PingParams>,
+    normalize: super::spec::normalize_with::<PingParams>,
+    plan_time: PlanTime::Nothing,
 };

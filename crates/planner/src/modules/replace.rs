@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Flag, Mode, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `replace`.
 #[serde_with::skip_serializing_none]
@@ -40,10 +40,10 @@ pub struct ReplaceParams {
 
 impl Params for ReplaceParams {
     fn check(&self) -> Result<(), String> {
-        super::check_regex("regexp", self.regexp.as_str())?;
+        super::spec::check_regex("regexp", self.regexp.as_str())?;
         for (name, pattern) in [("after", &self.after), ("before", &self.before)] {
             if let Some(pattern) = pattern.as_ref().map(|p| p.as_str()) {
-                super::check_regex(name, pattern)?;
+                super::spec::check_regex(name, pattern)?;
             }
         }
         Ok(())
@@ -57,5 +57,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<ReplaceParams>,
+    normalize: super::spec::normalize_with::<ReplaceParams>,
+    plan_time: PlanTime::Nothing,
 };

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::{FreeForm, ModuleSpec, Runs};
+use super::spec::{FreeForm, ModuleSpec, PlanTime, Runs};
 
 /// The planned task's module name for a role's own module (no task can name it).
 pub const MODULE: &str = "role_module";
@@ -38,4 +38,5 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     runs: Runs::Target,
     url_params: &[],
     normalize,
+    plan_time: PlanTime::RoleModule,
 };

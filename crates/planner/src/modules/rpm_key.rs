@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Flag, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// Imported or removed.
@@ -35,5 +35,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &["key"],
-    normalize: super::normalize_with::<RpmKeyParams>,
+    normalize: super::spec::normalize_with::<RpmKeyParams>,
+    plan_time: PlanTime::Nothing,
 };

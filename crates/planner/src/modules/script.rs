@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::Text;
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `script`.
 #[serde_with::skip_serializing_none]
@@ -32,5 +32,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::Command(&["chdir", "creates", "removes", "executable"]),
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<ScriptParams>,
+    normalize: super::spec::normalize_with::<ScriptParams>,
+    plan_time: PlanTime::PushScript,
 };

@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Flag, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// The SELinux mode.
@@ -41,5 +41,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<SelinuxParams>,
+    normalize: super::spec::normalize_with::<SelinuxParams>,
+    plan_time: PlanTime::Nothing,
 };

@@ -2,9 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::systemd::ServiceState;
 use super::types::{Choice, Flag, Int, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `service`.
 #[serde_with::skip_serializing_none]
@@ -47,5 +47,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<ServiceParams>,
+    normalize: super::spec::normalize_with::<ServiceParams>,
+    plan_time: PlanTime::ManagesServices,
 };

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{FreeForm, ModuleSpec, Params, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 
 /// `service_facts` takes no parameters.
 #[derive(Debug, Deserialize, Serialize)]
@@ -19,5 +19,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<ServiceFactsParams>,
+    normalize: super::spec::normalize_with::<ServiceFactsParams>,
+    plan_time: PlanTime::FactsAtBuild(&["services"]),
 };

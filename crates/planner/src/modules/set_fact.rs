@@ -3,8 +3,8 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::Flag;
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `set_fact`: any variable names, and `cacheable`.
 #[derive(Debug, Deserialize, Serialize)]
@@ -38,7 +38,7 @@ impl Params for SetFactParams {
 /// texts `true`/`false`/`yes`/`no` (any case) into booleans. A template stays as it is until
 /// the build renders it, then comes through here again.
 fn normalize(args: serde_json::Value) -> Result<serde_json::Value, String> {
-    let mut value = super::normalize_with::<SetFactParams>(args)?;
+    let mut value = super::spec::normalize_with::<SetFactParams>(args)?;
     if let serde_json::Value::Object(map) = &mut value {
         for (_, fact) in map.iter_mut().filter(|(name, _)| *name != "cacheable") {
             if let Some(text) = fact.as_str().filter(|t| !crate::template::is_template(t)) {
@@ -61,4 +61,5 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     runs: Runs::Controller,
     url_params: &[],
     normalize,
+    plan_time: PlanTime::SetFacts,
 };

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Flag, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `shell`.
 #[serde_with::skip_serializing_none]
@@ -49,5 +49,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::Command(FREE_FORM_KEYS),
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<ShellParams>,
+    normalize: super::spec::normalize_with::<ShellParams>,
+    plan_time: PlanTime::RunsCommand,
 };

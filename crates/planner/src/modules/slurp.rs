@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::Text;
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `slurp`.
 #[derive(Debug, Deserialize, Serialize)]
@@ -23,5 +23,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<SlurpParams>,
+    normalize: super::spec::normalize_with::<SlurpParams>,
+    plan_time: PlanTime::Nothing,
 };

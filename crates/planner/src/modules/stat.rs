@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Flag, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `stat`.
 #[serde_with::skip_serializing_none]
@@ -39,5 +39,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<StatParams>,
+    normalize: super::spec::normalize_with::<StatParams>,
+    plan_time: PlanTime::Nothing,
 };

@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Flag, Int, Text, TextList};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// Which side the source is on.
@@ -117,7 +117,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<SynchronizeParams>,
+    normalize: super::spec::normalize_with::<SynchronizeParams>,
+    plan_time: PlanTime::Synchronize,
 };
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Flag, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// Runtime states; an image build refuses them (no daemon runs in a rootfs).
@@ -66,5 +66,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<SystemdParams>,
+    normalize: super::spec::normalize_with::<SystemdParams>,
+    plan_time: PlanTime::ManagesServices,
 };

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Flag, Mode, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `template`.
 #[serde_with::skip_serializing_none]
@@ -68,5 +68,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<TemplateParams>,
+    normalize: super::spec::normalize_with::<TemplateParams>,
+    plan_time: PlanTime::RenderTemplate,
 };

@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::Text;
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `timezone`.
 #[serde_with::skip_serializing_none]
@@ -33,5 +33,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<TimezoneParams>,
+    normalize: super::spec::normalize_with::<TimezoneParams>,
+    plan_time: PlanTime::Nothing,
 };

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Flag, Int, Mode, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 /// Parameters of `unarchive`.
 #[serde_with::skip_serializing_none]
@@ -58,5 +58,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &["src"],
-    normalize: super::normalize_with::<UnarchiveParams>,
+    normalize: super::spec::normalize_with::<UnarchiveParams>,
+    plan_time: PlanTime::PushSource,
 };

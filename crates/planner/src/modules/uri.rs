@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Flag, Int, Mode, Text};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// How `body` is sent.
@@ -115,5 +115,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<UriParams>,
+    normalize: super::spec::normalize_with::<UriParams>,
+    plan_time: PlanTime::Nothing,
 };

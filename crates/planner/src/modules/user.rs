@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::lineinfile::LineState;
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Flag, Int, Text, TextList};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// When to replace the password.
@@ -87,5 +87,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &[],
-    normalize: super::normalize_with::<UserParams>,
+    normalize: super::spec::normalize_with::<UserParams>,
+    plan_time: PlanTime::Nothing,
 };

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
 use super::types::{Choice, Flag, Mode, Text, TextList};
-use super::{FreeForm, ModuleSpec, Params, Runs};
 
 crate::choices!(
     /// Whether the repository section is there.
@@ -144,5 +144,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     runs: Runs::Target,
     url_params: &["baseurl", "gpgkey"],
-    normalize: super::normalize_with::<YumRepositoryParams>,
+    normalize: super::spec::normalize_with::<YumRepositoryParams>,
+    plan_time: PlanTime::Nothing,
 };
