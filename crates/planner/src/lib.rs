@@ -27,6 +27,7 @@ pub mod shlex;
 pub mod source;
 pub mod tags;
 mod task;
+mod task_context;
 pub mod var_dir;
 
 // The Ansible language lives in its own crate; its modules keep their paths here.

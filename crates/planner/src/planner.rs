@@ -7,13 +7,13 @@ use indexmap::IndexMap;
 use serde_json::{json, Value as Json};
 
 use crate::error::{ErrorKind, Location, PlanError, Result};
-use crate::expand::{role_magic, Ctx};
 use crate::facts::{self, Distro};
 use crate::plan::{Plan, Step};
 use crate::recipe::{Project, Recipe, RoleRef};
 use crate::roles::{find_role, role_meta, var_layer, yaml_file};
 use crate::source::Sources;
 use crate::tags::TagFilter;
+use crate::task_context::{role_magic, Ctx};
 use crate::template::Templar;
 use crate::vars::{layer_from, Layer, Scope, VarValue};
 
