@@ -14,8 +14,8 @@ fn resolve(path: &str) -> Result<Option<PathBuf>, Error> {
     if path.starts_with('/') {
         return Ok(Some(PathBuf::from(path)));
     }
-    let (root, _) = super::lookups::search_dirs();
-    Ok(super::lookups::find_file(path)?.map(|found| root.join(found)))
+    let (root, _) = super::lookup_state::search_dirs();
+    Ok(super::lookup_state::find_file(path)?.map(|found| root.join(found)))
 }
 
 fn with_path(test: fn(&Path) -> bool) -> impl Fn(String) -> Result<bool, Error> {

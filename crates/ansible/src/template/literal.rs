@@ -20,7 +20,7 @@ const STRING_TYPE_FILTERS: &[&str] = &[
 /// one Ansible keeps text: `"{{ facts | to_nice_json }}\n"` stays text.
 pub fn keeps_text(template: &str) -> bool {
     let source = template.strip_suffix('\n').unwrap_or(template);
-    let Some(expr) = super::single_expression(source) else {
+    let Some(expr) = super::expression::single_expression(source) else {
         return false;
     };
     let Some((_, last)) = expr.trim().rsplit_once('|') else {

@@ -6,7 +6,7 @@ use indexmap::IndexMap;
 use minijinja::value::{Kwargs, ValueKind};
 use minijinja::{Error, ErrorKind, State, Value};
 
-use super::lookups::{find_file, lookup_failed, read_role_file};
+use super::lookup_state::{find_file, lookup_failed, read_role_file};
 
 fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidOperation, message.into())

@@ -7,7 +7,7 @@ use minijinja::value::ValueKind;
 use minijinja::{Error, State, Value};
 use serde_json::Value as Json;
 
-use super::lookups::lookup_failed;
+use super::lookup_state::lookup_failed;
 
 /// Python's `'%s' % value`: text as it is, anything else as its `repr`.
 fn py_str(value: &Value) -> String {
@@ -282,7 +282,7 @@ pub fn subelements(terms: &[Value]) -> Result<Vec<Value>, Error> {
         None => false,
         Some(Json::Object(flags)) => flags.get("skip_missing").is_some_and(|f| match f {
             Json::Bool(b) => *b,
-            Json::String(s) => super::ansible_bool_str(s),
+            Json::String(s) => super::filters::ansible_bool_str(s),
             Json::Number(n) => n.as_f64().is_some_and(|n| n == 1.0),
             _ => false,
         }),

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use minijinja::{Error, Value};
 use regex::Regex;
 
-use super::lookups::lookup_failed;
+use super::lookup_state::lookup_failed;
 
 /// One term's settings, Ansible's defaults until the term says otherwise.
 struct Sequence {

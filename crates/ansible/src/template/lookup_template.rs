@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use minijinja::value::Kwargs;
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior, Value};
 
-use super::lookups::{current_render, find_file, lookup_failed, record_read, search_dirs};
+use super::lookup_state::{find_file, lookup_failed, record_read, search_dirs};
+use super::templar::current_render;
 
 fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidOperation, message.into())

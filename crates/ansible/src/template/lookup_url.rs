@@ -9,7 +9,7 @@ use base64::Engine;
 use minijinja::value::Kwargs;
 use minijinja::{Error, State, Value};
 
-use super::lookups::lookup_failed;
+use super::lookup_state::lookup_failed;
 
 /// The options of the lookup this one takes.
 struct Options {
@@ -68,7 +68,7 @@ fn unhandled(message: String) -> Error {
 pub fn url(state: &State, terms: &[String], kwargs: &Kwargs) -> Result<Vec<Value>, Error> {
     // Ansible asks when the task runs: where the plan names this variable as known only
     // then, the render is left to the build.
-    let _ = state.lookup(super::BUILD_TIME);
+    let _ = state.lookup(super::now::BUILD_TIME);
     let options = options(kwargs)?;
     let mut found = Vec::new();
     for term in terms {

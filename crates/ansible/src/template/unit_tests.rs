@@ -4,7 +4,8 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::*;
-use crate::vars::{Layer, VarValue};
+use crate::vars::{Layer, Scope, VarValue};
+use serde_json::Value as Json;
 
 fn scope(pairs: &[(&str, Json)]) -> Scope {
     let layer: Layer = pairs
