@@ -514,61 +514,11 @@ impl LazyContext {
     }
 
     fn resolve(self: &Arc<Self>, name: &str) -> Option<Value> {
-        {
-            let mut state = self.lock();
-            if let Some(cached) = state.cache.get(name) {
-                let cached = cached.clone();
-                if cached.is_none() {
-                    state.deferred = true;
-                }
-                return Some(cached.unwrap_or(Value::UNDEFINED));
-            }
-            if state.stack.iter().any(|n| n == name) {
-                let mut chain = state.stack.clone();
-                chain.push(name.to_owned());
-                let chain = chain
-                    .iter()
-                    .skip_while(|n| n.as_str() != name)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(" -> ");
-                state.fatal.get_or_insert(TemplateError::Cycle(chain));
-                return Some(Value::UNDEFINED);
-            }
+        if let Some(known) = self.cached_or_cycle(name) {
+            return Some(known);
         }
         let raw = match self.scope.get(name) {
-            None => {
-                if name == "vars" {
-                    return Some(Value::from_dyn_object(self.clone()));
-                }
-                // The build has one host, the image: hostvars[inventory_hostname] is `vars`.
-                if name == "hostvars" {
-                    let host = self
-                        .scope
-                        .get("inventory_hostname")
-                        .and_then(|v| match v {
-                            VarValue::Raw(serde_json::Value::String(s)) => Some(s.clone()),
-                            _ => None,
-                        })
-                        .unwrap_or_else(|| "localhost".into());
-                    let vars = Value::from_dyn_object(self.clone());
-                    return Some(Value::from_iter([
-                        (host, vars.clone()),
-                        ("localhost".to_owned(), vars),
-                    ]));
-                }
-                let mut state = self.lock();
-                if self.scope.get(crate::vars::ANY_OTHER_NAME).is_some()
-                    && !self.templar.is_global(name)
-                {
-                    // It may be a fact the build's role module returns.
-                    state.deferred = true;
-                    return Some(Value::UNDEFINED);
-                }
-                let chain = state.stack.clone();
-                state.missing.push((name.to_owned(), chain));
-                return None;
-            }
+            None => return self.not_in_scope(name),
             Some(VarValue::Deferred) => {
                 let mut state = self.lock();
                 state.deferred = true;
@@ -599,6 +549,71 @@ impl LazyContext {
                 .insert(name.to_owned(), Some(view.clone()));
             return Some(view);
         }
+        Some(self.render_variable(name, raw))
+    }
+
+    /// `name`'s value already resolved in this render (undefined when deferred), or undefined
+    /// with the cycle recorded when `name` is being resolved already; `None` otherwise.
+    fn cached_or_cycle(&self, name: &str) -> Option<Value> {
+        let mut state = self.lock();
+        if let Some(cached) = state.cache.get(name) {
+            let cached = cached.clone();
+            if cached.is_none() {
+                state.deferred = true;
+            }
+            return Some(cached.unwrap_or(Value::UNDEFINED));
+        }
+        if state.stack.iter().any(|n| n == name) {
+            let mut chain = state.stack.clone();
+            chain.push(name.to_owned());
+            let chain = chain
+                .iter()
+                .skip_while(|n| n.as_str() != name)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" -> ");
+            state.fatal.get_or_insert(TemplateError::Cycle(chain));
+            return Some(Value::UNDEFINED);
+        }
+        None
+    }
+
+    /// A name the scope does not hold: `vars` and `hostvars` (this context itself), a fact
+    /// the build may return, or a missing variable (`None`, recorded with its chain).
+    fn not_in_scope(self: &Arc<Self>, name: &str) -> Option<Value> {
+        if name == "vars" {
+            return Some(Value::from_dyn_object(self.clone()));
+        }
+        // The build has one host, the image: hostvars[inventory_hostname] is `vars`.
+        if name == "hostvars" {
+            let host = self
+                .scope
+                .get("inventory_hostname")
+                .and_then(|v| match v {
+                    VarValue::Raw(serde_json::Value::String(s)) => Some(s.clone()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| "localhost".into());
+            let vars = Value::from_dyn_object(self.clone());
+            return Some(Value::from_iter([
+                (host, vars.clone()),
+                ("localhost".to_owned(), vars),
+            ]));
+        }
+        let mut state = self.lock();
+        if self.scope.get(crate::vars::ANY_OTHER_NAME).is_some() && !self.templar.is_global(name) {
+            // It may be a fact the build's role module returns.
+            state.deferred = true;
+            return Some(Value::UNDEFINED);
+        }
+        let chain = state.stack.clone();
+        state.missing.push((name.to_owned(), chain));
+        None
+    }
+
+    /// Variable `name`'s raw value templated with this context (undefined when deferred or
+    /// failed, the failure kept to be reported), and cached.
+    fn render_variable(self: &Arc<Self>, name: &str, raw: &Json) -> Value {
         self.lock().stack.push(name.to_owned());
         let result = self.templar.render_json_in(raw, self);
         let mut state = self.lock();
@@ -607,16 +622,16 @@ impl LazyContext {
             Ok(Some(json)) => {
                 let value = Value::from_serialize(&json);
                 state.cache.insert(name.to_owned(), Some(value.clone()));
-                Some(value)
+                value
             }
             Ok(None) => {
                 state.deferred = true;
                 state.cache.insert(name.to_owned(), None);
-                Some(Value::UNDEFINED)
+                Value::UNDEFINED
             }
             Err(error) => {
                 state.fatal.get_or_insert(error);
-                Some(Value::UNDEFINED)
+                Value::UNDEFINED
             }
         }
     }
