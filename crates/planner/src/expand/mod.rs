@@ -12,8 +12,8 @@ mod loops;
 mod module_pass;
 mod role_files;
 mod specifics;
+mod task_pass;
 
-use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -23,7 +23,7 @@ use serde_json::{Map, Value as Json};
 use crate::error::{ErrorKind, Location, PlanError, Result};
 use crate::modules::types::parse_bool;
 use crate::modules::ModuleSpec;
-use crate::plan::{LoopItem, PlannedBlock, PlannedTask, Retry, Step, Warning};
+use crate::plan::{LoopItem, PlannedTask, Retry, Step, Warning};
 use crate::planner::{Planner, RefusedHandler};
 use crate::roles::{find_role, var_layer, yaml_file};
 use crate::task::{parse_task, Action, TaskDef};
@@ -130,29 +130,14 @@ impl Planner<'_> {
     }
 
     fn plan_task(&mut self, node: &Node, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
-        let parsed = parse_task(node, &ctx.file, &|name| {
-            !name.contains('.') && self.role_module_file(name, ctx).is_some()
-        })
-        .map_err(|e| self.role_action_plugin(e, ctx));
-        let mut def = match parsed {
-            Ok(def) => def,
-            Err(error) if ctx.loaded_at_run => {
-                out.push(self.unread_task(node, ctx, error)?);
-                return Ok(());
-            }
-            Err(error) => return Err(error),
+        let Some(mut def) = self.parse_in_context(node, ctx, out)? else {
+            return Ok(());
         };
         let at = Location::new(&ctx.file, def.line);
-        let mut lookup_dirs = self.file_search("files", ctx);
-        for sub in ["templates", "vars"] {
-            lookup_dirs.extend(self.file_search(sub, ctx).into_iter().take(1));
-        }
-        crate::template::lookups::set_search(&self.project.root, lookup_dirs);
+        self.point_lookups_at(ctx);
         for note in &def.notes {
             self.warn(&at, note.clone());
         }
-        let task_name = def.name.clone();
-        let label = task_name.as_deref();
         let scope = ctx.scope.with_layer(crate::vars::layer_from(&def.vars));
         let tags = union(&ctx.tags, &def.tags);
         self.tags_seen.extend(tags.iter().cloned());
@@ -164,35 +149,8 @@ impl Planner<'_> {
             self.register_deferred(&def);
             return Ok(());
         }
-        let mut names = Vec::new();
-        if ctx.handlers {
-            // A handler a notify may name, even when its `when` drops it from this plan.
-            if let Some(name) = &def.name {
-                let rendered = self
-                    .templar
-                    .render_text(name, &self.full(&scope))
-                    .ok()
-                    .flatten()
-                    .unwrap_or_else(|| name.clone());
-                names.push(rendered);
-            }
-            names.extend(def.listen.iter().cloned());
-            self.handler_names.extend(names.iter().cloned());
-        }
-        let refused = match def.refused.take() {
-            Some(refused) => Some(refused),
-            None => self.judge_delegation(&mut def, ctx, &scope),
-        };
-        // Ansible decides `when` before it looks at delegate_to: a task that never runs is
-        // never delegated.
-        let refused = refused.filter(|_| {
-            def.delegate_to.is_none()
-                || !matches!(
-                    self.pass(&def, scope.clone(), ctx, None, None, &at),
-                    Ok(None)
-                )
-        });
-        match refused {
+        let names = self.handler_names_of(&def, &scope, ctx);
+        match self.refusal(&mut def, ctx, &scope, &at) {
             // Ansible runs a handler only when notified: refused only then (planner.rs).
             Some(error) if ctx.handlers => {
                 self.refused_handlers.push(RefusedHandler { names, error });
@@ -212,152 +170,90 @@ impl Planner<'_> {
             return Ok(());
         };
         let mut ran_any = false;
-        for pass in passes {
-            let Some(pass) = pass else { continue };
+        for pass in passes.into_iter().flatten() {
             ran_any = true;
-            match &def.action {
-                Action::Module { spec, args, node } => {
-                    let module = Ok((*spec, Cow::Borrowed(args), *node));
-                    self.module_pass(&def, module, spec.name, &pass, ctx, &tags, &at, out)?;
-                }
-                Action::TemplatedModule(action) => {
-                    let module = self.templated_module(action, &pass, ctx, &at, label);
-                    let named = action.name.as_str();
-                    self.module_pass(&def, module, named, &pass, ctx, &tags, &at, out)?;
-                }
-                Action::Block {
-                    block,
-                    rescue,
-                    always,
-                } => {
-                    if def.looping.is_some() {
-                        return Err(PlanError::new(at, ErrorKind::Recipe("a block cannot loop; put the loop on the tasks inside, or loop over include_tasks".into())));
-                    }
-                    let child = Ctx {
-                        rescued: ctx.rescued || rescue.is_some(),
-                        ..self.child_ctx(ctx, &def, &pass, tags.clone(), label, &at)?
-                    };
-                    match (rescue, always) {
-                        (None, None) => self.plan_list(block, &child, out)?,
-                        _ => {
-                            let mut planned = PlannedBlock {
-                                role: ctx.layer.to_string(),
-                                name: task_name.clone().unwrap_or_else(|| "block".into()),
-                                when: None,
-                                source: at.to_string(),
-                                block: Vec::new(),
-                                rescue: Vec::new(),
-                                always: Vec::new(),
-                            };
-                            self.plan_list(block, &child, &mut planned.block)?;
-                            if let Some(rescue) = rescue {
-                                // What failed is known only when the build runs the rescue.
-                                let mut failed = Layer::new();
-                                failed.insert("ansible_failed_task".into(), VarValue::Deferred);
-                                failed.insert("ansible_failed_result".into(), VarValue::Deferred);
-                                let rescue_ctx = Ctx {
-                                    scope: child.scope.with_layer(Arc::new(failed)),
-                                    rescued: ctx.rescued,
-                                    ..child.clone()
-                                };
-                                self.plan_list(rescue, &rescue_ctx, &mut planned.rescue)?;
-                            }
-                            if let Some(always) = always {
-                                let always_ctx = Ctx {
-                                    rescued: ctx.rescued,
-                                    ..child.clone()
-                                };
-                                self.plan_list(always, &always_ctx, &mut planned.always)?;
-                            }
-                            out.push(Step::Block(Box::new(planned)));
-                        }
-                    }
-                }
-                Action::Include {
-                    file,
-                    is_static,
-                    apply_tags,
-                } => {
-                    if !*is_static && !ctx.handlers && !self.opts.tags.selects(&tags) {
-                        continue;
-                    }
-                    if *is_static && def.looping.is_some() {
-                        return Err(PlanError::new(
-                            at,
-                            ErrorKind::Recipe("import_tasks cannot loop; use include_tasks".into()),
-                        ));
-                    }
-                    let child_tags = if *is_static {
-                        tags.clone()
-                    } else {
-                        union(&ctx.tags, apply_tags)
-                    };
-                    let name = match self.render(file, &pass.scope, &at, label)? {
-                        Some(Json::String(name)) => name,
-                        Some(other) => {
-                            return Err(PlanError::new(at, ErrorKind::WrongType { what: "the include file".into(), expected: "a file name", found: crate::modules::types::json_type(&other) }))
-                        }
-                        None => {
-                            return Err(PlanError::new(at, ErrorKind::Recipe("the include file name uses build-time results; it must be known when planning".into())))
-                        }
-                    };
-                    let path = self.include_path(&name, ctx, &at)?;
-                    let child = Ctx {
-                        tags: child_tags,
-                        loaded_at_run: ctx.loaded_at_run || !*is_static && !pass.whens.is_empty(),
-                        ..self.child_ctx(ctx, &def, &pass, tags.clone(), label, &at)?
-                    };
-                    self.plan_file(&path, &child, out)?;
-                }
-                Action::IncludeRole {
-                    name,
-                    tasks_from,
-                    defaults_from,
-                    vars_from,
-                    is_static,
-                    apply_tags,
-                } => {
-                    if !*is_static && !ctx.handlers && !self.opts.tags.selects(&tags) {
-                        continue;
-                    }
-                    let child_tags = if *is_static {
-                        tags.clone()
-                    } else {
-                        union(&ctx.tags, apply_tags)
-                    };
-                    let child = Ctx {
-                        tags: child_tags,
-                        loaded_at_run: ctx.loaded_at_run || !*is_static && !pass.whens.is_empty(),
-                        ..self.child_ctx(ctx, &def, &pass, tags.clone(), label, &at)?
-                    };
-                    let froms = [
-                        tasks_from.as_deref(),
-                        defaults_from.as_deref(),
-                        vars_from.as_deref(),
-                    ];
-                    let task_vars = crate::vars::layer_from(&def.vars);
-                    self.plan_included_role(name, froms, task_vars, &child, &at, out)?;
-                }
-            }
+            self.plan_pass(&def, &pass, ctx, &tags, &at, out)?;
         }
-        if !ran_any {
-            if let Some(register) = &def.register {
-                // A task skipped at plan time still registers, as Ansible does; with a loop
-                // (whose skipped items would have passed) the list was empty.
-                let skipped = match def.looping {
-                    None => {
-                        serde_json::json!({"changed": false, "skipped": true, "skip_reason": "Conditional result was False"})
-                    }
-                    Some(_) => {
-                        serde_json::json!({"changed": false, "skipped": true, "skipped_reason": "No items in the list", "results": []})
-                    }
-                };
-                Arc::make_mut(&mut self.facts_set).insert(register.clone(), VarValue::Raw(skipped));
-            }
-            return Ok(());
+        if ran_any {
+            self.register_deferred(&def);
+        } else {
+            self.register_skipped(&def);
         }
-        self.register_deferred(&def);
         Ok(())
+    }
+
+    /// The task `node` read, or, when it cannot be read in a file only the build may load,
+    /// a task that fails there (pushed to `out`; `None`).
+    fn parse_in_context<'n>(
+        &mut self,
+        node: &'n Node,
+        ctx: &Ctx,
+        out: &mut Vec<Step>,
+    ) -> Result<Option<TaskDef<'n>>> {
+        let parsed = parse_task(node, &ctx.file, &|name| {
+            !name.contains('.') && self.role_module_file(name, ctx).is_some()
+        })
+        .map_err(|e| self.role_action_plugin(e, ctx));
+        match parsed {
+            Ok(def) => Ok(Some(def)),
+            Err(error) if ctx.loaded_at_run => {
+                out.push(self.unread_task(node, ctx, error)?);
+                Ok(None)
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Where the lookups of the task rendered next look: the role's `files/`, then the first
+    /// of its `templates/` and `vars/` folders.
+    fn point_lookups_at(&self, ctx: &Ctx) {
+        let mut lookup_dirs = self.file_search("files", ctx);
+        for sub in ["templates", "vars"] {
+            lookup_dirs.extend(self.file_search(sub, ctx).into_iter().take(1));
+        }
+        crate::template::lookups::set_search(&self.project.root, lookup_dirs);
+    }
+
+    /// The names a notify may give a handler (its rendered name and its `listen`), known
+    /// even when its `when` drops it from this plan; none for a task.
+    fn handler_names_of(&mut self, def: &TaskDef, scope: &Scope, ctx: &Ctx) -> Vec<String> {
+        let mut names = Vec::new();
+        if !ctx.handlers {
+            return names;
+        }
+        if let Some(name) = &def.name {
+            let rendered = self
+                .templar
+                .render_text(name, &self.full(scope))
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| name.clone());
+            names.push(rendered);
+        }
+        names.extend(def.listen.iter().cloned());
+        self.handler_names.extend(names.iter().cloned());
+        names
+    }
+
+    /// Why the task is refused (a keyword imgbuild refuses, a delegation it cannot do), when
+    /// it is and it would run.
+    fn refusal(
+        &mut self,
+        def: &mut TaskDef,
+        ctx: &Ctx,
+        scope: &Scope,
+        at: &Location,
+    ) -> Option<PlanError> {
+        let refused = match def.refused.take() {
+            Some(refused) => Some(refused),
+            None => self.judge_delegation(def, ctx, scope),
+        };
+        // Ansible decides `when` before it looks at delegate_to: a task that never runs is
+        // never delegated.
+        refused.filter(|_| {
+            def.delegate_to.is_none()
+                || !matches!(self.pass(def, scope.clone(), ctx, None, None, at), Ok(None))
+        })
     }
 
     fn register_deferred(&mut self, def: &TaskDef) {
