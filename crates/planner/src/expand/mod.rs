@@ -3,6 +3,7 @@
 mod become_user;
 mod catching;
 mod delegation;
+mod emit;
 mod errors;
 mod handler_alias;
 mod includes;
@@ -17,21 +18,17 @@ mod task_pass;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use indexmap::IndexMap;
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, Location, PlanError, Result};
-use crate::modules::types::parse_bool;
 use crate::modules::ModuleSpec;
-use crate::plan::{LoopItem, PlannedTask, Retry, Step, Warning};
+use crate::plan::{LoopItem, Step, Warning};
 use crate::planner::{Planner, RefusedHandler};
 use crate::roles::{find_role, var_layer, yaml_file};
 use crate::task::{parse_task, Action, TaskDef};
 
-use crate::template::OMIT;
 use crate::vars::{Layer, Scope, VarValue};
 use crate::yaml::{Node, Value};
-use errors::module_args_error;
 
 pub(crate) use crate::task_context::{role_magic, Ctx};
 
@@ -350,191 +347,6 @@ impl Planner<'_> {
         let first = self.handlers.len();
         self.handlers.extend(handlers);
         self.note_handler_aliases(&ctx.scope, first..self.handlers.len());
-        Ok(())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn emit_module(
-        &mut self,
-        def: &TaskDef,
-        spec: &'static ModuleSpec,
-        raw_args: &Map<String, Json>,
-        node: &Node,
-        pass: &Pass,
-        ctx: &Ctx,
-        tags: &[String],
-        at: &Location,
-        out: &mut Vec<Step>,
-    ) -> Result<()> {
-        let label = def.name.as_deref();
-        if pass.item.as_ref().is_some_and(|i| i.skipped) {
-            // Ansible decides `when` before it renders the arguments: nothing to render.
-            out.push(Step::Task(Box::new(PlannedTask {
-                role: ctx.layer.to_string(),
-                name: def.name.clone().unwrap_or_else(|| spec.name.to_owned()),
-                module: spec.name.to_owned(),
-                args: Json::Object(Map::new()),
-                tags: tags.to_vec(),
-                when: Some("False".into()),
-                source: at.to_string(),
-                item: pass.item.clone(),
-                register: def.register.clone(),
-                ..PlannedTask::default()
-            })));
-            return Ok(());
-        }
-        self.warn_decimal_mode(node, &ctx.file);
-        self.check_package_manager(spec, pass, at)?;
-        let environment =
-            self.environment(ctx, def.environment.as_ref(), &pass.scope, at, label)?;
-        let env_var = Json::Array(
-            environment
-                .iter()
-                .map(|m| Json::Object(m.clone().into_iter().collect()))
-                .collect(),
-        );
-        let pass = &Pass {
-            scope: pass.scope.with_layer(crate::vars::layer_from([(
-                &"environment".to_owned(),
-                &env_var,
-            )])),
-            ..pass.clone()
-        };
-        let mut args = Map::new();
-        let mut deferred = Vec::new();
-        let named_args = self.rendered_fact_names(spec, raw_args, pass, at, label)?;
-        for (key, value) in named_args.iter() {
-            match self.render(value, &pass.scope, at, label)? {
-                Some(Json::String(s)) if s == OMIT => {}
-                Some(Json::String(s)) if spec.url_params.contains(&key.as_str()) => {
-                    args.insert(key.clone(), Json::String(mirror::collapse_path_slashes(&s)));
-                }
-                Some(Json::Array(items)) if spec.url_params.contains(&key.as_str()) => {
-                    let items = items
-                        .into_iter()
-                        .map(|i| match i {
-                            Json::String(s) => Json::String(mirror::collapse_path_slashes(&s)),
-                            other => other,
-                        })
-                        .collect();
-                    args.insert(key.clone(), Json::Array(items));
-                }
-                Some(rendered) if crate::template::contains_template(value) => {
-                    args.insert(
-                        key.clone(),
-                        crate::modules::templated_argument(key, rendered),
-                    );
-                }
-                Some(rendered) => {
-                    args.insert(key.clone(), rendered);
-                }
-                None => {
-                    deferred.push(key.clone());
-                    args.insert(key.clone(), value.clone());
-                }
-            }
-        }
-        self.refuse_async(def, spec.name, &pass.scope, at)?;
-        let written = Json::Object(args);
-        let args = (spec.normalize)(written.clone())
-            .map_err(|message| module_args_error(spec.name, &message, at))?;
-        let deferred = crate::modules::canonical_deferred(deferred, &written, &args);
-        let name = match &def.name {
-            Some(raw) => self
-                .templar
-                .render_text(raw, &self.full(&pass.scope))
-                .ok()
-                .flatten()
-                .unwrap_or_else(|| raw.clone()),
-            None => spec.name.to_owned(),
-        };
-        let mut task = PlannedTask {
-            role: ctx.layer.to_string(),
-            name,
-            module: spec.name.to_owned(),
-            args,
-            tags: tags.to_vec(),
-            when: and_all(&pass.whens),
-            source: at.to_string(),
-            delegated_to_image: def.delegate_to.is_some() && !def.on_controller,
-            on_controller: def.on_controller,
-            check_mode: self.bool_keyword(
-                "check_mode",
-                &def.check_mode,
-                &ctx.check_mode,
-                pass,
-                def,
-                at,
-            )?,
-            diff: self.bool_keyword("diff", &def.diff, &ctx.diff, pass, def, at)?,
-            become_user: self.become_user(
-                &def.become_keywords.over(&ctx.become_keywords),
-                &pass.scope,
-                at,
-                label,
-            )?,
-            deferred,
-            item: pass.item.clone(),
-            loop_over: pass.loop_over.clone(),
-            loop_var: pass.loop_over.as_ref().map(|_| def.loop_var.clone()),
-            loop_index_var: pass.loop_over.as_ref().and_then(|_| def.index_var.clone()),
-            loop_extended: pass.loop_over.is_some() && def.loop_extended,
-            loop_pause: def.loop_pause,
-            register: def.register.clone(),
-            notify: def.notify.clone(),
-            listen: def.listen.clone(),
-            ignore_errors: self.ignore_errors(
-                ctx,
-                def.ignore_errors.as_ref(),
-                &pass.scope,
-                at,
-                label,
-            )?,
-            changed_when: self.runtime_expression(&def.changed_when, at)?,
-            failed_when: self.runtime_expression(&def.failed_when, at)?,
-            until: None,
-            environment: environment.into_iter().flatten().collect(),
-            no_log: false,
-            local_file: None,
-            local_search: Vec::new(),
-            rendered: None,
-            context: IndexMap::new(),
-            fails: None,
-            var_files: Vec::new(),
-        };
-        if let Some(until) = &def.until {
-            let until = self
-                .runtime_expression(std::slice::from_ref(until), at)?
-                .unwrap_or_default();
-            let retries = match &def.retries {
-                Some(r) => self
-                    .render(r, &pass.scope, at, label)?
-                    .unwrap_or_else(|| r.clone()),
-                None => Json::from(3),
-            };
-            let delay = match &def.delay {
-                Some(d) => self
-                    .render(d, &pass.scope, at, label)?
-                    .unwrap_or_else(|| d.clone()),
-                None => Json::from(5),
-            };
-            task.until = Some(Retry {
-                until,
-                retries,
-                delay,
-            });
-        }
-        if let Some(no_log) = &def.no_log {
-            task.no_log = match self.render(no_log, &pass.scope, at, label)? {
-                Some(Json::Bool(b)) => b,
-                Some(Json::String(s)) => parse_bool(&s).unwrap_or(true),
-                _ => true,
-            };
-        }
-        task.notify = self.notify_names(&def.notify, pass, at, label)?;
-        self.module_specifics(spec, &mut task, pass, ctx, at, label)?;
-        task.context = self.runtime_context(&task, raw_args, &pass.scope);
-        out.push(Step::Task(Box::new(task)));
         Ok(())
     }
 

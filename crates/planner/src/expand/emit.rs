@@ -1,0 +1,265 @@
+//! A module's task for one pass, as the plan keeps it: its arguments rendered (or deferred
+//! to the build) and checked, its keywords decided, and what its module needs at plan time.
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value as Json};
+
+use super::errors::module_args_error;
+use super::{and_all, Ctx, Pass};
+use crate::error::{Location, Result};
+use crate::modules::types::parse_bool;
+use crate::modules::ModuleSpec;
+use crate::plan::{PlannedTask, Retry, Step};
+use crate::planner::Planner;
+use crate::task::TaskDef;
+use crate::template::OMIT;
+use crate::yaml::Node;
+
+/// A module's arguments after rendering: the values, and the names only the build can render.
+struct RenderedArgs {
+    args: Map<String, Json>,
+    deferred: Vec<String>,
+}
+
+impl Planner<'_> {
+    /// Plans the task of `spec` for one pass of `def` into `out`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn emit_module(
+        &mut self,
+        def: &TaskDef,
+        spec: &'static ModuleSpec,
+        raw_args: &Map<String, Json>,
+        node: &Node,
+        pass: &Pass,
+        ctx: &Ctx,
+        tags: &[String],
+        at: &Location,
+        out: &mut Vec<Step>,
+    ) -> Result<()> {
+        let label = def.name.as_deref();
+        if pass.item.as_ref().is_some_and(|i| i.skipped) {
+            // Ansible decides `when` before it renders the arguments: nothing to render.
+            let task = skipped_item_task(def, spec, pass, ctx, tags, at);
+            out.push(Step::Task(Box::new(task)));
+            return Ok(());
+        }
+        self.warn_decimal_mode(node, &ctx.file);
+        self.check_package_manager(spec, pass, at)?;
+        let environment =
+            self.environment(ctx, def.environment.as_ref(), &pass.scope, at, label)?;
+        let pass = &with_environment_variable(pass, &environment);
+        let rendered = self.render_args(spec, raw_args, pass, at, label)?;
+        self.refuse_async(def, spec.name, &pass.scope, at)?;
+        let written = Json::Object(rendered.args);
+        let args = (spec.normalize)(written.clone())
+            .map_err(|message| module_args_error(spec.name, &message, at))?;
+        let deferred = crate::modules::canonical_deferred(rendered.deferred, &written, &args);
+        let mut task = PlannedTask {
+            role: ctx.layer.to_string(),
+            name: self.task_name(def, spec, pass),
+            module: spec.name.to_owned(),
+            args,
+            tags: tags.to_vec(),
+            when: and_all(&pass.whens),
+            source: at.to_string(),
+            delegated_to_image: def.delegate_to.is_some() && !def.on_controller,
+            on_controller: def.on_controller,
+            check_mode: self.bool_keyword(
+                "check_mode",
+                &def.check_mode,
+                &ctx.check_mode,
+                pass,
+                def,
+                at,
+            )?,
+            diff: self.bool_keyword("diff", &def.diff, &ctx.diff, pass, def, at)?,
+            become_user: self.become_user(
+                &def.become_keywords.over(&ctx.become_keywords),
+                &pass.scope,
+                at,
+                label,
+            )?,
+            deferred,
+            item: pass.item.clone(),
+            loop_over: pass.loop_over.clone(),
+            loop_var: pass.loop_over.as_ref().map(|_| def.loop_var.clone()),
+            loop_index_var: pass.loop_over.as_ref().and_then(|_| def.index_var.clone()),
+            loop_extended: pass.loop_over.is_some() && def.loop_extended,
+            loop_pause: def.loop_pause,
+            register: def.register.clone(),
+            notify: def.notify.clone(),
+            listen: def.listen.clone(),
+            ignore_errors: self.ignore_errors(
+                ctx,
+                def.ignore_errors.as_ref(),
+                &pass.scope,
+                at,
+                label,
+            )?,
+            changed_when: self.runtime_expression(&def.changed_when, at)?,
+            failed_when: self.runtime_expression(&def.failed_when, at)?,
+            until: self.retry(def, pass, at)?,
+            environment: environment.into_iter().flatten().collect(),
+            no_log: self.no_log(def, pass, at)?,
+            local_file: None,
+            local_search: Vec::new(),
+            rendered: None,
+            context: IndexMap::new(),
+            fails: None,
+            var_files: Vec::new(),
+        };
+        task.notify = self.notify_names(&def.notify, pass, at, label)?;
+        self.module_specifics(spec, &mut task, pass, ctx, at, label)?;
+        task.context = self.runtime_context(&task, raw_args, &pass.scope);
+        out.push(Step::Task(Box::new(task)));
+        Ok(())
+    }
+
+    /// Every argument rendered now, or kept as written for the build when it uses build-time
+    /// results; `omit` drops one; a site mirror URL has its repeated slashes collapsed.
+    fn render_args(
+        &mut self,
+        spec: &ModuleSpec,
+        raw_args: &Map<String, Json>,
+        pass: &Pass,
+        at: &Location,
+        label: Option<&str>,
+    ) -> Result<RenderedArgs> {
+        let mut args = Map::new();
+        let mut deferred = Vec::new();
+        let named_args = self.rendered_fact_names(spec, raw_args, pass, at, label)?;
+        for (key, value) in named_args.iter() {
+            let is_url = spec.url_params.contains(&key.as_str());
+            match self.render(value, &pass.scope, at, label)? {
+                Some(Json::String(s)) if s == OMIT => {}
+                Some(rendered @ (Json::String(_) | Json::Array(_))) if is_url => {
+                    args.insert(key.clone(), collapsed_url_slashes(rendered));
+                }
+                Some(rendered) if crate::template::contains_template(value) => {
+                    args.insert(
+                        key.clone(),
+                        crate::modules::templated_argument(key, rendered),
+                    );
+                }
+                Some(rendered) => {
+                    args.insert(key.clone(), rendered);
+                }
+                None => {
+                    deferred.push(key.clone());
+                    args.insert(key.clone(), value.clone());
+                }
+            }
+        }
+        Ok(RenderedArgs { args, deferred })
+    }
+
+    /// The task's name rendered (as written when it cannot be), or the module's.
+    fn task_name(&self, def: &TaskDef, spec: &ModuleSpec, pass: &Pass) -> String {
+        match &def.name {
+            Some(raw) => self
+                .templar
+                .render_text(raw, &self.full(&pass.scope))
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| raw.clone()),
+            None => spec.name.to_owned(),
+        }
+    }
+
+    /// `until` with its `retries` (3 unless given) and `delay` (5 unless given).
+    fn retry(&mut self, def: &TaskDef, pass: &Pass, at: &Location) -> Result<Option<Retry>> {
+        let Some(until) = &def.until else {
+            return Ok(None);
+        };
+        let label = def.name.as_deref();
+        let until = self
+            .runtime_expression(std::slice::from_ref(until), at)?
+            .unwrap_or_default();
+        let keyword = |given: &Option<Json>, default: u32| -> Result<Json> {
+            Ok(match given {
+                Some(raw) => self
+                    .render(raw, &pass.scope, at, label)?
+                    .unwrap_or_else(|| raw.clone()),
+                None => Json::from(default),
+            })
+        };
+        let retries = keyword(&def.retries, 3)?;
+        let delay = keyword(&def.delay, 5)?;
+        Ok(Some(Retry {
+            until,
+            retries,
+            delay,
+        }))
+    }
+
+    /// `no_log`: true unless it renders to a false boolean or text.
+    fn no_log(&mut self, def: &TaskDef, pass: &Pass, at: &Location) -> Result<bool> {
+        let Some(no_log) = &def.no_log else {
+            return Ok(false);
+        };
+        Ok(
+            match self.render(no_log, &pass.scope, at, def.name.as_deref())? {
+                Some(Json::Bool(b)) => b,
+                Some(Json::String(s)) => parse_bool(&s).unwrap_or(true),
+                _ => true,
+            },
+        )
+    }
+}
+
+/// The task of a loop item its `when` skipped: nothing rendered, never run.
+fn skipped_item_task(
+    def: &TaskDef,
+    spec: &ModuleSpec,
+    pass: &Pass,
+    ctx: &Ctx,
+    tags: &[String],
+    at: &Location,
+) -> PlannedTask {
+    PlannedTask {
+        role: ctx.layer.to_string(),
+        name: def.name.clone().unwrap_or_else(|| spec.name.to_owned()),
+        module: spec.name.to_owned(),
+        args: Json::Object(Map::new()),
+        tags: tags.to_vec(),
+        when: Some("False".into()),
+        source: at.to_string(),
+        item: pass.item.clone(),
+        register: def.register.clone(),
+        ..PlannedTask::default()
+    }
+}
+
+/// The pass with `environment` (the task's environment mappings) as a variable.
+fn with_environment_variable(pass: &Pass, environment: &[IndexMap<String, Json>]) -> Pass {
+    let env_var = Json::Array(
+        environment
+            .iter()
+            .map(|m| Json::Object(m.clone().into_iter().collect()))
+            .collect(),
+    );
+    Pass {
+        scope: pass.scope.with_layer(crate::vars::layer_from([(
+            &"environment".to_owned(),
+            &env_var,
+        )])),
+        ..pass.clone()
+    }
+}
+
+/// A URL (or list of URLs) of the site mirror with repeated slashes in its path collapsed.
+fn collapsed_url_slashes(rendered: Json) -> Json {
+    match rendered {
+        Json::String(s) => Json::String(mirror::collapse_path_slashes(&s)),
+        Json::Array(items) => Json::Array(
+            items
+                .into_iter()
+                .map(|i| match i {
+                    Json::String(s) => Json::String(mirror::collapse_path_slashes(&s)),
+                    other => other,
+                })
+                .collect(),
+        ),
+        other => other,
+    }
+}
