@@ -44,117 +44,63 @@ impl Planner<'_> {
         at: &Location,
     ) -> Result<Vec<Json>> {
         match keyword {
-            "with_dict" => match value {
-                Json::Object(map) => Ok(map
-                    .into_iter()
-                    .map(|(key, value)| json!({"key": key, "value": value}))
-                    .collect()),
-                Json::Null => Ok(Vec::new()),
-                // Ansible's words: the task fails with them when it runs.
-                _ => Err(PlanError::new(
-                    at.clone(),
-                    ErrorKind::Lookup("with_dict expects a dict".into()),
-                )),
-            },
-            "with_nested" => {
-                // Every combination of one item of each list, the first list outermost.
-                let Json::Array(lists) = value else {
-                    return Err(wrong(at, keyword, "a list of lists", &value));
-                };
-                let mut combos: Vec<Vec<Json>> = vec![Vec::new()];
-                for list in lists {
-                    let items = match list {
-                        Json::Array(items) => items,
-                        other => vec![other],
-                    };
-                    combos = combos
-                        .iter()
-                        .flat_map(|c| {
-                            items.iter().map(move |i| {
-                                let mut next = c.clone();
-                                next.push(i.clone());
-                                next
-                            })
-                        })
-                        .collect();
-                }
-                Ok(combos.into_iter().map(Json::Array).collect())
-            }
-            "with_together" => {
-                let Json::Array(lists) = value else {
-                    return Err(wrong(at, keyword, "a list of lists", &value));
-                };
-                let lists: Vec<Vec<Json>> = lists
-                    .into_iter()
-                    .map(|l| match l {
-                        Json::Array(items) => items,
-                        other => vec![other],
-                    })
-                    .collect();
-                if lists.is_empty() {
-                    return Err(PlanError::new(
-                        at.clone(),
-                        ErrorKind::Lookup(
-                            "with_together requires at least one element in each list".into(),
-                        ),
-                    ));
-                }
-                let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
-                Ok((0..longest)
-                    .map(|i| {
-                        Json::Array(
-                            lists
-                                .iter()
-                                .map(|l| l.get(i).cloned().unwrap_or(Json::Null))
-                                .collect(),
-                        )
-                    })
-                    .collect())
-            }
+            "with_dict" => dict_items(value, at),
+            "with_nested" => nested_items(value, keyword, at),
+            "with_together" => together_items(value, keyword, at),
             "with_subelements" => subelements(value)
                 .map_err(|message| PlanError::new(at.clone(), ErrorKind::Lookup(message))),
             "with_first_found" => self
                 .first_found(value, module, ctx, at)
                 .map(|found| found.into_iter().collect()),
-            "with_fileglob" => {
-                let patterns: Vec<String> = match value {
-                    Json::Array(items) => items
-                        .iter()
-                        .filter_map(Json::as_str)
-                        .map(str::to_owned)
-                        .collect(),
-                    Json::String(s) => vec![s],
-                    other => return Err(wrong(at, keyword, "a list of globs", &other)),
-                };
-                let mut found = Vec::new();
-                for pattern in patterns {
-                    let (dir_part, name_part) = pattern.rsplit_once('/').unwrap_or(("", &pattern));
-                    for dir in self.file_search("files", ctx) {
-                        let dir = dir.join(dir_part);
-                        if !self.sources.is_dir(&dir) {
-                            continue;
-                        }
-                        self.sources.record(&dir);
-                        let names = crate::glob::sorted_names(&self.project.root.join(&dir));
-                        for name in names
-                            .into_iter()
-                            .filter(|n| crate::glob::matches(name_part, n))
-                        {
-                            let path = dir.join(&name);
-                            if self.sources.is_file(&path) {
-                                found.push(Json::String(path.display().to_string()));
-                            }
-                        }
-                        break;
-                    }
-                }
-                Ok(found)
-            }
+            "with_fileglob" => self.fileglob_items(value, keyword, ctx, at),
             _ => Ok(match value {
                 Json::Array(items) => items,
                 other => vec![other],
             }),
         }
+    }
+
+    /// `with_fileglob`: the role's files matching the patterns, from the first search
+    /// folder holding the pattern's folder.
+    fn fileglob_items(
+        &mut self,
+        value: Json,
+        keyword: &str,
+        ctx: &Ctx,
+        at: &Location,
+    ) -> Result<Vec<Json>> {
+        let patterns: Vec<String> = match value {
+            Json::Array(items) => items
+                .iter()
+                .filter_map(Json::as_str)
+                .map(str::to_owned)
+                .collect(),
+            Json::String(s) => vec![s],
+            other => return Err(wrong(at, keyword, "a list of globs", &other)),
+        };
+        let mut found = Vec::new();
+        for pattern in patterns {
+            let (dir_part, name_part) = pattern.rsplit_once('/').unwrap_or(("", &pattern));
+            for dir in self.file_search("files", ctx) {
+                let dir = dir.join(dir_part);
+                if !self.sources.is_dir(&dir) {
+                    continue;
+                }
+                self.sources.record(&dir);
+                let names = crate::glob::sorted_names(&self.project.root.join(&dir));
+                for name in names
+                    .into_iter()
+                    .filter(|n| crate::glob::matches(name_part, n))
+                {
+                    let path = dir.join(&name);
+                    if self.sources.is_file(&path) {
+                        found.push(Json::String(path.display().to_string()));
+                    }
+                }
+                break;
+            }
+        }
+        Ok(found)
     }
 
     /// `with_first_found` / `lookup('first_found')`: the first of the named files that exists,
@@ -578,4 +524,76 @@ fn take_sublist(
         node = next;
     }
     Ok(Vec::new())
+}
+
+/// `with_dict`: a `{key, value}` item per entry.
+fn dict_items(value: Json, at: &Location) -> Result<Vec<Json>> {
+    match value {
+        Json::Object(map) => Ok(map
+            .into_iter()
+            .map(|(key, value)| json!({"key": key, "value": value}))
+            .collect()),
+        Json::Null => Ok(Vec::new()),
+        // Ansible's words: the task fails with them when it runs.
+        _ => Err(PlanError::new(
+            at.clone(),
+            ErrorKind::Lookup("with_dict expects a dict".into()),
+        )),
+    }
+}
+
+/// `with_nested`: every combination of one item of each list, the first list outermost.
+fn nested_items(value: Json, keyword: &str, at: &Location) -> Result<Vec<Json>> {
+    let Json::Array(lists) = value else {
+        return Err(wrong(at, keyword, "a list of lists", &value));
+    };
+    let mut combos: Vec<Vec<Json>> = vec![Vec::new()];
+    for list in lists {
+        let items = match list {
+            Json::Array(items) => items,
+            other => vec![other],
+        };
+        combos = combos
+            .iter()
+            .flat_map(|c| {
+                items.iter().map(move |i| {
+                    let mut next = c.clone();
+                    next.push(i.clone());
+                    next
+                })
+            })
+            .collect();
+    }
+    Ok(combos.into_iter().map(Json::Array).collect())
+}
+
+/// `with_together`: the lists zipped, the shorter ones padded with nulls.
+fn together_items(value: Json, keyword: &str, at: &Location) -> Result<Vec<Json>> {
+    let Json::Array(lists) = value else {
+        return Err(wrong(at, keyword, "a list of lists", &value));
+    };
+    let lists: Vec<Vec<Json>> = lists
+        .into_iter()
+        .map(|l| match l {
+            Json::Array(items) => items,
+            other => vec![other],
+        })
+        .collect();
+    if lists.is_empty() {
+        return Err(PlanError::new(
+            at.clone(),
+            ErrorKind::Lookup("with_together requires at least one element in each list".into()),
+        ));
+    }
+    let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
+    Ok((0..longest)
+        .map(|i| {
+            Json::Array(
+                lists
+                    .iter()
+                    .map(|l| l.get(i).cloned().unwrap_or(Json::Null))
+                    .collect(),
+            )
+        })
+        .collect())
 }

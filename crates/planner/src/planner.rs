@@ -145,15 +145,7 @@ pub fn recipe_facts(
     opts: &PlanOptions,
 ) -> Result<RecipeFacts> {
     let recipe = Recipe::load(project, sources, image)?;
-    let mirror_path = Path::new("mirror.toml");
-    // A mirror.toml that exists but is not a readable file is an error, not "no mirror".
-    let mirror = if sources.exists(mirror_path) {
-        let text = sources.read_text(mirror_path)?;
-        mirror::MirrorConfig::parse(&text, mirror_path)
-            .map_err(|e| PlanError::new(Location::file(mirror_path), ErrorKind::Mirror(e)))?
-    } else {
-        mirror::MirrorConfig::default()
-    };
+    let mirror = site_mirror(sources)?;
     let mut mirror_layer = Layer::new();
     if let Some(url) = &mirror.url {
         mirror_layer.insert(
@@ -177,23 +169,7 @@ pub fn recipe_facts(
         .with_layer(inventory_layer.clone())
         .with_layer(recipe_layer.clone());
     let at = Location::file(&recipe.path);
-    let text = |name: &str| -> Result<Option<String>> {
-        match pre.get(name) {
-            None => Ok(None),
-            Some(_) => match templar.render(&json!(format!("{{{{ {name} }}}}")), &pre) {
-                Ok(Some(Json::String(s))) => Ok(Some(s)),
-                Ok(Some(other)) => Ok(Some(other.to_string())),
-                Ok(None) => Ok(None),
-                Err(e) => Err(PlanError::new(
-                    at.clone(),
-                    ErrorKind::Template {
-                        template: name.to_owned(),
-                        message: e.to_string(),
-                    },
-                )),
-            },
-        }
-    };
+    let text = |name: &str| recipe_text(templar, &pre, name, &at);
     let bootstrap = text("bootstrap")?.unwrap_or_else(|| "docker".into());
     let build_from = text("build_from")?;
     let distro = distro_of(&recipe, &bootstrap, build_from.as_deref(), &at)?;
@@ -203,6 +179,87 @@ pub fn recipe_facts(
             distro.name
         ))));
     }
+    let (facts, fact_layer) = fact_layer(&recipe, &distro);
+    let scope = Scope::new(layer_from(&extra))
+        .with_layer(Arc::new(mirror_layer))
+        .with_layer(inventory_layer)
+        .with_layer(Arc::new(fact_layer))
+        .with_layer(recipe_layer);
+    Ok(RecipeFacts {
+        recipe,
+        facts,
+        scope,
+        inventory_names: inventory.keys().cloned().collect(),
+    })
+}
+
+/// The context of a part of the play (`layer`: a role, `pre_tasks`, `tasks`, `post_tasks`).
+fn play_ctx(
+    recipe: &Recipe,
+    scope: &Scope,
+    environment: &[IndexMap<String, Json>],
+    layer: &str,
+) -> Ctx {
+    Ctx {
+        layer: Arc::from(layer),
+        role_dir: None,
+        file: recipe.path.clone(),
+        scope: scope.clone(),
+        when: Vec::new(),
+        tags: recipe.tags.clone(),
+        environment: environment.to_vec(),
+        ignore_errors: None,
+        become_keywords: crate::task::BecomeKeywords::default(),
+        check_mode: None,
+        diff: None,
+        handlers: false,
+        rescued: false,
+        depth: 0,
+        delegate_to: None,
+        loaded_at_run: false,
+    }
+}
+
+/// The project's `mirror.toml`, or no mirror when there is none. A mirror.toml that exists
+/// but is not a readable file is an error, not "no mirror".
+fn site_mirror(sources: &mut Sources) -> Result<mirror::MirrorConfig> {
+    let mirror_path = Path::new("mirror.toml");
+    if !sources.exists(mirror_path) {
+        return Ok(mirror::MirrorConfig::default());
+    }
+    let text = sources.read_text(mirror_path)?;
+    mirror::MirrorConfig::parse(&text, mirror_path)
+        .map_err(|e| PlanError::new(Location::file(mirror_path), ErrorKind::Mirror(e)))
+}
+
+/// Recipe variable `name` rendered as text (`None` when it is not set or only the build
+/// knows it).
+fn recipe_text(
+    templar: &Templar,
+    pre: &Scope,
+    name: &str,
+    at: &Location,
+) -> Result<Option<String>> {
+    if pre.get(name).is_none() {
+        return Ok(None);
+    }
+    match templar.render(&json!(format!("{{{{ {name} }}}}")), pre) {
+        Ok(Some(Json::String(s))) => Ok(Some(s)),
+        Ok(Some(other)) => Ok(Some(other.to_string())),
+        Ok(None) => Ok(None),
+        Err(e) => Err(PlanError::new(
+            at.clone(),
+            ErrorKind::Template {
+                template: name.to_owned(),
+                message: e.to_string(),
+            },
+        )),
+    }
+}
+
+/// The image's facts for `distro` (with the recipe's overrides), and the variable layer
+/// they make: `ansible_*` names, magic variables, and the image facts only the build knows.
+fn fact_layer(recipe: &Recipe, distro: &Distro) -> (IndexMap<String, Json>, Layer) {
     let overrides: IndexMap<String, Json> = recipe
         .facts
         .iter()
@@ -214,12 +271,12 @@ pub fn recipe_facts(
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let facts = facts::facts_for(&distro, json!("{{ kernel_version }}"), &overrides);
+    let facts = facts::facts_for(distro, json!("{{ kernel_version }}"), &overrides);
     let mut fact_layer: Layer = facts
         .iter()
         .map(|(k, v)| (k.clone(), VarValue::Raw(v.clone())))
         .collect();
-    for (k, v) in magic_vars(&recipe) {
+    for (k, v) in magic_vars(recipe) {
         fact_layer.insert(k, VarValue::Raw(v));
     }
     for name in facts::IMAGE_FACTS {
@@ -235,17 +292,7 @@ pub fn recipe_facts(
     }
     // `now()` is the time the task runs: the plan leaves it to the build.
     fact_layer.insert(crate::template::BUILD_TIME.into(), VarValue::Deferred);
-    let scope = Scope::new(layer_from(&extra))
-        .with_layer(Arc::new(mirror_layer))
-        .with_layer(inventory_layer)
-        .with_layer(Arc::new(fact_layer))
-        .with_layer(recipe_layer);
-    Ok(RecipeFacts {
-        recipe,
-        facts,
-        scope,
-        inventory_names: inventory.keys().cloned().collect(),
-    })
+    (facts, fact_layer)
 }
 
 fn distro_of(
@@ -344,81 +391,8 @@ impl Planner<'_> {
             inventory_names,
         } = base;
         let recipe_at = Location::file(&recipe.path);
-        let environment: Vec<IndexMap<String, Json>> = match &recipe.environment {
-            Some(env) => match self.render(env, &scope, &recipe_at, None)? {
-                Some(Json::Object(map)) => vec![map.into_iter().collect()],
-                _ => Vec::new(),
-            },
-            None => Vec::new(),
-        };
-        let mut tasks = Vec::new();
-        let mut roles = Vec::new();
-        let play_ctx = |layer: &str, file: &Path| Ctx {
-            layer: Arc::from(layer),
-            role_dir: None,
-            file: file.to_owned(),
-            scope: scope.clone(),
-            when: Vec::new(),
-            tags: recipe.tags.clone(),
-            environment: environment.clone(),
-            ignore_errors: None,
-            become_keywords: crate::task::BecomeKeywords::default(),
-            check_mode: None,
-            diff: None,
-            handlers: false,
-            rescued: false,
-            depth: 0,
-            delegate_to: None,
-            loaded_at_run: false,
-        };
-        let list = |label: &str| {
-            recipe
-                .task_lists
-                .iter()
-                .find(|(l, _)| *l == label)
-                .map(|(_, n)| n.clone())
-        };
-        if let Some(pre) = list("pre_tasks") {
-            roles.push("pre_tasks".to_owned());
-            self.plan_list(&pre, &play_ctx("pre_tasks", &recipe.path), &mut tasks)?;
-        }
-        for role in &recipe.roles {
-            roles.push(role.name.clone());
-            self.plan_role(role, &play_ctx(&role.name, &recipe.path), &mut tasks)?;
-        }
-        for label in ["tasks", "post_tasks"] {
-            if let Some(node) = list(label) {
-                roles.push(label.to_owned());
-                self.plan_list(&node, &play_ctx(label, &recipe.path), &mut tasks)?;
-            }
-        }
-        for (name, _) in self.notified.clone() {
-            self.answer_by_alias(&name);
-        }
-        for (name, at) in &self.notified {
-            let refused = self
-                .refused_handlers
-                .iter()
-                .position(|h| h.names.contains(name));
-            if let Some(index) = refused {
-                let mut error = self.refused_handlers.swap_remove(index).error;
-                let because = format!("the handler runs because {at} notifies it");
-                match &mut error.kind {
-                    ErrorKind::Unsupported { why, .. } => *why = format!("{why}; {because}"),
-                    _ => self.warnings.push(crate::plan::Warning {
-                        source: at.to_string(),
-                        message: because,
-                    }),
-                }
-                return Err(error);
-            }
-            if !self.handler_names.iter().any(|h| h == name) {
-                return Err(PlanError::new(
-                    at.clone(),
-                    ErrorKind::UnknownHandler(name.clone()),
-                ));
-            }
-        }
+        let (mut tasks, mut roles) = self.plan_play(&recipe, &scope, &recipe_at)?;
+        self.check_notified()?;
         self.check_tags(&recipe, tasks.is_empty())?;
         let vars = self.pins_from_role_defaults(
             &recipe,
@@ -468,6 +442,80 @@ impl Planner<'_> {
                 .map(|p| p.display().to_string())
                 .collect(),
         })
+    }
+
+    /// The play's steps in Ansible's order (pre_tasks, roles, tasks, post_tasks), with the
+    /// name of each part (the image's layers).
+    fn plan_play(
+        &mut self,
+        recipe: &Recipe,
+        scope: &Scope,
+        recipe_at: &Location,
+    ) -> Result<(Vec<Step>, Vec<String>)> {
+        let environment: Vec<IndexMap<String, Json>> = match &recipe.environment {
+            Some(env) => match self.render(env, scope, recipe_at, None)? {
+                Some(Json::Object(map)) => vec![map.into_iter().collect()],
+                _ => Vec::new(),
+            },
+            None => Vec::new(),
+        };
+        let play_ctx = |layer: &str| play_ctx(recipe, scope, &environment, layer);
+        let list = |label: &str| {
+            recipe
+                .task_lists
+                .iter()
+                .find(|(l, _)| *l == label)
+                .map(|(_, n)| n.clone())
+        };
+        let mut tasks = Vec::new();
+        let mut roles = Vec::new();
+        if let Some(pre) = list("pre_tasks") {
+            roles.push("pre_tasks".to_owned());
+            self.plan_list(&pre, &play_ctx("pre_tasks"), &mut tasks)?;
+        }
+        for role in &recipe.roles {
+            roles.push(role.name.clone());
+            self.plan_role(role, &play_ctx(&role.name), &mut tasks)?;
+        }
+        for label in ["tasks", "post_tasks"] {
+            if let Some(node) = list(label) {
+                roles.push(label.to_owned());
+                self.plan_list(&node, &play_ctx(label), &mut tasks)?;
+            }
+        }
+        Ok((tasks, roles))
+    }
+
+    /// Every notified handler exists, and none that is notified is refused.
+    fn check_notified(&mut self) -> Result<()> {
+        for (name, _) in self.notified.clone() {
+            self.answer_by_alias(&name);
+        }
+        for (name, at) in &self.notified {
+            let refused = self
+                .refused_handlers
+                .iter()
+                .position(|h| h.names.contains(name));
+            if let Some(index) = refused {
+                let mut error = self.refused_handlers.swap_remove(index).error;
+                let because = format!("the handler runs because {at} notifies it");
+                match &mut error.kind {
+                    ErrorKind::Unsupported { why, .. } => *why = format!("{why}; {because}"),
+                    _ => self.warnings.push(crate::plan::Warning {
+                        source: at.to_string(),
+                        message: because,
+                    }),
+                }
+                return Err(error);
+            }
+            if !self.handler_names.iter().any(|h| h == name) {
+                return Err(PlanError::new(
+                    at.clone(),
+                    ErrorKind::UnknownHandler(name.clone()),
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn plan_role(&mut self, role: &RoleRef, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {

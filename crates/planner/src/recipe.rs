@@ -8,7 +8,7 @@ use serde_json::Value as Json;
 
 use crate::error::{suggest, ErrorKind, Location, PlanError, Result};
 use crate::source::Sources;
-use crate::yaml::{Node, Value};
+use crate::yaml::{Key, Node, Value};
 
 /// A project root: the folder holding `images/`.
 #[derive(Debug, Clone)]
@@ -241,57 +241,10 @@ impl Recipe {
     pub fn load(project: &Project, sources: &mut Sources, image: &str) -> Result<Self> {
         let path = project.recipe_path(image)?;
         let doc = sources.yaml(&path)?;
-        let at = |line| Location::new(&path, line);
-        let play = match &doc.value {
-            Value::Null => {
-                return Err(PlanError::new(
-                    Location::file(&path),
-                    ErrorKind::Empty("a playbook: a list with one play"),
-                ))
-            }
-            Value::Seq(plays) if plays.len() == 1 => &plays[0],
-            Value::Seq(plays) if plays.is_empty() => {
-                return Err(PlanError::new(
-                    at(doc.line),
-                    ErrorKind::Recipe(
-                        "the playbook has no play; write one play with hosts, vars and roles"
-                            .into(),
-                    ),
-                ))
-            }
-            Value::Seq(plays) => {
-                return Err(PlanError::new(
-                    at(plays[1].line),
-                    ErrorKind::Recipe(
-                        "a recipe holds one play; move the second play into its own image file"
-                            .into(),
-                    ),
-                ))
-            }
-            // ansible-playbook refuses it too ("A playbook must be a list of plays").
-            Value::Map(_) => {
-                return Err(PlanError::new(
-                    at(doc.line),
-                    ErrorKind::Recipe(
-                        "a recipe is a list of plays, and this is a mapping; put '- ' before its first key and indent the rest of the play under it"
-                            .into(),
-                    ),
-                ))
-            }
-            _ => {
-                return Err(PlanError::new(
-                    at(doc.line),
-                    ErrorKind::WrongType {
-                        what: "a recipe".into(),
-                        expected: "a list with one play",
-                        found: doc.type_name(),
-                    },
-                ))
-            }
-        };
+        let play = the_one_play(&doc, &path)?;
         let entries = play.as_map().ok_or_else(|| {
             PlanError::new(
-                at(play.line),
+                Location::new(&path, play.line),
                 ErrorKind::WrongType {
                     what: "a play".into(),
                     expected: "a mapping",
@@ -311,43 +264,71 @@ impl Recipe {
         };
         let mut vars_files = Vec::new();
         for (key, value) in entries {
-            match key.name.as_str() {
-                "vars" => recipe.vars = var_map(value, "vars", &path)?,
-                "facts" => recipe.facts = var_map(value, "facts", &path)?,
-                "vars_files" => vars_files = string_list(value, "vars_files", &path)?,
-                "tags" => recipe.tags = string_list(value, "tags", &path)?,
-                "environment" => recipe.environment = Some(value.to_json()),
-                "roles" => recipe.roles = Self::role_refs(value, &path)?,
-                "pre_tasks" | "tasks" | "post_tasks" => {
-                    let label = match key.name.as_str() {
-                        "pre_tasks" => "pre_tasks",
-                        "tasks" => "tasks",
-                        _ => "post_tasks",
-                    };
-                    recipe.task_lists.push((label, value.clone()));
-                }
-                "handlers" => {
-                    return Err(PlanError::new(at(key.line), ErrorKind::Unsupported {
-                        key: "handlers".into(),
-                        why: "play-level handlers are not supported; put them in a role's handlers/main.yml".into(),
-                    }))
-                }
-                known if PLAY_KEYS.contains(&known) => {}
-                other => {
-                    return Err(PlanError::new(at(key.line), ErrorKind::UnknownKey {
-                        context: "play key",
-                        key: other.to_owned(),
-                        suggestion: suggest(other, PLAY_KEYS.iter().copied()),
-                    }))
-                }
+            if key.name == "vars_files" {
+                vars_files = string_list(value, "vars_files", &path)?;
+            } else {
+                recipe.play_key(key, value)?;
             }
         }
-        let recipe_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        for file in vars_files {
-            let rel = recipe_dir.join(&file);
+        recipe.read_vars_files(sources, &vars_files)?;
+        if let Some(Json::String(name)) = recipe.vars.get("image_name") {
+            if name != image {
+                return Err(PlanError::new(Location::file(&path), ErrorKind::Recipe(format!(
+                    "image_name '{name}' differs from the file name '{image}'; make them the same (imgbuild builds images by file name)"
+                ))));
+            }
+        }
+        Ok(recipe)
+    }
+
+    /// One key of the play (`vars_files` aside).
+    fn play_key(&mut self, key: &Key, value: &Node) -> Result<()> {
+        let path = self.path.clone();
+        let at = |line| Location::new(&path, line);
+        match key.name.as_str() {
+            "vars" => self.vars = var_map(value, "vars", &path)?,
+            "facts" => self.facts = var_map(value, "facts", &path)?,
+            "tags" => self.tags = string_list(value, "tags", &path)?,
+            "environment" => self.environment = Some(value.to_json()),
+            "roles" => self.roles = Self::role_refs(value, &path)?,
+            "pre_tasks" | "tasks" | "post_tasks" => {
+                let label = match key.name.as_str() {
+                    "pre_tasks" => "pre_tasks",
+                    "tasks" => "tasks",
+                    _ => "post_tasks",
+                };
+                self.task_lists.push((label, value.clone()));
+            }
+            "handlers" => {
+                return Err(PlanError::new(at(key.line), ErrorKind::Unsupported {
+                    key: "handlers".into(),
+                    why: "play-level handlers are not supported; put them in a role's handlers/main.yml".into(),
+                }))
+            }
+            known if PLAY_KEYS.contains(&known) => {}
+            other => {
+                return Err(PlanError::new(at(key.line), ErrorKind::UnknownKey {
+                    context: "play key",
+                    key: other.to_owned(),
+                    suggestion: suggest(other, PLAY_KEYS.iter().copied()),
+                }))
+            }
+        }
+        Ok(())
+    }
+
+    /// The play's `vars_files` (relative to the recipe), their variables over the play's.
+    fn read_vars_files(&mut self, sources: &mut Sources, files: &[String]) -> Result<()> {
+        let recipe_dir = self
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        for file in files {
+            let rel = recipe_dir.join(file);
             if !sources.is_file(&rel) {
                 return Err(PlanError::new(
-                    Location::file(&path),
+                    Location::file(&self.path),
                     ErrorKind::MissingFile {
                         what: "vars file",
                         name: file.clone(),
@@ -357,17 +338,10 @@ impl Recipe {
             }
             let node = sources.yaml(&rel)?;
             for (k, v) in var_map(&node, "a vars file", &rel)? {
-                recipe.vars.insert(k, v);
+                self.vars.insert(k, v);
             }
         }
-        if let Some(Json::String(name)) = recipe.vars.get("image_name") {
-            if name != image {
-                return Err(PlanError::new(Location::file(&path), ErrorKind::Recipe(format!(
-                    "image_name '{name}' differs from the file name '{image}'; make them the same (imgbuild builds images by file name)"
-                ))));
-            }
-        }
-        Ok(recipe)
+        Ok(())
     }
 
     /// Role entries as a play's `roles:` (or a role's `dependencies:`) lists them.
@@ -448,5 +422,45 @@ impl Recipe {
                 },
             )),
         }
+    }
+}
+
+/// The recipe's one play, or why the file is not a playbook of one play.
+fn the_one_play<'d>(doc: &'d Node, path: &Path) -> Result<&'d Node> {
+    let at = |line| Location::new(path, line);
+    match &doc.value {
+        Value::Null => Err(PlanError::new(
+            Location::file(path),
+            ErrorKind::Empty("a playbook: a list with one play"),
+        )),
+        Value::Seq(plays) if plays.len() == 1 => Ok(&plays[0]),
+        Value::Seq(plays) if plays.is_empty() => Err(PlanError::new(
+            at(doc.line),
+            ErrorKind::Recipe(
+                "the playbook has no play; write one play with hosts, vars and roles".into(),
+            ),
+        )),
+        Value::Seq(plays) => Err(PlanError::new(
+            at(plays[1].line),
+            ErrorKind::Recipe(
+                "a recipe holds one play; move the second play into its own image file".into(),
+            ),
+        )),
+        // ansible-playbook refuses it too ("A playbook must be a list of plays").
+        Value::Map(_) => Err(PlanError::new(
+            at(doc.line),
+            ErrorKind::Recipe(
+                "a recipe is a list of plays, and this is a mapping; put '- ' before its first key and indent the rest of the play under it"
+                    .into(),
+            ),
+        )),
+        _ => Err(PlanError::new(
+            at(doc.line),
+            ErrorKind::WrongType {
+                what: "a recipe".into(),
+                expected: "a list with one play",
+                found: doc.type_name(),
+            },
+        )),
     }
 }

@@ -16,32 +16,25 @@ impl Planner<'_> {
         raw_args: &Map<String, Json>,
         scope: &Scope,
     ) -> IndexMap<String, Json> {
-        let mut texts: Vec<(String, bool)> = Vec::new();
-        fn strings(value: &Json, out: &mut Vec<(String, bool)>) {
-            match value {
-                Json::String(s) => out.push((s.clone(), false)),
-                Json::Array(items) => items.iter().for_each(|i| strings(i, out)),
-                Json::Object(map) => map.values().for_each(|v| strings(v, out)),
-                _ => {}
-            }
+        let mut texts = build_time_texts(task, raw_args);
+        texts.extend(self.module_texts(task));
+        if texts.is_empty() {
+            return IndexMap::new();
         }
-        for key in &task.deferred {
-            if let Some(raw) = raw_args.get(key) {
-                strings(raw, &mut texts);
-            }
-        }
-        for expr in [&task.when, &task.changed_when, &task.failed_when]
-            .into_iter()
-            .flatten()
-        {
-            texts.push((expr.clone(), true));
-        }
-        if let Some(retry) = &task.until {
-            texts.push((retry.until.clone(), true));
-        }
-        if let Some(over) = &task.loop_over {
-            strings(over, &mut texts);
-        }
+        let queue: Vec<String> = texts
+            .iter()
+            .flat_map(|(text, expr)| {
+                let expr = *expr && !crate::template::is_template(text);
+                self.templar.referenced_names(text, expr)
+            })
+            .collect();
+        self.values_of(queue, scope)
+    }
+
+    /// The texts the build renders for the task's module (`assert`'s conditions, `debug`'s
+    /// `var`, a template the plan could not render), each with whether it is an expression.
+    fn module_texts(&mut self, task: &PlannedTask) -> Vec<(String, bool)> {
+        let mut texts = Vec::new();
         match task.module.as_str() {
             "assert" => match task.args.get("that") {
                 Some(Json::Array(items)) => texts.extend(
@@ -68,18 +61,14 @@ impl Planner<'_> {
             }
             _ => {}
         }
-        if texts.is_empty() {
-            return IndexMap::new();
-        }
+        texts
+    }
+
+    /// The plan-time value of each name in `queue` (rendered, or kept raw with the names it
+    /// uses when only the build can render it), sorted by name.
+    fn values_of(&self, mut queue: Vec<String>, scope: &Scope) -> IndexMap<String, Json> {
         let full = self.full(scope);
         let mut context = IndexMap::new();
-        let mut queue: Vec<String> = texts
-            .iter()
-            .flat_map(|(text, expr)| {
-                let expr = *expr && !crate::template::is_template(text);
-                self.templar.referenced_names(text, expr)
-            })
-            .collect();
         while let Some(name) = queue.pop() {
             if context.contains_key(&name) {
                 continue;
@@ -106,5 +95,39 @@ impl Planner<'_> {
         }
         context.sort_keys();
         context
+    }
+}
+
+/// The texts the build renders for any task: its deferred arguments, its conditions, its
+/// `until` and its loop, each with whether it is an expression.
+fn build_time_texts(task: &PlannedTask, raw_args: &Map<String, Json>) -> Vec<(String, bool)> {
+    let mut texts = Vec::new();
+    for key in &task.deferred {
+        if let Some(raw) = raw_args.get(key) {
+            strings(raw, &mut texts);
+        }
+    }
+    for expr in [&task.when, &task.changed_when, &task.failed_when]
+        .into_iter()
+        .flatten()
+    {
+        texts.push((expr.clone(), true));
+    }
+    if let Some(retry) = &task.until {
+        texts.push((retry.until.clone(), true));
+    }
+    if let Some(over) = &task.loop_over {
+        strings(over, &mut texts);
+    }
+    texts
+}
+
+/// Every string inside `value`, as text (not an expression).
+fn strings(value: &Json, out: &mut Vec<(String, bool)>) {
+    match value {
+        Json::String(s) => out.push((s.clone(), false)),
+        Json::Array(items) => items.iter().for_each(|i| strings(i, out)),
+        Json::Object(map) => map.values().for_each(|v| strings(v, out)),
+        _ => {}
     }
 }
