@@ -328,10 +328,9 @@ fn comment_builds_blocks_as_ansible_does() {
     }
 }
 
-#[test]
-fn option_lookups_and_includes_work_as_ansibles() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let role = dir.path().join("roles/r");
+/// A role whose files/ and templates/ the option lookups read, searched from `dir`.
+fn role_for_option_lookups(dir: &std::path::Path) {
+    let role = dir.join("roles/r");
     std::fs::create_dir_all(role.join("files")).expect("mkdir");
     std::fs::create_dir_all(role.join("templates")).expect("mkdir");
     std::fs::write(
@@ -347,12 +346,18 @@ fn option_lookups_and_includes_work_as_ansibles() {
     std::fs::write(role.join("templates/world.txt"), "world").expect("write");
     std::fs::write(role.join("templates/dict.j2"), "{\"foo\": \"{{ 'bar' }}\"}").expect("write");
     lookups::set_search(
-        dir.path(),
+        dir,
         vec![
             PathBuf::from("roles/r/files"),
             PathBuf::from("roles/r/templates"),
         ],
     );
+}
+
+#[test]
+fn option_lookups_and_includes_work_as_ansibles() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    role_for_option_lookups(dir.path());
     let t = Templar::new();
     let sc = scope(&[("qz_1", json!("a")), ("qa_1", json!("b"))]);
     let cases = [

@@ -5,10 +5,11 @@
 
 use serde_json::Value as Json;
 
-use super::{Ctx, Planner};
 use crate::error::{ErrorKind, Location, PlanError, Result};
 use crate::modules::types::parse_bool;
+use crate::planner::Planner;
 use crate::task::{Action, BecomeKeywords, TaskDef};
+use crate::task_context::Ctx;
 use crate::vars::Scope;
 
 /// The methods that, in a sandbox, mean running the task's processes as the user.
