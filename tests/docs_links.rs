@@ -158,3 +158,53 @@ fn the_link_reader_finds_links_and_anchors() {
         "the-el-path-dnf-rpm_key"
     );
 }
+
+/// The module names in the first column of docs/recipes-and-roles.md's module table.
+fn documented_modules(page: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut in_table = false;
+    for line in page.lines() {
+        if line.starts_with("| module |") {
+            in_table = true;
+            continue;
+        }
+        if in_table && !line.starts_with('|') {
+            break;
+        }
+        let Some(cell) = line.split('|').nth(1).filter(|_| in_table) else {
+            continue;
+        };
+        names.extend(
+            cell.split('`')
+                .skip(1)
+                .step_by(2)
+                .filter(|name| !name.contains('.'))
+                .map(str::to_owned),
+        );
+    }
+    names
+}
+
+#[test]
+fn every_module_of_the_registry_has_a_row_in_the_module_table() {
+    let page = std::fs::read_to_string(common::repo_root().join("docs/recipes-and-roles.md"))
+        .expect("docs/recipes-and-roles.md");
+    let documented = documented_modules(&page);
+    let unknown: Vec<&String> = documented
+        .iter()
+        .filter(|name| planner::modules::lookup(name).is_none())
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "the table names modules imgbuild does not have: {unknown:?}"
+    );
+    let missing: Vec<&str> = planner::modules::ALL
+        .iter()
+        .map(|spec| spec.name)
+        .filter(|name| !documented.iter().any(|d| d == name))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "modules without a row in the table: {missing:?}"
+    );
+}

@@ -9,62 +9,6 @@ pub mod types;
 
 pub mod ansible_options;
 
-pub mod apt;
-pub mod apt_key;
-pub mod apt_repository;
-pub mod assemble;
-pub mod assert;
-pub mod blockinfile;
-pub mod command;
-pub mod copy;
-pub mod deb822_repository;
-pub mod debconf;
-pub mod debug;
-pub mod dnf;
-pub mod fail;
-pub mod file;
-pub mod find;
-pub mod get_url;
-pub mod getent;
-pub mod group;
-pub mod host_only;
-pub mod include_vars;
-pub mod ini_file;
-pub mod inventory;
-pub mod kernel_blacklist;
-pub mod known_hosts;
-pub mod lineinfile;
-pub mod meta;
-pub mod modprobe;
-pub mod mount;
-pub mod package;
-pub mod package_facts;
-pub mod pam_limits;
-pub mod patch;
-pub mod ping;
-pub mod pip;
-pub mod replace;
-pub mod role_module;
-pub mod rpm_key;
-pub mod script;
-pub mod selinux;
-pub mod service;
-pub mod service_facts;
-pub mod set_fact;
-pub mod shell;
-pub mod slurp;
-pub mod stat;
-pub mod synchronize;
-pub mod sysctl;
-pub mod systemd;
-pub mod tempfile;
-pub mod template;
-pub mod timezone;
-pub mod unarchive;
-pub mod uri;
-pub mod user;
-pub mod yum_repository;
-
 use serde_json::Value as Json;
 pub use spec::{
     check_regex, exactly_one, normalize_with, FreeForm, ModuleSpec, Params, PlanTime, Runs,
@@ -157,68 +101,84 @@ pub fn not_yet_supported(module: &str, field: &str) -> Option<String> {
     })
 }
 
-/// Every module.
-pub static ALL: &[&ModuleSpec] = &[
-    &apt::SPEC,
-    &apt_key::SPEC,
-    &apt_repository::SPEC,
-    &assemble::SPEC,
-    &assert::SPEC,
-    &blockinfile::SPEC,
-    &command::SPEC,
-    &copy::SPEC,
-    &deb822_repository::SPEC,
-    &debconf::SPEC,
-    &debug::SPEC,
-    &dnf::SPEC,
-    &fail::SPEC,
-    &file::SPEC,
-    &find::SPEC,
-    &get_url::SPEC,
-    &group::SPEC,
-    &host_only::PAUSE,
-    &host_only::REBOOT,
-    &host_only::SETUP,
-    &host_only::WAIT_FOR,
-    &host_only::WAIT_FOR_CONNECTION,
-    &include_vars::SPEC,
-    &inventory::ADD_HOST,
-    &inventory::GROUP_BY,
-    &ini_file::SPEC,
-    &kernel_blacklist::SPEC,
-    &known_hosts::SPEC,
-    &lineinfile::SPEC,
-    &meta::SPEC,
-    &modprobe::SPEC,
-    &mount::SPEC,
-    &package::SPEC,
-    &package_facts::SPEC,
-    &pam_limits::SPEC,
-    &patch::SPEC,
-    &ping::SPEC,
-    &pip::SPEC,
-    &replace::SPEC,
-    &rpm_key::SPEC,
-    &script::SPEC,
-    &selinux::SPEC,
-    &service::SPEC,
-    &service_facts::SPEC,
-    &set_fact::SPEC,
-    &shell::SPEC,
-    &slurp::SPEC,
-    &getent::SPEC,
-    &stat::SPEC,
-    &synchronize::SPEC,
-    &sysctl::SPEC,
-    &systemd::SPEC,
-    &tempfile::SPEC,
-    &template::SPEC,
-    &timezone::SPEC,
-    &unarchive::SPEC,
-    &uri::SPEC,
-    &user::SPEC,
-    &yum_repository::SPEC,
-];
+/// Declares each module's file and puts its specs in [`ALL`], in order: a module is its file
+/// and one line of the `registry!` below (`name,` for a file whose spec is `SPEC`,
+/// `name: [A, B],` for a file of several, `name: [],` for one that no task names directly).
+macro_rules! registry {
+    (@collect [$($specs:tt)*]) => {
+        /// Every module.
+        pub static ALL: &[&ModuleSpec] = &[$($specs)*];
+    };
+    (@collect [$($specs:tt)*] $module:ident: [$($spec:ident),*], $($rest:tt)*) => {
+        pub mod $module;
+        registry!(@collect [$($specs)* $(&$module::$spec,)*] $($rest)*);
+    };
+    (@collect [$($specs:tt)*] $module:ident, $($rest:tt)*) => {
+        pub mod $module;
+        registry!(@collect [$($specs)* &$module::SPEC,] $($rest)*);
+    };
+    ($($body:tt)*) => {
+        registry!(@collect [] $($body)*);
+    };
+}
+
+registry! {
+    apt,
+    apt_key,
+    apt_repository,
+    assemble,
+    assert,
+    blockinfile,
+    command,
+    copy,
+    deb822_repository,
+    debconf,
+    debug,
+    dnf,
+    fail,
+    file,
+    find,
+    get_url,
+    group,
+    host_only: [PAUSE, REBOOT, SETUP, WAIT_FOR, WAIT_FOR_CONNECTION],
+    include_vars,
+    inventory: [ADD_HOST, GROUP_BY],
+    ini_file,
+    kernel_blacklist,
+    known_hosts,
+    lineinfile,
+    meta,
+    modprobe,
+    mount,
+    package,
+    package_facts,
+    pam_limits,
+    patch,
+    ping,
+    pip,
+    replace,
+    rpm_key,
+    script,
+    selinux,
+    service,
+    service_facts,
+    set_fact,
+    shell,
+    slurp,
+    getent,
+    stat,
+    synchronize,
+    sysctl,
+    systemd,
+    tempfile,
+    template,
+    timezone,
+    unarchive,
+    uri,
+    user,
+    yum_repository,
+    role_module: [],
+}
 
 /// Collection prefixes whose modules imgbuild implements under their short names.
 const BUILTIN_PREFIXES: &[&str] = &[
