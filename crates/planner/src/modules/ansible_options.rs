@@ -10,6 +10,9 @@ pub const ANSIBLE_2_14: &[(&str, &[&str])] = &[
     ("add_host", &[
         "group", "groupname", "groups", "host", "hostname", "name",
     ]),
+    ("alternatives", &[
+        "link", "name", "path", "priority", "slaves", "state", "subcommands",
+    ]),
     ("apt", &[
         "allow-downgrade", "allow-downgrades", "allow-unauthenticated",
         "allow_change_held_packages", "allow_downgrade", "allow_downgrades",

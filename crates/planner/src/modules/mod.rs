@@ -123,6 +123,7 @@ macro_rules! registry {
 }
 
 registry! {
+    alternatives,
     apt,
     apt_key,
     apt_repository,
