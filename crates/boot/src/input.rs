@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use image::compression::Compression;
 use serde_json::Value as Json;
 
-use crate::BootError;
+use crate::error::BootError;
 
 /// The root folder of `input`: the folder itself when it holds a rootfs, else `dest` with the
 /// image's layers applied.

@@ -215,7 +215,7 @@ fn load_cached(dir: &Path, epoch: u64, blobs: &BlobStore) -> Option<Vec<BaseLaye
         cached.blob_stamp = Some(stamp);
         let _ = store_cached(dir, epoch, &cached);
     }
-    crate::cache::touch(&record);
+    crate::used::touch(&record);
     Some(cached.layers)
 }
 

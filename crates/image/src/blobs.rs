@@ -103,7 +103,7 @@ impl BlobStore {
         let digest = crate::hashing::digest_of(bytes);
         let path = self.path(&digest);
         if path.is_file() {
-            crate::cache::touch(&path);
+            crate::used::touch(&path);
         } else {
             let mut temp = tempfile::NamedTempFile::new_in(self.dir.join("sha256"))?;
             temp.write_all(bytes)?;

@@ -17,3 +17,4 @@ pub mod oci;
 pub mod pargz;
 pub mod report;
 pub mod snapshot;
+mod used;
