@@ -499,12 +499,13 @@ fn from_file(
             .ok_or_else(|| {
                 BaseError::Failed(format!("{}: names no manifest", index_file.display()))
             })?;
+        let blobs = source.join("blobs");
         let blob = |d: &str| {
-            source
-                .join("blobs/sha256")
-                .join(d.trim_start_matches("sha256:"))
+            oci_layout::Digest::parse(d)
+                .map(|d| d.blob_path(&blobs))
+                .map_err(|e| BaseError::Failed(format!("{}: {e}", source.display())))
         };
-        let manifest_file = blob(&manifest_digest);
+        let manifest_file = blob(&manifest_digest)?;
         let manifest =
             ImageManifest::from_file(&manifest_file).map_err(|e| failed(&manifest_file, e))?;
         manifest
@@ -512,12 +513,12 @@ fn from_file(
             .iter()
             .map(|l| {
                 let media_type = l.media_type().to_string();
-                (
-                    blob(l.digest().as_ref()),
+                Ok((
+                    blob(l.digest().as_ref())?,
                     Compression::of_media_type(&media_type),
-                )
+                ))
             })
-            .collect()
+            .collect::<Result<_, BaseError>>()?
     } else {
         unpacked = tempfile::tempdir_in(store.cache).map_err(io("unpacking the archive"))?;
         let file =

@@ -29,8 +29,11 @@ pub(super) fn labels_of(config: &Json) -> Labels {
         .unwrap_or_default()
 }
 
-fn blob_path(digest: &str) -> String {
-    format!("blobs/{}", digest.replacen(':', "/", 1))
+/// The layout member of a blob, its digest checked first (no `..` or `/` gets through).
+fn blob_path(digest: &str) -> std::io::Result<String> {
+    oci_layout::Digest::parse(digest)
+        .map(|d| d.layout_member())
+        .map_err(|e| fail(e.to_string()))
 }
 
 /// Where an image's parts are: a folder, or members of a tar.
@@ -108,7 +111,7 @@ fn read_oci(store: &dyn Store) -> std::io::Result<(Snapshot, Labels)> {
         .ok_or_else(|| fail("index.json names no manifest"))?
         .to_owned();
     let mut manifest = json(
-        &store.read_all(&blob_path(&manifest_digest))?,
+        &store.read_all(&blob_path(&manifest_digest)?)?,
         "the manifest",
     )?;
     // An index of platforms: take its first manifest.
@@ -118,20 +121,20 @@ fn read_oci(store: &dyn Store) -> std::io::Result<(Snapshot, Labels)> {
             .ok_or_else(|| fail("the image index names no manifest"))?
             .to_owned();
         manifest = json(
-            &store.read_all(&blob_path(&manifest_digest))?,
+            &store.read_all(&blob_path(&manifest_digest)?)?,
             "the manifest",
         )?;
     }
     let config_digest = manifest["config"]["digest"]
         .as_str()
         .ok_or_else(|| fail("the manifest names no config"))?;
-    let config = json(&store.read_all(&blob_path(config_digest))?, "the config")?;
+    let config = json(&store.read_all(&blob_path(config_digest)?)?, "the config")?;
     let mut snapshot = Snapshot::default();
     for layer in manifest["layers"].as_array().cloned().unwrap_or_default() {
         let digest = layer["digest"]
             .as_str()
             .ok_or_else(|| fail("a layer without a digest"))?;
-        layers::apply(&mut snapshot, store.open(&blob_path(digest))?)
+        layers::apply(&mut snapshot, store.open(&blob_path(digest)?)?)
             .map_err(|e| fail(format!("layer {digest}: {e}")))?;
     }
     Ok((snapshot, labels_of(&config)))
