@@ -7,7 +7,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use oci_spec::image::{ImageIndex, ImageManifest};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
@@ -487,38 +486,21 @@ fn from_file(
     let source = project_root.join(&request.build_from);
     let unpacked;
     let files: Vec<(PathBuf, Compression)> = if request.bootstrap == "oci" {
-        let failed = |file: &Path, e: oci_spec::OciSpecError| {
-            BaseError::Failed(format!("{}: {e}", file.display()))
-        };
-        let index_file = source.join("index.json");
-        let index = ImageIndex::from_file(&index_file).map_err(|e| failed(&index_file, e))?;
-        let manifest_digest = index
-            .manifests()
-            .first()
-            .map(|d| d.digest().to_string())
-            .ok_or_else(|| {
-                BaseError::Failed(format!("{}: names no manifest", index_file.display()))
-            })?;
-        let blobs = source.join("blobs");
-        let blob = |d: &str| {
-            oci_layout::Digest::parse(d)
-                .map(|d| d.blob_path(&blobs))
-                .map_err(|e| BaseError::Failed(format!("{}: {e}", source.display())))
-        };
-        let manifest_file = blob(&manifest_digest)?;
-        let manifest =
-            ImageManifest::from_file(&manifest_file).map_err(|e| failed(&manifest_file, e))?;
-        manifest
-            .layers()
+        // The one image reader every part of imgbuild uses; its digests are checked before
+        // they name a file.
+        let image = oci_layout::Source::folder(&source)
+            .oci_image()
+            .map_err(|e| BaseError::Failed(format!("{}: {e}", source.display())))?;
+        image
+            .layers
             .iter()
             .map(|l| {
-                let media_type = l.media_type().to_string();
-                Ok((
-                    blob(l.digest().as_ref())?,
-                    Compression::of_media_type(&media_type),
-                ))
+                (
+                    source.join(&l.member),
+                    Compression::of_media_type(l.media_type.as_deref().unwrap_or_default()),
+                )
             })
-            .collect::<Result<_, BaseError>>()?
+            .collect()
     } else {
         unpacked = tempfile::tempdir_in(store.cache).map_err(io("unpacking the archive"))?;
         let file =

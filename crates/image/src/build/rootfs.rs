@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use super::error::{io, BuildError};
+use crate::apply::{apply_layer, ApplyError};
 use crate::blobs::BlobStore;
 use crate::oci::{self, ImageSpec};
 
@@ -17,21 +18,12 @@ pub fn write_rootfs(dest: &Path, blobs: &BlobStore, spec: &ImageSpec) -> Result<
         .map_err(io("creating the rootfs folder"))?;
     let fs = engine::rootfs::RootFs::plain(tmp.path()).map_err(io("opening the rootfs folder"))?;
     for (layer, _) in &spec.layers {
-        let file = std::fs::File::open(blobs.path(&layer.digest)).map_err(io("reading a layer"))?;
-        let reader = layer
-            .compression
-            .reader(std::io::BufReader::with_capacity(1 << 20, file))
-            .map_err(io("reading a layer"))?;
-        let limits = engine::archive::Limits {
-            allow_devices: true,
-            whiteouts: engine::archive::Whiteouts::Apply,
-            ..engine::archive::Limits::default()
-        };
-        engine::archive::extract_tar(reader, &fs, Path::new("/"), limits).map_err(|e| {
-            BuildError::Layer {
+        apply_layer(&fs, &blobs.path(&layer.digest), layer.compression).map_err(|e| match e {
+            ApplyError::Io(cause) => io("reading a layer")(cause),
+            ApplyError::Extract(e) => BuildError::Layer {
                 digest: layer.digest.clone(),
                 message: e.to_string(),
-            }
+            },
         })?;
     }
     let kept = tmp.keep();
