@@ -442,12 +442,6 @@ fn empty_apt_archives(root: &Path) -> Result<(), BaseError> {
     Ok(())
 }
 
-fn read_json(path: &Path) -> Result<Json, BaseError> {
-    let text = std::fs::read(path).map_err(io(format!("reading {}", path.display())))?;
-    serde_json::from_slice(&text)
-        .map_err(|e| BaseError::Failed(format!("{}: not JSON: {e}", path.display())))
-}
-
 /// The layer files of a base, bottom first, with their digests.
 struct LayerFiles {
     files: Vec<(PathBuf, Compression)>,
@@ -508,15 +502,13 @@ fn from_file(
         tar::Archive::new(file)
             .unpack(unpacked.path())
             .map_err(io(format!("reading {}", source.display())))?;
-        let manifest = read_json(&unpacked.path().join("manifest.json"))?;
-        let layers = manifest[0]["Layers"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        layers
+        let image = oci_layout::Source::folder(unpacked.path())
+            .docker_image()
+            .map_err(|e| BaseError::Failed(format!("{}: {e}", source.display())))?;
+        image
+            .layers
             .iter()
-            .filter_map(Json::as_str)
-            .map(|l| (unpacked.path().join(l), Compression::None))
+            .map(|l| (unpacked.path().join(&l.member), Compression::None))
             .collect()
     };
     if files.is_empty() {
