@@ -1,13 +1,13 @@
 //! What `imgbuild boot` is given, as a root folder: a rootfs folder as it is, or an image (an
 //! `out/<image>` folder, or its OCI layout) unpacked layer by layer into a temporary folder.
 
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
+use image::apply::{apply_layer, ApplyError};
 use image::compression::Compression;
 use serde_json::Value as Json;
 
-use crate::BootError;
+use crate::error::BootError;
 
 /// The root folder of `input`: the folder itself when it holds a rootfs, else `dest` with the
 /// image's layers applied.
@@ -80,18 +80,11 @@ impl Layout {
         for layer in manifest["layers"].as_array().into_iter().flatten() {
             let digest = layer["digest"].as_str().unwrap_or_default();
             let path = self.blob(digest);
-            let file = std::fs::File::open(&path).map_err(|e| BootError::io(&path, e))?;
             let compression = Compression::of_media_type(layer["mediaType"].as_str().unwrap_or(""));
-            let reader = compression
-                .reader(BufReader::with_capacity(1 << 20, file))
-                .map_err(|e| BootError::io(&path, e))?;
-            let limits = engine::archive::Limits {
-                allow_devices: true,
-                whiteouts: engine::archive::Whiteouts::Apply,
-                ..engine::archive::Limits::default()
-            };
-            engine::archive::extract_tar(reader, &fs, Path::new("/"), limits)
-                .map_err(|e| BootError::Input(format!("layer {digest}: {e}")))?;
+            apply_layer(&fs, &path, compression).map_err(|e| match e {
+                ApplyError::Io(e) => BootError::io(&path, e),
+                ApplyError::Extract(e) => BootError::Input(format!("layer {digest}: {e}")),
+            })?;
         }
         Ok(())
     }

@@ -4,6 +4,7 @@
 //! compressed), plus a probe of ours in a second archive. The probe loads the image's
 //! out-of-tree modules and reports on the serial console, which is kept beside the report.
 
+mod error;
 mod excludes;
 mod input;
 mod pack;
@@ -16,38 +17,11 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+pub use error::BootError;
 pub use excludes::{go_match, Excludes};
 pub use pack::{pack_tree, Packed};
 pub use probe::{Findings, ModuleResult, Outcome};
 pub use qemu::{available as qemu_available, Accel, Chosen};
-
-/// Why a boot could not be made.
-#[derive(Debug, thiserror::Error)]
-pub enum BootError {
-    /// The input is not a bootable image.
-    #[error("{0}")]
-    Input(String),
-    /// A tool or device the boot needs is missing.
-    #[error("{0}")]
-    Missing(String),
-    /// Reading or writing a file failed.
-    #[error("{path}: {cause}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        cause: std::io::Error,
-    },
-}
-
-impl BootError {
-    fn io(path: &Path, cause: std::io::Error) -> BootError {
-        BootError::Io {
-            path: path.to_owned(),
-            cause,
-        }
-    }
-}
 
 /// What to boot and how.
 #[derive(Debug, Clone)]

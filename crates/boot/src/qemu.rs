@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::BootError;
+use crate::error::BootError;
 
 /// The accelerator asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use oci_spec::image::{ImageIndex, ImageManifest};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
@@ -215,7 +214,7 @@ fn load_cached(dir: &Path, epoch: u64, blobs: &BlobStore) -> Option<Vec<BaseLaye
         cached.blob_stamp = Some(stamp);
         let _ = store_cached(dir, epoch, &cached);
     }
-    crate::cache::touch(&record);
+    crate::used::touch(&record);
     Some(cached.layers)
 }
 
@@ -443,12 +442,6 @@ fn empty_apt_archives(root: &Path) -> Result<(), BaseError> {
     Ok(())
 }
 
-fn read_json(path: &Path) -> Result<Json, BaseError> {
-    let text = std::fs::read(path).map_err(io(format!("reading {}", path.display())))?;
-    serde_json::from_slice(&text)
-        .map_err(|e| BaseError::Failed(format!("{}: not JSON: {e}", path.display())))
-}
-
 /// The layer files of a base, bottom first, with their digests.
 struct LayerFiles {
     files: Vec<(PathBuf, Compression)>,
@@ -487,34 +480,18 @@ fn from_file(
     let source = project_root.join(&request.build_from);
     let unpacked;
     let files: Vec<(PathBuf, Compression)> = if request.bootstrap == "oci" {
-        let failed = |file: &Path, e: oci_spec::OciSpecError| {
-            BaseError::Failed(format!("{}: {e}", file.display()))
-        };
-        let index_file = source.join("index.json");
-        let index = ImageIndex::from_file(&index_file).map_err(|e| failed(&index_file, e))?;
-        let manifest_digest = index
-            .manifests()
-            .first()
-            .map(|d| d.digest().to_string())
-            .ok_or_else(|| {
-                BaseError::Failed(format!("{}: names no manifest", index_file.display()))
-            })?;
-        let blob = |d: &str| {
-            source
-                .join("blobs/sha256")
-                .join(d.trim_start_matches("sha256:"))
-        };
-        let manifest_file = blob(&manifest_digest);
-        let manifest =
-            ImageManifest::from_file(&manifest_file).map_err(|e| failed(&manifest_file, e))?;
-        manifest
-            .layers()
+        // The one image reader every part of imgbuild uses; its digests are checked before
+        // they name a file.
+        let image = oci_layout::Source::folder(&source)
+            .oci_image()
+            .map_err(|e| BaseError::Failed(format!("{}: {e}", source.display())))?;
+        image
+            .layers
             .iter()
             .map(|l| {
-                let media_type = l.media_type().to_string();
                 (
-                    blob(l.digest().as_ref()),
-                    Compression::of_media_type(&media_type),
+                    source.join(&l.member),
+                    Compression::of_media_type(l.media_type.as_deref().unwrap_or_default()),
                 )
             })
             .collect()
@@ -525,15 +502,13 @@ fn from_file(
         tar::Archive::new(file)
             .unpack(unpacked.path())
             .map_err(io(format!("reading {}", source.display())))?;
-        let manifest = read_json(&unpacked.path().join("manifest.json"))?;
-        let layers = manifest[0]["Layers"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        layers
+        let image = oci_layout::Source::folder(unpacked.path())
+            .docker_image()
+            .map_err(|e| BaseError::Failed(format!("{}: {e}", source.display())))?;
+        image
+            .layers
             .iter()
-            .filter_map(Json::as_str)
-            .map(|l| (unpacked.path().join(l), Compression::None))
+            .map(|l| (unpacked.path().join(&l.member), Compression::None))
             .collect()
     };
     if files.is_empty() {

@@ -52,11 +52,20 @@ impl BlobStore {
         &self.dir
     }
 
-    /// The file of a `sha256:<hex>` digest.
+    /// The file of a `sha256:<hex>` digest this store made (a digest from elsewhere goes
+    /// through [`BlobStore::checked_path`]).
     pub fn path(&self, digest: &str) -> PathBuf {
         self.dir
             .join("sha256")
             .join(digest.trim_start_matches("sha256:"))
+    }
+
+    /// The file of a digest read from outside (a registry, an image): checked first, so it
+    /// names a file in the store (`sha256` only) and nothing else.
+    pub fn checked_path(&self, digest: &str) -> Result<PathBuf, oci_layout::DigestError> {
+        Ok(oci_layout::Digest::parse(digest)?
+            .sha256()?
+            .blob_path(&self.dir))
     }
 
     /// Whether the store holds `digest`.
@@ -103,7 +112,7 @@ impl BlobStore {
         let digest = crate::hashing::digest_of(bytes);
         let path = self.path(&digest);
         if path.is_file() {
-            crate::cache::touch(&path);
+            crate::used::touch(&path);
         } else {
             let mut temp = tempfile::NamedTempFile::new_in(self.dir.join("sha256"))?;
             temp.write_all(bytes)?;

@@ -1,6 +1,7 @@
 //! Images: layers from folders, content-addressed blobs, OCI layout and docker-archive
 //! outputs, bases, and the layer cache.
 
+pub mod apply;
 pub mod base;
 pub mod blobs;
 pub mod build;
@@ -17,3 +18,4 @@ pub mod oci;
 pub mod pargz;
 pub mod report;
 pub mod snapshot;
+mod used;

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::build::BuildReport;
+use crate::build::outcome::{BuildOnlyRemoval, BuildReport};
 
 /// One layer in the report.
 #[derive(Debug, Clone, Serialize)]
@@ -63,7 +63,7 @@ pub struct Report {
     pub verify: Option<verify::Report>,
     /// What the build-only packages step removed, and the unpacked size before and after.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub build_only: Option<crate::build::BuildOnlyRemoval>,
+    pub build_only: Option<BuildOnlyRemoval>,
 }
 
 /// Installed packages recorded in a layer folder's dpkg status file.
@@ -93,6 +93,26 @@ fn megabytes(bytes: u64) -> String {
 /// The report as Markdown.
 pub fn markdown(report: &Report) -> String {
     let mut out = String::new();
+    summary_table(&mut out, report);
+    layer_table(&mut out, &report.layers);
+    time_went(&mut out, &report.layers);
+    if let Some(b) = report.build_only.as_ref().filter(|b| !b.removed.is_empty()) {
+        let _ = writeln!(
+            out,
+            "\n<details><summary>build-only packages removed ({})</summary>\n\n{}\n\n</details>",
+            b.removed.len(),
+            b.removed.join(", ")
+        );
+    }
+    if let Some(v) = &report.verify {
+        verify_checks(&mut out, v);
+        verify_modules(&mut out, v);
+    }
+    out
+}
+
+/// The heading (the image and its verdict) and the table of what the image is.
+fn summary_table(out: &mut String, report: &Report) {
     let verdict = match &report.verify {
         Some(v) if v.ok => "verify passed",
         Some(_) => "**verify FAILED**",
@@ -134,11 +154,15 @@ pub fn markdown(report: &Report) -> String {
         );
     }
     let _ = writeln!(out, "| build time | {:.1} s |\n", report.seconds);
+}
+
+/// The table of layers: each one's digest, size, time, cache use and packages added.
+fn layer_table(out: &mut String, layers: &[LayerEntry]) {
     let _ = writeln!(
         out,
         "| layer | digest | size | time | cache | packages added |\n|---|---|---|---|---|---|"
     );
-    for l in &report.layers {
+    for l in layers {
         let cache = if l.from_registry {
             match &l.built_at {
                 Some(at) => format!("registry (built {at} in {:.1} s)", l.built_seconds),
@@ -176,63 +200,57 @@ pub fn markdown(report: &Report) -> String {
             l.seconds
         );
     }
-    time_went(&mut out, &report.layers);
-    if let Some(b) = report.build_only.as_ref().filter(|b| !b.removed.is_empty()) {
+}
+
+/// Verify's checks, passed, failed and skipped, as a table.
+fn verify_checks(out: &mut String, v: &verify::Report) {
+    let _ = writeln!(out, "\n| check | | detail |\n|---|---|---|");
+    for c in &v.checks {
         let _ = writeln!(
             out,
-            "\n<details><summary>build-only packages removed ({})</summary>\n\n{}\n\n</details>",
-            b.removed.len(),
-            b.removed.join(", ")
+            "| {} | {} | {} |",
+            c.id,
+            if c.ok { "ok" } else { "**FAIL**" },
+            c.detail.replace('|', "\\|")
         );
     }
-    if let Some(v) = &report.verify {
-        let _ = writeln!(out, "\n| check | | detail |\n|---|---|---|");
-        for c in &v.checks {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} |",
-                c.id,
-                if c.ok { "ok" } else { "**FAIL**" },
-                c.detail.replace('|', "\\|")
-            );
-        }
-        for skipped in &v.skipped {
-            let _ = writeln!(
-                out,
-                "| {} | skipped | {} |",
-                skipped.id,
-                skipped.reason.replace('|', "\\|")
-            );
-        }
-        // The kernel's own modules are counted; out-of-tree ones (and any that failed a check
-        // by name) are listed. report.json keeps them all. A pull-request comment holds 65536
-        // characters at most.
-        let listed: Vec<&verify::ModuleRecord> = v
-            .modules
-            .iter()
-            .filter(|m| {
-                m.out_of_tree || v.checks.iter().any(|c| !c.ok && c.detail.contains(&m.path))
-            })
-            .collect();
+    for skipped in &v.skipped {
         let _ = writeln!(
             out,
-            "\n<details><summary>{} kernel modules: {} listed (out-of-tree, or named by a failed check), {} more of the kernel's own in report.json</summary>\n\n| module | vermagic | depends |\n|---|---|---|",
-            v.modules.len(),
-            listed.len(),
-            v.modules.len() - listed.len()
+            "| {} | skipped | {} |",
+            skipped.id,
+            skipped.reason.replace('|', "\\|")
         );
-        for m in listed {
-            let _ = writeln!(
-                out,
-                "| `{}` | {} | {} |",
-                m.path,
-                m.vermagic,
-                m.depends.join(", ")
-            );
-        }
-        let _ = writeln!(out, "\n</details>");
     }
-    out
+}
+
+/// Verify's kernel modules: the out-of-tree ones, and any a failed check names, listed.
+fn verify_modules(out: &mut String, v: &verify::Report) {
+    // The kernel's own modules are counted; out-of-tree ones (and any that failed a check
+    // by name) are listed. report.json keeps them all. A pull-request comment holds 65536
+    // characters at most.
+    let listed: Vec<&verify::ModuleRecord> = v
+        .modules
+        .iter()
+        .filter(|m| m.out_of_tree || v.checks.iter().any(|c| !c.ok && c.detail.contains(&m.path)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "\n<details><summary>{} kernel modules: {} listed (out-of-tree, or named by a failed check), {} more of the kernel's own in report.json</summary>\n\n| module | vermagic | depends |\n|---|---|---|",
+        v.modules.len(),
+        listed.len(),
+        v.modules.len() - listed.len()
+    );
+    for m in listed {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} |",
+            m.path,
+            m.vermagic,
+            m.depends.join(", ")
+        );
+    }
+    let _ = writeln!(out, "\n</details>");
 }
 
 /// How many of the slowest tasks "where the time went" lists.

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use oci_layout::Digest;
+
 use crate::error::RegistryError;
 
 /// How a registry's API is reached.
@@ -54,10 +56,10 @@ impl Reference {
                         "only sha256 digests are supported (@sha256:<64 hex digits>)",
                     )
                 })?;
-                if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-                    return Err(bad(text, "a sha256 digest has 64 hex digits"));
-                }
-                (name, Some(digest.to_ascii_lowercase()))
+                // Upper-case hex is taken, as written in lower case.
+                let digest = Digest::parse(&format!("sha256:{}", hex.to_ascii_lowercase()))
+                    .map_err(|_| bad(text, "a sha256 digest has 64 hex digits"))?;
+                (name, Some(digest.to_string()))
             }
             None => (rest, None),
         };

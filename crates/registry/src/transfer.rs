@@ -177,11 +177,10 @@ pub(crate) fn get_blob(client: &Client, digest: &str, dest: &Path) -> Result<(),
 }
 
 fn blob_path(dir: &Path, digest: &str) -> Result<PathBuf, RegistryError> {
-    let hex = digest
-        .strip_prefix("sha256:")
-        .filter(|h| h.len() == 64 && h.chars().all(|c| c.is_ascii_hexdigit()))
-        .ok_or_else(|| invalid("manifest", format!("'{digest}' is not a sha256 digest")))?;
-    Ok(dir.join("sha256").join(hex))
+    let digest = oci_layout::Digest::parse(digest)
+        .and_then(oci_layout::Digest::sha256)
+        .map_err(|_| invalid("manifest", format!("'{digest}' is not a sha256 digest")))?;
+    Ok(digest.blob_path(dir))
 }
 
 /// Pulls `reference` (linux/amd64) into `blob_dir` (`sha256/<hex>` files; blobs already there

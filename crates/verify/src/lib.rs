@@ -5,6 +5,7 @@
 
 pub mod image;
 pub mod inputs;
+mod key_paths;
 pub mod labels;
 pub mod modinfo;
 pub mod modprobe;

@@ -71,7 +71,7 @@ fn keeps_content(path: &str, size: u64) -> bool {
         || in_config("depmod.d")
         || path == "/etc/infiniband/openib.conf"
         || name == "ofed_info"
-        || crate::rules::no_private_keys::may_be_a_key(path)
+        || crate::key_paths::may_be_a_key(path)
 }
 
 fn is_module_path(path: &str) -> bool {

@@ -7,8 +7,13 @@ use std::time::Instant;
 
 use planner::Plan;
 
+use super::error::{io, BuildError};
 use super::keys::labels;
-use super::{io, room, write_rootfs, BuildError, BuildReport, Settings, Stack};
+use super::outcome::{BuildOnlyRemoval, BuildReport};
+use super::room;
+use super::rootfs::write_rootfs;
+use super::settings::Settings;
+use super::stack::Stack;
 use crate::blobs::BlobStore;
 use crate::layer::Source;
 use crate::oci::{self, ImageSpec, Written};
@@ -113,7 +118,7 @@ pub(super) struct Made<'a> {
     pub image: &'a Image,
     pub stack: &'a Stack,
     pub verified: Option<&'a verify::Report>,
-    pub build_only: Option<&'a super::BuildOnlyRemoval>,
+    pub build_only: Option<&'a BuildOnlyRemoval>,
 }
 
 pub(super) fn report(plan: &Plan, made: &Made, started: Instant) -> Result<(), BuildError> {

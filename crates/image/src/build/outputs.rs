@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 
 use planner::Plan;
 
+use super::error::{io, BuildError};
 use super::finish::Image;
-use super::{io, room, BuildError, Settings};
+use super::room;
+use super::settings::Settings;
 use crate::blobs::BlobStore;
 use crate::oci;
 

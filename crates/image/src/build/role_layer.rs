@@ -14,8 +14,12 @@ use engine::sandbox::{ChrootTarget, Overlay, SandboxSpec};
 use planner::plan::Step;
 use planner::Plan;
 
+use super::error::{io, BuildError};
 use super::keys::{role_inputs, role_of};
-use super::{io, write_rootfs, BuildError, LayerReport, Settings, Stack, Stores};
+use super::outcome::LayerReport;
+use super::rootfs::write_rootfs;
+use super::settings::Settings;
+use super::stack::{Stack, Stores};
 use crate::cache::remote::{self, RegistryCache};
 use crate::cache::{Entry, Inputs, Lookup};
 use crate::hashing::digest_of;
@@ -81,29 +85,7 @@ impl Roles<'_> {
     /// Adds `role`'s layer to `stack`: from the cache, or by running the role.
     pub fn add_layer(&mut self, role: &str, stack: &mut Stack) -> Result<(), BuildError> {
         let started = Instant::now();
-        let steps: Vec<Step> = self
-            .plan
-            .tasks
-            .iter()
-            .filter(|s| role_of(s) == role)
-            .cloned()
-            .collect();
-        // The whole stack below, not only the layer under this one: two different stacks can
-        // end in layers with the same digest.
-        let chain: Vec<&str> = stack
-            .layers
-            .iter()
-            .map(|(l, _)| l.digest.as_str())
-            .collect();
-        let parent = digest_of(chain.join("\n").as_bytes());
-        let inputs = role_inputs(
-            self.plan,
-            &steps,
-            &parent,
-            &self.settings.project_root,
-            &self.executor.registered(),
-            self.pin,
-        );
+        let (steps, inputs) = self.inputs_of(role, stack);
         let _making = self.wait_for_other_builds(role, &inputs)?;
         let lookup = match self.settings.no_cache {
             true => Lookup::Miss,
@@ -159,6 +141,34 @@ impl Roles<'_> {
             .push((entry.blob.clone(), format!("imgbuild role {role}")));
         stack.trees.push(entry.tree);
         Ok(())
+    }
+
+    /// The steps of `role` and the inputs its layer is keyed by, over the layers of `stack`.
+    fn inputs_of(&self, role: &str, stack: &Stack) -> (Vec<Step>, Inputs) {
+        let steps: Vec<Step> = self
+            .plan
+            .tasks
+            .iter()
+            .filter(|s| role_of(s) == role)
+            .cloned()
+            .collect();
+        // The whole stack below, not only the layer under this one: two different stacks can
+        // end in layers with the same digest.
+        let chain: Vec<&str> = stack
+            .layers
+            .iter()
+            .map(|(l, _)| l.digest.as_str())
+            .collect();
+        let parent = digest_of(chain.join("\n").as_bytes());
+        let inputs = role_inputs(
+            self.plan,
+            &steps,
+            &parent,
+            &self.settings.project_root,
+            &self.executor.registered(),
+            self.pin,
+        );
+        (steps, inputs)
     }
 
     fn registry_cache(&self) -> RegistryCache<'_> {

@@ -5,7 +5,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use super::BuildError;
+use super::error::BuildError;
 use crate::oci::ImageSpec;
 
 /// Kept free on top of an estimate: tar headers, metadata, and what other writers need.

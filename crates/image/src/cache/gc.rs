@@ -192,13 +192,6 @@ fn remove_layers(
     Ok(held)
 }
 
-/// Marks a cache file as used now (its modification time is the collector's clock).
-pub(crate) fn touch(path: &Path) {
-    if let Ok(file) = std::fs::File::options().append(true).open(path) {
-        let _ = file.set_modified(SystemTime::now());
-    }
-}
-
 /// The finished blobs of a `sha256` folder: path, `sha256:` digest, modified, size.
 fn blob_files(dir: &Path) -> Vec<(PathBuf, String, SystemTime, u64)> {
     let Ok(entries) = std::fs::read_dir(dir) else {

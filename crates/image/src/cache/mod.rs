@@ -16,7 +16,6 @@ mod gc;
 pub mod integrity;
 pub mod remote;
 mod verify;
-pub(crate) use gc::touch;
 pub use gc::{default_limit, Collected};
 pub use verify::{Finding, Verified};
 
@@ -160,7 +159,7 @@ impl LayerCache {
         }
         match self.check(&dir, false) {
             Ok(entry) => {
-                gc::touch(&dir.join("entry.json"));
+                crate::used::touch(&dir.join("entry.json"));
                 Lookup::Hit(Box::new(entry))
             }
             Err(damage) => Lookup::Dropped(damage.remove(&dir)),

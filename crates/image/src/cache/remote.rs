@@ -198,10 +198,12 @@ impl RemoteCache {
         if named.as_deref() != Some(record.blob.digest.as_str()) {
             return Err(wrong("names another blob than its record"));
         }
-        if !blobs.has(&record.blob.digest) {
-            repository.blob_to_file(&record.blob.digest, &blobs.path(&record.blob.digest))?;
-            crate::blobs::readable(&blobs.path(&record.blob.digest))
-                .map_err(io("storing a layer"))?;
+        let blob = blobs
+            .checked_path(&record.blob.digest)
+            .map_err(|e| wrong(&format!("names no blob ({e})")))?;
+        if !blob.is_file() {
+            repository.blob_to_file(&record.blob.digest, &blob)?;
+            crate::blobs::readable(&blob).map_err(io("storing a layer"))?;
         }
         Ok(Some(record))
     }

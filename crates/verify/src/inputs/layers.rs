@@ -7,7 +7,7 @@ use crate::snapshot::Snapshot;
 /// Applies the layer tar `reader` (compressed or not) onto `snapshot`.
 pub fn apply(snapshot: &mut Snapshot, reader: impl Read) -> std::io::Result<()> {
     snapshot.next_layer();
-    let mut archive = tar::Archive::new(super::decompressed(BufReader::new(reader))?);
+    let mut archive = tar::Archive::new(super::decompress::decompressed(BufReader::new(reader))?);
     for entry in archive.entries()? {
         let mut entry = entry?;
         let raw = entry.path()?.to_string_lossy().into_owned();

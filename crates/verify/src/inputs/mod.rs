@@ -6,13 +6,15 @@
 
 mod archive;
 mod cpio;
+mod decompress;
 mod layers;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use crate::snapshot::Snapshot;
+use decompress::decompressed;
 
 /// The image's labels (`io.imgbuild.kernel`, ...): none for a rootfs or a Warewulf image.
 pub type Labels = BTreeMap<String, String>;
@@ -39,25 +41,6 @@ pub enum InputError {
 }
 
 const KNOWN: &str = "give a rootfs folder, a Warewulf chroot or image (.img, .img.gz), an OCI layout, an oci-archive or docker-archive tar, or docker://REGISTRY/REPO:TAG";
-
-/// A reader that undoes gzip, zstd or xz, told by the first bytes.
-pub(crate) fn decompressed<'a>(
-    mut input: impl BufRead + 'a,
-) -> std::io::Result<Box<dyn Read + 'a>> {
-    let head = input.fill_buf()?;
-    Ok(if head.starts_with(&[0x1f, 0x8b]) {
-        Box::new(flate2::bufread::MultiGzDecoder::new(input))
-    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-        Box::new(
-            ruzstd::decoding::StreamingDecoder::new(input)
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?,
-        )
-    } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z']) {
-        Box::new(xz2::bufread::XzDecoder::new_multi_decoder(input))
-    } else {
-        Box::new(input)
-    })
-}
 
 /// Reads the image at `path` (a folder or a file), with its labels.
 pub fn read(path: &Path) -> Result<(Snapshot, Labels), InputError> {

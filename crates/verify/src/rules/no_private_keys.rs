@@ -3,23 +3,11 @@
 
 use super::{Rule, Verdict};
 use crate::image::Image;
+pub use crate::key_paths::may_be_a_key;
+use crate::key_paths::KEY_FOLDERS;
 
 /// The rule.
 pub struct PrivateKeys;
-
-/// The folders where build tools leave keys.
-const KEY_FOLDERS: &[&str] = &["/var/lib/dkms/", "/etc/pki/", "/root/"];
-
-/// Whether `path` may hold a private key the rule reads (the snapshot keeps these files).
-pub fn may_be_a_key(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    KEY_FOLDERS.iter().any(|f| path.starts_with(f))
-        && (name == "mok.key"
-            || [".key", ".priv", ".pem", ".der"]
-                .iter()
-                .any(|ext| name.ends_with(ext))
-            || name.starts_with("id_"))
-}
 
 fn is_private(path: &str, bytes: &[u8]) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);

@@ -1,0 +1,208 @@
+//! Reading an image from its [`Source`] into its config and its layers, bottom first: an OCI
+//! image (index → manifest, the first of an index of platforms → config and layers) or a
+//! docker-archive (`manifest.json` names the config and the layer members).
+
+use serde_json::Value as Json;
+
+use crate::digest::Digest;
+use crate::source::{fail, Source};
+
+/// An image read from its source: the config, and where each layer is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Image {
+    /// The image config (`config.Labels`, ...).
+    pub config: Json,
+    /// The layers, bottom first.
+    pub layers: Vec<Layer>,
+}
+
+/// One layer of an [`Image`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layer {
+    /// Its member in the source (`blobs/sha256/<hex>`, or a docker-archive's path).
+    pub member: String,
+    /// How it is named in messages: its digest (OCI), or its member (docker-archive).
+    pub name: String,
+    /// Its media type, when the manifest gives one (OCI).
+    pub media_type: Option<String>,
+}
+
+fn json(bytes: &[u8], what: &str) -> std::io::Result<Json> {
+    serde_json::from_slice(bytes).map_err(|e| fail(format!("{what}: not JSON: {e}")))
+}
+
+/// The layout member of a blob, its digest checked first (no `..` or `/` gets through).
+fn blob_member(digest: &str) -> std::io::Result<String> {
+    Digest::parse(digest)
+        .map(|d| d.layout_member())
+        .map_err(|e| fail(e.to_string()))
+}
+
+impl Source {
+    /// Reads the image: a folder as an OCI layout; a tar as a docker-archive when it holds
+    /// `manifest.json`, as an oci-archive when it holds `index.json`.
+    pub fn image(&self) -> std::io::Result<Image> {
+        match self {
+            Source::Folder(_) => self.oci_image(),
+            Source::Tar(_) if self.has("manifest.json") => self.docker_image(),
+            Source::Tar(_) if self.has("index.json") => self.oci_image(),
+            Source::Tar(_) => Err(fail(
+                "a tar with neither manifest.json (docker-archive) nor index.json (oci-archive)",
+            )),
+        }
+    }
+
+    /// An OCI image (layout folder or oci-archive): index → manifest → config and layers.
+    pub fn oci_image(&self) -> std::io::Result<Image> {
+        let index = json(&self.read_all("index.json")?, "index.json")?;
+        let mut manifest_digest = index["manifests"][0]["digest"]
+            .as_str()
+            .ok_or_else(|| fail("index.json names no manifest"))?
+            .to_owned();
+        let mut manifest = json(
+            &self.read_all(&blob_member(&manifest_digest)?)?,
+            "the manifest",
+        )?;
+        // An index of platforms: take its first manifest.
+        if manifest["manifests"].is_array() {
+            manifest_digest = manifest["manifests"][0]["digest"]
+                .as_str()
+                .ok_or_else(|| fail("the image index names no manifest"))?
+                .to_owned();
+            manifest = json(
+                &self.read_all(&blob_member(&manifest_digest)?)?,
+                "the manifest",
+            )?;
+        }
+        let config_digest = manifest["config"]["digest"]
+            .as_str()
+            .ok_or_else(|| fail("the manifest names no config"))?;
+        let config = json(&self.read_all(&blob_member(config_digest)?)?, "the config")?;
+        let mut layers = Vec::new();
+        for layer in manifest["layers"].as_array().cloned().unwrap_or_default() {
+            let digest = layer["digest"]
+                .as_str()
+                .ok_or_else(|| fail("a layer without a digest"))?;
+            layers.push(Layer {
+                member: blob_member(digest)?,
+                name: digest.to_owned(),
+                media_type: layer["mediaType"].as_str().map(str::to_owned),
+            });
+        }
+        Ok(Image { config, layers })
+    }
+
+    /// A docker-archive (`docker save`, skopeo's `docker-archive:`): manifest.json names the
+    /// config and the layer members.
+    pub fn docker_image(&self) -> std::io::Result<Image> {
+        let manifest = json(&self.read_all("manifest.json")?, "manifest.json")?;
+        let image = &manifest[0];
+        let config_member = image["Config"]
+            .as_str()
+            .ok_or_else(|| fail("manifest.json names no Config"))?;
+        let config = json(&self.read_all(config_member)?, "the config")?;
+        let mut layers = Vec::new();
+        for layer in image["Layers"].as_array().cloned().unwrap_or_default() {
+            let member = layer
+                .as_str()
+                .ok_or_else(|| fail("manifest.json lists a layer that is no path"))?;
+            layers.push(Layer {
+                member: member.to_owned(),
+                name: member.to_owned(),
+                media_type: None,
+            });
+        }
+        Ok(Image { config, layers })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn digest_of(name: char) -> String {
+        format!("sha256:{}", name.to_string().repeat(64))
+    }
+
+    /// A layout folder whose index names an index of platforms, as registries serve them.
+    fn layout() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let blobs = dir.path().join("blobs/sha256");
+        std::fs::create_dir_all(&blobs).expect("blobs");
+        let write = |d: &str, json: serde_json::Value| {
+            std::fs::write(blobs.join(&d[7..]), json.to_string()).expect("blob");
+        };
+        write(
+            &digest_of('c'),
+            serde_json::json!({"config": {"Labels": {"a": "b"}}}),
+        );
+        write(
+            &digest_of('d'),
+            serde_json::json!({
+                "config": {"digest": digest_of('c')},
+                "layers": [{"digest": digest_of('e'), "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip"}]
+            }),
+        );
+        write(
+            &digest_of('f'),
+            serde_json::json!({"manifests": [{"digest": digest_of('d')}]}),
+        );
+        let index = serde_json::json!({"manifests": [{"digest": digest_of('f')}]});
+        std::fs::write(dir.path().join("index.json"), index.to_string()).expect("index");
+        dir
+    }
+
+    #[test]
+    fn a_layout_is_read_through_its_index_of_platforms() {
+        let dir = layout();
+        let image = Source::folder(dir.path()).image().expect("image");
+        assert_eq!(image.config["config"]["Labels"]["a"], "b");
+        assert_eq!(
+            image.layers,
+            vec![Layer {
+                member: format!("blobs/sha256/{}", "e".repeat(64)),
+                name: digest_of('e'),
+                media_type: Some("application/vnd.oci.image.layer.v1.tar+gzip".into()),
+            }]
+        );
+    }
+
+    #[test]
+    fn a_digest_that_leaves_the_layout_is_refused() {
+        let dir = layout();
+        let index = serde_json::json!({"manifests": [{"digest": "sha256:../../index.json"}]});
+        std::fs::write(dir.path().join("index.json"), index.to_string()).expect("index");
+        assert!(Source::folder(dir.path()).image().is_err());
+    }
+
+    #[test]
+    fn a_docker_archive_names_its_members() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("image.tar");
+        let mut builder = tar::Builder::new(std::fs::File::create(&path).expect("tar"));
+        let mut add = |name: &str, bytes: &[u8]| {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(bytes.len() as u64);
+            header.set_mode(0o644);
+            header.set_cksum();
+            builder
+                .append_data(&mut header, name, bytes)
+                .expect("member");
+        };
+        add(
+            "manifest.json",
+            br#"[{"Config": "c.json", "Layers": ["l/layer.tar"]}]"#,
+        );
+        add("c.json", br#"{"config": {}}"#);
+        add("l/layer.tar", b"");
+        builder.finish().expect("finish");
+        drop(builder);
+        let source = Source::tar(&path).expect("index");
+        let image = source.image().expect("image");
+        assert_eq!(image.layers.len(), 1);
+        assert_eq!(image.layers[0].member, "l/layer.tar");
+        assert_eq!(image.layers[0].name, "l/layer.tar");
+        assert!(source.has("c.json"));
+        assert!(source.read_all("l/layer.tar").expect("layer").is_empty());
+    }
+}
