@@ -7,7 +7,10 @@ use std::path::Path;
 use oci_layout::Source;
 use serde_json::Value as Json;
 
-use super::{layers, Labels};
+use super::layers;
+
+/// The image's labels (`io.imgbuild.kernel`, ...): none for a rootfs or a Warewulf image.
+pub type Labels = std::collections::BTreeMap<String, String>;
 use crate::snapshot::Snapshot;
 
 pub(super) fn labels_of(config: &Json) -> Labels {

@@ -9,15 +9,13 @@ mod cpio;
 mod decompress;
 mod layers;
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use crate::snapshot::Snapshot;
 use decompress::decompressed;
 
-/// The image's labels (`io.imgbuild.kernel`, ...): none for a rootfs or a Warewulf image.
-pub type Labels = BTreeMap<String, String>;
+pub use archive::Labels;
 
 /// Why an image could not be read.
 #[derive(Debug, thiserror::Error)]

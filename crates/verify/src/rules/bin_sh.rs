@@ -1,6 +1,6 @@
 //! `bin_sh`: the shell Warewulf's init needs.
 
-use super::{Rule, Verdict};
+use super::rule::{Rule, Verdict};
 use crate::image::Image;
 
 /// The rule.

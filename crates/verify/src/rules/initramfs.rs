@@ -1,6 +1,6 @@
 //! `initramfs`: the pinned kernel's initramfs is in `/boot` when the image builds one.
 
-use super::{kernel_or_skip, Rule, Verdict};
+use super::rule::{kernel_or_skip, Rule, Verdict};
 use crate::image::Image;
 
 /// The rule.

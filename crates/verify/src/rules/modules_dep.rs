@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{kernel_or_skip, Rule, Verdict};
+use super::rule::{kernel_or_skip, Rule, Verdict};
 use crate::image::Image;
 
 /// The rule.

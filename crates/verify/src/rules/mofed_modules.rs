@@ -1,6 +1,6 @@
 //! `mofed_modules`: the InfiniBand modules `modprobe` loads are MOFED's, not the inbox ones.
 
-use super::{and_kernel, describe, mofed_or_skip, Rule, Verdict};
+use super::rule::{and_kernel, describe, mofed_or_skip, Rule, Verdict};
 use crate::image::{Image, MOFED_MODULES};
 use crate::modprobe::Resolution;
 

@@ -1,7 +1,7 @@
 //! `no_build_tools`: a node image without the compiler, the kernel headers and DKMS, which only
 //! the build needed (asked for by a recipe's `build_only_packages` or `--no-build-tools`).
 
-use super::{kernel_or_skip, Rule, Verdict};
+use super::rule::{kernel_or_skip, Rule, Verdict};
 use crate::image::Image;
 use crate::snapshot::Kind;
 

@@ -1,6 +1,6 @@
 //! `no_huge_files`: nothing newc cpio cannot hold.
 
-use super::{Rule, Verdict};
+use super::rule::{Rule, Verdict};
 use crate::image::Image;
 use crate::snapshot::Kind;
 

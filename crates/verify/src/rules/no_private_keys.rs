@@ -1,7 +1,7 @@
 //! `no_private_keys`: no private key in the image (a DKMS `mok.key` would let anyone with the
 //! image sign modules every node trusts).
 
-use super::{Rule, Verdict};
+use super::rule::{Rule, Verdict};
 use crate::image::Image;
 pub use crate::key_paths::may_be_a_key;
 use crate::key_paths::KEY_FOLDERS;

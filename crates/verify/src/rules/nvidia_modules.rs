@@ -1,7 +1,7 @@
 //! `nvidia_modules`: `modprobe` finds each NVIDIA module, under whatever name the packaging
 //! gives it (the `.run` installer's `nvidia.ko`, Debian's `nvidia-current.ko` behind an alias).
 
-use super::{and_kernel, describe, nvidia_or_skip, Rule, Verdict};
+use super::rule::{and_kernel, describe, nvidia_or_skip, Rule, Verdict};
 use crate::image::Image;
 use crate::modprobe::Resolution;
 

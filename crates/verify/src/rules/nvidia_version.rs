@@ -1,6 +1,6 @@
 //! `nvidia_version`: the NVIDIA module that loads carries the pinned driver version.
 
-use super::{loaded_nvidia, Rule, Verdict};
+use super::rule::{loaded_nvidia, Rule, Verdict};
 use crate::image::Image;
 
 /// The rule.

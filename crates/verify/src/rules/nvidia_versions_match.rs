@@ -2,7 +2,7 @@
 //! kernel module refuses user-space libraries of another version ("API mismatch"), and the
 //! GSP firmware is loaded by the module's exact version (the open modules need it).
 
-use super::{loaded_nvidia, Rule, Verdict};
+use super::rule::{loaded_nvidia, Rule, Verdict};
 use crate::image::Image;
 use crate::snapshot::Kind;
 

@@ -1,6 +1,6 @@
 //! `ofed_info`: MOFED's `ofed_info` is there and reports the pinned version.
 
-use super::{mofed_or_skip, Rule, Verdict};
+use super::rule::{mofed_or_skip, Rule, Verdict};
 use crate::image::Image;
 
 /// The rule.

@@ -1,6 +1,6 @@
 //! `one_kernel`: exactly the pinned kernel in `/boot` and `/lib/modules`, no other.
 
-use super::{Rule, Verdict};
+use super::rule::{Rule, Verdict};
 use crate::image::{Image, KernelSource};
 
 /// The rule.

@@ -1,6 +1,6 @@
 //! `openibd_enabled`: MOFED's `openibd` starts at boot.
 
-use super::{mofed_or_skip, Rule, Verdict};
+use super::rule::{mofed_or_skip, Rule, Verdict};
 use crate::image::Image;
 
 /// The rule.

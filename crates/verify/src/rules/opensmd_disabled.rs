@@ -1,6 +1,6 @@
 //! `opensmd_disabled`: no subnet manager starts on a compute node.
 
-use super::{Rule, Verdict};
+use super::rule::{Rule, Verdict};
 use crate::image::Image;
 
 /// The rule.

@@ -1,6 +1,6 @@
 //! `peermem_after_mofed`: the nvidia-peermem that loads was built against MOFED's RDMA API.
 
-use super::{and_kernel, describe, nvidia_or_skip, Rule, Verdict};
+use super::rule::{and_kernel, describe, nvidia_or_skip, Rule, Verdict};
 use crate::image::Image;
 
 /// The rule.

@@ -1,6 +1,6 @@
 //! `vermagic`: every module of the kernel's folder is built for that kernel.
 
-use super::{kernel_or_skip, Rule, Verdict};
+use super::rule::{kernel_or_skip, Rule, Verdict};
 use crate::image::Image;
 
 /// The rule.
