@@ -287,9 +287,12 @@ mod tests {
         std::fs::write(root.join("etc/conf"), "new").expect("write");
         std::fs::write(root.join("etc/added"), "a").expect("write");
         std::fs::remove_dir_all(root.join("gone")).expect("rm");
+        // The new folder is made while the old one still exists, so it cannot be given the
+        // old one's inode number (ext4 hands a freed number out again at once).
+        std::fs::create_dir(root.join("swap.new")).expect("mkdir");
+        std::fs::write(root.join("swap.new/new"), "n").expect("write");
         std::fs::remove_dir_all(root.join("swap")).expect("rm");
-        std::fs::create_dir(root.join("swap")).expect("mkdir");
-        std::fs::write(root.join("swap/new"), "n").expect("write");
+        std::fs::rename(root.join("swap.new"), root.join("swap")).expect("rename");
         std::fs::hard_link(root.join("etc/added"), root.join("etc/added-link")).expect("link");
 
         let upper = dir.path().join("upper");
