@@ -410,6 +410,76 @@ fn every_image_has_one_typed_intent_and_a_missing_pin_is_a_located_error() {
 }
 
 #[test]
+fn the_nvidia_kernel_flavor_is_the_recipes_or_the_roles_default() {
+    let root = repo_root();
+    let installer = |plan: &Value| {
+        let tasks = tasks(plan);
+        let task = find(
+            &tasks,
+            "nvidia",
+            "build and install the driver for the pinned kernel",
+        );
+        task["args"]["cmd"].as_str().unwrap_or_default().to_owned()
+    };
+    // The role's default: the proprietary modules, passed to NVIDIA's installer as it names them.
+    let plan = plan_json(&root, "rocky-9.5-compute", &[]);
+    assert_eq!(plan["intent"]["nvidia_kernel_flavor"], "proprietary");
+    assert!(installer(&plan).contains("--kernel-module-type=proprietary"));
+    // A site that moves to the open modules says so once.
+    let plan = plan_json(
+        &root,
+        "rocky-9.5-compute",
+        &["-e", "nvidia_kernel_flavor=open"],
+    );
+    assert_eq!(plan["intent"]["nvidia_kernel_flavor"], "open");
+    assert!(installer(&plan).contains("--kernel-module-type=open"));
+    // Debian: the open modules come from contrib's nvidia-open-kernel-dkms.
+    let plan = plan_json(
+        &root,
+        "debian-12-compute",
+        &["-e", "nvidia_kernel_flavor=open"],
+    );
+    let apt = find(
+        &tasks(&plan),
+        "nvidia",
+        "the driver, pinned, built by DKMS for the pinned kernel",
+    )
+    .clone();
+    let names = apt["args"]["name"].to_string();
+    assert!(names.contains("nvidia-open-kernel-dkms=535"), "{names}");
+    assert!(!names.contains("\"nvidia-kernel-dkms"), "{names}");
+    // Anything else is refused, naming the value and the two there are.
+    let out = imgbuild(
+        &root,
+        &[
+            "plan",
+            "rocky-9.5-compute",
+            "-e",
+            "nvidia_kernel_flavor=closed",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nvidia_kernel_flavor must be open")
+            && stderr(&out).contains("'closed'"),
+        "{}",
+        stderr(&out)
+    );
+    // An image without the nvidia role has no flavour.
+    for image in images() {
+        let plan = plan_json(&root, &image, &[]);
+        let has_role = plan["roles"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|r| r == "nvidia"));
+        assert_eq!(
+            plan["intent"].get("nvidia_kernel_flavor").is_some(),
+            has_role,
+            "{image}"
+        );
+    }
+}
+
+#[test]
 fn a_closed_pipe_ends_quietly_as_sigpipe_would() {
     // The reader is gone before imgbuild prints (planning takes far longer than the drop).
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_imgbuild"))

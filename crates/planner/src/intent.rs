@@ -20,6 +20,13 @@ pub struct ImageIntent {
     pub mofed: Option<String>,
     /// `nvidia_version`, when an `nvidia` role installs it.
     pub nvidia: Option<String>,
+    /// `nvidia_kernel_flavor`, when an `nvidia` role installs the driver: NVIDIA's open kernel
+    /// modules or the proprietary ones.
+    #[serde(
+        rename = "nvidia_kernel_flavor",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub nvidia_flavor: Option<NvidiaFlavor>,
     /// A `dracut` role builds an initramfs.
     pub initramfs: bool,
     /// `allow_opensm: true`: a subnet-manager image, which may enable `opensmd`.
@@ -33,6 +40,31 @@ pub struct ImageIntent {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub boot_expect_failed: Vec<String>,
 }
+
+/// Which NVIDIA kernel modules the image carries (`nvidia_kernel_flavor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NvidiaFlavor {
+    /// NVIDIA's open kernel modules (`Dual MIT/GPL`), which Grace Hopper and Blackwell GPUs
+    /// need.
+    Open,
+    /// The proprietary modules (licence `NVIDIA`).
+    Proprietary,
+}
+
+impl NvidiaFlavor {
+    /// The flavour a recipe names, as sites write it.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "open" => Some(Self::Open),
+            "proprietary" => Some(Self::Proprietary),
+            _ => None,
+        }
+    }
+}
+
+/// Role variables a recipe may leave to the role's defaults: `(role, variable)`.
+pub(crate) const ROLE_DEFAULTED: &[(&str, &str)] = &[("nvidia", "nvidia_kernel_flavor")];
 
 /// The roles that install what a version variable pins.
 pub(crate) const PINNED_BY: &[(&str, &str)] = &[
@@ -74,12 +106,34 @@ impl ImageIntent {
             kernel: text("kernel_version"),
             mofed: text("mofed_version").filter(|_| role("mofed").is_some()),
             nvidia: text("nvidia_version").filter(|_| role("nvidia").is_some()),
+            nvidia_flavor: match role("nvidia") {
+                Some(_) => nvidia_flavor(text("nvidia_kernel_flavor"), defined_at)?,
+                None => None,
+            },
             initramfs: role("dracut").is_some(),
             allow_opensm: vars.get("allow_opensm").and_then(Json::as_bool) == Some(true),
             build_only: names(vars, "build_only_packages", "package", defined_at)?,
             boot_expect_failed: names(vars, "boot_expect_failed", "unit", defined_at)?,
         })
     }
+}
+
+/// `nvidia_kernel_flavor`, refused unless it names a flavour.
+fn nvidia_flavor(
+    text: Option<String>,
+    defined_at: &dyn Fn(&str) -> Location,
+) -> Result<Option<NvidiaFlavor>, PlanError> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    NvidiaFlavor::parse(&text).map(Some).ok_or_else(|| {
+        PlanError::new(
+            defined_at("nvidia_kernel_flavor"),
+            ErrorKind::Recipe(format!(
+                "nvidia_kernel_flavor must be open (NVIDIA's open kernel modules, which Grace Hopper and Blackwell GPUs need) or proprietary; it is '{text}'"
+            )),
+        )
+    })
 }
 
 /// A variable that lists names (packages, units) or shell patterns of them.

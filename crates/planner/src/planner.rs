@@ -603,7 +603,10 @@ impl Planner<'_> {
         mut vars: IndexMap<String, Json>,
         scope: &Scope,
     ) -> Result<IndexMap<String, Json>> {
-        for (role, key) in crate::intent::PINNED_BY {
+        let defaulted = crate::intent::PINNED_BY
+            .iter()
+            .chain(crate::intent::ROLE_DEFAULTED);
+        for (role, key) in defaulted {
             let Some(entry) = recipe.roles.iter().find(|r| r.name == *role) else {
                 continue;
             };
