@@ -6,7 +6,8 @@ use planner::modules::copy::CopyParams;
 use planner::modules::types::{Mode, Text};
 use serde_json::Value as Json;
 
-use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::attrs;
 use crate::rootfs::Kind;
 use crate::target::Cmd;
 

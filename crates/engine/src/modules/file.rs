@@ -7,9 +7,10 @@ use planner::modules::file::{FileParams, FileState};
 use planner::modules::types::Choice;
 use serde_json::Value as Json;
 
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use super::file_diff::{prev_state, FileDiff};
 use super::pathinfo::name_of;
-use super::{attrs, file_links, file_times, flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::{attrs, file_links, file_times};
 use crate::rootfs::{Kind, RootFs};
 
 /// `recurse`: what is below `dir` takes the attributes and times, as Ansible's walk gives

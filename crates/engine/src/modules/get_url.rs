@@ -6,8 +6,9 @@ use planner::modules::get_url::GetUrlParams;
 use serde_json::Value as Json;
 use sha2::Digest;
 
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::attrs;
 use super::pathinfo::{md5_of, sha1_of, sha1_of_host};
-use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::Kind;
 
 fn sha256_of(reader: &mut dyn std::io::Read) -> Result<String, ModuleError> {

@@ -12,8 +12,8 @@ use planner::modules::types::Choice;
 use regex::Regex;
 use serde_json::{json, Map, Value as Json};
 
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use super::pathinfo::name_of;
-use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::Kind;
 
 /// A test of a base name.

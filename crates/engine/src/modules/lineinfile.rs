@@ -4,23 +4,12 @@ use std::path::Path;
 
 use planner::modules::lineinfile::{LineState, LineinfileParams};
 use planner::modules::types::{Choice, Mode};
-use regex::Regex;
 use serde_json::Value as Json;
 
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use super::attrs::FileAttrs;
 use super::lineinfile_edit as edit;
-use super::{attrs, flag, params, pathinfo, ModuleCtx, ModuleError, ModuleResult};
-
-/// Python's `\1` and `\g<name>` in a replacement, as the regex crate's `${1}`.
-pub fn python_backrefs(template: &str) -> String {
-    let re =
-        Regex::new(r"\\(\d+)|\\g<(\w+)>|\$").unwrap_or_else(|_| unreachable!("a valid pattern"));
-    re.replace_all(template, |c: &regex::Captures| match (c.get(1), c.get(2)) {
-        (Some(n), _) | (None, Some(n)) => format!("${{{}}}", n.as_str()),
-        _ => "$$".to_string(),
-    })
-    .into_owned()
-}
+use super::{attrs, pathinfo};
 
 /// A Python pattern, with the backreferences and look-around Python's `re` has.
 fn compile(pattern: &str) -> Result<fancy_regex::Regex, ModuleError> {
@@ -271,14 +260,4 @@ fn empty_pattern_warning(p: &LineinfileParams) -> Vec<String> {
         );
     }
     vec![msg]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backrefs() {
-        assert_eq!(python_backrefs(r"\1=\g<v> $x"), "${1}=${v} $$x");
-    }
 }

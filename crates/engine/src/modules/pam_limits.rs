@@ -9,8 +9,8 @@ use planner::modules::pam_limits::PamLimitsParams;
 use planner::modules::types::{Choice, Choices};
 use serde_json::Value as Json;
 
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use super::copy::{place, Placement};
-use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 
 const UNLIMITED: &[&str] = &["unlimited", "infinity", "-1"];
 

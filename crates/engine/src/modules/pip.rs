@@ -11,7 +11,8 @@ use planner::modules::pip::{PipParams, PipState};
 use planner::modules::types::Choice;
 use serde_json::{json, Value as Json};
 
-use super::{flag, params, required, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::required;
 use crate::target::{Cmd, CmdOutput};
 
 /// What one run of the module collected.

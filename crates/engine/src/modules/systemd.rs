@@ -9,7 +9,7 @@ use planner::modules::systemd::SystemdParams;
 use planner::modules::types::Choice;
 use serde_json::Value as Json;
 
-use super::{params, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{params, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::{Kind, RootFs};
 use crate::target::Cmd;
 

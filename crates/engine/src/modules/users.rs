@@ -8,7 +8,7 @@ use planner::modules::types::{Choice, Int, Text, TextList};
 use planner::modules::user::UserParams;
 use serde_json::Value as Json;
 
-use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::target::Cmd;
 
 /// One line of `/etc/passwd` or `/etc/group`, split on `:`.
