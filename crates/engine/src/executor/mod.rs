@@ -97,6 +97,38 @@ struct Run {
     msg: Option<String>,
 }
 
+/// The result a task registers, taken from its run: Ansible's `changed`, `failed`, `skipped`
+/// and, for a failure, why (`msg`, and `message` for include_vars).
+fn registered_result(
+    task: &PlannedTask,
+    mut result: Map<String, Json>,
+    failure: Option<&TaskFailure>,
+    status: Status,
+) -> Map<String, Json> {
+    if let Some(failure) = failure {
+        // What Ansible registers for a failed task says why.
+        result
+            .entry("msg")
+            .or_insert_with(|| Json::from(failure.msg.clone()));
+        if task.module == "include_vars" {
+            // Ansible's include_vars says why under `message`.
+            result.insert("message".into(), Json::from(failure.msg.clone()));
+        }
+    }
+    // A failed task keeps the `changed` its changed_when gave it.
+    let changed = status == Status::Changed
+        || (failure.is_some() && result.get("changed") == Some(&json!(true)));
+    result.insert("changed".into(), json!(changed));
+    result.insert("failed".into(), json!(failure.is_some()));
+    if status == Status::Skipped {
+        result.insert("skipped".into(), json!(true));
+    }
+    if status == Status::Skipped && task.loop_over.is_none() {
+        result.insert("skip_reason".into(), json!("Conditional result was False"));
+    }
+    result
+}
+
 fn step_role(step: &Step) -> &str {
     match step {
         Step::Task(t) => &t.role,
@@ -410,28 +442,7 @@ impl<'a> Executor<'a> {
                 .ignore_errors
                 .as_ref()
                 .is_some_and(|v| self.truthy(task, v));
-        let mut result = run.result;
-        if let Some(failure) = &run.failure {
-            // What Ansible registers for a failed task says why.
-            result
-                .entry("msg")
-                .or_insert_with(|| Json::from(failure.msg.clone()));
-            if task.module == "include_vars" {
-                // Ansible's include_vars says why under `message`.
-                result.insert("message".into(), Json::from(failure.msg.clone()));
-            }
-        }
-        // A failed task keeps the `changed` its changed_when gave it.
-        let changed = run.status == Status::Changed
-            || (run.failure.is_some() && result.get("changed") == Some(&json!(true)));
-        result.insert("changed".into(), json!(changed));
-        result.insert("failed".into(), json!(run.failure.is_some()));
-        if run.status == Status::Skipped {
-            result.insert("skipped".into(), json!(true));
-        }
-        if run.status == Status::Skipped && task.loop_over.is_none() {
-            result.insert("skip_reason".into(), json!("Conditional result was False"));
-        }
+        let result = registered_result(task, run.result, run.failure.as_ref(), run.status);
         if let Some(register) = &task.register {
             let registered = match &task.item {
                 Some(item) => self.planned_loop_result(task, item, &result),
