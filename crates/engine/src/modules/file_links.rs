@@ -7,7 +7,7 @@ use serde_json::Value as Json;
 
 use super::api::{flag, ModuleCtx, ModuleError, ModuleResult};
 use super::attrs;
-use super::file::{attribute_path, update_times, At};
+use super::file_at::{attribute_path, update_times, At};
 use super::file_diff::FileDiff;
 use crate::rootfs::Kind;
 

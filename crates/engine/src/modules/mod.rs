@@ -11,6 +11,7 @@ mod command;
 mod copy;
 mod debconf;
 mod file;
+mod file_at;
 mod file_diff;
 mod file_links;
 mod file_times;
