@@ -225,7 +225,7 @@ fn build_one(
     plan: &planner::Plan,
     push_to: Option<&registry::Reference>,
 ) -> Result<(), Failure> {
-    super::print_warnings(&plan.warnings);
+    super::output::print_warnings(&plan.warnings);
     crate::interrupt::building(&plan.image);
     let settings = Settings {
         project_root: cx.project.root.clone(),

@@ -15,7 +15,7 @@ pub fn run(
     json: bool,
 ) -> Result<ExitCode, Failure> {
     let plan = planner::plan(project, image, opts)?;
-    super::print_warnings(&plan.warnings);
+    super::output::print_warnings(&plan.warnings);
     // A vaulted value shows as its marker, `<vault:0123456789abcdef>`, never as clear text.
     if json {
         let mut value = serde_json::to_value(&plan)
