@@ -202,177 +202,269 @@ pub fn extract_tar(
         }
         let path = dest.join(&rel);
         check_no_symlink_between(fs, dest, &path, &name)?;
-        if limits.whiteouts != Whiteouts::Keep {
-            if let Some(hidden) = rel
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_prefix(".wh."))
-            {
-                let parent = path.parent().unwrap_or(dest).to_path_buf();
-                whiteout(fs, &parent, hidden, limits.whiteouts)?;
-                continue;
-            }
+        if whiteout_entry(fs, dest, &path, limits.whiteouts)? {
+            continue;
         }
-        let xattrs: Vec<(String, Vec<u8>)> = match entry.pax_extensions() {
-            Ok(Some(extensions)) => extensions
-                .filter_map(Result::ok)
-                .filter_map(|ext| {
-                    let key = ext.key().ok()?;
-                    let name = key.strip_prefix("SCHILY.xattr.")?;
-                    Some((name.to_owned(), ext.value_bytes().to_vec()))
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
-        let header = entry.header();
-        let mode = header.mode().unwrap_or(0o644) & 0o7777;
-        let uid = header.uid().ok().and_then(|u| u32::try_from(u).ok());
-        let gid = header.gid().ok().and_then(|g| u32::try_from(g).ok());
-        let mtime = header
-            .mtime()
-            .ok()
-            .and_then(|m| i64::try_from(m).ok())
-            .unwrap_or(0);
-        let kind = header.entry_type();
+        let xattrs = pax_xattrs(&mut entry);
+        let meta = EntryMeta::of(entry.header());
+        let kind = entry.header().entry_type();
         stats.files.push(name.clone());
-        match kind {
-            tar::EntryType::Directory => {
-                if !fs.meta(&path)?.is_some_and(|m| m.kind == Kind::Dir) {
-                    fs.mkdir_all(&path, mode)?;
-                    stats.written += 1;
-                }
-                fs.chown(&path, uid, gid)?;
-                fs.chmod(&path, mode)?;
-            }
+        let written = match kind {
+            tar::EntryType::Directory => extract_dir(fs, &path, meta)?,
             tar::EntryType::Regular | tar::EntryType::Continuous | tar::EntryType::GNUSparse => {
-                let size = entry.size();
-                bytes = bytes.saturating_add(size);
+                bytes = bytes.saturating_add(entry.size());
                 if bytes > limits.max_bytes {
                     return Err(ArchiveError::Limit(format!(
                         "more than {} bytes of content",
                         limits.max_bytes
                     )));
                 }
-                let same = fs.meta(&path)?.is_some_and(|m| {
-                    m.kind == Kind::File && m.size == size && m.mtime == mtime && m.mode == mode
-                });
-                if same {
-                    continue;
-                }
-                if let Some(parent) = path.parent() {
-                    fs.mkdir_all(parent, 0o755)?;
-                }
-                if fs.meta(&path)?.is_some_and(|m| m.kind == Kind::Dir) {
-                    fs.remove_all(&path)?;
-                }
-                fs.write_from(&path, &mut entry, Some(mode)).map_err(|e| {
-                    if e.source.kind() == std::io::ErrorKind::UnexpectedEof {
-                        ArchiveError::Corrupt(format!("entry '{name}' is cut short"))
-                    } else {
-                        ArchiveError::Fs(e)
-                    }
-                })?;
-                // chown clears setuid/setgid bits and file capabilities: mode and xattrs follow it.
-                fs.chown(&path, uid, gid)?;
-                fs.chmod(&path, mode)?;
-                for (name, value) in &xattrs {
-                    fs.set_xattr(&path, name, value)?;
-                }
-                fs.set_times(&path, mtime)?;
-                stats.written += 1;
+                extract_file(fs, &mut entry, &path, &name, meta, &xattrs)?
             }
-            tar::EntryType::Symlink => {
-                let target = entry
-                    .link_name_bytes()
-                    .map(|b| String::from_utf8_lossy(&b).into_owned())
-                    .ok_or_else(|| {
-                        ArchiveError::Corrupt(format!("symlink '{name}' has no target"))
-                    })?;
-                let resolved = resolve_link(&path, &target);
-                if !resolved.as_deref().is_some_and(|r| r.starts_with(dest)) {
-                    return Err(ArchiveError::Unsafe {
-                        entry: name,
-                        why: format!("is a symlink to '{target}', outside {}", dest.display()),
-                    });
-                }
-                if fs.meta(&path)?.is_some_and(|m| m.kind == Kind::Symlink)
-                    && fs.read_link(&path)? == target
-                {
-                    continue;
-                }
-                if let Some(parent) = path.parent() {
-                    fs.mkdir_all(parent, 0o755)?;
-                }
-                fs.symlink(&target, &path)?;
-                fs.chown(&path, uid, gid)?;
-                stats.written += 1;
-            }
-            tar::EntryType::Link => {
-                let target = entry
-                    .link_name_bytes()
-                    .map(|b| String::from_utf8_lossy(&b).into_owned())
-                    .ok_or_else(|| {
-                        ArchiveError::Corrupt(format!("hard link '{name}' has no target"))
-                    })?;
-                let target_rel = safe_relative(&target).map_err(|why| ArchiveError::Unsafe {
-                    entry: name.clone(),
-                    why: format!("is a hard link to '{target}', which {why}"),
-                })?;
-                let target_rel: PathBuf = target_rel
-                    .components()
-                    .skip(limits.strip_components)
-                    .collect();
-                let target_path = dest.join(target_rel);
-                check_no_symlink_between(fs, dest, &target_path, &name)?;
-                if fs.meta(&target_path)?.is_none() {
-                    return Err(ArchiveError::Unsafe {
-                        entry: name,
-                        why: format!(
-                            "is a hard link to '{target}', which the archive has not created"
-                        ),
-                    });
-                }
-                fs.hardlink(&target_path, &path)?;
-                stats.written += 1;
-            }
+            tar::EntryType::Symlink => extract_symlink(fs, &entry, &path, &name, dest, meta)?,
+            tar::EntryType::Link => extract_hardlink(fs, &entry, &path, &name, dest, &limits)?,
             tar::EntryType::Char | tar::EntryType::Block | tar::EntryType::Fifo => {
-                if !limits.allow_devices {
-                    return Err(ArchiveError::Unsafe {
-                        entry: name,
-                        why: "is a device node or fifo, which an archive in a role may not create"
-                            .into(),
-                    });
-                }
-                let file_type = match kind {
-                    tar::EntryType::Char => rustix::fs::FileType::CharacterDevice,
-                    tar::EntryType::Block => rustix::fs::FileType::BlockDevice,
-                    _ => rustix::fs::FileType::Fifo,
-                };
-                let major = header.device_major().ok().flatten().unwrap_or(0);
-                let minor = header.device_minor().ok().flatten().unwrap_or(0);
-                if let Some(parent) = path.parent() {
-                    fs.mkdir_all(parent, 0o755)?;
-                }
-                fs.remove_all(&path)?;
-                fs.mknod(&path, file_type, mode, rustix::fs::makedev(major, minor))?;
-                fs.chown(&path, uid, gid)?;
-                // mknod is subject to the umask.
-                fs.chmod(&path, mode)?;
-                stats.written += 1;
+                extract_device(fs, entry.header(), &path, &name, meta, &limits)?
             }
             tar::EntryType::XGlobalHeader
             | tar::EntryType::XHeader
             | tar::EntryType::GNULongName
-            | tar::EntryType::GNULongLink => {}
+            | tar::EntryType::GNULongLink => false,
             other => {
                 return Err(ArchiveError::Unsafe {
                     entry: name,
                     why: format!("has an entry type ({other:?}) imgbuild does not extract"),
                 });
             }
+        };
+        if written {
+            stats.written += 1;
         }
     }
     Ok(stats)
+}
+
+/// Acts on the entry at `path` when it is a whiteout (`.wh.<name>`) and whiteouts are not
+/// kept as files; whether it was one.
+fn whiteout_entry(
+    fs: &RootFs,
+    dest: &Path,
+    path: &Path,
+    how: Whiteouts,
+) -> Result<bool, ArchiveError> {
+    if how == Whiteouts::Keep {
+        return Ok(false);
+    }
+    let Some(hidden) = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix(".wh."))
+    else {
+        return Ok(false);
+    };
+    let parent = path.parent().unwrap_or(dest).to_path_buf();
+    whiteout(fs, &parent, hidden, how)?;
+    Ok(true)
+}
+
+/// What an entry's header says of the file it makes: mode, owner and time.
+#[derive(Debug, Clone, Copy)]
+struct EntryMeta {
+    /// Permission bits (0644 when the header has none).
+    mode: u32,
+    /// Owner, when the header has a valid one.
+    uid: Option<u32>,
+    /// Group, when the header has a valid one.
+    gid: Option<u32>,
+    /// Modification time (0 when the header has none).
+    mtime: i64,
+}
+
+impl EntryMeta {
+    /// Reads the entry's header.
+    fn of(header: &tar::Header) -> Self {
+        Self {
+            mode: header.mode().unwrap_or(0o644) & 0o7777,
+            uid: header.uid().ok().and_then(|u| u32::try_from(u).ok()),
+            gid: header.gid().ok().and_then(|g| u32::try_from(g).ok()),
+            mtime: header
+                .mtime()
+                .ok()
+                .and_then(|m| i64::try_from(m).ok())
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// The extended attributes an entry carries in its PAX headers (`SCHILY.xattr.*`).
+fn pax_xattrs<R: Read>(entry: &mut tar::Entry<'_, R>) -> Vec<(String, Vec<u8>)> {
+    match entry.pax_extensions() {
+        Ok(Some(extensions)) => extensions
+            .filter_map(Result::ok)
+            .filter_map(|ext| {
+                let key = ext.key().ok()?;
+                let name = key.strip_prefix("SCHILY.xattr.")?;
+                Some((name.to_owned(), ext.value_bytes().to_vec()))
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A folder entry: made when missing, owner and mode set; whether it was made.
+fn extract_dir(fs: &RootFs, path: &Path, meta: EntryMeta) -> Result<bool, ArchiveError> {
+    let mut written = false;
+    if !fs.meta(path)?.is_some_and(|m| m.kind == Kind::Dir) {
+        fs.mkdir_all(path, meta.mode)?;
+        written = true;
+    }
+    fs.chown(path, meta.uid, meta.gid)?;
+    fs.chmod(path, meta.mode)?;
+    Ok(written)
+}
+
+/// A regular file: written with its owner, mode, xattrs and time, unless the same file (size,
+/// time and mode) is there already; whether it was written.
+fn extract_file<R: Read>(
+    fs: &RootFs,
+    entry: &mut tar::Entry<'_, R>,
+    path: &Path,
+    name: &str,
+    meta: EntryMeta,
+    xattrs: &[(String, Vec<u8>)],
+) -> Result<bool, ArchiveError> {
+    let size = entry.size();
+    let same = fs.meta(path)?.is_some_and(|m| {
+        m.kind == Kind::File && m.size == size && m.mtime == meta.mtime && m.mode == meta.mode
+    });
+    if same {
+        return Ok(false);
+    }
+    if let Some(parent) = path.parent() {
+        fs.mkdir_all(parent, 0o755)?;
+    }
+    if fs.meta(path)?.is_some_and(|m| m.kind == Kind::Dir) {
+        fs.remove_all(path)?;
+    }
+    fs.write_from(path, entry, Some(meta.mode)).map_err(|e| {
+        if e.source.kind() == std::io::ErrorKind::UnexpectedEof {
+            ArchiveError::Corrupt(format!("entry '{name}' is cut short"))
+        } else {
+            ArchiveError::Fs(e)
+        }
+    })?;
+    // chown clears setuid/setgid bits and file capabilities: mode and xattrs follow it.
+    fs.chown(path, meta.uid, meta.gid)?;
+    fs.chmod(path, meta.mode)?;
+    for (name, value) in xattrs {
+        fs.set_xattr(path, name, value)?;
+    }
+    fs.set_times(path, meta.mtime)?;
+    Ok(true)
+}
+
+/// A symlink, refused when it points outside `dest`; left alone when the same one is there;
+/// whether it was made.
+fn extract_symlink<R: Read>(
+    fs: &RootFs,
+    entry: &tar::Entry<'_, R>,
+    path: &Path,
+    name: &str,
+    dest: &Path,
+    meta: EntryMeta,
+) -> Result<bool, ArchiveError> {
+    let target = entry
+        .link_name_bytes()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .ok_or_else(|| ArchiveError::Corrupt(format!("symlink '{name}' has no target")))?;
+    let resolved = resolve_link(path, &target);
+    if !resolved.as_deref().is_some_and(|r| r.starts_with(dest)) {
+        return Err(ArchiveError::Unsafe {
+            entry: name.to_owned(),
+            why: format!("is a symlink to '{target}', outside {}", dest.display()),
+        });
+    }
+    if fs.meta(path)?.is_some_and(|m| m.kind == Kind::Symlink) && fs.read_link(path)? == target {
+        return Ok(false);
+    }
+    if let Some(parent) = path.parent() {
+        fs.mkdir_all(parent, 0o755)?;
+    }
+    fs.symlink(&target, path)?;
+    fs.chown(path, meta.uid, meta.gid)?;
+    Ok(true)
+}
+
+/// A hard link, refused unless its target is inside `dest` and the archive made it already.
+fn extract_hardlink<R: Read>(
+    fs: &RootFs,
+    entry: &tar::Entry<'_, R>,
+    path: &Path,
+    name: &str,
+    dest: &Path,
+    limits: &Limits,
+) -> Result<bool, ArchiveError> {
+    let target = entry
+        .link_name_bytes()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .ok_or_else(|| ArchiveError::Corrupt(format!("hard link '{name}' has no target")))?;
+    let target_rel = safe_relative(&target).map_err(|why| ArchiveError::Unsafe {
+        entry: name.to_owned(),
+        why: format!("is a hard link to '{target}', which {why}"),
+    })?;
+    let target_rel: PathBuf = target_rel
+        .components()
+        .skip(limits.strip_components)
+        .collect();
+    let target_path = dest.join(target_rel);
+    check_no_symlink_between(fs, dest, &target_path, name)?;
+    if fs.meta(&target_path)?.is_none() {
+        return Err(ArchiveError::Unsafe {
+            entry: name.to_owned(),
+            why: format!("is a hard link to '{target}', which the archive has not created"),
+        });
+    }
+    fs.hardlink(&target_path, path)?;
+    Ok(true)
+}
+
+/// A device node or fifo, made only when the limits allow devices (a base layer's, never a
+/// role's archive).
+fn extract_device(
+    fs: &RootFs,
+    header: &tar::Header,
+    path: &Path,
+    name: &str,
+    meta: EntryMeta,
+    limits: &Limits,
+) -> Result<bool, ArchiveError> {
+    if !limits.allow_devices {
+        return Err(ArchiveError::Unsafe {
+            entry: name.to_owned(),
+            why: "is a device node or fifo, which an archive in a role may not create".into(),
+        });
+    }
+    let file_type = match header.entry_type() {
+        tar::EntryType::Char => rustix::fs::FileType::CharacterDevice,
+        tar::EntryType::Block => rustix::fs::FileType::BlockDevice,
+        _ => rustix::fs::FileType::Fifo,
+    };
+    let major = header.device_major().ok().flatten().unwrap_or(0);
+    let minor = header.device_minor().ok().flatten().unwrap_or(0);
+    if let Some(parent) = path.parent() {
+        fs.mkdir_all(parent, 0o755)?;
+    }
+    fs.remove_all(path)?;
+    fs.mknod(
+        path,
+        file_type,
+        meta.mode,
+        rustix::fs::makedev(major, minor),
+    )?;
+    fs.chown(path, meta.uid, meta.gid)?;
+    // mknod is subject to the umask.
+    fs.chmod(path, meta.mode)?;
+    Ok(true)
 }
 
 /// The decompressing reader for an archive file name (`.tar`, `.tar.gz`, `.tgz`, `.tar.xz`, `.txz`).

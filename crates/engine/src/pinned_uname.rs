@@ -28,7 +28,7 @@ printf '%s\n' "$out" | sed "s|$host|$pinned|g"
 /// Writes the shim under `run` (the sandbox's `/run`, seen from outside the chroot) when a
 /// kernel is pinned; returns the `PATH` commands get.
 pub fn install(run: &Path, pinned: &str) -> Result<String, String> {
-    let base = crate::sandbox::BASE_PATH;
+    let base = crate::target::BASE_PATH;
     let safe = !pinned.is_empty()
         && pinned
             .chars()

@@ -29,8 +29,7 @@ pub const HELPER_ARG: &str = "__sandbox";
 pub const INIT_ARG: &str = "__sandbox-init";
 const CONFIG_ENV: &str = "IMGBUILD_SANDBOX";
 
-/// The base environment of every command (design.md §4).
-pub const BASE_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+pub use crate::target::BASE_PATH;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Config {

@@ -4,6 +4,10 @@ use std::path::Path;
 
 use crate::rootfs::RootFs;
 
+/// The `PATH` of every command's base environment (design.md §4); it lives here, beside the
+/// commands, so that the sandbox and the `uname` shim both read it without naming each other.
+pub const BASE_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 /// A command to run in the target.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Cmd {

@@ -21,63 +21,54 @@ fn text(value: Option<&Json>) -> String {
 
 /// One line saying what a task does: the command, the URL, the packages, the file.
 pub fn summary(task: &PlannedTask) -> String {
-    let arg = |name: &str| text(task.args.get(name));
-    let on_off = |name: &str| match task.args.get(name) {
+    let mut line = what_it_does(task);
+    if let Some(item) = &task.item {
+        let shown = item
+            .label
+            .clone()
+            .unwrap_or_else(|| text(Some(&item.value)));
+        let _ = write!(line, "   [{}={shown}]", item.var);
+    }
+    if let Some(when) = &task.when {
+        let _ = write!(line, "   when: {when}");
+    }
+    if task.on_controller {
+        line.push_str("   (in the build's controller folder)");
+    }
+    line
+}
+
+/// The task's argument `name` as text; empty when the task does not give it.
+fn arg(task: &PlannedTask, name: &str) -> String {
+    text(task.args.get(name))
+}
+
+/// A flag argument as `name=yes` or `name=no` (or `name=value`), when the task gives it.
+fn on_off(task: &PlannedTask, name: &str) -> Option<String> {
+    match task.args.get(name) {
         Some(Json::Bool(true)) => Some(format!("{name}=yes")),
         Some(Json::Bool(false)) => Some(format!("{name}=no")),
         Some(other) => Some(format!("{name}={}", text(Some(other)))),
         None => None,
-    };
-    let joined =
-        |parts: Vec<Option<String>>| parts.into_iter().flatten().collect::<Vec<_>>().join(" ");
-    let line = match task.module.as_str() {
-        "shell" | "command" | "script" => {
-            let cmd = if task.args.get("argv").is_some() {
-                arg("argv").replace(", ", " ")
-            } else {
-                arg("cmd")
-            };
-            let cmd = cmd
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .collect::<Vec<_>>()
-                .join("; ");
-            match task.args.get("chdir") {
-                Some(dir) => format!("$ {cmd}   (in {})", text(Some(dir))),
-                None => format!("$ {cmd}"),
-            }
-        }
-        "get_url" | "unarchive" | "copy" | "template" => {
-            let src = if task.module == "get_url" {
-                arg("url")
-            } else if task.args.get("content").is_some() {
-                "(content)".into()
-            } else {
-                arg("src")
-            };
-            format!("{src} -> {}", arg("dest"))
-        }
-        "package" | "apt" | "dnf" => {
-            let state = task
-                .args
-                .get("state")
-                .map(|s| text(Some(s)))
-                .unwrap_or_else(|| "present".into());
-            let names = if task.args.get("name").is_some() {
-                arg("name")
-            } else {
-                arg("deb")
-            };
-            let extra = on_off("update_cache")
-                .map(|u| format!(" {u}"))
-                .unwrap_or_default();
-            format!("{state}: {names}{extra}")
-        }
+    }
+}
+
+/// The parts that are there, joined by spaces.
+fn joined(parts: Vec<Option<String>>) -> String {
+    parts.into_iter().flatten().collect::<Vec<_>>().join(" ")
+}
+
+/// What the task does, by its module; the arguments as JSON for a module with no summary.
+fn what_it_does(task: &PlannedTask) -> String {
+    let arg = |name: &str| arg(task, name);
+    match task.module.as_str() {
+        "shell" | "command" | "script" => command_summary(task),
+        "get_url" | "unarchive" | "copy" | "template" => transfer_summary(task),
+        "package" | "apt" | "dnf" => packages_summary(task),
         "systemd" | "service" => joined(vec![
             Some(arg("name")),
-            on_off("enabled"),
-            on_off("masked"),
+            on_off(task, "enabled"),
+            on_off(task, "masked"),
             task.args
                 .get("state")
                 .map(|s| format!("state={}", text(Some(s)))),
@@ -115,22 +106,58 @@ pub fn summary(task: &PlannedTask) -> String {
         "assert" => arg("that"),
         "stat" => arg("path"),
         _ => task.args.to_string(),
+    }
+}
+
+/// The command a `shell`, `command` or `script` task runs, its lines joined by `; `, and the
+/// folder it runs in.
+fn command_summary(task: &PlannedTask) -> String {
+    let cmd = if task.args.get("argv").is_some() {
+        arg(task, "argv").replace(", ", " ")
+    } else {
+        arg(task, "cmd")
     };
-    let mut line = line;
-    if let Some(item) = &task.item {
-        let shown = item
-            .label
-            .clone()
-            .unwrap_or_else(|| text(Some(&item.value)));
-        let _ = write!(line, "   [{}={shown}]", item.var);
+    let cmd = cmd
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    match task.args.get("chdir") {
+        Some(dir) => format!("$ {cmd}   (in {})", text(Some(dir))),
+        None => format!("$ {cmd}"),
     }
-    if let Some(when) = &task.when {
-        let _ = write!(line, "   when: {when}");
-    }
-    if task.on_controller {
-        line.push_str("   (in the build's controller folder)");
-    }
-    line
+}
+
+/// Where a `get_url`, `unarchive`, `copy` or `template` task takes its file, and where it puts
+/// it.
+fn transfer_summary(task: &PlannedTask) -> String {
+    let src = if task.module == "get_url" {
+        arg(task, "url")
+    } else if task.args.get("content").is_some() {
+        "(content)".into()
+    } else {
+        arg(task, "src")
+    };
+    format!("{src} -> {}", arg(task, "dest"))
+}
+
+/// A package task's state, its packages, and whether it updates the cache.
+fn packages_summary(task: &PlannedTask) -> String {
+    let state = task
+        .args
+        .get("state")
+        .map(|s| text(Some(s)))
+        .unwrap_or_else(|| "present".into());
+    let names = if task.args.get("name").is_some() {
+        arg(task, "name")
+    } else {
+        arg(task, "deb")
+    };
+    let extra = on_off(task, "update_cache")
+        .map(|u| format!(" {u}"))
+        .unwrap_or_default();
+    format!("{state}: {names}{extra}")
 }
 
 fn push_steps(out: &mut String, steps: &[Step], indent: &str) {

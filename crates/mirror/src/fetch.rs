@@ -394,80 +394,52 @@ impl Fetcher {
         Ok((sha, size, path))
     }
 
+    /// One try at downloading `url` into `partial`, resuming what an earlier try left there;
+    /// the size of the whole file when it came whole.
     fn attempt(&self, agent: &ureq::Agent, url: &str, partial: &Path) -> Result<u64, Attempt> {
         let have = std::fs::metadata(partial).map(|m| m.len()).unwrap_or(0);
-        let mut request = agent.get(url);
-        if have > 0 {
-            request = request.set("Range", &format!("bytes={have}-"));
-        }
-        let response = match request.call() {
-            Ok(response) => response,
-            Err(ureq::Error::Status(416, _)) if have > 0 => {
-                let _ = std::fs::remove_file(partial);
-                return Err(Attempt::Retry(
-                    "the partial file no longer matches the mirror's".into(),
-                ));
-            }
-            Err(ureq::Error::Status(status, _))
-                if status >= 500 || status == 429 || status == 408 =>
-            {
-                return Err(Attempt::Retry(format!("HTTP {status}")));
-            }
-            Err(ureq::Error::Status(status, _)) => {
-                let hint = match status {
-                    404 => "; the file is not on the mirror: check the version in the recipe, or upload the file",
-                    401 | 403 => "; the mirror refused access",
-                    _ => "",
-                };
-                return Err(Attempt::Fatal(FetchError::Status {
-                    url: url.into(),
-                    status,
-                    hint,
-                }));
-            }
-            Err(ureq::Error::Transport(t)) if t.kind() == ureq::ErrorKind::TooManyRedirects => {
-                // A redirect loop does not mend itself: no retry.
-                return Err(Attempt::Fatal(FetchError::Transport {
-                    url: url.into(),
-                    message: "too many redirects (a redirect loop on the mirror?)".into(),
-                    attempts: 1,
-                }));
-            }
-            Err(ureq::Error::Transport(t)) => return Err(transport_attempt(&t, url)),
-        };
+        let response = request(agent, url, partial, have)?;
         let resumed = response.status() == 206;
         let declared: Option<u64> = response
             .header("Content-Length")
             .and_then(|v| v.parse().ok());
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(resumed)
-            .write(true)
-            .truncate(!resumed)
-            .open(partial)
-            .map_err(|e| {
-                Attempt::Fatal(FetchError::Cache {
-                    path: partial.to_owned(),
-                    cause: e,
-                })
-            })?;
-        if !resumed {
-            file.rewind().map_err(|e| {
-                Attempt::Fatal(FetchError::Cache {
-                    path: partial.to_owned(),
-                    cause: e,
-                })
-            })?;
+        let mut file = open_partial(partial, resumed)?;
+        let base = if resumed { have } else { 0 };
+        let total = declared.map(|d| d + base);
+        let received = self.receive(response, &mut file, url, partial, base, total)?;
+        file.sync_all().map_err(fatal_cache(partial))?;
+        if let Some(progress) = &self.progress {
+            progress(url, base + received, total);
         }
+        if let Some(declared) = declared {
+            if received != declared {
+                return Err(Attempt::Retry(format!(
+                    "got {received} of {declared} bytes"
+                )));
+            }
+        }
+        Ok(base + received)
+    }
+
+    /// Copies the response's body into `file`, reporting progress (`base` bytes were there
+    /// before) at most every 100 ms; the bytes received.
+    fn receive(
+        &self,
+        response: ureq::Response,
+        file: &mut File,
+        url: &str,
+        partial: &Path,
+        base: u64,
+        total: Option<u64>,
+    ) -> Result<u64, Attempt> {
         let mut reader = response.into_reader();
         let mut buffer = vec![0u8; 1 << 20];
         let mut received = 0u64;
-        let total = declared.map(|d| if resumed { d + have } else { d });
         let mut last_report = std::time::Instant::now();
         loop {
             if let Some(progress) = &self.progress {
                 if last_report.elapsed() >= Duration::from_millis(100) {
-                    progress(url, if resumed { have + received } else { received }, total);
+                    progress(url, base + received, total);
                     last_report = std::time::Instant::now();
                 }
             }
@@ -481,7 +453,7 @@ impl Fetcher {
                     ) =>
                 {
                     return Err(Attempt::Stalled {
-                        received: if resumed { have + received } else { received },
+                        received: base + received,
                     })
                 }
                 Err(e) => {
@@ -490,32 +462,78 @@ impl Fetcher {
                     )))
                 }
             };
-            file.write_all(&buffer[..n]).map_err(|e| {
-                Attempt::Fatal(FetchError::Cache {
-                    path: partial.to_owned(),
-                    cause: e,
-                })
-            })?;
+            file.write_all(&buffer[..n]).map_err(fatal_cache(partial))?;
             received += n as u64;
         }
-        file.sync_all().map_err(|e| {
-            Attempt::Fatal(FetchError::Cache {
-                path: partial.to_owned(),
-                cause: e,
-            })
-        })?;
-        if let Some(progress) = &self.progress {
-            progress(url, if resumed { have + received } else { received }, total);
-        }
-        if let Some(declared) = declared {
-            if received != declared {
-                return Err(Attempt::Retry(format!(
-                    "got {received} of {declared} bytes"
-                )));
-            }
-        }
-        Ok(if resumed { have + received } else { received })
+        Ok(received)
     }
+}
+
+/// Asks the mirror for `url` (from byte `have` on, when a partial file holds that many) and
+/// sorts its refusals: worth another try (5xx, 429, 408, a stale partial file) or not.
+fn request(
+    agent: &ureq::Agent,
+    url: &str,
+    partial: &Path,
+    have: u64,
+) -> Result<ureq::Response, Attempt> {
+    let mut request = agent.get(url);
+    if have > 0 {
+        request = request.set("Range", &format!("bytes={have}-"));
+    }
+    match request.call() {
+        Ok(response) => Ok(response),
+        Err(ureq::Error::Status(416, _)) if have > 0 => {
+            let _ = std::fs::remove_file(partial);
+            Err(Attempt::Retry(
+                "the partial file no longer matches the mirror's".into(),
+            ))
+        }
+        Err(ureq::Error::Status(status, _)) if status >= 500 || status == 429 || status == 408 => {
+            Err(Attempt::Retry(format!("HTTP {status}")))
+        }
+        Err(ureq::Error::Status(status, _)) => {
+            let hint = match status {
+                404 => "; the file is not on the mirror: check the version in the recipe, or upload the file",
+                401 | 403 => "; the mirror refused access",
+                _ => "",
+            };
+            Err(Attempt::Fatal(FetchError::Status {
+                url: url.into(),
+                status,
+                hint,
+            }))
+        }
+        Err(ureq::Error::Transport(t)) if t.kind() == ureq::ErrorKind::TooManyRedirects => {
+            // A redirect loop does not mend itself: no retry.
+            Err(Attempt::Fatal(FetchError::Transport {
+                url: url.into(),
+                message: "too many redirects (a redirect loop on the mirror?)".into(),
+                attempts: 1,
+            }))
+        }
+        Err(ureq::Error::Transport(t)) => Err(transport_attempt(&t, url)),
+    }
+}
+
+/// Opens the partial file: appended to when the mirror resumed, else written from the start.
+fn open_partial(partial: &Path, resumed: bool) -> Result<File, Attempt> {
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(resumed)
+        .write(true)
+        .truncate(!resumed)
+        .open(partial)
+        .map_err(fatal_cache(partial))?;
+    if !resumed {
+        file.rewind().map_err(fatal_cache(partial))?;
+    }
+    Ok(file)
+}
+
+/// A cache file that cannot be written: no retry mends it.
+fn fatal_cache(path: &Path) -> impl FnOnce(std::io::Error) -> Attempt + '_ {
+    move |cause| Attempt::Fatal(cache_err(path)(cause))
 }
 
 enum Attempt {

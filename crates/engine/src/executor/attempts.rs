@@ -99,24 +99,8 @@ impl Executor<'_> {
             }
             let mut run = self.judge(task, outcome, scope);
             if let Some(retry) = &task.until {
-                let mut bound = Layer::new();
-                if let Some(register) = &task.register {
-                    bound.insert(
-                        register.clone(),
-                        VarValue::Known(Json::Object(run.result.clone())),
-                    );
-                }
-                let until_scope = scope.with_facts_set(Arc::new(
-                    self.facts_set
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .chain(bound)
-                        .collect(),
-                ));
-                let done = run.failure.is_none()
-                    && self
-                        .condition(task, &retry.until, &until_scope)
-                        .unwrap_or(false);
+                let done =
+                    run.failure.is_none() && self.until_holds(task, &retry.until, &run, scope);
                 if !done && attempt < attempts {
                     std::thread::sleep(Duration::from_secs_f64(delay));
                     continue;
@@ -145,6 +129,26 @@ impl Executor<'_> {
             }
             return run;
         }
+    }
+
+    /// Whether `until` holds after an attempt, with the attempt's result registered under the
+    /// task's `register` name; an `until` that cannot be evaluated does not hold.
+    fn until_holds(&self, task: &PlannedTask, until: &str, run: &Run, scope: &Scope) -> bool {
+        let mut bound = Layer::new();
+        if let Some(register) = &task.register {
+            bound.insert(
+                register.clone(),
+                VarValue::Known(Json::Object(run.result.clone())),
+            );
+        }
+        let until_scope = scope.with_facts_set(Arc::new(
+            self.facts_set
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .chain(bound)
+                .collect(),
+        ));
+        self.condition(task, until, &until_scope).unwrap_or(false)
     }
 
     /// Applies `changed_when` and `failed_when` to a module's outcome.

@@ -97,6 +97,38 @@ struct Run {
     msg: Option<String>,
 }
 
+/// The result a task registers, taken from its run: Ansible's `changed`, `failed`, `skipped`
+/// and, for a failure, why (`msg`, and `message` for include_vars).
+fn registered_result(
+    task: &PlannedTask,
+    mut result: Map<String, Json>,
+    failure: Option<&TaskFailure>,
+    status: Status,
+) -> Map<String, Json> {
+    if let Some(failure) = failure {
+        // What Ansible registers for a failed task says why.
+        result
+            .entry("msg")
+            .or_insert_with(|| Json::from(failure.msg.clone()));
+        if task.module == "include_vars" {
+            // Ansible's include_vars says why under `message`.
+            result.insert("message".into(), Json::from(failure.msg.clone()));
+        }
+    }
+    // A failed task keeps the `changed` its changed_when gave it.
+    let changed = status == Status::Changed
+        || (failure.is_some() && result.get("changed") == Some(&json!(true)));
+    result.insert("changed".into(), json!(changed));
+    result.insert("failed".into(), json!(failure.is_some()));
+    if status == Status::Skipped {
+        result.insert("skipped".into(), json!(true));
+    }
+    if status == Status::Skipped && task.loop_over.is_none() {
+        result.insert("skip_reason".into(), json!("Conditional result was False"));
+    }
+    result
+}
+
 fn step_role(step: &Step) -> &str {
     match step {
         Step::Task(t) => &t.role,
@@ -410,28 +442,7 @@ impl<'a> Executor<'a> {
                 .ignore_errors
                 .as_ref()
                 .is_some_and(|v| self.truthy(task, v));
-        let mut result = run.result;
-        if let Some(failure) = &run.failure {
-            // What Ansible registers for a failed task says why.
-            result
-                .entry("msg")
-                .or_insert_with(|| Json::from(failure.msg.clone()));
-            if task.module == "include_vars" {
-                // Ansible's include_vars says why under `message`.
-                result.insert("message".into(), Json::from(failure.msg.clone()));
-            }
-        }
-        // A failed task keeps the `changed` its changed_when gave it.
-        let changed = run.status == Status::Changed
-            || (run.failure.is_some() && result.get("changed") == Some(&json!(true)));
-        result.insert("changed".into(), json!(changed));
-        result.insert("failed".into(), json!(run.failure.is_some()));
-        if run.status == Status::Skipped {
-            result.insert("skipped".into(), json!(true));
-        }
-        if run.status == Status::Skipped && task.loop_over.is_none() {
-            result.insert("skip_reason".into(), json!("Conditional result was False"));
-        }
+        let result = registered_result(task, run.result, run.failure.as_ref(), run.status);
         if let Some(register) = &task.register {
             let registered = match &task.item {
                 Some(item) => self.planned_loop_result(task, item, &result),
@@ -580,6 +591,7 @@ impl<'a> Executor<'a> {
             })
     }
 
+    /// Runs a task's module: imgbuild's own (controller modules) here, any other in the target.
     fn run_module(
         &mut self,
         task: &PlannedTask,
@@ -587,86 +599,139 @@ impl<'a> Executor<'a> {
         target: &dyn Target,
         scope: &Scope,
     ) -> Result<ModuleResult, ModuleError> {
-        match task.module.as_str() {
-            "set_fact" => self.set_fact(args),
-            "debug" => self.debug(args, scope),
-            "fail" => Err(controller::fail(args)),
-            "ping" => controller::ping(args),
-            "assert" => self.assert(task, args, scope),
-            "meta" => self.meta(args, target),
-            "pause" | "reboot" | "wait_for" | "wait_for_connection" => Ok(controller::waits(task)),
-            "group_by" | "add_host" => self.change_inventory(task, args, scope),
-            "setup" => self.setup(args, target),
-            "include_vars" => self.include_vars(task, args),
-            module => {
-                let found_now = self.find_local_source(task, args)?;
-                let local_file = task.local_file.as_ref().or(found_now.as_ref());
-                let rendered_now;
-                let rendered = match (&task.rendered, module, local_file) {
-                    (Some(text), _, _) => Some(text.as_str()),
-                    (None, "template", Some(file)) => {
-                        let text = std::fs::read_to_string(self.project_root.join(file))
-                            .map_err(|e| ModuleError::new(format!("{file}: {e}")))?;
-                        let options = planner::modules::template::file_options(args);
-                        rendered_now = self
-                            .templar
-                            .render_file(&text, scope, options)
-                            .map_err(|e| ModuleError::new(format!("{file}: {e}")))?
-                            .ok_or_else(|| {
-                                ModuleError::new(format!("{file} uses a result no task registered"))
-                            })?;
-                        Some(rendered_now.as_str())
-                    }
-                    _ => None,
-                };
-                let env: Vec<(String, String)> = task
-                    .environment
-                    .iter()
-                    .map(|(k, v)| {
-                        // Python's str() of the value, as Ansible exports it (`True`).
-                        (
-                            k.clone(),
-                            v.as_str()
-                                .map(str::to_owned)
-                                .unwrap_or_else(|| planner::pyjson::repr(v)),
-                        )
-                    })
-                    .collect();
-                if task.on_controller && self.controller.is_none() {
-                    self.controller = Some(controller_folder::ControllerFolder::new()?);
-                }
-                let controller = self.controller.as_ref().map(|c| c.target());
-                let target: &dyn Target = match controller.filter(|_| task.on_controller) {
-                    Some(folder) => folder,
-                    None => target,
-                };
-                let became = match task.on_controller {
-                    true => None,
-                    false => crate::become_target::for_task(target, task.become_user.as_deref())?,
-                };
-                let ctx = ModuleCtx {
-                    target: became.as_ref().map_or(target, |b| b as &dyn Target),
-                    controller: controller.map(|c| c.fs()),
-                    check: task.check_mode.unwrap_or(self.options.check),
-                    diff: task.diff.unwrap_or(self.options.diff),
-                    project_root: self.project_root,
-                    local_file: local_file.map(String::as_str),
-                    rendered,
-                    env: &env,
-                    pkg_mgr: &self.pkg_mgr,
-                    downloads: self.downloads,
-                };
-                let result = modules::run(module, args, &ctx).unwrap_or_else(|| {
-                    Err(ModuleError::new(format!(
-                        "module {module} cannot run in an image build"
-                    )))
-                })?;
-                self.merge_facts(&result);
-                Ok(result)
-            }
+        let module = task.module.as_str();
+        match CONTROLLER_MODULES.iter().find(|(name, _)| *name == module) {
+            Some((_, run)) => run(
+                self,
+                &ControllerCall {
+                    task,
+                    args,
+                    target,
+                    scope,
+                },
+            ),
+            None => self.run_target_module(task, args, target, scope),
         }
     }
+
+    /// Runs a module in the target (or the controller folder, for a task delegated to
+    /// `localhost`), with the task's project file, rendered template and environment.
+    fn run_target_module(
+        &mut self,
+        task: &PlannedTask,
+        args: &Json,
+        target: &dyn Target,
+        scope: &Scope,
+    ) -> Result<ModuleResult, ModuleError> {
+        let module = task.module.as_str();
+        let found_now = self.find_local_source(task, args)?;
+        let local_file = task.local_file.as_ref().or(found_now.as_ref());
+        let rendered_now;
+        let rendered = match (&task.rendered, module, local_file) {
+            (Some(text), _, _) => Some(text.as_str()),
+            (None, "template", Some(file)) => {
+                let text = std::fs::read_to_string(self.project_root.join(file))
+                    .map_err(|e| ModuleError::new(format!("{file}: {e}")))?;
+                let options = planner::modules::template::file_options(args);
+                rendered_now = self
+                    .templar
+                    .render_file(&text, scope, options)
+                    .map_err(|e| ModuleError::new(format!("{file}: {e}")))?
+                    .ok_or_else(|| {
+                        ModuleError::new(format!("{file} uses a result no task registered"))
+                    })?;
+                Some(rendered_now.as_str())
+            }
+            _ => None,
+        };
+        let env: Vec<(String, String)> = task
+            .environment
+            .iter()
+            .map(|(k, v)| {
+                // Python's str() of the value, as Ansible exports it (`True`).
+                (
+                    k.clone(),
+                    v.as_str()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| planner::pyjson::repr(v)),
+                )
+            })
+            .collect();
+        if task.on_controller && self.controller.is_none() {
+            self.controller = Some(controller_folder::ControllerFolder::new()?);
+        }
+        let controller = self.controller.as_ref().map(|c| c.target());
+        let target: &dyn Target = match controller.filter(|_| task.on_controller) {
+            Some(folder) => folder,
+            None => target,
+        };
+        let became = match task.on_controller {
+            true => None,
+            false => crate::become_target::for_task(target, task.become_user.as_deref())?,
+        };
+        let ctx = ModuleCtx {
+            target: became.as_ref().map_or(target, |b| b as &dyn Target),
+            controller: controller.map(|c| c.fs()),
+            check: task.check_mode.unwrap_or(self.options.check),
+            diff: task.diff.unwrap_or(self.options.diff),
+            project_root: self.project_root,
+            local_file: local_file.map(String::as_str),
+            rendered,
+            env: &env,
+            pkg_mgr: &self.pkg_mgr,
+            downloads: self.downloads,
+        };
+        let result = modules::run(module, args, &ctx).unwrap_or_else(|| {
+            Err(ModuleError::new(format!(
+                "module {module} cannot run in an image build"
+            )))
+        })?;
+        self.merge_facts(&result);
+        Ok(result)
+    }
 }
+
+/// What a controller module is given: its task, its resolved arguments, the target and the
+/// task's variables.
+struct ControllerCall<'c> {
+    task: &'c PlannedTask,
+    args: &'c Json,
+    target: &'c dyn Target,
+    scope: &'c Scope,
+}
+
+/// A controller module's implementation: it acts on the executor (facts, inventory, ...).
+type RunController =
+    for<'p> fn(&mut Executor<'p>, &ControllerCall) -> Result<ModuleResult, ModuleError>;
+
+/// Every module imgbuild runs itself instead of in the rootfs, by the name the planner's table
+/// gives it (`Runs::Controller`).
+const CONTROLLER_MODULES: &[(&str, RunController)] = &[
+    ("set_fact", |ex, call| ex.set_fact(call.args)),
+    ("debug", |ex, call| ex.debug(call.args, call.scope)),
+    ("fail", |_, call| Err(controller::fail(call.args))),
+    ("ping", |_, call| controller::ping(call.args)),
+    ("assert", |ex, call| {
+        ex.assert(call.task, call.args, call.scope)
+    }),
+    ("meta", |ex, call| ex.meta(call.args, call.target)),
+    ("pause", |_, call| Ok(controller::waits(call.task))),
+    ("reboot", |_, call| Ok(controller::waits(call.task))),
+    ("wait_for", |_, call| Ok(controller::waits(call.task))),
+    ("wait_for_connection", |_, call| {
+        Ok(controller::waits(call.task))
+    }),
+    ("group_by", |ex, call| {
+        ex.change_inventory(call.task, call.args, call.scope)
+    }),
+    ("add_host", |ex, call| {
+        ex.change_inventory(call.task, call.args, call.scope)
+    }),
+    ("setup", |ex, call| ex.setup(call.args, call.target)),
+    ("include_vars", |ex, call| {
+        ex.include_vars(call.task, call.args)
+    }),
+];
 
 /// What `meta` ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -675,4 +740,27 @@ pub(crate) enum Ending {
     Role,
     /// Everything after.
     Play,
+}
+
+#[cfg(test)]
+mod controller_table_tests {
+    use super::CONTROLLER_MODULES;
+
+    /// The planner's controller modules and this table are two lists: every module the planner
+    /// runs in imgbuild itself has an implementation here, and every one here is planned.
+    #[test]
+    fn the_planner_and_the_engine_know_the_same_controller_modules() {
+        let mut planned: Vec<&str> = planner::modules::ALL
+            .iter()
+            .filter(|spec| spec.runs == planner::modules::Runs::Controller)
+            .map(|spec| spec.name)
+            .collect();
+        let mut implemented: Vec<&str> = CONTROLLER_MODULES.iter().map(|(name, _)| *name).collect();
+        let listed = implemented.len();
+        planned.sort_unstable();
+        implemented.sort_unstable();
+        implemented.dedup();
+        assert_eq!(implemented.len(), listed, "a module listed twice");
+        assert_eq!(planned, implemented);
+    }
 }

@@ -9,8 +9,8 @@ use planner::modules::apt_repository::{AptRepoState, AptRepositoryParams};
 use planner::modules::types::{Choice, Mode};
 use serde_json::Value as Json;
 
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use super::repos::put_with_mode;
-use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::target::Cmd;
 
 const SOURCES_D: &str = "/etc/apt/sources.list.d";

@@ -10,7 +10,8 @@ use regex::Regex;
 use serde_json::{json, Value as Json};
 use sha1::Digest;
 
-use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::attrs;
 use crate::rootfs::Kind;
 use crate::target::Cmd;
 

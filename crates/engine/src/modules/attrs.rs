@@ -4,7 +4,8 @@ use std::path::Path;
 
 use planner::modules::types::{Mode, Text};
 
-use super::{symbolic_mode, ModuleError};
+use super::api::ModuleError;
+use super::symbolic_mode;
 use crate::rootfs::RootFs;
 
 /// Looks a name (or a number) up in the rootfs's `/etc/passwd` or `/etc/group`.
@@ -52,7 +53,7 @@ impl<'a> FileAttrs<'a> {
             mode,
             owner,
             group,
-            backup: super::flag(backup, false),
+            backup: super::api::flag(backup, false),
         }
     }
 }

@@ -9,7 +9,8 @@ use planner::modules::types::Choice;
 use regex::bytes::Regex;
 use serde_json::Value as Json;
 
-use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::attrs;
 use crate::rootfs::Kind;
 
 /// Where a block goes when its markers are not in the file.

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value as Json;
 
-use super::packages::{self, APT_ENV};
-use super::{params, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{params, ModuleCtx, ModuleError, ModuleResult};
+use super::package_cmd::{self, APT_ENV};
 use crate::rootfs::{Kind, RootFs};
 
 #[derive(Debug, Deserialize)]
@@ -112,9 +112,9 @@ pub fn remove(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError>
 /// Runs an apt or dpkg command in the image (as the package modules do); its output, or the
 /// failure with the end of it.
 fn run_ok(ctx: &ModuleCtx, argv: Vec<String>, what: &str) -> Result<String, ModuleError> {
-    let out = packages::run(ctx, argv, APT_ENV)?;
+    let out = package_cmd::run(ctx, argv, APT_ENV)?;
     if out.rc != 0 {
-        return Err(packages::failed(what, &out));
+        return Err(package_cmd::failed(what, &out));
     }
     Ok(out.stdout)
 }
@@ -185,12 +185,12 @@ fn check_nothing_else_goes(
 ) -> Result<BTreeSet<String>, ModuleError> {
     let mut argv = vec!["apt-get".to_owned(), "-s".into(), "purge".into()];
     argv.extend(named.iter().cloned());
-    let out = packages::run(ctx, argv, APT_ENV)?;
+    let out = package_cmd::run(ctx, argv, APT_ENV)?;
     if out.rc != 0 {
         // apt will not remove a protected package (apt itself) that depends on one named.
         let broken = unmet_dependents(&format!("{}\n{}", out.stdout, out.stderr));
         if broken.is_empty() {
-            return Err(packages::failed(
+            return Err(package_cmd::failed(
                 "apt-get -s purge (what the removal would take)",
                 &out,
             ));

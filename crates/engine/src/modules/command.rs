@@ -7,7 +7,7 @@ use planner::modules::shell::ShellParams;
 use planner::modules::types::Text;
 use serde_json::{Map, Value as Json};
 
-use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::target::{Cmd, CmdOutput};
 
 /// Splits a command line into words as Ansible's command module does (Python's `shlex.split`),

@@ -6,7 +6,8 @@ use planner::modules::copy::CopyParams;
 use planner::modules::types::{Mode, Text};
 use serde_json::Value as Json;
 
-use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::attrs;
 use crate::rootfs::Kind;
 use crate::target::Cmd;
 
@@ -69,17 +70,7 @@ pub fn place(ctx: &ModuleCtx, dest: &Path, how: &Placement) -> Result<ModuleResu
                 }
             }
             if let Some(validate) = how.validate {
-                let probe = format!("/tmp/.imgbuild-validate-{}", std::process::id());
-                fs.write_atomic(Path::new(&probe), how.bytes, Some(0o600))?;
-                let out = ctx.target.run(&Cmd::shell(&validate.replace("%s", &probe)));
-                fs.remove_all(Path::new(&probe))?;
-                let out = out?;
-                if out.rc != 0 {
-                    return Err(ModuleError::new(format!(
-                        "validation '{validate}' failed: {}",
-                        out.stderr.trim()
-                    )));
-                }
+                run_validate(ctx, validate, how.bytes)?;
             }
             let mode = match how.mode {
                 Some(Mode::Octal(bits)) => Some(*bits),
@@ -110,6 +101,44 @@ pub fn place(ctx: &ModuleCtx, dest: &Path, how: &Placement) -> Result<ModuleResu
         .insert("checksum".into(), Json::from(checksum));
     result.fields.insert("md5sum".into(), Json::from(md5sum));
     Ok(result)
+}
+
+/// Runs the task's `validate` command (`%s` is the file) on `bytes` written to a scratch
+/// file; fails when the command does.
+fn run_validate(ctx: &ModuleCtx, validate: &str, bytes: &[u8]) -> Result<(), ModuleError> {
+    let fs = ctx.target.fs();
+    let probe = format!("/tmp/.imgbuild-validate-{}", std::process::id());
+    fs.write_atomic(Path::new(&probe), bytes, Some(0o600))?;
+    let out = ctx.target.run(&Cmd::shell(&validate.replace("%s", &probe)));
+    fs.remove_all(Path::new(&probe))?;
+    let out = out?;
+    if out.rc != 0 {
+        return Err(ModuleError::new(format!(
+            "validation '{validate}' failed: {}",
+            out.stderr.trim()
+        )));
+    }
+    Ok(())
+}
+
+/// `mode: preserve`: the source file's own mode, the role file's, or the image file's with
+/// `remote_src`.
+fn preserved_mode(p: &CopyParams, ctx: &ModuleCtx) -> Result<Option<u32>, ModuleError> {
+    let local = ctx
+        .local_path()
+        .ok()
+        .filter(|_| !flag(&p.remote_src, false));
+    Ok(match (local, &p.src) {
+        (Some(local), _) => std::fs::metadata(&local)
+            .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777)
+            .ok(),
+        (None, Some(src)) => ctx
+            .target
+            .fs()
+            .meta_follow(Path::new(src.as_str()))?
+            .map(|m| m.mode),
+        (None, None) => None,
+    })
 }
 
 fn copy_tree(ctx: &ModuleCtx, from: &Path, to: &Path, p: &CopyParams) -> Result<bool, ModuleError> {
@@ -161,19 +190,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let mut p: CopyParams = params("copy", args)?;
     let fs = ctx.target.fs();
     if matches!(&p.mode, Some(Mode::Symbolic(m)) if m == "preserve") {
-        // The source file's own mode: the role file's, or the image file's with remote_src.
-        let local = ctx
-            .local_path()
-            .ok()
-            .filter(|_| !flag(&p.remote_src, false));
-        let bits = match (local, &p.src) {
-            (Some(local), _) => std::fs::metadata(&local)
-                .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777)
-                .ok(),
-            (None, Some(src)) => fs.meta_follow(Path::new(src.as_str()))?.map(|m| m.mode),
-            (None, None) => None,
-        };
-        p.mode = bits.map(Mode::Octal);
+        p.mode = preserved_mode(&p, ctx)?.map(Mode::Octal);
     }
     let mut dest = PathBuf::from(p.dest.as_str());
     let force = flag(&p.force, true);

@@ -5,7 +5,8 @@ use planner::modules::debconf::{DebconfParams, DebconfType};
 use planner::modules::types::Choice;
 use serde_json::{json, Map, Value as Json};
 
-use super::{flag, params, required, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::required;
 use crate::target::{Cmd, CmdOutput};
 
 /// `debconf`.

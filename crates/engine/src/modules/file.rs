@@ -7,9 +7,11 @@ use planner::modules::file::{FileParams, FileState};
 use planner::modules::types::Choice;
 use serde_json::Value as Json;
 
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::file_at::{attribute_path, update_times, At};
 use super::file_diff::{prev_state, FileDiff};
 use super::pathinfo::name_of;
-use super::{attrs, file_links, file_times, flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::{attrs, file_links};
 use crate::rootfs::{Kind, RootFs};
 
 /// `recurse`: what is below `dir` takes the attributes and times, as Ansible's walk gives
@@ -185,17 +187,6 @@ fn ensure(ctx: &ModuleCtx, p: &FileParams) -> Result<ModuleResult, ModuleError> 
     }
 }
 
-/// The path a state acts on, as the result names it, and what it was before.
-#[derive(Debug, Clone, Copy)]
-pub struct At<'a> {
-    /// In the rootfs.
-    pub path: &'a Path,
-    /// As the result names it.
-    pub shown: &'a str,
-    /// Its state before ([`prev_state`]).
-    pub prev: &'static str,
-}
-
 fn absent(ctx: &ModuleCtx, at: At) -> Result<ModuleResult, ModuleError> {
     let result = ModuleResult::changed(at.prev != "absent").with("path", at.shown);
     if at.prev == "absent" {
@@ -311,35 +302,6 @@ fn touch(ctx: &ModuleCtx, p: &FileParams, at: At) -> Result<ModuleResult, Module
         changed,
         ..result.with("diff", diff.into_json())
     })
-}
-
-/// Sets the times the task asks for on `path` (`touch`: now by default); whether they changed.
-pub fn update_times(
-    ctx: &ModuleCtx,
-    p: &FileParams,
-    path: &Path,
-    touch: bool,
-    diff: &mut FileDiff,
-) -> Result<bool, ModuleError> {
-    let fs = ctx.target.fs();
-    let mtime = file_times::when(fs, &p.modification_time, &p.modification_time_format, touch)?;
-    let atime = file_times::when(fs, &p.access_time, &p.access_time_format, touch)?;
-    file_times::update(fs, path, mtime, atime, ctx.check, diff)
-}
-
-/// Where the task's owner, group and mode go: through a link to what it points at when
-/// `follow` (Ansible's default), else the path itself.
-pub fn attribute_path(
-    ctx: &ModuleCtx,
-    path: &Path,
-    p: &FileParams,
-) -> Result<PathBuf, ModuleError> {
-    let fs = ctx.target.fs();
-    if flag(&p.follow, true) && fs.meta(path)?.is_some_and(|m| m.kind == Kind::Symlink) {
-        Ok(fs.resolve(path)?)
-    } else {
-        Ok(path.to_path_buf())
-    }
 }
 
 #[cfg(test)]

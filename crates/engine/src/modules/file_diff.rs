@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value as Json};
 
+use super::api::ModuleError;
 use super::attrs::AttrChanges;
-use super::ModuleError;
 use crate::rootfs::{Kind, RootFs};
 
 /// What a path is, in Ansible's words: `absent`, `link`, `directory`, `hard` (a file with more

@@ -5,9 +5,10 @@ use std::path::Path;
 use planner::modules::file::FileParams;
 use serde_json::Value as Json;
 
-use super::file::{attribute_path, update_times, At};
+use super::api::{flag, ModuleCtx, ModuleError, ModuleResult};
+use super::attrs;
+use super::file_at::{attribute_path, update_times, At};
 use super::file_diff::FileDiff;
-use super::{attrs, flag, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::Kind;
 
 /// A symlink's source must exist unless `force` (relative sources from the link's folder), as

@@ -5,9 +5,9 @@ use std::path::Path;
 
 use planner::modules::types::Text;
 
+use super::api::ModuleError;
 use super::file_diff::FileDiff;
 use super::pathinfo::float_time;
-use super::ModuleError;
 use crate::rootfs::RootFs;
 
 /// What a time should become.

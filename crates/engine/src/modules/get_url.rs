@@ -1,13 +1,14 @@
 //! `get_url`: download through the site mirror (cached and pinned) into the rootfs.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use planner::modules::get_url::GetUrlParams;
 use serde_json::Value as Json;
 use sha2::Digest;
 
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::attrs;
 use super::pathinfo::{md5_of, sha1_of, sha1_of_host};
-use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::Kind;
 
 fn sha256_of(reader: &mut dyn std::io::Read) -> Result<String, ModuleError> {
@@ -95,25 +96,8 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let expected = expected_sha256(p.checksum.as_ref().map(|c| c.as_str()), url, ctx)?;
     let existing = fs.meta_follow(&dest)?.is_some();
     if existing && !flag(&p.force, false) {
-        let matches = match &expected {
-            Some(hex) => sha256_of(&mut fs.open_read(&dest)?)? == *hex,
-            None => true,
-        };
-        if matches && expected.is_some() {
-            let changed = attrs::apply(fs, &dest, &p.owner, &p.group, &p.mode, ctx.check)?;
-            return Ok(ModuleResult::changed(changed)
-                .with("dest", dest.display().to_string())
-                .with("url", url)
-                .with("msg", "file already exists"));
-        }
-        if matches {
-            // Ansible asks the mirror with If-Modified-Since the file's mtime, and the answer
-            // depends on clocks. A build keeps the file, as the usual 304 does, never asking.
-            return Ok(ModuleResult::changed(false)
-                .with("dest", dest.display().to_string())
-                .with("url", url)
-                .with("status_code", 304)
-                .with("msg", "HTTP Error 304: Not Modified"));
+        if let Some(kept) = keep_existing(&p, &dest, expected.as_deref(), ctx)? {
+            return Ok(kept);
         }
     }
     if ctx.check {
@@ -121,6 +105,57 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             .with("dest", dest.display().to_string())
             .with("url", url));
     }
+    download(&p, &dest, expected.as_deref(), existing, ctx)
+}
+
+/// The result when the file already at `dest` is kept without a download: it matches the
+/// expected checksum, or no checksum is asked for; `None` when it must be downloaded.
+fn keep_existing(
+    p: &GetUrlParams,
+    dest: &Path,
+    expected: Option<&str>,
+    ctx: &ModuleCtx,
+) -> Result<Option<ModuleResult>, ModuleError> {
+    let fs = ctx.target.fs();
+    let url = p.url.as_str();
+    let matches = match expected {
+        Some(hex) => sha256_of(&mut fs.open_read(dest)?)? == hex,
+        None => true,
+    };
+    if matches && expected.is_some() {
+        let changed = attrs::apply(fs, dest, &p.owner, &p.group, &p.mode, ctx.check)?;
+        return Ok(Some(
+            ModuleResult::changed(changed)
+                .with("dest", dest.display().to_string())
+                .with("url", url)
+                .with("msg", "file already exists"),
+        ));
+    }
+    if matches {
+        // Ansible asks the mirror with If-Modified-Since the file's mtime, and the answer
+        // depends on clocks. A build keeps the file, as the usual 304 does, never asking.
+        return Ok(Some(
+            ModuleResult::changed(false)
+                .with("dest", dest.display().to_string())
+                .with("url", url)
+                .with("status_code", 304)
+                .with("msg", "HTTP Error 304: Not Modified"),
+        ));
+    }
+    Ok(None)
+}
+
+/// Downloads the URL through the mirror and puts it at `dest` (unless the same file is there),
+/// checking it against `expected`; failures carry Ansible's result fields.
+fn download(
+    p: &GetUrlParams,
+    dest: &Path,
+    expected: Option<&str>,
+    existing: bool,
+    ctx: &ModuleCtx,
+) -> Result<ModuleResult, ModuleError> {
+    let fs = ctx.target.fs();
+    let url = p.url.as_str();
     let failed = |msg: String| {
         let mut error = ModuleError::new(msg);
         error
@@ -143,7 +178,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     // Ansible's checksums here are SHA-1: of the file that was there, and of the download.
     let checksum_src = sha1_of_host(&cached)?;
     let checksum_dest = if existing {
-        Json::from(sha1_of(fs, &dest)?)
+        Json::from(sha1_of(fs, dest)?)
     } else {
         Json::Null
     };
@@ -155,14 +190,14 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         fields.insert("checksum_dest".into(), checksum_dest.clone());
         error
     };
-    let parent = dest.parent().unwrap_or(std::path::Path::new("/"));
+    let parent = dest.parent().unwrap_or(Path::new("/"));
     if fs.meta_follow(parent)?.is_none() {
         return Err(download_failed(
             format!("Destination {} does not exist", parent.display()),
             false,
         ));
     }
-    if let Some(hex) = expected.as_deref().filter(|hex| **hex != sha) {
+    if let Some(hex) = expected.filter(|hex| *hex != sha) {
         // Ansible reports the download as a change even though it keeps nothing of it.
         return Err(download_failed(
             format!(
@@ -172,20 +207,20 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             checksum_dest.as_str() != Some(checksum_src.as_str()),
         ));
     }
-    let same = existing && sha256_of(&mut fs.open_read(&dest)?)? == sha;
+    let same = existing && sha256_of(&mut fs.open_read(dest)?)? == sha;
     if !same {
         let mode = match &p.mode {
             Some(planner::modules::types::Mode::Octal(bits)) => Some(*bits),
             _ => None,
         };
-        fs.copy_in(&cached, &dest, mode)?;
+        fs.copy_in(&cached, dest, mode)?;
     }
-    let attrs_changed = attrs::apply(fs, &dest, &p.owner, &p.group, &p.mode, false)?;
+    let attrs_changed = attrs::apply(fs, dest, &p.owner, &p.group, &p.mode, false)?;
     Ok(ModuleResult::changed(!same || attrs_changed)
         .with("dest", dest.display().to_string())
         .with("url", url)
         .with("status_code", 200)
         .with("checksum_dest", checksum_dest)
         .with("checksum_src", checksum_src)
-        .with("md5sum", md5_of(fs, &dest)?))
+        .with("md5sum", md5_of(fs, dest)?))
 }

@@ -4,7 +4,7 @@
 use planner::modules::getent::GetentParams;
 use serde_json::{json, Map, Value as Json};
 
-use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::target::Cmd;
 
 /// Databases whose fields `:` separates (the others: whitespace).

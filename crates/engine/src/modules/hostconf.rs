@@ -13,10 +13,10 @@ use planner::modules::timezone::TimezoneParams;
 use planner::modules::types::{Choice, Text};
 use serde_json::Value as Json;
 
+use super::api::{params, ModuleCtx, ModuleError, ModuleResult};
 use super::attrs::FileAttrs;
 use super::copy::{place, Placement};
 use super::lineinfile::{read_lines, write_lines};
-use super::{params, ModuleCtx, ModuleError, ModuleResult};
 
 /// Sets the line `matches` finds to `line` (appending it when none does), or removes every
 /// matching line when `line` is `None`. Creates the file (and nothing else) when missing.

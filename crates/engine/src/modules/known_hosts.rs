@@ -12,7 +12,8 @@ use planner::modules::types::Choice;
 use serde_json::{json, Value as Json};
 use sha1::Digest;
 
-use super::{flag, params, required, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::required;
 use crate::target::Cmd;
 
 /// Where the host's key stands in the file.

@@ -4,23 +4,12 @@ use std::path::Path;
 
 use planner::modules::lineinfile::{LineState, LineinfileParams};
 use planner::modules::types::{Choice, Mode};
-use regex::Regex;
 use serde_json::Value as Json;
 
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use super::attrs::FileAttrs;
 use super::lineinfile_edit as edit;
-use super::{attrs, flag, params, pathinfo, ModuleCtx, ModuleError, ModuleResult};
-
-/// Python's `\1` and `\g<name>` in a replacement, as the regex crate's `${1}`.
-pub fn python_backrefs(template: &str) -> String {
-    let re =
-        Regex::new(r"\\(\d+)|\\g<(\w+)>|\$").unwrap_or_else(|_| unreachable!("a valid pattern"));
-    re.replace_all(template, |c: &regex::Captures| match (c.get(1), c.get(2)) {
-        (Some(n), _) | (None, Some(n)) => format!("${{{}}}", n.as_str()),
-        _ => "$$".to_string(),
-    })
-    .into_owned()
-}
+use super::{attrs, pathinfo};
 
 /// A Python pattern, with the backreferences and look-around Python's `re` has.
 fn compile(pattern: &str) -> Result<fancy_regex::Regex, ModuleError> {
@@ -169,31 +158,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     }
     let before = existing.clone().unwrap_or_default();
     let mut lines = edit::read_lines(&before);
-    let regexp = p.regexp.as_ref().map(|r| compile(r.as_str())).transpose()?;
-    let search = p.search_string.as_ref().map(|s| s.as_str());
-    let line = p.line.as_ref().map_or("", |l| l.as_str());
-    let mut found = None;
-    let (mut msg, mut changed) = if absent {
-        let removed = edit::absent(&mut lines, regexp.as_ref(), search, line)?;
-        found = Some(removed);
-        let msg = if removed > 0 {
-            format!("{removed} line(s) removed")
-        } else {
-            String::new()
-        };
-        (msg, removed > 0)
-    } else {
-        let edit = edit::Present {
-            regexp: regexp.as_ref(),
-            search,
-            line,
-            insertafter: p.insertafter.as_ref().map(|t| t.as_str()),
-            insertbefore: p.insertbefore.as_ref().map(|t| t.as_str()),
-            backrefs: flag(&p.backrefs, false),
-            firstmatch: flag(&p.firstmatch, false),
-        };
-        edit::present(&mut lines, &edit)?
-    };
+    let (mut msg, mut changed, found) = edit_lines(&p, &mut lines, absent)?;
     let after = lines.concat();
     let mut result = ModuleResult::default();
     if changed && ctx.diff {
@@ -227,6 +192,39 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             .insert("warnings".into(), Json::from(warnings));
     }
     Ok(result)
+}
+
+/// Edits the file's lines as the task says (the line present, or absent); the message, whether
+/// a line changed, and for `absent` how many lines were found.
+fn edit_lines(
+    p: &LineinfileParams,
+    lines: &mut Vec<String>,
+    absent: bool,
+) -> Result<(String, bool, Option<usize>), ModuleError> {
+    let regexp = p.regexp.as_ref().map(|r| compile(r.as_str())).transpose()?;
+    let search = p.search_string.as_ref().map(|s| s.as_str());
+    let line = p.line.as_ref().map_or("", |l| l.as_str());
+    if absent {
+        let removed = edit::absent(lines, regexp.as_ref(), search, line)?;
+        let msg = if removed > 0 {
+            format!("{removed} line(s) removed")
+        } else {
+            String::new()
+        };
+        Ok((msg, removed > 0, Some(removed)))
+    } else {
+        let edit = edit::Present {
+            regexp: regexp.as_ref(),
+            search,
+            line,
+            insertafter: p.insertafter.as_ref().map(|t| t.as_str()),
+            insertbefore: p.insertbefore.as_ref().map(|t| t.as_str()),
+            backrefs: flag(&p.backrefs, false),
+            firstmatch: flag(&p.firstmatch, false),
+        };
+        let (msg, changed) = edit::present(lines, &edit)?;
+        Ok((msg, changed, None))
+    }
 }
 
 /// Writes the edited text after `validate` accepts it, backing the old file up first when
@@ -271,14 +269,4 @@ fn empty_pattern_warning(p: &LineinfileParams) -> Vec<String> {
         );
     }
     vec![msg]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backrefs() {
-        assert_eq!(python_backrefs(r"\1=\g<v> $x"), "${1}=${v} $$x");
-    }
 }

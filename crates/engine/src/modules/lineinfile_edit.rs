@@ -3,7 +3,18 @@
 
 use fancy_regex::Regex;
 
-use super::ModuleError;
+use super::api::ModuleError;
+
+/// Python's `\1` and `\g<name>` in a replacement, as the regex crate's `${1}`.
+pub fn python_backrefs(template: &str) -> String {
+    let re = regex::Regex::new(r"\\(\d+)|\\g<(\w+)>|\$")
+        .unwrap_or_else(|_| unreachable!("a valid pattern"));
+    re.replace_all(template, |c: &regex::Captures| match (c.get(1), c.get(2)) {
+        (Some(n), _) | (None, Some(n)) => format!("${{{}}}", n.as_str()),
+        _ => "$$".to_string(),
+    })
+    .into_owned()
+}
 
 /// What a `state: present` edit looks for and where it puts the line.
 pub struct Present<'a> {
@@ -70,7 +81,7 @@ fn scan(lines: &[String], p: &Present, insert_re: Option<&Regex>) -> Result<Scan
                 let text = cur.strip_suffix('\n').unwrap_or(cur);
                 let mut out = String::new();
                 if let Ok(Some(caps)) = re.captures(text) {
-                    caps.expand(&super::lineinfile::python_backrefs(p.line), &mut out);
+                    caps.expand(&python_backrefs(p.line), &mut out);
                 }
                 expanded = Some(out);
             }
@@ -203,6 +214,11 @@ pub fn absent(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn backrefs() {
+        assert_eq!(python_backrefs(r"\1=\g<v> $x"), "${1}=${v} $$x");
+    }
 
     fn present_on(text: &str, p: &Present) -> (String, String, bool) {
         let mut lines = read_lines(text);

@@ -6,7 +6,7 @@ use planner::modules::package_facts::{PackageFactsParams, Strategy};
 use planner::modules::types::Choice;
 use serde_json::{json, Map, Value as Json};
 
-use super::{params, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{params, ModuleCtx, ModuleError, ModuleResult};
 use crate::target::Cmd;
 
 /// Reads one line of a package manager's listing as (name, installed version's details).

@@ -3,61 +3,17 @@
 
 mod dnf;
 
+use std::collections::HashMap;
+
 use planner::modules::apt::{AptParams, AptState};
 use planner::modules::package::{PackageParams, PackageState};
 use planner::modules::types::{Choice, TextList};
 use serde_json::{json, Value as Json};
 
-use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
-use crate::target::{Cmd, CmdOutput};
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::package_cmd::{failed, run, APT_ENV};
 
 pub use dnf::dnf;
-
-pub(super) fn run(
-    ctx: &ModuleCtx,
-    argv: Vec<String>,
-    env: &[(&str, &str)],
-) -> Result<CmdOutput, ModuleError> {
-    let mut cmd = Cmd {
-        argv,
-        env: ctx.env.to_vec(),
-        cwd: None,
-        stdin: None,
-        user: None,
-    };
-    for (k, v) in env {
-        cmd.env.push(((*k).to_owned(), (*v).to_owned()));
-    }
-    Ok(ctx.target.run(&cmd)?)
-}
-
-pub(super) fn failed(what: &str, out: &CmdOutput) -> ModuleError {
-    // A name apt does not know: Ansible's apt says so before it runs apt-get (no output).
-    if let Some(name) = out
-        .stderr
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("E: Unable to locate package "))
-    {
-        return ModuleError::new(format!("No package matching '{name}' is available"));
-    }
-    let tail: Vec<&str> = out
-        .stderr
-        .lines()
-        .chain(out.stdout.lines())
-        .filter(|l| !l.trim().is_empty())
-        .collect();
-    let tail = tail[tail.len().saturating_sub(12)..].join("\n");
-    let mut error = ModuleError::new(format!("{what} failed (exit {}):\n{tail}", out.rc));
-    error.fields.insert("rc".into(), json!(out.rc));
-    error.fields.insert("stdout".into(), json!(out.stdout));
-    error.fields.insert("stderr".into(), json!(out.stderr));
-    error
-}
-
-pub(super) const APT_ENV: &[(&str, &str)] = &[
-    ("DEBIAN_FRONTEND", "noninteractive"),
-    ("APT_LISTCHANGES_FRONTEND", "none"),
-];
 
 /// Package name without a `=version` pin.
 fn bare(name: &str) -> &str {
@@ -68,7 +24,7 @@ fn bare(name: &str) -> &str {
 fn dpkg_versions(
     ctx: &ModuleCtx,
     names: &[String],
-) -> Result<std::collections::HashMap<String, String>, ModuleError> {
+) -> Result<HashMap<String, String>, ModuleError> {
     let mut argv = vec![
         "dpkg-query".to_owned(),
         "-W".into(),
@@ -92,6 +48,7 @@ fn dpkg_versions(
         .collect())
 }
 
+/// What an `apt` (or `package` on apt) task asks for.
 struct AptRequest<'a> {
     names: Vec<String>,
     state: AptState,
@@ -102,42 +59,117 @@ struct AptRequest<'a> {
     extra: &'a [String],
 }
 
-fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError> {
-    let mut cache_updated = false;
-    if req.update_cache && !ctx.check {
+impl AptRequest<'_> {
+    /// The apt-get verb for the state, and the packages it acts on: those not installed yet
+    /// (present), those installed (absent), or all of them (latest, build-dep).
+    fn todo(&self, before: &HashMap<String, String>) -> (&'static str, Vec<String>) {
+        let installed = |n: &String| before.contains_key(bare(n));
+        match self.state {
+            AptState::Present | AptState::Fixed => (
+                "install",
+                self.names
+                    .iter()
+                    .filter(|n| !installed(n))
+                    .cloned()
+                    .collect(),
+            ),
+            AptState::Latest => ("install", self.names.clone()),
+            AptState::Absent => (
+                if self.purge { "purge" } else { "remove" },
+                self.names
+                    .iter()
+                    .filter(|n| installed(n))
+                    .cloned()
+                    .collect(),
+            ),
+            AptState::BuildDep => ("build-dep", self.names.clone()),
+        }
+    }
+
+    /// apt-get's command line before its verb: no questions, the old config files kept, the
+    /// recommends choice and the task's extra options.
+    fn argv(&self) -> Vec<String> {
+        let mut argv: Vec<String> = vec![
+            "apt-get".into(),
+            "-y".into(),
+            "-q".into(),
+            "-o".into(),
+            "Dpkg::Options::=--force-confdef".into(),
+            "-o".into(),
+            "Dpkg::Options::=--force-confold".into(),
+            "-o".into(),
+            // No fsync per file: a role that is interrupted leaves no layer anyway.
+            "Dpkg::Options::=--force-unsafe-io".into(),
+        ];
+        match self.install_recommends {
+            Some(false) => argv.push("--no-install-recommends".into()),
+            Some(true) => argv.push("--install-recommends".into()),
+            None => {}
+        }
+        argv.extend(self.extra.iter().cloned());
+        argv
+    }
+}
+
+/// `apt-get update`, when the task asks for it and this is no check run; whether it ran.
+fn apt_update(ctx: &ModuleCtx, req: &AptRequest) -> Result<bool, ModuleError> {
+    if !req.update_cache || ctx.check {
+        return Ok(false);
+    }
+    let out = run(
+        ctx,
+        vec!["apt-get".into(), "update".into(), "-q".into()],
+        APT_ENV,
+    )?;
+    if out.rc != 0 {
+        return Err(failed("apt-get update", &out));
+    }
+    Ok(true)
+}
+
+/// Runs `apt-get VERB` on `todo` (when there is any) and then `autoremove` (when asked);
+/// returns what apt-get said (stdout, stderr).
+fn apt_get(
+    ctx: &ModuleCtx,
+    req: &AptRequest,
+    verb: &str,
+    todo: &[String],
+) -> Result<(String, String), ModuleError> {
+    let mut said = (String::new(), String::new());
+    if !todo.is_empty() {
+        let mut argv = req.argv();
+        argv.push(verb.into());
+        argv.extend(todo.iter().cloned());
+        let out = run(ctx, argv, APT_ENV)?;
+        if out.rc != 0 {
+            return Err(failed(&format!("apt-get {verb}"), &out));
+        }
+        said = (out.stdout, out.stderr);
+    }
+    if req.autoremove {
         let out = run(
             ctx,
-            vec!["apt-get".into(), "update".into(), "-q".into()],
+            vec!["apt-get".into(), "-y".into(), "autoremove".into()],
             APT_ENV,
         )?;
         if out.rc != 0 {
-            return Err(failed("apt-get update", &out));
+            return Err(failed("apt-get autoremove", &out));
         }
-        cache_updated = true;
     }
+    Ok(said)
+}
+
+/// Runs an apt request: the cache update, the packages' install or removal, the report of what
+/// changed, as Ansible's apt reports it.
+fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError> {
+    let cache_updated = apt_update(ctx, &req)?;
     if req.names.is_empty() && !req.autoremove {
         // Matched with ansible-playbook (Debian's ansible 7.7 / core 2.14): update_cache alone
         // reports no change.
         return Ok(ModuleResult::changed(false).with("cache_updated", cache_updated));
     }
     let before = dpkg_versions(ctx, &req.names)?;
-    let installed = |n: &String| before.contains_key(bare(n));
-    let (verb, todo): (&str, Vec<String>) = match req.state {
-        AptState::Present | AptState::Fixed => (
-            "install",
-            req.names
-                .iter()
-                .filter(|n| !installed(n))
-                .cloned()
-                .collect(),
-        ),
-        AptState::Latest => ("install", req.names.clone()),
-        AptState::Absent => (
-            if req.purge { "purge" } else { "remove" },
-            req.names.iter().filter(|n| installed(n)).cloned().collect(),
-        ),
-        AptState::BuildDep => ("build-dep", req.names.clone()),
-    };
+    let (verb, todo) = req.todo(&before);
     // Ansible's apt reports cache_updated on installs only; a removal says what apt-get said.
     let removing = matches!(req.state, AptState::Absent);
     if todo.is_empty() && !req.autoremove {
@@ -154,44 +186,7 @@ fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError
             ..ModuleResult::default()
         });
     }
-    let mut argv: Vec<String> = vec![
-        "apt-get".into(),
-        "-y".into(),
-        "-q".into(),
-        "-o".into(),
-        "Dpkg::Options::=--force-confdef".into(),
-        "-o".into(),
-        "Dpkg::Options::=--force-confold".into(),
-        "-o".into(),
-        // No fsync per file: a role that is interrupted leaves no layer anyway.
-        "Dpkg::Options::=--force-unsafe-io".into(),
-    ];
-    match req.install_recommends {
-        Some(false) => argv.push("--no-install-recommends".into()),
-        Some(true) => argv.push("--install-recommends".into()),
-        None => {}
-    }
-    argv.extend(req.extra.iter().cloned());
-    let mut said = (String::new(), String::new());
-    if !todo.is_empty() {
-        argv.push(verb.into());
-        argv.extend(todo.iter().cloned());
-        let out = run(ctx, argv.clone(), APT_ENV)?;
-        if out.rc != 0 {
-            return Err(failed(&format!("apt-get {verb}"), &out));
-        }
-        said = (out.stdout, out.stderr);
-    }
-    if req.autoremove {
-        let out = run(
-            ctx,
-            vec!["apt-get".into(), "-y".into(), "autoremove".into()],
-            APT_ENV,
-        )?;
-        if out.rc != 0 {
-            return Err(failed("apt-get autoremove", &out));
-        }
-    }
+    let said = apt_get(ctx, &req, verb, &todo)?;
     let after = dpkg_versions(ctx, &req.names)?;
     let mut result = ModuleResult::changed(after != before).with("packages", json!(todo));
     if after != before {

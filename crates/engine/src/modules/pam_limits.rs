@@ -9,8 +9,8 @@ use planner::modules::pam_limits::PamLimitsParams;
 use planner::modules::types::{Choice, Choices};
 use serde_json::Value as Json;
 
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use super::copy::{place, Placement};
-use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 
 const UNLIMITED: &[&str] = &["unlimited", "infinity", "-1"];
 
@@ -43,6 +43,77 @@ fn combined(
     })
 }
 
+/// The limit a task sets: its line's `domain type item`, and the value.
+struct Limit<'a> {
+    domain: &'a str,
+    kind: &'a str,
+    item: &'a str,
+    value: &'a str,
+}
+
+impl Limit<'_> {
+    /// The limits file's line for `value`, with `#comment` after it when there is one.
+    fn line(&self, value: &str, comment: &str) -> String {
+        let comment = if comment.is_empty() {
+            String::new()
+        } else {
+            format!("\t#{comment}")
+        };
+        let Limit {
+            domain, kind, item, ..
+        } = self;
+        format!("{domain}\t{kind}\t{item}\t{value}{comment}\n")
+    }
+}
+
+/// The limits file `before` with the limit set: its line rewritten where it is (the value
+/// combined with `use_max`/`use_min`), or added at the end. As Ansible's module, a line with no
+/// `comment` of the task's takes the comment of the first limit line that has one.
+fn set_limit(
+    before: &str,
+    limit: &Limit,
+    mut comment: String,
+    use_max: bool,
+    use_min: bool,
+) -> Result<String, ModuleError> {
+    let mut after = String::new();
+    let mut found = false;
+    for line in before.split_inclusive('\n') {
+        let collapsed = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        if line.starts_with('#') || collapsed.is_empty() {
+            after.push_str(line);
+            continue;
+        }
+        if comment.is_empty() {
+            comment = line
+                .split_once('#')
+                .map(|(_, c)| c.to_owned())
+                .unwrap_or_default();
+        }
+        let data = collapsed.split('#').next().unwrap_or_default().trim_end();
+        let fields: Vec<&str> = data.split(' ').collect();
+        let [line_domain, line_kind, line_item, actual] = fields.as_slice() else {
+            after.push_str(line);
+            continue;
+        };
+        if (*line_domain, *line_kind, *line_item) != (limit.domain, limit.kind, limit.item) {
+            after.push_str(line);
+            continue;
+        }
+        found = true;
+        let new_value = combined(limit.kind, limit.value, actual, use_max, use_min)?;
+        if limit.value == *actual || new_value == *actual {
+            after.push_str(line);
+        } else {
+            after.push_str(&limit.line(&new_value, &comment));
+        }
+    }
+    if !found {
+        after.push_str(&limit.line(limit.value, &comment));
+    }
+    Ok(after)
+}
+
 /// `pam_limits`.
 pub fn pam_limits(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: PamLimitsParams = params("pam_limits", args)?;
@@ -66,54 +137,18 @@ pub fn pam_limits(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleEr
     let value = p.value.as_str().trim();
     let fs = ctx.target.fs();
     let before = fs.read_text_opt(path)?.unwrap_or_default();
-    let mut comment = p
+    let comment = p
         .comment
         .as_ref()
         .map(|c| c.to_string())
         .unwrap_or_default();
-    let limit = |value: &str, comment: &str| {
-        let comment = if comment.is_empty() {
-            String::new()
-        } else {
-            format!("\t#{comment}")
-        };
-        format!("{domain}\t{kind}\t{item}\t{value}{comment}\n")
+    let limit = Limit {
+        domain,
+        kind: &kind,
+        item,
+        value,
     };
-    let mut after = String::new();
-    let mut found = false;
-    for line in before.split_inclusive('\n') {
-        let collapsed = line.split_whitespace().collect::<Vec<_>>().join(" ");
-        if line.starts_with('#') || collapsed.is_empty() {
-            after.push_str(line);
-            continue;
-        }
-        if comment.is_empty() {
-            comment = line
-                .split_once('#')
-                .map(|(_, c)| c.to_owned())
-                .unwrap_or_default();
-        }
-        let data = collapsed.split('#').next().unwrap_or_default().trim_end();
-        let fields: Vec<&str> = data.split(' ').collect();
-        let [line_domain, line_kind, line_item, actual] = fields.as_slice() else {
-            after.push_str(line);
-            continue;
-        };
-        if (*line_domain, *line_kind, *line_item) != (domain, kind.as_str(), item) {
-            after.push_str(line);
-            continue;
-        }
-        found = true;
-        let new_value = combined(&kind, value, actual, use_max, use_min)?;
-        if value == *actual || new_value == *actual {
-            after.push_str(line);
-        } else {
-            after.push_str(&limit(&new_value, &comment));
-        }
-    }
-    if !found {
-        after.push_str(&limit(value, &comment));
-    }
+    let after = set_limit(&before, &limit, comment, use_max, use_min)?;
     if after == before {
         return Ok(ModuleResult::changed(false));
     }

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::{Map, Value as Json};
 use sha1::Digest;
 
-use super::ModuleError;
+use super::api::ModuleError;
 use crate::rootfs::{Kind, Meta, RootFs};
 
 /// The name of `id` in the image's `/etc/passwd` or `/etc/group`, if it has one.

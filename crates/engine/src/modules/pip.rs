@@ -11,7 +11,8 @@ use planner::modules::pip::{PipParams, PipState};
 use planner::modules::types::Choice;
 use serde_json::{json, Value as Json};
 
-use super::{flag, params, required, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::required;
 use crate::target::{Cmd, CmdOutput};
 
 /// What one run of the module collected.
@@ -84,13 +85,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             "version is incompatible with state=latest",
         ));
     }
-    let venv = p.virtualenv.as_ref().map(|v| match &p.chdir {
-        Some(chdir) => Path::new(chdir.as_str())
-            .join(v.as_str())
-            .display()
-            .to_string(),
-        None => v.as_str().to_owned(),
-    });
+    let venv = venv_path(&p);
     let mut run = Run {
         ctx,
         out: String::new(),
@@ -111,24 +106,10 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         }
     }
     let pip = pip_command(&p, venv.as_deref(), &mut run)?;
-    let mut cmd = pip.clone();
-    cmd.extend(
-        match state {
-            PipState::Present => &["install"][..],
-            PipState::Absent => &["uninstall", "-y"],
-            PipState::Latest => &["install", "-U"],
-            PipState::ForceReinstall => &["install", "-U", "--force-reinstall"],
-        }
-        .iter()
-        .map(|w| (*w).to_owned()),
-    );
-    cmd.extend(extra_args(&p)?);
+    let extra = extra_args(&p)?;
     let packages = requirements_of(&p)?;
+    let cmd = pip_action(&p, state, &pip, extra, &packages);
     let has_vcs = packages.iter().any(|r| is_vcs_url(r));
-    match (&packages, &p.requirements) {
-        (names, None) => cmd.extend(names.iter().cloned()),
-        (_, Some(file)) => cmd.extend(["-r".to_owned(), file.as_str().to_owned()]),
-    }
     if let Some(venv) = &venv {
         let path = format!("{venv}/bin:{}", crate::sandbox::BASE_PATH);
         run.env.push(("PATH".into(), path));
@@ -165,6 +146,45 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         .with("virtualenv", json!(venv))
         .with("stdout", run.out)
         .with("stderr", run.err))
+}
+
+/// The virtualenv's folder, under `chdir` when it is relative to it.
+fn venv_path(p: &PipParams) -> Option<String> {
+    p.virtualenv.as_ref().map(|v| match &p.chdir {
+        Some(chdir) => Path::new(chdir.as_str())
+            .join(v.as_str())
+            .display()
+            .to_string(),
+        None => v.as_str().to_owned(),
+    })
+}
+
+/// The pip command for the state: `pip` with its verb, the task's `extra` arguments, and the
+/// packages (or `-r` and the requirements file).
+fn pip_action(
+    p: &PipParams,
+    state: PipState,
+    pip: &[String],
+    extra: Vec<String>,
+    packages: &[String],
+) -> Vec<String> {
+    let mut cmd = pip.to_vec();
+    cmd.extend(
+        match state {
+            PipState::Present => &["install"][..],
+            PipState::Absent => &["uninstall", "-y"],
+            PipState::Latest => &["install", "-U"],
+            PipState::ForceReinstall => &["install", "-U", "--force-reinstall"],
+        }
+        .iter()
+        .map(|w| (*w).to_owned()),
+    );
+    cmd.extend(extra);
+    match &p.requirements {
+        None => cmd.extend(packages.iter().cloned()),
+        Some(file) => cmd.extend(["-r".to_owned(), file.as_str().to_owned()]),
+    }
+    cmd
 }
 
 fn state_word(state: PipState) -> &'static str {

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value as Json};
 
-use super::ModuleError;
+use super::api::ModuleError;
 use crate::rootfs::{Kind, RootFs};
 use crate::target::{Cmd, Target};
 

@@ -13,8 +13,8 @@ use planner::modules::deb822_repository::{Deb822RepositoryParams, Deb822State};
 use planner::modules::types::{Choice, TextList};
 use serde_json::Value as Json;
 
+use super::api::{params, ModuleCtx, ModuleError, ModuleResult};
 use super::copy::{place, Placement};
-use super::{params, ModuleCtx, ModuleError, ModuleResult};
 
 pub use rpm_key::rpm_key;
 pub use yum_repository::yum_repository;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{ModuleCtx, ModuleError};
+use super::api::{ModuleCtx, ModuleError};
 use crate::rootfs::{Kind, RootFs};
 use crate::target::{Cmd, CmdOutput};
 

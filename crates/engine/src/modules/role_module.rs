@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use planner::modules::types::parse_bool;
 use serde_json::{Map, Value as Json};
 
-use super::{ModuleCtx, ModuleError, ModuleResult};
+use super::api::{ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::RootFs;
 use crate::target::Cmd;
 use planner::template::filters::shlex_quote;

@@ -5,8 +5,8 @@ use std::path::Path;
 use planner::modules::script::ScriptParams;
 use serde_json::Value as Json;
 
+use super::api::{params, ModuleCtx, ModuleError, ModuleResult};
 use super::command::command_result;
-use super::{params, ModuleCtx, ModuleError, ModuleResult};
 use crate::target::Cmd;
 
 /// `script`.

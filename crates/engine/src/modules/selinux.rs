@@ -10,7 +10,8 @@ use planner::modules::selinux::{SelinuxParams, SelinuxState};
 use planner::modules::types::{Choice, Choices};
 use serde_json::{json, Value as Json};
 
-use super::{flag, params, required, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::required;
 use crate::target::Cmd;
 
 /// The value of the first `KEY=` line, as the module's `line.split('=')[1].strip()`.

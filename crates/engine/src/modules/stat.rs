@@ -6,9 +6,9 @@ use planner::modules::stat::StatParams;
 use serde_json::{json, Map, Value as Json};
 use sha2::Digest;
 
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use super::pathinfo::{float_time, md5_of, name_of, sha1_of};
 use super::probe;
-use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::{Kind, Meta, RootFs};
 
 /// The permission bits Ansible names one by one.

@@ -3,7 +3,7 @@
 //! read the mode the path had before the whole change; with no users given, `r`, `w` and
 //! `x` leave the umask's bits alone.
 
-use super::ModuleError;
+use super::api::ModuleError;
 
 /// The umask of the build's module process, as root's login umask.
 const UMASK: u32 = 0o022;

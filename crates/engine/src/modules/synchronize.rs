@@ -12,7 +12,7 @@ use planner::modules::types::{Flag, Int};
 use planner::template::filters::shlex_quote;
 use serde_json::Value as Json;
 
-use super::{params, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{params, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::RootFs;
 use crate::target::Cmd;
 

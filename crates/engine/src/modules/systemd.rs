@@ -9,7 +9,7 @@ use planner::modules::systemd::SystemdParams;
 use planner::modules::types::Choice;
 use serde_json::Value as Json;
 
-use super::{params, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{params, ModuleCtx, ModuleError, ModuleResult};
 use crate::rootfs::{Kind, RootFs};
 use crate::target::Cmd;
 
@@ -154,6 +154,8 @@ fn ensure_link(fs: &RootFs, link: &Path, target: &str, check: bool) -> Result<bo
     Ok(true)
 }
 
+/// Enables or disables `name` (following an alias to its unit, an instance to its template,
+/// and `Also=` units) by its links under /etc; whether a link changed.
 fn set_enabled(
     fs: &RootFs,
     dirs: &[String],
@@ -198,54 +200,79 @@ fn set_enabled(
         )));
     };
     let install = parse_install(&fs.read_text_opt(&path)?.unwrap_or_default());
-    let target = path.display().to_string();
-    let mut changed = false;
-    if enabled {
-        for wanted in &install.wanted_by {
-            changed |= ensure_link(
-                fs,
-                &Path::new(ETC).join(format!("{wanted}.wants")).join(&unit),
-                &target,
-                check,
-            )?;
-        }
-        for required in &install.required_by {
-            changed |= ensure_link(
-                fs,
-                &Path::new(ETC)
-                    .join(format!("{required}.requires"))
-                    .join(&unit),
-                &target,
-                check,
-            )?;
-        }
-        for alias in &install.alias {
-            changed |= ensure_link(fs, &Path::new(ETC).join(alias), &target, check)?;
-        }
+    let mut changed = if enabled {
+        enable_links(fs, &unit, &path.display().to_string(), &install, check)?
     } else {
-        let mut links = enabling_links(fs, &unit)?;
-        links.extend(
-            install
-                .alias
-                .iter()
-                .map(|a| Path::new(ETC).join(a))
-                .filter(|p| {
-                    fs.meta(p)
-                        .ok()
-                        .flatten()
-                        .is_some_and(|m| m.kind == Kind::Symlink)
-                }),
-        );
-        for link in links {
-            changed = true;
-            if !check {
-                fs.remove_all(&link)?;
-                remove_if_empty(fs, link.parent())?;
-            }
-        }
-    }
+        disable_links(fs, &unit, &install, check)?
+    };
     for also in &install.also {
         changed |= set_enabled(fs, dirs, also, enabled, check, seen)?;
+    }
+    Ok(changed)
+}
+
+/// Makes the links `systemctl enable` makes for `unit` (installed at `target`): its
+/// `WantedBy=`, `RequiredBy=` and `Alias=`; whether one was missing.
+fn enable_links(
+    fs: &RootFs,
+    unit: &str,
+    target: &str,
+    install: &Install,
+    check: bool,
+) -> Result<bool, ModuleError> {
+    let mut changed = false;
+    for wanted in &install.wanted_by {
+        changed |= ensure_link(
+            fs,
+            &Path::new(ETC).join(format!("{wanted}.wants")).join(unit),
+            target,
+            check,
+        )?;
+    }
+    for required in &install.required_by {
+        changed |= ensure_link(
+            fs,
+            &Path::new(ETC)
+                .join(format!("{required}.requires"))
+                .join(unit),
+            target,
+            check,
+        )?;
+    }
+    for alias in &install.alias {
+        changed |= ensure_link(fs, &Path::new(ETC).join(alias), target, check)?;
+    }
+    Ok(changed)
+}
+
+/// Removes the links that enable `unit` and its `Alias=` links, as `systemctl disable` does;
+/// whether there was one.
+fn disable_links(
+    fs: &RootFs,
+    unit: &str,
+    install: &Install,
+    check: bool,
+) -> Result<bool, ModuleError> {
+    let mut changed = false;
+    let mut links = enabling_links(fs, unit)?;
+    links.extend(
+        install
+            .alias
+            .iter()
+            .map(|a| Path::new(ETC).join(a))
+            .filter(|p| {
+                fs.meta(p)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|m| m.kind == Kind::Symlink)
+            }),
+    );
+    for link in links {
+        changed = true;
+        if !check {
+            fs.remove_all(&link)?;
+            remove_if_empty(fs, link.parent())?;
+        }
     }
     Ok(changed)
 }

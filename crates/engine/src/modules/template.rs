@@ -6,8 +6,8 @@ use planner::modules::template::TemplateParams;
 use planner::modules::types::Text;
 use serde_json::Value as Json;
 
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use super::copy::{place, Placement};
-use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 
 /// `template` (the text was rendered by the planner, or by the executor when it used
 /// build-time results).

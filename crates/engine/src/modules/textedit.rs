@@ -10,9 +10,10 @@ use planner::modules::types::Choice;
 use regex::Regex;
 use serde_json::Value as Json;
 
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use super::attrs::{self, FileAttrs};
-use super::lineinfile::{python_backrefs, read_lines, write_lines};
-use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::lineinfile::{read_lines, write_lines};
+use super::lineinfile_edit::python_backrefs;
 use crate::rootfs::Kind;
 use crate::target::Cmd;
 

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::ModuleError;
+use super::api::ModuleError;
 use crate::rootfs::RootFs;
 
 /// Transitions (UTC seconds, index of their type) and the types' UTC offsets.

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use planner::modules::unarchive::UnarchiveParams;
 use serde_json::{json, Value as Json};
 
-use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::attrs;
 use crate::archive::{extract_tar, tar_reader, Limits};
 use crate::rootfs::Kind;
 

@@ -12,7 +12,8 @@ use planner::modules::types::{Choice, Int};
 use planner::modules::uri::{BodyFormat, FollowRedirects, UriParams};
 use serde_json::{Map, Value as Json};
 
-use super::{attrs, flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::attrs;
 use crate::rootfs::Kind;
 
 /// `uri`.

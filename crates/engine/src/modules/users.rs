@@ -8,7 +8,7 @@ use planner::modules::types::{Choice, Int, Text, TextList};
 use planner::modules::user::UserParams;
 use serde_json::Value as Json;
 
-use super::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use crate::target::Cmd;
 
 /// One line of `/etc/passwd` or `/etc/group`, split on `:`.
@@ -171,6 +171,8 @@ pub fn user(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     Ok(result)
 }
 
+/// Makes the user as the task says: `userdel` when absent, `useradd` when missing, `usermod`
+/// with what differs otherwise.
 fn user_apply(p: &UserParams, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let name = p.name.to_string();
     let current = entry(ctx, "/etc/passwd", &name)?;
@@ -188,116 +190,118 @@ fn user_apply(p: &UserParams, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleErr
         }
         return Ok(ModuleResult::changed(true).with("name", name));
     }
-    let uid = int(&p.uid)?;
-    let text = |t: &Option<Text>| t.as_ref().map(|t| t.to_string());
-    let groups: Option<Vec<String>> = p.groups.as_ref().map(|TextList(g)| g.clone());
+    let (command, opts) = match &current {
+        None => ("useradd", useradd_options(p)?),
+        Some(fields) => ("usermod", usermod_options(p, ctx, &name, fields)?),
+    };
+    // A new user is a change even with no options; an existing one only when one differs.
+    let changed = current.is_none() || !opts.is_empty();
+    if changed && !ctx.check {
+        let mut argv = vec![command.to_owned()];
+        argv.extend(opts);
+        argv.push(name.clone());
+        run(ctx, argv)?;
+    }
+    Ok(ModuleResult::changed(changed).with("name", name))
+}
+
+/// A parameter's text, when the task gives it.
+fn text(t: &Option<Text>) -> Option<String> {
+    t.as_ref().map(|t| t.to_string())
+}
+
+/// `useradd`'s options for a new user, from every parameter the task gives.
+fn useradd_options(p: &UserParams) -> Result<Vec<String>, ModuleError> {
     let mut opts: Vec<String> = Vec::new();
-    let mut changed = false;
-    match &current {
-        None => {
-            changed = true;
-            if let Some(uid) = uid {
-                opts.extend(["-u".into(), uid.to_string()]);
-            }
-            if let Some(group) = text(&p.group) {
-                opts.extend(["-g".into(), group]);
-            }
-            if let Some(groups) = &groups {
-                if !groups.is_empty() {
-                    opts.extend(["-G".into(), groups.join(",")]);
-                }
-            }
-            if let Some(comment) = text(&p.comment) {
-                opts.extend(["-c".into(), comment]);
-            }
-            if let Some(home) = text(&p.home) {
-                opts.extend(["-d".into(), home]);
-            }
-            if let Some(shell) = text(&p.shell) {
-                opts.extend(["-s".into(), shell]);
-            }
-            if let Some(password) = text(&p.password) {
-                opts.extend(["-p".into(), password]);
-            }
-            if flag(&p.system, false) {
-                opts.push("-r".into());
-            }
-            if flag(&p.non_unique, false) {
-                opts.push("-o".into());
-            }
-            opts.push(if flag(&p.create_home, true) {
-                "-m".into()
-            } else {
-                "-M".into()
-            });
-            if !ctx.check {
-                let mut argv = vec!["useradd".to_owned()];
-                argv.extend(opts);
-                argv.push(name.clone());
-                run(ctx, argv)?;
-            }
+    if let Some(uid) = int(&p.uid)? {
+        opts.extend(["-u".into(), uid.to_string()]);
+    }
+    if let Some(group) = text(&p.group) {
+        opts.extend(["-g".into(), group]);
+    }
+    if let Some(TextList(groups)) = &p.groups {
+        if !groups.is_empty() {
+            opts.extend(["-G".into(), groups.join(",")]);
         }
-        Some(fields) => {
-            let field = |i: usize| fields.get(i).cloned().unwrap_or_default();
-            if let Some(uid) = uid {
-                if field(2) != uid.to_string() {
-                    opts.extend(["-u".into(), uid.to_string()]);
-                }
-            }
-            if let Some(group) = text(&p.group) {
-                let gid = entry(ctx, "/etc/group", &group)?
-                    .and_then(|g| g.get(2).cloned())
-                    .unwrap_or(group.clone());
-                if field(3) != gid {
-                    opts.extend(["-g".into(), group]);
-                }
-            }
-            if let Some(comment) = text(&p.comment) {
-                if field(4) != comment {
-                    opts.extend(["-c".into(), comment]);
-                }
-            }
-            if let Some(home) = text(&p.home) {
-                if field(5) != home {
-                    opts.extend(["-d".into(), home]);
-                }
-            }
-            if let Some(shell) = text(&p.shell) {
-                if field(6) != shell {
-                    opts.extend(["-s".into(), shell]);
-                }
-            }
-            if let Some(wanted) = &groups {
-                let have = groups_of(ctx, &name)?;
-                let append = flag(&p.append, false);
-                let differs = if append {
-                    wanted.iter().any(|g| !have.contains(g))
-                } else {
-                    {
-                        let mut a = wanted.clone();
-                        a.sort();
-                        let mut b = have.clone();
-                        b.sort();
-                        a != b
-                    }
-                };
-                if differs {
-                    if append {
-                        opts.push("-a".into());
-                    }
-                    opts.extend(["-G".into(), wanted.join(",")]);
-                }
-            }
-            if !opts.is_empty() {
-                changed = true;
-                if !ctx.check {
-                    let mut argv = vec!["usermod".to_owned()];
-                    argv.extend(opts);
-                    argv.push(name.clone());
-                    run(ctx, argv)?;
-                }
+    }
+    if let Some(comment) = text(&p.comment) {
+        opts.extend(["-c".into(), comment]);
+    }
+    if let Some(home) = text(&p.home) {
+        opts.extend(["-d".into(), home]);
+    }
+    if let Some(shell) = text(&p.shell) {
+        opts.extend(["-s".into(), shell]);
+    }
+    if let Some(password) = text(&p.password) {
+        opts.extend(["-p".into(), password]);
+    }
+    if flag(&p.system, false) {
+        opts.push("-r".into());
+    }
+    if flag(&p.non_unique, false) {
+        opts.push("-o".into());
+    }
+    opts.push(if flag(&p.create_home, true) {
+        "-m".into()
+    } else {
+        "-M".into()
+    });
+    Ok(opts)
+}
+
+/// `usermod`'s options for an existing user (its `/etc/passwd` `fields`): only what differs
+/// from what the task asks; none when nothing does.
+fn usermod_options(
+    p: &UserParams,
+    ctx: &ModuleCtx,
+    name: &str,
+    fields: &[String],
+) -> Result<Vec<String>, ModuleError> {
+    let mut opts: Vec<String> = Vec::new();
+    let field = |i: usize| fields.get(i).cloned().unwrap_or_default();
+    if let Some(uid) = int(&p.uid)? {
+        if field(2) != uid.to_string() {
+            opts.extend(["-u".into(), uid.to_string()]);
+        }
+    }
+    if let Some(group) = text(&p.group) {
+        let gid = entry(ctx, "/etc/group", &group)?
+            .and_then(|g| g.get(2).cloned())
+            .unwrap_or(group.clone());
+        if field(3) != gid {
+            opts.extend(["-g".into(), group]);
+        }
+    }
+    for (i, flag_name, wanted) in [
+        (4, "-c", &p.comment),
+        (5, "-d", &p.home),
+        (6, "-s", &p.shell),
+    ] {
+        if let Some(wanted) = text(wanted) {
+            if field(i) != wanted {
+                opts.extend([flag_name.into(), wanted]);
             }
         }
     }
-    Ok(ModuleResult::changed(changed).with("name", name))
+    if let Some(TextList(wanted)) = &p.groups {
+        let have = groups_of(ctx, name)?;
+        let append = flag(&p.append, false);
+        let differs = if append {
+            wanted.iter().any(|g| !have.contains(g))
+        } else {
+            let mut a = wanted.clone();
+            a.sort();
+            let mut b = have.clone();
+            b.sort();
+            a != b
+        };
+        if differs {
+            if append {
+                opts.push("-a".into());
+            }
+            opts.extend(["-G".into(), wanted.join(",")]);
+        }
+    }
+    Ok(opts)
 }

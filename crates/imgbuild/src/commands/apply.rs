@@ -27,7 +27,7 @@ pub fn run(
             .insert("ansible_check_mode".into(), serde_json::Value::Bool(true));
     }
     let plan = planner::plan(project, &args.image, &opts)?;
-    super::print_warnings(&plan.warnings);
+    super::output::print_warnings(&plan.warnings);
     let root = args
         .root
         .canonicalize()

@@ -71,17 +71,7 @@ pub fn run(
         docker_archive: args.format.contains(&OutputFormat::DockerArchive),
         chroot: args.format.contains(&OutputFormat::Chroot),
     };
-    if let Some(version) = args.warewulf {
-        let outputs = crate::warewulf::Outputs {
-            docker_archive: formats.docker_archive,
-            rootfs: formats.chroot,
-            pushed: args.push.is_some(),
-            zstd: args.compression == LayerCompression::Zstd,
-        };
-        if let Some(why) = crate::warewulf::refusal(version, outputs) {
-            return Err(Failure::Input(anyhow!(why)));
-        }
-    }
+    check_warewulf(args, formats)?;
     let push_to = args
         .push
         .as_deref()
@@ -113,19 +103,12 @@ pub fn run(
         check_bootable(formats)?;
     }
     super::session::ensure_writable(&out, "--out", "choose a folder imgbuild can write")?;
-    let codec = match args.compression {
-        LayerCompression::Gzip => Codec::gzip(args.gzip_level),
-        LayerCompression::Zstd => Codec {
-            compression: Compression::Zstd,
-            level: 3,
-        },
-    };
     let context = Shared {
         project,
         args,
         remote,
         formats,
-        codec,
+        codec: layer_codec(args),
         exe,
         out,
         downloads: &downloads,
@@ -133,30 +116,10 @@ pub fn run(
         reporter: reporter.as_ref(),
         json,
     };
-    // Workers take the next image until none is left or one failed.
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let errors = Mutex::new(Vec::new());
-    let workers = (args.jobs as usize).clamp(1, plans.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= plans.len() || failed.load(Ordering::SeqCst) {
-                    break;
-                }
-                let push_to = push_to.as_ref().and_then(|refs| refs.get(i));
-                if let Err(e) = build_one(&context, &plans[i], push_to) {
-                    failed.store(true, Ordering::SeqCst);
-                    errors.lock().unwrap_or_else(|p| p.into_inner()).push(e);
-                }
-            });
-        }
-    });
+    let mut errors = build_all(&context, &plans, push_to.as_deref());
     save_lock(&project.root, &downloads, &lock)?;
     drop(held);
     collect_cache(cache_limit, since, json);
-    let mut errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
     match errors.len() {
         0 if args.boot => boot_each(&context, &plans),
         0 => Ok(ExitCode::SUCCESS),
@@ -171,6 +134,63 @@ pub fn run(
             Err(errors.remove(0))
         }
     }
+}
+
+/// `--warewulf`: refused before any work when the outputs asked for are not ones Warewulf
+/// can import.
+fn check_warewulf(args: &BuildArgs, formats: Formats) -> Result<(), Failure> {
+    if let Some(version) = args.warewulf {
+        let outputs = crate::warewulf::Outputs {
+            docker_archive: formats.docker_archive,
+            rootfs: formats.chroot,
+            pushed: args.push.is_some(),
+            zstd: args.compression == LayerCompression::Zstd,
+        };
+        if let Some(why) = crate::warewulf::refusal(version, outputs) {
+            return Err(Failure::Input(anyhow!(why)));
+        }
+    }
+    Ok(())
+}
+
+/// The layers' compression: `--compression` at `--gzip-level`, or zstd at level 3.
+fn layer_codec(args: &BuildArgs) -> Codec {
+    match args.compression {
+        LayerCompression::Gzip => Codec::gzip(args.gzip_level),
+        LayerCompression::Zstd => Codec {
+            compression: Compression::Zstd,
+            level: 3,
+        },
+    }
+}
+
+/// Builds the plans `--jobs` at a time: workers take the next image until none is left or one
+/// failed; returns the failures.
+fn build_all(
+    context: &Shared,
+    plans: &[planner::Plan],
+    push_to: Option<&[registry::Reference]>,
+) -> Vec<Failure> {
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let errors = Mutex::new(Vec::new());
+    let workers = (context.args.jobs as usize).clamp(1, plans.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= plans.len() || failed.load(Ordering::SeqCst) {
+                    break;
+                }
+                let push_to = push_to.and_then(|refs| refs.get(i));
+                if let Err(e) = build_one(context, &plans[i], push_to) {
+                    failed.store(true, Ordering::SeqCst);
+                    errors.lock().unwrap_or_else(|p| p.into_inner()).push(e);
+                }
+            });
+        }
+    });
+    errors.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
 /// `--boot` needs QEMU and an output it can boot from: refused before any work.
@@ -225,7 +245,7 @@ fn build_one(
     plan: &planner::Plan,
     push_to: Option<&registry::Reference>,
 ) -> Result<(), Failure> {
-    super::print_warnings(&plan.warnings);
+    super::output::print_warnings(&plan.warnings);
     crate::interrupt::building(&plan.image);
     let settings = Settings {
         project_root: cx.project.root.clone(),

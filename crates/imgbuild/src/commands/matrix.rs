@@ -312,7 +312,7 @@ pub fn set(project: &Project, args: &MatrixSetArgs) -> Result<ExitCode, Failure>
     }
     for (path, changed, text, changes) in edits {
         if changed {
-            super::write_atomically(&path, text.as_bytes())?;
+            super::output::write_atomically(&path, text.as_bytes())?;
         }
         for line in changes {
             println!("{line}");

@@ -15,7 +15,7 @@ pub fn run(
     json: bool,
 ) -> Result<ExitCode, Failure> {
     let plan = planner::plan(project, image, opts)?;
-    super::print_warnings(&plan.warnings);
+    super::output::print_warnings(&plan.warnings);
     // A vaulted value shows as its marker, `<vault:0123456789abcdef>`, never as clear text.
     if json {
         let mut value = serde_json::to_value(&plan)
@@ -87,6 +87,29 @@ fn install_collection(project: &std::path::Path, collection: &Collection) -> std
     std::os::unix::fs::symlink(source, installed.join(name))
 }
 
+/// Links the role (as `name`) and the roles beside it into the folder `roles`, which it makes:
+/// Ansible finds a role's dependencies beside it first (deepops' roles name `facts`, a
+/// sibling).
+fn link_roles(role: &std::path::Path, name: &str, roles: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(roles)?;
+    std::os::unix::fs::symlink(role, roles.join(name))?;
+    for sibling in role
+        .parent()
+        .map(std::fs::read_dir)
+        .transpose()?
+        .into_iter()
+        .flatten()
+    {
+        let sibling = sibling?;
+        let path = sibling.path();
+        let is_role = ["tasks", "meta"].iter().any(|d| path.join(d).is_dir());
+        if path != role && is_role {
+            std::os::unix::fs::symlink(&path, roles.join(sibling.file_name()))?;
+        }
+    }
+    Ok(())
+}
+
 /// Plans one role folder for `os`: a throwaway project holding the role and the roles beside it
 /// (linked) and a recipe with that OS's facts, plus this project's `mirror.toml` when there is
 /// one.
@@ -136,24 +159,7 @@ pub fn run_role(
     let root = work.path();
     let setup = || -> std::io::Result<()> {
         std::fs::create_dir_all(root.join("images"))?;
-        std::fs::create_dir_all(root.join("roles"))?;
-        std::os::unix::fs::symlink(&role, root.join("roles").join(&name))?;
-        // Ansible finds a role's dependencies beside it first (deepops' roles name `facts`, a
-        // sibling), so the role's siblings are linked too.
-        for sibling in role
-            .parent()
-            .map(std::fs::read_dir)
-            .transpose()?
-            .into_iter()
-            .flatten()
-        {
-            let sibling = sibling?;
-            let path = sibling.path();
-            let is_role = ["tasks", "meta"].iter().any(|d| path.join(d).is_dir());
-            if path != role && is_role {
-                std::os::unix::fs::symlink(&path, root.join("roles").join(sibling.file_name()))?;
-            }
-        }
+        link_roles(&role, &name, &root.join("roles"))?;
         if let Some(collection) = &collection {
             install_collection(root, collection)?;
         }

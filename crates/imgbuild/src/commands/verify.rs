@@ -22,7 +22,7 @@ pub fn print_report(report: &Report) {
         report.kernel.as_deref().unwrap_or("(none found)")
     );
     for check in &report.checks {
-        super::print_check(check.ok, &check.id, &check.detail);
+        super::output::print_check(check.ok, &check.id, &check.detail);
     }
     for skipped in &report.skipped {
         println!("  skip {:<20} {}", skipped.id, skipped.reason);
@@ -93,5 +93,5 @@ pub fn run(args: &VerifyArgs, json: bool) -> Result<ExitCode, Failure> {
         no_build_tools: args.no_build_tools || built_for.no_build_tools,
     };
     let report = verify::verify(&snapshot, &args.image, &expect);
-    super::report_out(json, &report, report.ok, print_report)
+    super::output::report_out(json, &report, report.ok, print_report)
 }

@@ -14,21 +14,21 @@ use serde_json::{json, Value as Json};
 mod list;
 mod table;
 
-use super::{failed, run};
-use crate::modules::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use crate::modules::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use crate::modules::package_cmd::{failed, run};
 use crate::target::CmdOutput;
 
 /// Where package files from URLs are put in the image while dnf installs them.
 const DOWNLOADS: &str = "/tmp/.imgbuild-rpm";
 
 /// The module checks the signatures of package files given by path or URL too.
-pub(in crate::modules) const LOCAL_GPGCHECK: &str = "--setopt=localpkg_gpgcheck=True";
+pub(super) const LOCAL_GPGCHECK: &str = "--setopt=localpkg_gpgcheck=True";
 
 /// How rpm names a package as dnf prints it: `name-[epoch:]version-release.arch`.
 const NEVRA: &str = "%{NAME}-%|EPOCH?{%{EPOCH}:}:{}|%{VERSION}-%{RELEASE}.%{ARCH}\\n";
 
 /// What one dnf task asks for.
-pub(in crate::modules) struct Request {
+pub(super) struct Request {
     /// Names, `name-version`, `@group`, paths or URLs of `.rpm` files.
     pub names: Vec<String>,
     /// Present, latest or absent.
@@ -298,10 +298,7 @@ fn command_line(ctx: &ModuleCtx, req: &Request, args: &[String]) -> Vec<String> 
 }
 
 /// Runs the request as one dnf transaction and reports it as Ansible's module does.
-pub(in crate::modules) fn run_request(
-    ctx: &ModuleCtx,
-    req: &Request,
-) -> Result<ModuleResult, ModuleError> {
+pub(super) fn run_request(ctx: &ModuleCtx, req: &Request) -> Result<ModuleResult, ModuleError> {
     let (files, specs): (Vec<String>, Vec<String>) = req
         .names
         .iter()

@@ -10,7 +10,7 @@ use planner::modules::rpm_key::{KeyState, RpmKeyParams};
 use planner::modules::types::Choice;
 use serde_json::Value as Json;
 
-use super::super::{params, ModuleCtx, ModuleError, ModuleResult};
+use crate::modules::api::{params, ModuleCtx, ModuleError, ModuleResult};
 use crate::target::Cmd;
 
 /// Where a key fetched from a URL is put in the image while it is read and imported.

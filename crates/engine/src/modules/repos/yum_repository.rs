@@ -10,8 +10,8 @@ use planner::modules::types::{Choice, Flag, Text, TextList};
 use planner::modules::yum_repository::{RepoState, YumRepositoryParams};
 use serde_json::{json, Value as Json};
 
-use super::super::copy::{place, Placement};
-use super::super::{params, ModuleCtx, ModuleError, ModuleResult};
+use crate::modules::api::{params, ModuleCtx, ModuleError, ModuleResult};
+use crate::modules::copy::{place, Placement};
 
 /// The sections of a repository file, in file order, each with its keys in order.
 type Sections = Vec<(String, Vec<(String, String)>)>;

@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value as Json};
 
-use super::super::{failed, run};
-use crate::modules::{ModuleCtx, ModuleError, ModuleResult};
+use crate::modules::api::{ModuleCtx, ModuleError, ModuleResult};
+use crate::modules::package_cmd::{failed, run};
 
 /// repoquery's fields, in `_package_dict`'s terms.
 const QF: &str = "%{name}\t%{arch}\t%{epoch}\t%{release}\t%{version}\t%{repoid}";
