@@ -298,6 +298,10 @@ pub struct VerifyArgs {
     /// The NVIDIA version to expect (default: the io.imgbuild.nvidia label).
     #[arg(long, value_name = "VERSION")]
     pub nvidia: Option<String>,
+    /// The NVIDIA kernel modules to expect, open or proprietary (default: the
+    /// io.imgbuild.nvidia-flavor label).
+    #[arg(long, value_name = "FLAVOR", value_parser = parse_nvidia_flavor)]
+    pub nvidia_flavor: Option<verify::NvidiaFlavor>,
     /// Require an initramfs for the kernel.
     #[arg(long)]
     pub initramfs: bool,
@@ -458,6 +462,12 @@ pub struct MatrixSetArgs {
     /// With --all-images: only recipes where VAR currently equals VALUE.
     #[arg(long = "where", value_name = "VAR=VALUE", requires = "all_images")]
     pub filters: Vec<String>,
+}
+
+/// `--nvidia-flavor`: `open` or `proprietary`.
+fn parse_nvidia_flavor(text: &str) -> Result<verify::NvidiaFlavor, String> {
+    verify::NvidiaFlavor::parse(text)
+        .ok_or_else(|| format!("'{text}' is no NVIDIA kernel module flavour: open or proprietary"))
 }
 
 #[cfg(test)]

@@ -18,6 +18,8 @@ pub struct Expect {
     pub mofed: Option<String>,
     /// The NVIDIA driver version its modules must carry.
     pub nvidia: Option<String>,
+    /// The flavour of NVIDIA kernel modules it must carry.
+    pub nvidia_flavor: Option<crate::flavor::NvidiaFlavor>,
     /// The recipe builds an initramfs.
     pub initramfs: bool,
     /// A subnet-manager image: `opensmd` may be enabled.

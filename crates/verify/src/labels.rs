@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::flavor::NvidiaFlavor;
 use crate::image::Expect;
 
 /// The pinned kernel.
@@ -13,6 +14,8 @@ pub const KERNEL: &str = "io.imgbuild.kernel";
 pub const MOFED: &str = "io.imgbuild.mofed";
 /// The NVIDIA driver version.
 pub const NVIDIA: &str = "io.imgbuild.nvidia";
+/// The flavour of the NVIDIA kernel modules (`open`, `proprietary`).
+pub const NVIDIA_FLAVOR: &str = "io.imgbuild.nvidia-flavor";
 /// `yes`: the recipe builds an initramfs.
 pub const INITRAMFS: &str = "io.imgbuild.initramfs";
 /// `yes`: the build removed its build-only packages.
@@ -33,6 +36,8 @@ pub struct ImageLabels {
     pub mofed: Option<String>,
     /// The NVIDIA driver version.
     pub nvidia: Option<String>,
+    /// The flavour of the NVIDIA kernel modules.
+    pub nvidia_flavor: Option<NvidiaFlavor>,
     /// The recipe builds an initramfs.
     pub initramfs: bool,
     /// The image holds no build tools.
@@ -56,6 +61,9 @@ impl ImageLabels {
             kernel: text(KERNEL),
             mofed: text(MOFED),
             nvidia: text(NVIDIA),
+            nvidia_flavor: labels
+                .get(NVIDIA_FLAVOR)
+                .and_then(|v| NvidiaFlavor::parse(v)),
             initramfs: flag(INITRAMFS),
             no_build_tools: flag(NO_BUILD_TOOLS),
             allow_opensm: flag(ALLOW_OPENSM),
@@ -99,6 +107,9 @@ impl ImageLabels {
                 labels.insert(key.to_owned(), value.clone());
             }
         }
+        if let Some(flavor) = self.nvidia_flavor {
+            labels.insert(NVIDIA_FLAVOR.to_owned(), flavor.as_str().to_owned());
+        }
         for (key, on) in [
             (INITRAMFS, self.initramfs),
             (NO_BUILD_TOOLS, self.no_build_tools),
@@ -123,6 +134,7 @@ impl ImageLabels {
             kernel: self.kernel.clone(),
             mofed: self.mofed.clone(),
             nvidia: self.nvidia.clone(),
+            nvidia_flavor: self.nvidia_flavor,
             initramfs: self.initramfs,
             allow_opensm: self.allow_opensm,
             no_build_tools: self.no_build_tools,
@@ -140,6 +152,7 @@ mod tests {
             kernel: Some("6.1.0-50-amd64".into()),
             mofed: Some("24.10-2.1.8.0".into()),
             nvidia: None,
+            nvidia_flavor: Some(NvidiaFlavor::Open),
             initramfs: true,
             no_build_tools: false,
             allow_opensm: true,

@@ -3,6 +3,7 @@
 //! the image, services enabled and disabled, no private keys. Files are read only: nothing is
 //! loaded or booted. Every rule is a file under `rules/`, listed in [`rules::RULES`].
 
+pub mod flavor;
 pub mod image;
 pub mod inputs;
 mod key_paths;
@@ -13,6 +14,7 @@ pub mod report;
 pub mod rules;
 pub mod snapshot;
 
+pub use flavor::NvidiaFlavor;
 pub use image::{Expect, KernelSource};
 pub use labels::ImageLabels;
 pub use report::{verify, Check, ModuleRecord, Report, Skipped};

@@ -81,15 +81,7 @@ pub(super) fn verify(
     blobs: &BlobStore,
     image: &Image,
 ) -> Result<Option<verify::Report>, BuildError> {
-    let intent = &plan.intent;
-    let expect = verify::Expect {
-        kernel: intent.kernel.clone(),
-        mofed: intent.mofed.clone(),
-        nvidia: intent.nvidia.clone(),
-        initramfs: intent.initramfs,
-        allow_opensm: intent.allow_opensm,
-        no_build_tools: !intent.build_only.is_empty(),
-    };
+    let expect = super::keys::promised_labels(&plan.intent).expect();
     let verify_cache = crate::freshness::VerifyCache::new(&settings.cache_dir);
     let earlier = settings
         .verify

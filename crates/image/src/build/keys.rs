@@ -100,19 +100,31 @@ fn recipe_digest(plan: &Plan, project_root: &Path) -> String {
     digest_of(listing.join("\n").as_bytes())
 }
 
-/// The image config's labels: its title, creation time, and the intent the image was built for
-/// (`verify::ImageLabels`, which `verify` and `boot` read back).
-pub(super) fn labels(plan: &Plan, project_root: &Path, epoch: u64) -> BTreeMap<String, String> {
-    let intent = &plan.intent;
-    let promised = verify::ImageLabels {
+/// What the image promises, from the plan's intent: the one place an intent becomes labels
+/// (and, through them, verify's expectations).
+pub(super) fn promised_labels(intent: &planner::ImageIntent) -> verify::ImageLabels {
+    verify::ImageLabels {
         kernel: intent.kernel.clone(),
         mofed: intent.mofed.clone(),
         nvidia: intent.nvidia.clone(),
+        nvidia_flavor: intent.nvidia_flavor.map(|flavor| match flavor {
+            planner::intent::NvidiaFlavor::Open => verify::NvidiaFlavor::Open,
+            planner::intent::NvidiaFlavor::Proprietary => verify::NvidiaFlavor::Proprietary,
+        }),
         initramfs: intent.initramfs,
         no_build_tools: !intent.build_only.is_empty(),
         allow_opensm: intent.allow_opensm,
         boot_expect_failed: intent.boot_expect_failed.clone(),
+        recipe_digest: None,
+    }
+}
+
+/// The image config's labels: its title, creation time, and the intent the image was built for
+/// (`verify::ImageLabels`, which `verify` and `boot` read back).
+pub(super) fn labels(plan: &Plan, project_root: &Path, epoch: u64) -> BTreeMap<String, String> {
+    let promised = verify::ImageLabels {
         recipe_digest: Some(recipe_digest(plan, project_root)),
+        ..promised_labels(&plan.intent)
     };
     let mut labels = promised.write();
     labels.insert("org.opencontainers.image.title".into(), plan.image.clone());

@@ -88,6 +88,7 @@ pub fn run(args: &VerifyArgs, json: bool) -> Result<ExitCode, Failure> {
         kernel: args.kernel.clone().or(built_for.kernel),
         mofed: args.mofed.clone().or(built_for.mofed),
         nvidia: args.nvidia.clone().or(built_for.nvidia),
+        nvidia_flavor: args.nvidia_flavor.or(built_for.nvidia_flavor),
         initramfs: args.initramfs || built_for.initramfs,
         allow_opensm: args.allow_opensm || built_for.allow_opensm,
         no_build_tools: args.no_build_tools || built_for.no_build_tools,

@@ -11,6 +11,7 @@ mod mofed_modules;
 mod no_build_tools;
 mod no_huge_files;
 pub mod no_private_keys;
+mod nvidia_kernel_flavor;
 mod nvidia_modules;
 mod nvidia_version;
 mod nvidia_versions_match;
@@ -36,6 +37,7 @@ pub static RULES: &[&dyn Rule] = &[
     &peermem_after_mofed::PeermemAfterMofed,
     &nvidia_version::NvidiaVersion,
     &nvidia_versions_match::NvidiaVersionsMatch,
+    &nvidia_kernel_flavor::NvidiaKernelFlavor,
     &initramfs::Initramfs,
     &bin_sh::BinSh,
     &no_huge_files::NoHugeFiles,

@@ -1,6 +1,7 @@
 //! The rules on small in-memory images: a good compute image, and each classic fault, judged
 //! with only the image as input unless a test says otherwise.
 
+use crate::flavor::NvidiaFlavor;
 use crate::image::{Expect, KernelSource};
 use crate::modinfo::fake_module;
 use crate::report::{verify, Report};
@@ -149,6 +150,7 @@ fn an_image_without_mofed_or_nvidia_skips_their_rules_and_says_why() {
             "peermem_after_mofed",
             "nvidia_version",
             "nvidia_versions_match",
+            "nvidia_kernel_flavor",
             "initramfs",
             "no_build_tools"
         ]
@@ -401,4 +403,47 @@ fn build_tools_fail_no_build_tools_only_when_asked() {
     ] {
         assert!(found.contains(path), "{path} not in {found}");
     }
+}
+
+#[test]
+fn the_nvidia_flavour_is_read_from_the_licence_and_held_to_the_recipe() {
+    let with_license = |license: &str| {
+        let mut s = good();
+        module(
+            &mut s,
+            "kernel/drivers/video/nvidia.ko",
+            &[
+                ("name", "nvidia"),
+                ("depends", ""),
+                ("version", "580.65.06"),
+                ("license", license),
+            ],
+        );
+        s
+    };
+    let asked = |flavor| Expect {
+        nvidia_flavor: Some(flavor),
+        ..Expect::default()
+    };
+    let report = verify(
+        &with_license("Dual MIT/GPL"),
+        "x",
+        &asked(NvidiaFlavor::Open),
+    );
+    assert!(report.ok, "{:#?}", report.checks);
+    assert!(detail(&report, "nvidia_kernel_flavor").contains("is the open flavour"));
+    let report = verify(&with_license("NVIDIA"), "x", &asked(NvidiaFlavor::Open));
+    assert_eq!(failed(&report), vec!["nvidia_kernel_flavor"]);
+    assert!(
+        detail(&report, "nvidia_kernel_flavor")
+            .contains("nvidia.ko is the proprietary flavour (licence NVIDIA), not the open one"),
+        "{}",
+        detail(&report, "nvidia_kernel_flavor")
+    );
+    let report = verify(&with_license("GPL"), "x", &asked(NvidiaFlavor::Proprietary));
+    assert_eq!(failed(&report), vec!["nvidia_kernel_flavor"]);
+    assert!(detail(&report, "nvidia_kernel_flavor").contains("licence GPL, which is neither"));
+    // Without a flavour asked for, the flavour found is reported.
+    let report = verify(&with_license("NVIDIA"), "x", &Expect::default());
+    assert!(detail(&report, "nvidia_kernel_flavor").contains("proprietary flavour"));
 }
