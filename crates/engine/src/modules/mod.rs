@@ -1,6 +1,7 @@
 //! The modules, one file each: each reads its typed parameters (from the planner) and acts on
 //! the target, reporting `changed` honestly and changing nothing in check mode.
 
+mod alternatives;
 mod api;
 mod apt_repository;
 mod assemble;
@@ -127,6 +128,7 @@ pub const TARGET_MODULES: &[(&str, RunModule)] = &[
     ("apt_key", repos::apt_key),
     ("apt_repository", apt_repository::apt_repository),
     ("deb822_repository", repos::deb822_repository),
+    ("alternatives", alternatives::run),
     (planner::build_only::MODULE, build_only::remove),
     (planner::modules::role_module::MODULE, role_module::run),
 ];
