@@ -8,7 +8,7 @@ use planner::plan::PlannedTask;
 use planner::vars::{Layer, Scope, VarValue};
 use serde_json::{json, Map, Value as Json};
 
-use super::{Executor, Run};
+use super::state::{Executor, Run};
 use crate::events::{Event, Status};
 use crate::modules::{self, ModuleError, ModuleResult};
 use crate::target::Target;

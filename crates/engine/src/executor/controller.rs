@@ -8,7 +8,7 @@ use planner::plan::PlannedTask;
 use planner::vars::{Scope, VarValue};
 use serde_json::Value as Json;
 
-use super::{Ending, Executor, RoleReport, TaskFailure};
+use super::state::{Ending, Executor, RoleReport, TaskFailure};
 use crate::modules::{ModuleError, ModuleResult};
 use crate::target::Target;
 

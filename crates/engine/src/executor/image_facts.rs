@@ -80,7 +80,7 @@ pub(super) fn gather(target: &dyn Target, interpreter: Option<&str>) -> Map<Stri
     }
 }
 
-impl super::Executor<'_> {
+impl super::state::Executor<'_> {
     /// Gathers the image's facts once, into the facts every task sees.
     pub(super) fn gather_image_facts(&mut self, target: &dyn Target) {
         if std::mem::replace(&mut self.image_facts_gathered, true) {

@@ -10,7 +10,7 @@ use planner::plan::PlannedTask;
 use planner::vars::{Scope, VarValue};
 use serde_json::{json, Value as Json};
 
-use super::Executor;
+use super::state::Executor;
 use crate::modules::{ModuleError, ModuleResult};
 
 impl Executor<'_> {

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value as Json};
 
-use super::Executor;
+use super::state::Executor;
 use crate::modules::{ModuleError, ModuleResult};
 use crate::rootfs::Kind;
 use crate::target::{Cmd, Target};

@@ -3,7 +3,7 @@
 use planner::plan::PlannedTask;
 use serde_json::{json, Map, Value as Json};
 
-use super::{Executor, Run};
+use super::state::{Executor, Run};
 use crate::events::Status;
 use crate::target::Target;
 

@@ -9,6 +9,7 @@ mod image_facts;
 mod inventory;
 mod local_facts;
 mod loops;
+mod state;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -23,79 +24,9 @@ use serde_json::{json, Map, Value as Json};
 use crate::events::{Event, Reporter, Status};
 use crate::modules::{self, Downloader, ModuleCtx, ModuleError, ModuleResult};
 use crate::target::Target;
-
-/// Check and diff mode.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ExecOptions {
-    /// Report what would change, change nothing.
-    pub check: bool,
-    /// Show before/after of changed files.
-    pub diff: bool,
-}
-
-/// A task that failed the build, with what a person needs to fix it.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{role} › {task} ({source_line}): {msg}")]
-pub struct TaskFailure {
-    /// The role.
-    pub role: String,
-    /// The task's name.
-    pub task: String,
-    /// `path:line` of the task.
-    pub source_line: String,
-    /// The module.
-    pub module: String,
-    /// The command it ran, if it ran one.
-    pub command: Option<String>,
-    /// The exit code, if a command ran.
-    pub rc: Option<i64>,
-    /// What went wrong.
-    pub msg: String,
-    /// The last lines of the command's output.
-    pub output_tail: Vec<String>,
-}
-
-/// What a role did.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RoleReport {
-    /// Tasks run (loop items count once per item).
-    pub tasks: usize,
-    /// Tasks that changed something.
-    pub changed: usize,
-    /// What each task that ran cost, in order.
-    pub costs: Vec<crate::costs::TaskCost>,
-}
-
-/// Runs the tasks of a plan, role by role.
-pub struct Executor<'a> {
-    plan: &'a Plan,
-    templar: Templar,
-    base: Arc<Layer>,
-    facts_set: Arc<Layer>,
-    reporter: &'a dyn Reporter,
-    options: ExecOptions,
-    project_root: &'a Path,
-    downloads: &'a dyn Downloader,
-    pkg_mgr: String,
-    notified: Vec<String>,
-    /// The results so far of the loop the plan unrolled that is running (its task's source).
-    loop_results: (String, Vec<Json>),
-    /// `meta: end_role` or `end_play` ended the rest.
-    ending: Option<Ending>,
-    /// The image's facts ([`image_facts`]) are in `base`.
-    image_facts_gathered: bool,
-    /// The hosts and groups, once a `group_by` or `add_host` changes them.
-    inventory: Option<planner::inventory::Inventory>,
-    /// What tasks delegated to `localhost` work in, once one runs.
-    controller: Option<controller_folder::ControllerFolder>,
-}
-
-struct Run {
-    status: Status,
-    result: Map<String, Json>,
-    failure: Option<TaskFailure>,
-    msg: Option<String>,
-}
+pub(crate) use state::Ending;
+use state::Run;
+pub use state::{ExecOptions, Executor, RoleReport, TaskFailure};
 
 /// The result a task registers, taken from its run: Ansible's `changed`, `failed`, `skipped`
 /// and, for a failure, why (`msg`, and `message` for include_vars).
@@ -732,15 +663,6 @@ const CONTROLLER_MODULES: &[(&str, RunController)] = &[
         ex.include_vars(call.task, call.args)
     }),
 ];
-
-/// What `meta` ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ending {
-    /// The rest of the role.
-    Role,
-    /// Everything after.
-    Play,
-}
 
 #[cfg(test)]
 mod controller_table_tests {
