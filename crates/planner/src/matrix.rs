@@ -3,11 +3,12 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::error::Result;
+use crate::error::{Location, Result};
 use crate::planner::{recipe_facts, PlanOptions};
 use crate::recipe::Project;
 use crate::source::Sources;
 use crate::template::Templar;
+use crate::vars::VarValue;
 
 /// One image's row.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -24,6 +25,10 @@ pub struct MatrixRow {
     pub mofed: Option<String>,
     /// `nvidia_version`.
     pub nvidia: Option<String>,
+    /// `nvidia_kernel_flavor` (the recipe's, else the `nvidia` role's default), for an image
+    /// with the `nvidia` role.
+    #[serde(rename = "nvidia_kernel_flavor")]
+    pub nvidia_flavor: Option<String>,
 }
 
 /// The matrix of every image in the project, sorted by image name.
@@ -56,7 +61,47 @@ pub fn matrix(project: &Project, opts: &PlanOptions) -> Result<Vec<MatrixRow>> {
             kernel: var("kernel_version"),
             mofed: var("mofed_version"),
             nvidia: var("nvidia_version"),
+            nvidia_flavor: match var("nvidia_kernel_flavor") {
+                Some(flavor) => Some(flavor),
+                None => role_default(
+                    project,
+                    &mut sources,
+                    &templar,
+                    &facts,
+                    "nvidia_kernel_flavor",
+                )?,
+            },
         });
     }
     Ok(rows)
+}
+
+/// `key` as the default of the role `ROLE_DEFAULTED` names for it, when the recipe runs that
+/// role (a flavour the recipe leaves to the role).
+fn role_default(
+    project: &Project,
+    sources: &mut Sources,
+    templar: &Templar,
+    facts: &crate::planner::RecipeFacts,
+    key: &str,
+) -> Result<Option<String>> {
+    let Some((role, _)) = crate::intent::ROLE_DEFAULTED
+        .iter()
+        .find(|(_, k)| *k == key)
+    else {
+        return Ok(None);
+    };
+    let Some(entry) = facts.recipe.roles.iter().find(|r| r.name == *role) else {
+        return Ok(None);
+    };
+    let at = Location::new(&facts.recipe.path, entry.line);
+    let dir = crate::roles::find_role(sources, &project.root, role, at)?;
+    let defaults = crate::roles::var_layer(sources, &dir, "defaults", "main")?;
+    let Some(VarValue::Raw(raw)) = defaults.get(key) else {
+        return Ok(None);
+    };
+    Ok(match templar.render(raw, &facts.scope) {
+        Ok(Some(Json::String(text))) => Some(text),
+        _ => None,
+    })
 }

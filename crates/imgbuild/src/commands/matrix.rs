@@ -11,9 +11,20 @@ use serde::Serialize;
 use crate::cli::{MatrixFormat, MatrixSetArgs};
 use crate::Failure;
 
-const HEADERS: [&str; 6] = ["image", "os", "os_version", "kernel", "mofed", "nvidia"];
+/// The matrix's columns.
+const COLUMNS: usize = 7;
 
-fn cells(row: &MatrixRow) -> [String; 6] {
+const HEADERS: [&str; COLUMNS] = [
+    "image",
+    "os",
+    "os_version",
+    "kernel",
+    "mofed",
+    "nvidia",
+    "nvidia_flavor",
+];
+
+fn cells(row: &MatrixRow) -> [String; COLUMNS] {
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
     [
         row.image.clone(),
@@ -22,6 +33,7 @@ fn cells(row: &MatrixRow) -> [String; 6] {
         opt(&row.kernel),
         opt(&row.mofed),
         opt(&row.nvidia),
+        opt(&row.nvidia_flavor),
     ]
 }
 
@@ -38,12 +50,12 @@ pub fn render(rows: &[MatrixRow], format: MatrixFormat) -> Result<String, serde_
     if format == MatrixFormat::Json {
         return Ok(serde_json::to_string_pretty(rows)? + "\n");
     }
-    let table: Vec<[String; 6]> = rows.iter().map(cells).collect();
+    let table: Vec<[String; COLUMNS]> = rows.iter().map(cells).collect();
     Ok(render_cells(&table, format))
 }
 
 /// Renders rows of cells as a table, Markdown or CSV.
-fn render_cells(table: &[[String; 6]], format: MatrixFormat) -> String {
+fn render_cells(table: &[[String; COLUMNS]], format: MatrixFormat) -> String {
     match format {
         MatrixFormat::Csv | MatrixFormat::Json => {
             let mut out = HEADERS.join(",") + "\n";
@@ -63,7 +75,11 @@ fn render_cells(table: &[[String; 6]], format: MatrixFormat) -> String {
             out
         }
         MatrixFormat::Markdown => {
-            let mut out = format!("| {} |\n|{}|\n", HEADERS.join(" | "), ["---"; 6].join("|"));
+            let mut out = format!(
+                "| {} |\n|{}|\n",
+                HEADERS.join(" | "),
+                ["---"; COLUMNS].join("|")
+            );
             for row in table {
                 out += &format!("| {} |\n", row.join(" | "));
             }
@@ -152,7 +168,7 @@ fn diff_rows<'a>(before: &'a [MatrixRow], after: &'a [MatrixRow]) -> Vec<RowDiff
 }
 
 /// The cells of a diff: changed values as `old → new` (bold new value in Markdown).
-fn diff_cells(diff: &RowDiff, markdown: bool) -> [String; 6] {
+fn diff_cells(diff: &RowDiff, markdown: bool) -> [String; COLUMNS] {
     let mark = |old: &str, new: &str| {
         if markdown {
             format!("~~{old}~~ **{new}**")
@@ -205,7 +221,7 @@ fn render_diff(
         return Ok(serde_json::to_string_pretty(&diffs)? + "\n");
     }
     let markdown = format == MatrixFormat::Markdown;
-    let table: Vec<[String; 6]> = diffs.iter().map(|d| diff_cells(d, markdown)).collect();
+    let table: Vec<[String; COLUMNS]> = diffs.iter().map(|d| diff_cells(d, markdown)).collect();
     let mut out = render_cells(&table, format);
     if format != MatrixFormat::Csv {
         let cells: usize = diffs.iter().map(|d| d.changed.len()).sum();
@@ -333,6 +349,7 @@ mod tests {
             kernel: Some("5.14".into()),
             mofed: None,
             nvidia: Some("580,1".into()),
+            nvidia_flavor: Some("open".into()),
         }]
     }
 
@@ -344,7 +361,7 @@ mod tests {
             "{md}"
         );
         let csv = render(&rows(), MatrixFormat::Csv).expect("csv");
-        assert!(csv.ends_with("a,Rocky,9.5,5.14,,\"580,1\"\n"), "{csv}");
+        assert!(csv.ends_with("a,Rocky,9.5,5.14,,\"580,1\",open\n"), "{csv}");
         let json: serde_json::Value =
             serde_json::from_str(&render(&rows(), MatrixFormat::Json).expect("json"))
                 .expect("valid");
