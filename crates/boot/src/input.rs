@@ -35,13 +35,8 @@ pub fn expected_failures(input: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn read_json(path: &Path) -> Result<Json, BootError> {
-    let text = std::fs::read(path).map_err(|e| BootError::io(path, e))?;
-    serde_json::from_slice(&text)
-        .map_err(|e| BootError::Input(format!("{}: not JSON: {e}", path.display())))
-}
-
-/// An OCI image layout: `out/<image>/oci`, or the folder itself.
+/// An OCI image layout: `out/<image>/oci`, or the folder itself, read by the one image reader
+/// ([`oci_layout::Source`]), which checks each digest before it names a blob.
 struct Layout(PathBuf);
 
 impl Layout {
@@ -52,38 +47,34 @@ impl Layout {
             .map(Layout)
     }
 
-    fn blob(&self, digest: &str) -> PathBuf {
-        self.0
-            .join("blobs/sha256")
-            .join(digest.trim_start_matches("sha256:"))
-    }
-
-    /// The manifest of the layout's first image.
-    fn manifest(&self) -> Result<Json, BootError> {
-        let index = read_json(&self.0.join("index.json"))?;
-        let digest = index["manifests"][0]["digest"].as_str().ok_or_else(|| {
-            BootError::Input(format!("{}: index.json names no image", self.0.display()))
-        })?;
-        read_json(&self.blob(digest))
+    /// The config and layers of the layout's first image.
+    fn image(&self) -> Result<oci_layout::Image, BootError> {
+        oci_layout::Source::folder(&self.0)
+            .oci_image()
+            .map_err(|e| {
+                BootError::Input(format!(
+                    "{}: not a readable OCI layout: {e}; build the image again, or boot its rootfs folder",
+                    self.0.display()
+                ))
+            })
     }
 
     fn config(&self) -> Result<Json, BootError> {
-        let manifest = self.manifest()?;
-        read_json(&self.blob(manifest["config"]["digest"].as_str().unwrap_or_default()))
+        Ok(self.image()?.config)
     }
 
     /// Applies the layers of the first image, in order, with whiteouts.
     fn unpack(&self, dest: &Path) -> Result<(), BootError> {
-        let manifest = self.manifest()?;
+        let image = self.image()?;
         std::fs::create_dir_all(dest).map_err(|e| BootError::io(dest, e))?;
         let fs = engine::rootfs::RootFs::plain(dest).map_err(|e| BootError::io(dest, e))?;
-        for layer in manifest["layers"].as_array().into_iter().flatten() {
-            let digest = layer["digest"].as_str().unwrap_or_default();
-            let path = self.blob(digest);
-            let compression = Compression::of_media_type(layer["mediaType"].as_str().unwrap_or(""));
+        for layer in &image.layers {
+            let path = self.0.join(&layer.member);
+            let compression =
+                Compression::of_media_type(layer.media_type.as_deref().unwrap_or_default());
             apply_layer(&fs, &path, compression).map_err(|e| match e {
                 ApplyError::Io(e) => BootError::io(&path, e),
-                ApplyError::Extract(e) => BootError::Input(format!("layer {digest}: {e}")),
+                ApplyError::Extract(e) => BootError::Input(format!("layer {}: {e}", layer.name)),
             })?;
         }
         Ok(())
@@ -128,16 +119,21 @@ pub fn kernel_of(root: &Path) -> Result<(String, PathBuf), BootError> {
 mod tests {
     use super::*;
 
-    /// A layout whose one image's config carries `labels`.
+    /// A layout whose one image's config carries `labels`, each blob named by its sha256.
     fn layout(labels: serde_json::Value) -> tempfile::TempDir {
         let dir = tempfile::tempdir().expect("tempdir");
         let blobs = dir.path().join("oci/blobs/sha256");
         std::fs::create_dir_all(&blobs).expect("blobs");
-        let config = serde_json::json!({"config": {"Labels": labels}});
-        std::fs::write(blobs.join("c0"), config.to_string()).expect("config");
-        let manifest = serde_json::json!({"config": {"digest": "sha256:c0"}, "layers": []});
-        std::fs::write(blobs.join("m0"), manifest.to_string()).expect("manifest");
-        let index = serde_json::json!({"manifests": [{"digest": "sha256:m0"}]});
+        let write_blob = |json: serde_json::Value| {
+            let bytes = json.to_string().into_bytes();
+            let digest = image::hashing::digest_of(&bytes);
+            let hex = digest.trim_start_matches("sha256:");
+            std::fs::write(blobs.join(hex), &bytes).expect("blob");
+            digest
+        };
+        let config = write_blob(serde_json::json!({"config": {"Labels": labels}}));
+        let manifest = write_blob(serde_json::json!({"config": {"digest": config}, "layers": []}));
+        let index = serde_json::json!({"manifests": [{"digest": manifest}]});
         std::fs::write(dir.path().join("oci/index.json"), index.to_string()).expect("index");
         dir
     }
@@ -157,5 +153,15 @@ mod tests {
         );
         assert!(expected_failures(layout(serde_json::json!({})).path()).is_empty());
         assert!(expected_failures(Path::new("/nonexistent")).is_empty());
+    }
+
+    #[test]
+    fn a_digest_that_leaves_the_layout_is_refused() {
+        let dir = layout(serde_json::json!({}));
+        let index = serde_json::json!({"manifests": [{"digest": "sha256:../../../etc/passwd"}]});
+        std::fs::write(dir.path().join("oci/index.json"), index.to_string()).expect("index");
+        let dest = dir.path().join("rootfs");
+        let error = root_of(dir.path(), &dest).expect_err("refused");
+        assert!(error.to_string().contains("not a sha256 digest"), "{error}");
     }
 }

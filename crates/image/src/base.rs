@@ -199,7 +199,8 @@ fn load_cached(dir: &Path, epoch: u64, blobs: &BlobStore) -> Option<Vec<BaseLaye
         return None;
     };
     layer.tree = tree;
-    let blob = blobs.path(&layer.blob.digest);
+    // A record naming no sha256 digest is no base: it is made again (nothing is removed).
+    let blob = blobs.path(&layer.blob.digest).ok()?;
     let checked = integrity::check_blob(
         &blob,
         &layer.blob.digest,
@@ -287,7 +288,10 @@ fn write_base(
         .write_layer(&tree, Source::Tree, epoch, Codec::gzip(6))
         .map_err(io("writing the base layer"))?;
     let cached = Cached {
-        blob_stamp: FileStamp::of(&blobs.path(&blob.digest)).ok(),
+        blob_stamp: blobs
+            .path(&blob.digest)
+            .and_then(|path| FileStamp::of(&path))
+            .ok(),
         layers: vec![BaseLayer {
             blob,
             tree,
@@ -330,7 +334,11 @@ fn from_registry_cache(
     let stamp = integrity::tree_stamp(&tree).map_err(io("reading the base"))?;
     std::fs::write(dir.join("tree.stamp"), stamp).map_err(io("writing the base cache"))?;
     let cached = Cached {
-        blob_stamp: FileStamp::of(&store.blobs.path(&record.blob.digest)).ok(),
+        blob_stamp: store
+            .blobs
+            .path(&record.blob.digest)
+            .and_then(|path| FileStamp::of(&path))
+            .ok(),
         layers: vec![BaseLayer {
             blob: record.blob,
             tree,
@@ -600,7 +608,8 @@ mod tests {
         .expect("layer written from the cached tree");
         assert!(!other_epoch[0].made_now);
         assert_ne!(other_epoch[0].blob.digest, first[0].blob.digest);
-        std::fs::remove_file(blobs.path(&first[0].blob.digest)).expect("remove blob");
+        std::fs::remove_file(blobs.path(&first[0].blob.digest).expect("digest"))
+            .expect("remove blob");
         let rewritten = cached_or_made("sha256:k", "test".into(), &store(0), |_| {
             Err(BaseError::Failed("the tree is there".into()))
         })
@@ -611,7 +620,7 @@ mod tests {
         );
 
         // A flipped byte in the blob: found by its hash, written again from the tree.
-        let blob = blobs.path(&first[0].blob.digest);
+        let blob = blobs.path(&first[0].blob.digest).expect("digest");
         let mut bytes = std::fs::read(&blob).expect("blob");
         let middle = bytes.len() / 2;
         bytes[middle] ^= 0xff;

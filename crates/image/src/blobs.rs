@@ -52,25 +52,27 @@ impl BlobStore {
         &self.dir
     }
 
-    /// The file of a `sha256:<hex>` digest this store made (a digest from elsewhere goes
-    /// through [`BlobStore::checked_path`]).
-    pub fn path(&self, digest: &str) -> PathBuf {
-        self.dir
-            .join("sha256")
-            .join(digest.trim_start_matches("sha256:"))
+    /// The file of `digest`, checked first as [`BlobStore::checked_path`] does; a digest that
+    /// is not `sha256:<64 lowercase hex>` is an `InvalidData` error saying so.
+    pub fn path(&self, digest: &str) -> std::io::Result<PathBuf> {
+        self.checked_path(digest)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
     }
 
-    /// The file of a digest read from outside (a registry, an image): checked first, so it
-    /// names a file in the store (`sha256` only) and nothing else.
+    /// The file of a digest (from a record, a registry, an image): checked first, so it names
+    /// a file in the store (`sha256` only) and nothing else.
     pub fn checked_path(&self, digest: &str) -> Result<PathBuf, oci_layout::DigestError> {
-        Ok(oci_layout::Digest::parse(digest)?
-            .sha256()?
-            .blob_path(&self.dir))
+        Ok(self.digest_path(&oci_layout::Digest::parse(digest)?.sha256()?))
+    }
+
+    /// The file of a checked `digest`: `sha256/<hex>` under the store.
+    pub fn digest_path(&self, digest: &oci_layout::Digest) -> PathBuf {
+        digest.blob_path(&self.dir)
     }
 
     /// Whether the store holds `digest`.
     pub fn has(&self, digest: &str) -> bool {
-        self.path(digest).is_file()
+        self.path(digest).is_ok_and(|path| path.is_file())
     }
 
     /// Writes a folder tree as a layer compressed with `codec`.
@@ -96,7 +98,7 @@ impl BlobStore {
         let file = file.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
         readable(temp.path())?;
-        temp.persist(self.path(&digest)).map_err(|e| e.error)?;
+        temp.persist(self.path(&digest)?).map_err(|e| e.error)?;
         Ok(LayerBlob {
             digest,
             size,
@@ -110,7 +112,7 @@ impl BlobStore {
     /// used now, so the cache's collector keeps it for this build.
     pub fn write_bytes(&self, bytes: &[u8]) -> std::io::Result<String> {
         let digest = crate::hashing::digest_of(bytes);
-        let path = self.path(&digest);
+        let path = self.path(&digest)?;
         if path.is_file() {
             crate::used::touch(&path);
         } else {
@@ -120,5 +122,26 @@ impl BlobStore {
             temp.persist(&path).map_err(|e| e.error)?;
         }
         Ok(digest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_digest_names_a_file_in_the_store_only_when_checked() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = BlobStore::new(dir.path()).expect("store");
+        let digest = store.write_bytes(b"config").expect("write");
+        let path = store.path(&digest).expect("path");
+        assert_eq!(path.parent(), Some(dir.path().join("sha256").as_path()));
+        assert!(store.has(&digest));
+        for bad in ["sha256:../../etc/passwd", "sha256:c0", "c0"] {
+            let error = store.path(bad).expect_err(bad);
+            assert_eq!(error.kind(), std::io::ErrorKind::InvalidData);
+            assert!(error.to_string().contains(bad), "{error}");
+            assert!(!store.has(bad));
+        }
     }
 }

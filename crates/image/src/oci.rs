@@ -219,11 +219,13 @@ pub fn write_oci_layout(
     digests.push(&written.config);
     digests.push(&written.manifest);
     for digest in digests {
-        let target = root
-            .join("blobs/sha256")
-            .join(digest.trim_start_matches("sha256:"));
+        // Checked before it names the store's file and the layout's.
+        let digest = oci_layout::Digest::parse(digest)
+            .and_then(oci_layout::Digest::sha256)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        let target = digest.blob_path(&root.join("blobs"));
         if !target.exists() {
-            link_or_copy(&blobs.path(digest), &target)?;
+            link_or_copy(&blobs.digest_path(&digest), &target)?;
         }
     }
     let mut manifest = descriptor(
@@ -293,7 +295,7 @@ pub fn write_docker_archive(
         let mut header = tar_header(0, spec.epoch, tar::EntryType::Directory);
         builder.append_data(&mut header, format!("{hex}/"), std::io::empty())?;
         let mut header = tar_header(layer.diff_size, spec.epoch, tar::EntryType::Regular);
-        let blob = std::fs::File::open(blobs.path(&layer.digest))?;
+        let blob = std::fs::File::open(blobs.path(&layer.digest)?)?;
         let reader = layer
             .compression
             .reader(std::io::BufReader::with_capacity(1 << 20, blob))?;
@@ -399,7 +401,7 @@ mod tests {
         let layout = dir.path().join("layout");
         write_oci_layout(&layout, &blobs, &spec, &written, "test").expect_err("no layer blobs");
         for (l, _) in &spec.layers {
-            std::fs::write(blobs.path(&l.digest), b"x").expect("blob");
+            std::fs::write(blobs.path(&l.digest).expect("digest"), b"x").expect("blob");
         }
         write_oci_layout(&layout, &blobs, &spec, &written, "test").expect("layout");
         let index = std::fs::read(layout.join("index.json")).expect("index");

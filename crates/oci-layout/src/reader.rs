@@ -176,6 +176,17 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_blob_is_named() {
+        let dir = layout();
+        std::fs::remove_file(dir.path().join("blobs/sha256").join("d".repeat(64))).expect("rm");
+        let error = Source::folder(dir.path()).image().expect_err("no manifest");
+        assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
+        assert!(error
+            .to_string()
+            .starts_with(&format!("blobs/sha256/{}: ", "d".repeat(64))));
+    }
+
+    #[test]
     fn a_docker_archive_names_its_members() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("image.tar");

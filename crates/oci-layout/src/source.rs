@@ -56,7 +56,12 @@ impl Source {
     /// A reader of `member`.
     pub fn open(&self, member: &str) -> std::io::Result<Box<dyn Read + '_>> {
         match self {
-            Source::Folder(dir) => Ok(Box::new(std::fs::File::open(dir.join(member))?)),
+            Source::Folder(dir) => {
+                // Named, as a tar's missing member is: a bare "No such file" says not which.
+                let file = std::fs::File::open(dir.join(member))
+                    .map_err(|e| std::io::Error::new(e.kind(), format!("{member}: {e}")))?;
+                Ok(Box::new(file))
+            }
             Source::Tar(tar) => {
                 let (offset, size) = tar
                     .members

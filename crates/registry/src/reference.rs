@@ -27,8 +27,8 @@ pub struct Reference {
     pub repository: String,
     /// The tag, when the reference has one.
     pub tag: Option<String>,
-    /// The digest, when the reference pins one.
-    pub digest: Option<String>,
+    /// The digest, when the reference pins one (checked: `sha256:<64 lowercase hex>`).
+    pub digest: Option<Digest>,
     /// A registries.conf entry or mirror marked `insecure`: HTTPS without verification, or
     /// plain HTTP.
     pub insecure: bool,
@@ -59,7 +59,7 @@ impl Reference {
                 // Upper-case hex is taken, as written in lower case.
                 let digest = Digest::parse(&format!("sha256:{}", hex.to_ascii_lowercase()))
                     .map_err(|_| bad(text, "a sha256 digest has 64 hex digits"))?;
-                (name, Some(digest.to_string()))
+                (name, Some(digest))
             }
             None => (rest, None),
         };
@@ -115,7 +115,8 @@ impl Reference {
     /// What to ask the registry for: the digest if pinned, else the tag, else `latest`.
     pub fn target(&self) -> &str {
         self.digest
-            .as_deref()
+            .as_ref()
+            .map(Digest::as_str)
             .or(self.tag.as_deref())
             .unwrap_or("latest")
     }
@@ -210,6 +211,14 @@ mod tests {
         assert_eq!(r.repository, "site/compute");
         assert_eq!(r.tag.as_deref(), Some("v1"));
         assert_eq!(r.target(), digest);
+        assert_eq!(
+            r.digest.as_ref().map(Digest::hex),
+            Some("a".repeat(64).as_str())
+        );
+        assert_eq!(
+            r.to_string(),
+            format!("127.0.0.1:5000/site/compute:v1@{digest}")
+        );
         assert_eq!(r.schemes(), &[Scheme::Https, Scheme::Http]);
         assert_eq!(r.api_base(Scheme::Http), "http://127.0.0.1:5000");
         assert_eq!(

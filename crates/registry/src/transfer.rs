@@ -192,8 +192,11 @@ pub fn pull(
 ) -> Result<PulledImage, RegistryError> {
     let client = Client::new(reference, credentials, false);
     let what = reference.to_string();
-    let (mut bytes, mut media_type) =
-        get_manifest(&client, reference.target(), reference.digest.as_deref())?;
+    let (mut bytes, mut media_type) = get_manifest(
+        &client,
+        reference.target(),
+        reference.digest.as_ref().map(oci_layout::Digest::as_str),
+    )?;
     let mut manifest_digest = sha256_hex(&bytes);
     let index = match media_type.as_str() {
         OCI_INDEX | DOCKER_LIST => Some(

@@ -18,7 +18,8 @@ pub fn write_rootfs(dest: &Path, blobs: &BlobStore, spec: &ImageSpec) -> Result<
         .map_err(io("creating the rootfs folder"))?;
     let fs = engine::rootfs::RootFs::plain(tmp.path()).map_err(io("opening the rootfs folder"))?;
     for (layer, _) in &spec.layers {
-        apply_layer(&fs, &blobs.path(&layer.digest), layer.compression).map_err(|e| match e {
+        let blob = blobs.path(&layer.digest).map_err(io("reading a layer"))?;
+        apply_layer(&fs, &blob, layer.compression).map_err(|e| match e {
             ApplyError::Io(cause) => io("reading a layer")(cause),
             ApplyError::Extract(e) => BuildError::Layer {
                 digest: layer.digest.clone(),

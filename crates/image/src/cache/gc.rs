@@ -317,7 +317,7 @@ mod tests {
         assert!(!kept(&older), "the least recently used went");
         assert!(kept(&old));
         let older_blob = crate::hashing::digest_of(format!("{:>10}", "older").as_bytes());
-        assert!(!cache.blob_path(&older_blob).exists());
+        assert!(!cache.blob_path(&older_blob).expect("digest").exists());
         assert!(!orphan.exists(), "a blob nothing names goes");
         assert_eq!(done.held, 2000 + 20);
 

@@ -185,7 +185,9 @@ impl LayerCache {
         let recorded: Option<Stamp> = std::fs::read(&stamp_path)
             .ok()
             .and_then(|text| serde_json::from_slice(&text).ok());
-        let blob = self.blob_path(&entry.blob.digest);
+        let blob = self
+            .blob_path(&entry.blob.digest)
+            .map_err(|e| damaged(format!("its record names no blob: {e}")))?;
         let recorded_blob = recorded.as_ref().filter(|_| !full).map(|s| &s.blob);
         let blob_stamp =
             integrity::check_blob(&blob, &entry.blob.digest, entry.blob.size, recorded_blob)
@@ -216,10 +218,12 @@ impl LayerCache {
         Ok(entry)
     }
 
-    pub(crate) fn blob_path(&self, digest: &str) -> PathBuf {
-        self.dir
-            .join("blobs/sha256")
-            .join(digest.trim_start_matches("sha256:"))
+    /// The file of a layer's blob in the cache's store, its digest checked first (`sha256`
+    /// only), so a record's digest names a file in the store and nothing else.
+    pub(crate) fn blob_path(&self, digest: &str) -> Result<PathBuf, oci_layout::DigestError> {
+        Ok(oci_layout::Digest::parse(digest)?
+            .sha256()?
+            .blob_path(&self.dir.join("blobs")))
     }
 
     /// Stores a role's layer: moves `tree` into the cache and writes the entry last, so an
@@ -243,7 +247,8 @@ impl LayerCache {
         let mut stored = entry.clone();
         stored.tree = final_dir.join("tree");
         // The stamps reuse is checked against (a blob not in this cache's store has none yet).
-        if let Ok(blob) = integrity::FileStamp::of(&self.blob_path(&entry.blob.digest)) {
+        let blob_path = self.blob_path(&entry.blob.digest).ok();
+        if let Some(blob) = blob_path.and_then(|path| integrity::FileStamp::of(&path).ok()) {
             let tree = integrity::tree_stamp(&stored.tree)?;
             write_json(&final_dir.join("stamp.json"), &Stamp { blob, tree })?;
         }
@@ -501,6 +506,38 @@ mod tests {
             "unused by any last build"
         );
         assert!(cache.get(&inputs).is_none());
+    }
+
+    #[test]
+    fn a_record_naming_no_sha256_digest_is_dropped_and_nothing_outside_removed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = LayerCache::new(dir.path()).expect("cache");
+        let tree = dir.path().join("t");
+        std::fs::create_dir_all(&tree).expect("mkdir");
+        // What `blobs/sha256/../../victim` would name, were the digest not checked.
+        std::fs::write(dir.path().join("victim"), "x").expect("victim");
+        let inputs = Inputs::default();
+        let entry = Entry {
+            blob: LayerBlob {
+                digest: "sha256:../../victim".into(),
+                size: 1,
+                diff_id: "sha256:1".into(),
+                diff_size: 2,
+                compression: crate::compression::Compression::Gzip,
+            },
+            tree: PathBuf::new(),
+            registered: Json::Null,
+            inputs: inputs.clone(),
+            seconds: 1.0,
+            built_at: 0,
+            costs: Vec::new(),
+        };
+        cache.put(&tree, &entry).expect("put");
+        match cache.lookup(&inputs) {
+            Lookup::Dropped(why) => assert!(why.contains("names no blob"), "{why}"),
+            _ => panic!("the entry was taken"),
+        }
+        assert!(dir.path().join("victim").is_file());
     }
 
     #[test]

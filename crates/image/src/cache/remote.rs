@@ -228,7 +228,7 @@ impl RemoteCache {
         for digest in [&record.blob.digest, &record_digest] {
             repository.push_blob(&registry::PushBlob {
                 digest: digest.clone(),
-                path: blobs.path(digest),
+                path: blobs.path(digest).map_err(io("a layer to push"))?,
             })?;
         }
         let manifest = cache_manifest(record, &record_digest, record_bytes.len() as u64)?;
@@ -301,8 +301,10 @@ pub fn unpack(
 ) -> Result<(), RemoteError> {
     std::fs::create_dir_all(dest).map_err(io("unpacking a layer"))?;
     let fs = engine::rootfs::RootFs::plain(dest).map_err(io("unpacking a layer"))?;
-    let file =
-        std::fs::File::open(blobs.path(&record.blob.digest)).map_err(io("reading a layer"))?;
+    let file = blobs
+        .path(&record.blob.digest)
+        .and_then(std::fs::File::open)
+        .map_err(io("reading a layer"))?;
     let reader = record
         .blob
         .compression

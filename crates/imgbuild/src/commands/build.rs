@@ -364,7 +364,9 @@ fn push(reference: &registry::Reference, manifest_digest: &str) -> Result<(), Fa
     let blobs = image::blobs::BlobStore::new(&cache_dir().join("blobs"))
         .context("opening the blob cache")
         .map_err(Failure::Run)?;
-    let manifest = std::fs::read(blobs.path(manifest_digest))
+    let manifest = blobs
+        .path(manifest_digest)
+        .and_then(std::fs::read)
         .context("reading the built manifest")
         .map_err(Failure::Run)?;
     let parsed: serde_json::Value = serde_json::from_slice(&manifest)
@@ -374,11 +376,16 @@ fn push(reference: &registry::Reference, manifest_digest: &str) -> Result<(), Fa
         .chain(parsed["layers"].as_array().into_iter().flatten())
         .filter_map(|d| d["digest"].as_str());
     let to_push: Vec<registry::PushBlob> = digests
-        .map(|digest| registry::PushBlob {
-            digest: digest.to_owned(),
-            path: blobs.path(digest),
+        .map(|digest| {
+            Ok(registry::PushBlob {
+                digest: digest.to_owned(),
+                path: blobs
+                    .path(digest)
+                    .context("reading the built manifest")
+                    .map_err(Failure::Run)?,
+            })
         })
-        .collect();
+        .collect::<Result<_, Failure>>()?;
     let credentials =
         registry::Credentials::for_reference(&reference.registry, &reference.repository)
             .map_err(|e| Failure::Input(anyhow!(e)))?;
