@@ -363,6 +363,18 @@ fn extract_file<R: Read>(
     Ok(true)
 }
 
+/// The target a link entry names (`what`: symlink or hard link, for the error).
+fn link_target<R: Read>(
+    entry: &tar::Entry<'_, R>,
+    name: &str,
+    what: &str,
+) -> Result<String, ArchiveError> {
+    entry
+        .link_name_bytes()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .ok_or_else(|| ArchiveError::Corrupt(format!("{what} '{name}' has no target")))
+}
+
 /// A symlink, refused when it points outside `dest`; left alone when the same one is there;
 /// whether it was made.
 fn extract_symlink<R: Read>(
@@ -373,10 +385,7 @@ fn extract_symlink<R: Read>(
     dest: &Path,
     meta: EntryMeta,
 ) -> Result<bool, ArchiveError> {
-    let target = entry
-        .link_name_bytes()
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .ok_or_else(|| ArchiveError::Corrupt(format!("symlink '{name}' has no target")))?;
+    let target = link_target(entry, name, "symlink")?;
     let resolved = resolve_link(path, &target);
     if !resolved.as_deref().is_some_and(|r| r.starts_with(dest)) {
         return Err(ArchiveError::Unsafe {
@@ -404,10 +413,7 @@ fn extract_hardlink<R: Read>(
     dest: &Path,
     limits: &Limits,
 ) -> Result<bool, ArchiveError> {
-    let target = entry
-        .link_name_bytes()
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .ok_or_else(|| ArchiveError::Corrupt(format!("hard link '{name}' has no target")))?;
+    let target = link_target(entry, name, "hard link")?;
     let target_rel = safe_relative(&target).map_err(|why| ArchiveError::Unsafe {
         entry: name.to_owned(),
         why: format!("is a hard link to '{target}', which {why}"),

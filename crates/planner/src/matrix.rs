@@ -3,12 +3,11 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::error::{Location, Result};
+use crate::error::Result;
 use crate::planner::{recipe_facts, PlanOptions};
 use crate::recipe::Project;
 use crate::source::Sources;
 use crate::template::Templar;
-use crate::vars::VarValue;
 
 /// One image's row.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -91,17 +90,8 @@ fn role_default(
     else {
         return Ok(None);
     };
-    let Some(entry) = facts.recipe.roles.iter().find(|r| r.name == *role) else {
-        return Ok(None);
-    };
-    let at = Location::new(&facts.recipe.path, entry.line);
-    let dir = crate::roles::find_role(sources, &project.root, role, at)?;
-    let defaults = crate::roles::var_layer(sources, &dir, "defaults", "main")?;
-    let Some(VarValue::Raw(raw)) = defaults.get(key) else {
-        return Ok(None);
-    };
-    Ok(match templar.render(raw, &facts.scope) {
-        Ok(Some(Json::String(text))) => Some(text),
-        _ => None,
-    })
+    let (recipe, scope) = (&facts.recipe, &facts.scope);
+    let found =
+        crate::roles::role_default(sources, &project.root, recipe, role, key, templar, scope)?;
+    Ok(found.and_then(|value| value.as_str().map(str::to_owned)))
 }

@@ -10,7 +10,7 @@ use crate::error::{ErrorKind, Location, PlanError, Result};
 use crate::facts::{self, Distro};
 use crate::plan::{Plan, Step};
 use crate::recipe::{Project, Recipe, RoleRef};
-use crate::roles::{find_role, role_meta, var_layer, yaml_file};
+use crate::roles::{find_role, role_default, role_meta, var_layer, yaml_file};
 use crate::source::Sources;
 use crate::tags::TagFilter;
 use crate::task_context::{role_magic, Ctx};
@@ -607,19 +607,20 @@ impl Planner<'_> {
             .iter()
             .chain(crate::intent::ROLE_DEFAULTED);
         for (role, key) in defaulted {
-            let Some(entry) = recipe.roles.iter().find(|r| r.name == *role) else {
-                continue;
-            };
             if vars.contains_key(*key) {
                 continue;
             }
-            let at = Location::new(&recipe.path, entry.line);
-            let dir = find_role(&self.sources, &self.project.root, role, at)?;
-            let defaults = var_layer(&mut self.sources, &dir, "defaults", "main")?;
-            let Some(VarValue::Raw(raw)) = defaults.get(*key) else {
-                continue;
-            };
-            if let Ok(Some(value)) = self.templar.render(raw, scope) {
+            let root = &self.project.root;
+            let found = role_default(
+                &mut self.sources,
+                root,
+                recipe,
+                role,
+                key,
+                &self.templar,
+                scope,
+            )?;
+            if let Some(value) = found {
                 vars.insert((*key).to_owned(), value);
             }
         }

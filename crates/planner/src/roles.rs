@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use crate::collections::QualifiedRole;
 use crate::error::{suggest, ErrorKind, Location, PlanError, Result};
-use crate::recipe::var_map;
+use crate::recipe::{var_map, Recipe};
 use crate::source::Sources;
-use crate::vars::{layer_from, Layer};
+use crate::template::Templar;
+use crate::vars::{layer_from, Layer, Scope, VarValue};
 
 /// Folders searched for roles, relative to the project root.
 pub const ROLE_PATHS: &[&str] = &["roles", "images/roles"];
@@ -161,4 +162,27 @@ pub fn role_meta(sources: &mut Sources, role_dir: &Path) -> Result<Option<RoleMe
         dependencies,
         allow_duplicates,
     }))
+}
+
+/// `key` as the defaults of `role` set it, rendered with `scope`, when the recipe runs that
+/// role and the defaults set it (a value only the build knows is none).
+pub(crate) fn role_default(
+    sources: &mut Sources,
+    root: &Path,
+    recipe: &Recipe,
+    role: &str,
+    key: &str,
+    templar: &Templar,
+    scope: &Scope,
+) -> Result<Option<serde_json::Value>> {
+    let Some(entry) = recipe.roles.iter().find(|r| r.name == role) else {
+        return Ok(None);
+    };
+    let at = Location::new(&recipe.path, entry.line);
+    let dir = find_role(sources, root, role, at)?;
+    let defaults = var_layer(sources, &dir, "defaults", "main")?;
+    let Some(VarValue::Raw(raw)) = defaults.get(key) else {
+        return Ok(None);
+    };
+    Ok(templar.render(raw, scope).ok().flatten())
 }

@@ -130,7 +130,7 @@ impl Planner<'_> {
         else {
             return Ok(());
         };
-        if !*is_static && !ctx.handlers && !self.opts.tags.selects(tags) {
+        if self.include_not_selected(*is_static, ctx, tags) {
             return Ok(());
         }
         if *is_static && def.looping.is_some() {
@@ -186,7 +186,7 @@ impl Planner<'_> {
         else {
             return Ok(());
         };
-        if !*is_static && !ctx.handlers && !self.opts.tags.selects(tags) {
+        if self.include_not_selected(*is_static, ctx, tags) {
             return Ok(());
         }
         let child = self.include_ctx(def, *is_static, apply_tags, pass, ctx, tags, at)?;
@@ -197,6 +197,12 @@ impl Planner<'_> {
         ];
         let task_vars = crate::vars::layer_from(&def.vars);
         self.plan_included_role(name, froms, task_vars, &child, at, out)
+    }
+
+    /// A dynamic include (of tasks or a role) the tag selection leaves out: unlike an import,
+    /// it carries only its own tags, and a handler's runs whatever the tags.
+    fn include_not_selected(&self, is_static: bool, ctx: &Ctx, tags: &[String]) -> bool {
+        !is_static && !ctx.handlers && !self.opts.tags.selects(tags)
     }
 
     /// The context of included tasks: an import's tags are the task's, an include's only
