@@ -88,6 +88,45 @@ pub struct BootReport {
     pub console_log: PathBuf,
 }
 
+impl BootReport {
+    /// The boot as the build report records it.
+    pub fn record(&self) -> image::boot_record::BootRecord {
+        use image::boot_record::{BootCheck, BootModule, BootRecord, ModuleOutcome};
+        BootRecord {
+            ok: self.ok,
+            kernel: self.kernel.clone(),
+            accel: self.accel.clone(),
+            memory_mb: self.memory_mb,
+            seconds: self.seconds,
+            modules: self
+                .findings
+                .modules
+                .iter()
+                .map(|module| BootModule {
+                    name: module.name.clone(),
+                    outcome: match module.outcome {
+                        Outcome::Loaded => ModuleOutcome::Loaded,
+                        Outcome::NoDevice => ModuleOutcome::NoDevice,
+                        Outcome::Failed => ModuleOutcome::Failed,
+                    },
+                    message: module.message.clone(),
+                })
+                .collect(),
+            failed_units: self.findings.failed_units.clone(),
+            checks: self
+                .checks
+                .iter()
+                .map(|check| BootCheck {
+                    id: check.id.to_owned(),
+                    ok: check.ok,
+                    detail: check.detail.clone(),
+                })
+                .collect(),
+            console_log: self.console_log.clone(),
+        }
+    }
+}
+
 /// Boots the image and checks what the probe reports.
 pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
     let work = tempfile::Builder::new()

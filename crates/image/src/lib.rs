@@ -4,6 +4,7 @@
 pub mod apply;
 pub mod base;
 pub mod blobs;
+pub mod boot_record;
 pub mod build;
 pub mod cache;
 #[cfg(test)]

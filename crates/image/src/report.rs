@@ -6,12 +6,13 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+use crate::boot_record::BootRecord;
 use crate::build::outcome::{BuildOnlyRemoval, BuildReport};
 
 /// One layer in the report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LayerEntry {
     /// The role (or `base`).
     pub role: String,
@@ -34,12 +35,12 @@ pub struct LayerEntry {
     /// Seconds its build took.
     pub built_seconds: f64,
     /// What each task of the role cost when the layer was built.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub costs: Vec<engine::costs::TaskCost>,
 }
 
 /// The whole report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     /// Image name.
     pub image: String,
@@ -62,8 +63,11 @@ pub struct Report {
     /// What verify found (modules with their vermagic, checks).
     pub verify: Option<verify::Report>,
     /// What the build-only packages step removed, and the unpacked size before and after.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build_only: Option<BuildOnlyRemoval>,
+    /// The image booted in QEMU (`build --boot`, `imgbuild boot`), when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot: Option<BootRecord>,
 }
 
 /// Installed packages recorded in a layer folder's dpkg status file.
@@ -107,6 +111,9 @@ pub fn markdown(report: &Report) -> String {
     if let Some(v) = &report.verify {
         verify_checks(&mut out, v);
         verify_modules(&mut out, v);
+    }
+    if let Some(boot) = &report.boot {
+        out.push_str(&boot.markdown());
     }
     out
 }
@@ -359,7 +366,14 @@ pub fn assemble(
         layers,
         verify,
         build_only: build.build_only.clone(),
+        boot: None,
     }
+}
+
+/// The report `write` left in `dir`.
+pub fn read(dir: &Path) -> std::io::Result<Report> {
+    let bytes = std::fs::read(dir.join("report.json"))?;
+    serde_json::from_slice(&bytes).map_err(std::io::Error::other)
 }
 
 /// Writes `report.json` and `report.md` into `dir`.
@@ -472,6 +486,7 @@ mod tests {
                 modules_kept: vec![format!("{k}/updates/dkms/nvidia-current.ko")],
                 modules_restored: Vec::new(),
             }),
+            boot: None,
         };
         let md = markdown(&report);
         assert!(md.contains("| build-only packages | 2 removed; unpacked 1660.0 MB before, 1270.0 MB after (390.0 MB less); the 1 modules no package owns kept |"), "{md}");
@@ -489,6 +504,55 @@ mod tests {
         assert!(md.contains("the 2 slowest tasks"), "{md}");
         assert!(
             md.contains("| nvidia | the driver (`roles/nvidia/tasks/Debian.yml:33`) | 212.3 s | 12 s, 8 s, 185 s (nvidia-kernel-dkms 170 s), 6 s |\n| nvidia | a copy"),
+            "{md}"
+        );
+    }
+
+    /// `imgbuild boot` of a built image: the report read back, the boot added, written again
+    /// whole, with the boot's section at the end of report.md.
+    #[test]
+    fn a_boot_is_a_section_of_the_report_it_reads_back_and_writes_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut report = Report {
+            image: "debian-12-compute".into(),
+            manifest: "sha256:0".into(),
+            config: "sha256:1".into(),
+            kernel: Some("6.1.0-50-amd64".into()),
+            mofed: Some("24.10-2.1.8.0".into()),
+            nvidia: None,
+            size: 1,
+            seconds: 1.0,
+            layers: Vec::new(),
+            verify: None,
+            build_only: None,
+            boot: None,
+        };
+        write(dir.path(), &report).expect("written");
+        let mut back = read(dir.path()).expect("read back");
+        assert_eq!(back.mofed, report.mofed);
+        assert!(back.boot.is_none());
+        let boot = crate::boot_record::BootRecord {
+            ok: true,
+            kernel: "6.1.0-50-amd64".into(),
+            accel: "tcg".into(),
+            memory_mb: 1024,
+            seconds: 3.0,
+            modules: Vec::new(),
+            failed_units: Vec::new(),
+            checks: Vec::new(),
+            console_log: "boot-console.log".into(),
+        };
+        back.boot = Some(boot.clone());
+        write(dir.path(), &back).expect("written again");
+        report = read(dir.path()).expect("read again");
+        assert_eq!(report.boot, Some(boot));
+        let md = std::fs::read_to_string(dir.path().join("report.md")).expect("report.md");
+        assert!(
+            md.starts_with("### debian-12-compute: not verified"),
+            "{md}"
+        );
+        assert!(
+            md.contains("\n#### boot: passed in 3.0 s (kernel 6.1.0-50-amd64 under tcg, 1024 MB)"),
             "{md}"
         );
     }

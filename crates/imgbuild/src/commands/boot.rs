@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
-use boot::{Accel, BootError, BootRequest, Outcome};
+use boot::{Accel, BootError, BootRequest};
 
 use crate::cli::{AccelArg, BootArgs};
 use crate::Failure;
@@ -76,66 +76,16 @@ fn boot_and_record(request: &BootRequest) -> Result<boot::BootReport, Failure> {
     Ok(report)
 }
 
-/// Puts the boot into the build's report: a `boot` member of report.json and a section at the
-/// end of report.md (replacing those of an earlier boot).
+/// Puts the boot into the build's report: its typed boot section, written by the report's own
+/// writer (report.json and report.md together), replacing an earlier boot's.
 fn record_in_report(dir: &Path, report: &boot::BootReport) -> Result<(), Failure> {
-    let json_path = dir.join("report.json");
-    let build = std::fs::read(&json_path)
-        .map_err(anyhow::Error::from)
-        .and_then(|bytes| {
-            let mut build: serde_json::Value = serde_json::from_slice(&bytes)?;
-            build["boot"] = serde_json::to_value(report)?;
-            Ok(serde_json::to_vec_pretty(&build)?)
-        })
-        .with_context(|| format!("adding the boot to {}", json_path.display()))
+    let mut build = image::report::read(dir)
+        .with_context(|| format!("reading {}", dir.join("report.json").display()))
         .map_err(Failure::Run)?;
-    super::write_atomically(&json_path, &build)?;
-    let md_path = dir.join("report.md");
-    let mut md = std::fs::read_to_string(&md_path).unwrap_or_default();
-    if let Some(at) = md.find(BOOT_HEADING) {
-        md.truncate(at);
-    }
-    md.push_str(&markdown(report));
-    super::write_atomically(&md_path, md.as_bytes())?;
-    Ok(())
-}
-
-const BOOT_HEADING: &str = "\n#### boot: ";
-
-fn markdown(report: &boot::BootReport) -> String {
-    let mut md = format!(
-        "{BOOT_HEADING}{} in {:.1} s (kernel {} under {}, {} MB)\n\n| module | outcome |\n|---|---|\n",
-        if report.ok { "passed" } else { "**FAILED**" },
-        report.seconds,
-        report.kernel,
-        report.accel,
-        report.memory_mb
-    );
-    for module in &report.findings.modules {
-        md.push_str(&format!(
-            "| {} | {} |\n",
-            module.name,
-            outcome(module).replace('|', "\\|")
-        ));
-    }
-    md.push_str("\n| check | | detail |\n|---|---|---|\n");
-    for check in &report.checks {
-        md.push_str(&format!(
-            "| {} | {} | {} |\n",
-            check.id,
-            if check.ok { "ok" } else { "**FAIL**" },
-            check.detail.replace('|', "\\|").replace('\n', " ")
-        ));
-    }
-    md
-}
-
-fn outcome(module: &boot::ModuleResult) -> String {
-    match module.outcome {
-        Outcome::Loaded => "loaded".to_owned(),
-        Outcome::NoDevice => "no such device (a hardware driver on a VM)".to_owned(),
-        Outcome::Failed => format!("FAILED: {}", module.message),
-    }
+    build.boot = Some(report.record());
+    image::report::write(dir, &build)
+        .with_context(|| format!("adding the boot to {}", dir.join("report.json").display()))
+        .map_err(Failure::Run)
 }
 
 fn print_report(report: &boot::BootReport) {
@@ -143,8 +93,8 @@ fn print_report(report: &boot::BootReport) {
         "boot: kernel {} under {} ({}), {} MB",
         report.kernel, report.accel, report.accel_reason, report.memory_mb
     );
-    for module in &report.findings.modules {
-        println!("  module {:<24} {}", module.name, outcome(module));
+    for module in &report.record().modules {
+        println!("  module {:<24} {}", module.name, module.describe());
     }
     for check in &report.checks {
         super::print_check(check.ok, check.id, &check.detail);

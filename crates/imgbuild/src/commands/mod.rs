@@ -18,4 +18,4 @@ mod verify;
 pub use dispatch::run;
 // `boot` (another owner's file) still names these as `super::…`; the other commands import
 // them from `output`.
-use output::{print_check, report_out, write_atomically};
+use output::{print_check, report_out};
