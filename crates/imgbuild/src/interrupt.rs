@@ -1,5 +1,6 @@
-//! Ctrl-C and SIGTERM: say what was interrupted, then exit 130 (or 143). The reporter wrapper
-//! that remembers what runs also keeps mirror credentials out of every event it passes on.
+//! Ctrl-C and SIGTERM: say what was interrupted, then exit 130 (or 143). The progress
+//! reporters tell it what runs ([`track`]) and keep mirror credentials out of every event
+//! ([`cleaned`]).
 //!
 //! Nothing needs undoing: the build sandboxes die with imgbuild (their namespaces, mounts and
 //! processes go with them), outputs and cache entries are only ever renamed into place, and
@@ -7,7 +8,7 @@
 
 use std::sync::Mutex;
 
-use engine::events::{Event, Reporter};
+use engine::events::Event;
 
 /// What each build is doing, by image: the latest role and task.
 static ACTIVITY: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
@@ -30,36 +31,29 @@ fn set(image: &str, doing: String) {
     }
 }
 
-/// Forwards events and remembers the latest role and task of the thread's image.
-pub struct Tracking(pub Box<dyn Reporter>);
-
-impl Reporter for Tracking {
-    fn event(&self, event: &Event) {
-        let doing = match event {
-            Event::RoleStart { role } => Some(format!("role {role}")),
-            Event::TaskStart { role, task, source } => {
-                Some(format!("role {role}, task '{task}' ({source})"))
-            }
-            Event::Layer { role, .. } => Some(format!("role {role}, writing its layer")),
-            Event::Step { what } => Some(what.clone()),
-            _ => None,
-        };
-        if let Some(doing) = doing {
-            let image = IMAGE.with(|i| i.borrow().clone());
-            set(&image, doing);
+/// Remembers the latest role and task of `image` (else of the thread's image), what an
+/// interrupt's message names.
+pub fn track(image: Option<&str>, event: &Event) {
+    let doing = match event {
+        Event::RoleStart { role } => Some(format!("role {role}")),
+        Event::TaskStart { role, task, source } => {
+            Some(format!("role {role}, task '{task}' ({source})"))
         }
-        match redacted(event) {
-            Some(clean) => self.0.event(&clean),
-            None => self.0.event(event),
+        Event::Layer { role, .. } => Some(format!("role {role}, writing its layer")),
+        Event::Step { what } => Some(what.clone()),
+        _ => None,
+    };
+    if let Some(doing) = doing {
+        match image {
+            Some(image) => set(image, doing),
+            None => set(&IMAGE.with(|i| i.borrow().clone()), doing),
         }
     }
+}
 
-    fn output_sink(&self) -> Option<engine::live_output::OutputSink> {
-        let inner = self.0.output_sink()?;
-        Some(std::sync::Arc::new(move |line: &str| {
-            inner(&mirror::redact_credentials(line))
-        }))
-    }
+/// `event` without the mirror credentials its URLs and messages held.
+pub fn cleaned(event: Event) -> Event {
+    redacted(&event).unwrap_or(event)
 }
 
 /// The event with mirror credentials removed from its URLs and messages, when it had any.

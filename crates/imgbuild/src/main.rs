@@ -6,6 +6,7 @@ mod cli_reference;
 mod commands;
 mod git;
 mod interrupt;
+mod progress;
 mod render;
 mod warewulf;
 

@@ -1,11 +1,10 @@
 //! What the commands that run tasks share: the cache folder, the reporter, downloads, and
 //! how a failed task is told.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::anyhow;
-use engine::events::{JsonReporter, PlainReporter, Reporter, TerminalReporter};
+use engine::events::Reporter;
 use engine::executor::TaskFailure;
 use engine::modules::{DownloadError, Downloader};
 use mirror::Fetcher;
@@ -103,23 +102,14 @@ pub fn collect_cache(limit: u64, since: std::time::SystemTime, json: bool) {
     }
 }
 
-/// The reporter for this run: JSON events, plain lines in CI, or a live terminal line.
+/// The reporter of a run that builds no image (`apply`, `mirror`): JSON events, plain lines
+/// in CI, or a live terminal line.
 pub fn reporter(json: bool) -> Box<dyn Reporter> {
-    let inner: Box<dyn Reporter> = if json {
-        Box::new(JsonReporter)
-    } else if std::env::var_os("CI").is_some() || !std::io::stderr().is_terminal() {
-        // A `still running` line every 15 s of a long task (IMGBUILD_HEARTBEAT_SECS to change).
-        let every = std::env::var("IMGBUILD_HEARTBEAT_SECS")
-            .ok()
-            .and_then(|s| s.parse::<u64>().ok())
-            .filter(|s| *s > 0)
-            .unwrap_or(15);
-        Box::new(PlainReporter::new(std::time::Duration::from_secs(every)))
-    } else {
-        Box::new(TerminalReporter::new())
-    };
-    // What was running is what an interrupt reports.
-    Box::new(crate::interrupt::Tracking(inner))
+    Box::new(crate::progress::ForImage::new(
+        crate::progress::display(json, false),
+        None,
+        &[],
+    ))
 }
 
 /// Explains a failed task: role, task, source line, command, exit code, last output lines.
