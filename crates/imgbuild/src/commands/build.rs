@@ -292,7 +292,7 @@ fn build_one(
             serde_json::json!({"event": "built", "image": report.image, "manifest": report.manifest, "config": report.config, "layers": layers, "outputs": report.outputs, "seconds": report.seconds, "verify": report.verify})
         );
     } else {
-        print!("{}", summary(&report, cx.args.warewulf));
+        reporter.print_out(&summary(&report, cx.args.warewulf));
     }
     match push_to {
         Some(reference) => push(reference, &report.manifest),

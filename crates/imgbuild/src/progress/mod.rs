@@ -41,6 +41,14 @@ pub trait Display: Send + Sync {
 
     /// The newest output line of the command `origin`'s image runs.
     fn output(&self, _origin: &Origin, _line: &str) {}
+
+    /// `origin`'s image is done: nothing of it runs any more.
+    fn finished(&self, _origin: &Origin) {}
+
+    /// Prints `text` on standard output (an image's summary), clear of any live lines.
+    fn print_out(&self, text: &str) {
+        print!("{text}");
+    }
 }
 
 /// The display for this run: JSON events, plain lines in CI (or with no terminal), or the live
@@ -113,6 +121,22 @@ impl ForImage {
             }
         }
         origin.clone()
+    }
+}
+
+impl ForImage {
+    /// Prints `text` on standard output, clear of the live lines.
+    pub fn print_out(&self, text: &str) {
+        self.display.print_out(text);
+    }
+}
+
+impl Drop for ForImage {
+    fn drop(&mut self) {
+        self.display.finished(&Origin {
+            image: self.image.clone(),
+            position: None,
+        });
     }
 }
 

@@ -28,14 +28,22 @@ struct Screen {
 }
 
 impl Screen {
+    /// Erases the block from the screen.
+    fn erase(&mut self) {
+        if self.drawn > 0 {
+            // To the start of the block's first line, then clear to the screen's end.
+            let mut out = std::io::stderr().lock();
+            let _ = write!(out, "\x1b[{}F\x1b[J", self.drawn);
+            let _ = out.flush();
+            self.drawn = 0;
+        }
+    }
+
     /// Erases the block, prints `lines` where it was, and draws it again below them.
     fn print(&mut self, lines: &[String], tag: bool) {
         let width = width();
+        self.erase();
         let mut out = std::io::stderr().lock();
-        if self.drawn > 0 {
-            // To the start of the block's first line, then clear to the screen's end.
-            let _ = write!(out, "\x1b[{}F\x1b[J", self.drawn);
-        }
         for line in lines {
             let _ = writeln!(out, "{line}");
         }
@@ -162,6 +170,23 @@ fn lasting_lines(tag: bool, origin: &Origin, event: &Event) -> Vec<String> {
 }
 
 impl Display for TerminalDisplay {
+    fn finished(&self, origin: &Origin) {
+        let mut screen = self.screen.lock().unwrap_or_else(|e| e.into_inner());
+        if screen.live.remove(origin.key()).is_some() {
+            screen.print(&[], self.tag);
+        }
+    }
+
+    fn print_out(&self, text: &str) {
+        let mut screen = self.screen.lock().unwrap_or_else(|e| e.into_inner());
+        screen.erase();
+        let mut out = std::io::stdout().lock();
+        let _ = write!(out, "{text}");
+        let _ = out.flush();
+        drop(out);
+        screen.print(&[], self.tag);
+    }
+
     fn output(&self, origin: &Origin, line: &str) {
         let mut screen = self.screen.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(live) = screen.live.get_mut(origin.key()) {
