@@ -312,6 +312,10 @@ pub struct VerifyArgs {
     /// label, set when the recipe names build_only_packages).
     #[arg(long)]
     pub no_build_tools: bool,
+    /// Require every out-of-tree module to be signed by this certificate (PEM or DER: the
+    /// site's MOK certificate, for nodes that boot with Secure Boot).
+    #[arg(long, value_name = "FILE")]
+    pub signer_cert: Option<std::path::PathBuf>,
 }
 
 /// Accelerators of `boot`.

@@ -26,6 +26,8 @@ pub struct Expect {
     pub allow_opensm: bool,
     /// The image must hold no compiler, kernel headers or DKMS (`build_only_packages`).
     pub no_build_tools: bool,
+    /// The certificate every out-of-tree module must be signed with (the site's MOK).
+    pub signer_cert: Option<crate::signature::SignerCert>,
 }
 
 /// How the kernel the checks use was chosen.

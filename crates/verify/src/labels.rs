@@ -138,6 +138,8 @@ impl ImageLabels {
             initramfs: self.initramfs,
             allow_opensm: self.allow_opensm,
             no_build_tools: self.no_build_tools,
+            // The certificate is given to verify (--signer-cert); no label carries it yet.
+            signer_cert: None,
         }
     }
 }

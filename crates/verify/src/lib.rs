@@ -12,12 +12,14 @@ pub mod modinfo;
 pub mod modprobe;
 pub mod report;
 pub mod rules;
+pub mod signature;
 pub mod snapshot;
 
 pub use flavor::NvidiaFlavor;
 pub use image::{Expect, KernelSource};
 pub use labels::ImageLabels;
 pub use report::{verify, Check, ModuleRecord, Report, Skipped};
+pub use signature::SignerCert;
 pub use snapshot::Snapshot;
 
 /// Verifies the rootfs folder `root`.

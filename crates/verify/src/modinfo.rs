@@ -20,6 +20,8 @@ pub enum ModinfoError {
 pub struct Modinfo {
     /// `key=value` pairs in order (keys repeat, e.g. `alias`).
     pub fields: Vec<(String, String)>,
+    /// The signature appended to the module, if any.
+    pub signature: crate::signature::Signed,
 }
 
 impl Modinfo {
@@ -77,7 +79,9 @@ pub fn read_module_from(name: &str, reader: impl Read) -> Result<Modinfo, Modinf
         let mut reader = reader;
         reader.read_to_end(&mut bytes)?;
     }
-    parse(&bytes)
+    let mut info = parse(&bytes)?;
+    info.signature = crate::signature::read(&bytes);
+    Ok(info)
 }
 
 // Offsets come from the file: every sum is checked (found by fuzzing: a section table near
@@ -148,7 +152,10 @@ pub fn parse(elf: &[u8]) -> Result<Modinfo, ModinfoError> {
                         .map(|(k, v)| (k.to_owned(), v.to_owned()))
                 })
                 .collect();
-            return Ok(Modinfo { fields });
+            return Ok(Modinfo {
+                fields,
+                signature: crate::signature::Signed::Unsigned,
+            });
         }
     }
     Err(bad("no .modinfo section"))

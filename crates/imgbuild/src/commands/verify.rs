@@ -62,9 +62,26 @@ fn read_image(input: &str) -> Result<(Snapshot, Labels), Failure> {
     })
 }
 
+/// The certificate of `--signer-cert`, read before the image: a wrong file is refused at once.
+fn signer_cert(path: &std::path::Path) -> Result<verify::SignerCert, Failure> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        Failure::Input(anyhow!(
+            "--signer-cert {}: {e}: give the certificate (PEM or DER) of the key the modules are signed with",
+            path.display()
+        ))
+    })?;
+    verify::SignerCert::parse(&bytes).map_err(|e| {
+        Failure::Input(anyhow!(
+            "--signer-cert {}: {e}: give the certificate (PEM or DER) of the key the modules are signed with (the site's MOK certificate), not its private key",
+            path.display()
+        ))
+    })
+}
+
 /// Checks `args.image`.
 pub fn run(args: &VerifyArgs, json: bool) -> Result<ExitCode, Failure> {
     let started = std::time::Instant::now();
+    let signer_cert = args.signer_cert.as_deref().map(signer_cert).transpose()?;
     if !json {
         // Reading a gigabyte archive takes a while: say so before, and how long after.
         let size = std::fs::metadata(&args.image)
@@ -92,6 +109,7 @@ pub fn run(args: &VerifyArgs, json: bool) -> Result<ExitCode, Failure> {
         initramfs: args.initramfs || built_for.initramfs,
         allow_opensm: args.allow_opensm || built_for.allow_opensm,
         no_build_tools: args.no_build_tools || built_for.no_build_tools,
+        signer_cert: signer_cert.or(built_for.signer_cert),
     };
     let report = verify::verify(&snapshot, &args.image, &expect);
     super::output::report_out(json, &report, report.ok, print_report)

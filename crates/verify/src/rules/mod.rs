@@ -7,6 +7,7 @@ mod bin_sh;
 mod duplicate_modules;
 mod initramfs;
 mod modules_dep;
+mod modules_signed;
 mod mofed_modules;
 mod no_build_tools;
 mod no_huge_files;
@@ -29,6 +30,7 @@ pub static RULES: &[&dyn Rule] = &[
     &vermagic::Vermagic,
     &modules_dep::ModulesDep,
     &duplicate_modules::DuplicateModules,
+    &modules_signed::ModulesSigned,
     &mofed_modules::MofedModules,
     &ofed_info::OfedInfo,
     &openibd_enabled::OpenibdEnabled,

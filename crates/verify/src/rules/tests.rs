@@ -113,10 +113,10 @@ fn a_good_image_passes_every_rule_with_only_the_image_as_input() {
     assert!(report.ok, "{:#?}", report.checks);
     assert_eq!(report.kernel.as_deref(), Some(K));
     assert_eq!(report.kernel_source, Some(KernelSource::OnlyOne));
-    // Only the initramfs rule and no_build_tools wait to be asked; an initramfs is there, so
-    // its rule runs too.
-    assert_eq!(skipped(&report), vec!["no_build_tools"]);
-    assert_eq!(report.checks.len(), crate::rules::RULES.len() - 1);
+    // Only the initramfs rule, modules_signed and no_build_tools wait to be asked; an
+    // initramfs is there, so its rule runs too.
+    assert_eq!(skipped(&report), vec!["modules_signed", "no_build_tools"]);
+    assert_eq!(report.checks.len(), crate::rules::RULES.len() - 2);
     assert!(detail(&report, "modules_dep").contains("copies it shadows"));
     assert!(detail(&report, "nvidia_version").contains("580.65.06"));
 }
@@ -143,6 +143,7 @@ fn an_image_without_mofed_or_nvidia_skips_their_rules_and_says_why() {
     assert_eq!(
         skipped(&report),
         vec![
+            "modules_signed",
             "mofed_modules",
             "ofed_info",
             "openibd_enabled",
@@ -155,7 +156,7 @@ fn an_image_without_mofed_or_nvidia_skips_their_rules_and_says_why() {
             "no_build_tools"
         ]
     );
-    assert!(report.skipped[0].reason.contains("no MOFED in the image"));
+    assert!(report.skipped[1].reason.contains("no MOFED in the image"));
 }
 
 #[test]
