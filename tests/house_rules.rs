@@ -1,5 +1,5 @@
 //! The house's rules, checked on the workspace's own sources: no import circle between the
-//! modules of a crate, no function over 90 lines, no file over 800 lines of code.
+//! modules of a crate, no function over 80 lines, no file over 800 lines of code.
 //!
 //! Rust is read as text, as a reader of the code meets it: a module's arrows are the paths it
 //! names (`crate::a::b`, `super::x`, a child's `x::`), not its `mod` lines or `pub use`
@@ -11,7 +11,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-const FUNCTION_LIMIT: usize = 90;
+const FUNCTION_LIMIT: usize = 80;
 const FILE_LIMIT: usize = 800;
 
 /// A module's path inside its crate (`["expand", "emit"]`; the crate root is empty).

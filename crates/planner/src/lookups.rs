@@ -216,22 +216,7 @@ impl Planner<'_> {
             }
             _ => Vec::new(),
         };
-        let mut vars = serde_json::Map::new();
-        for file in &files {
-            let node = self.sources.yaml(file)?;
-            match node.to_json() {
-                Json::Object(map) => vars.extend(map),
-                Json::Null => {}
-                other => {
-                    return Err(wrong(
-                        &Location::file(file),
-                        "a var file",
-                        "a mapping",
-                        &other,
-                    ))
-                }
-            }
-        }
+        let mut vars = self.read_var_files(&files)?;
         if let [single] = files.as_slice() {
             task.local_file = Some(single.display().to_string());
         }
@@ -267,6 +252,27 @@ impl Planner<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The variables of `files`, merged in order; a file that is not a mapping is refused.
+    fn read_var_files(&mut self, files: &[PathBuf]) -> Result<serde_json::Map<String, Json>> {
+        let mut vars = serde_json::Map::new();
+        for file in files {
+            let node = self.sources.yaml(file)?;
+            match node.to_json() {
+                Json::Object(map) => vars.extend(map),
+                Json::Null => {}
+                other => {
+                    return Err(wrong(
+                        &Location::file(file),
+                        "a var file",
+                        "a mapping",
+                        &other,
+                    ))
+                }
+            }
+        }
+        Ok(vars)
     }
 
     /// The var files of `include_vars: dir:` (relative to the project), as Ansible picks them.

@@ -101,9 +101,8 @@ fn csv_rows(text: &str, delimiter: char) -> Vec<Vec<String>> {
 
 const CSV_OPTIONS: [&str; 5] = ["col", "default", "delimiter", "file", "encoding"];
 
-/// `lookup('csvfile', 'key file=x.csv delimiter=, col=1')` (or the options as keywords): the
-/// `col` column of the first row whose first column is the key.
-pub fn csvfile(terms: &[String], kwargs: &Kwargs) -> Result<Vec<Value>, Error> {
+/// The csvfile options the keywords give, over the lookup's defaults (`default` has none).
+fn csv_options(kwargs: &Kwargs) -> Result<IndexMap<String, Option<String>>, Error> {
     let mut base: IndexMap<String, Option<String>> = IndexMap::new();
     for (name, default) in CSV_OPTIONS
         .iter()
@@ -122,6 +121,13 @@ pub fn csvfile(terms: &[String], kwargs: &Kwargs) -> Result<Vec<Value>, Error> {
         };
         base.insert((*name).to_owned(), value);
     }
+    Ok(base)
+}
+
+/// `lookup('csvfile', 'key file=x.csv delimiter=, col=1')` (or the options as keywords): the
+/// `col` column of the first row whose first column is the key.
+pub fn csvfile(terms: &[String], kwargs: &Kwargs) -> Result<Vec<Value>, Error> {
+    let base = csv_options(kwargs)?;
     let mut out = Vec::new();
     for term in terms {
         let mut kv = parse_kv(term);

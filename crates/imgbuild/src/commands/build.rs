@@ -67,11 +67,7 @@ pub fn run(
 ) -> Result<ExitCode, Failure> {
     let since = std::time::SystemTime::now();
     let cache_limit = cache_limit(args.cache_max)?;
-    let formats = Formats {
-        oci: args.format.contains(&OutputFormat::Oci),
-        docker_archive: args.format.contains(&OutputFormat::DockerArchive),
-        chroot: args.format.contains(&OutputFormat::Chroot),
-    };
+    let formats = formats_of(args);
     check_warewulf(args, formats)?;
     let push_to = args
         .push
@@ -98,11 +94,7 @@ pub fn run(
     let exe = std::env::current_exe()
         .context("finding the imgbuild binary")
         .map_err(Failure::Run)?;
-    let out = if args.out.is_absolute() {
-        args.out.clone()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(&args.out)
-    };
+    let out = std::path::absolute(&args.out).unwrap_or_else(|_| args.out.clone());
     check_outputs(&out, &plans, formats)?;
     if args.boot {
         check_bootable(formats)?;
@@ -121,24 +113,34 @@ pub fn run(
         display,
         json,
     };
-    let mut errors = build_all(&context, &plans, push_to.as_deref());
+    let errors = build_all(&context, &plans, push_to.as_deref());
     save_lock(&project.root, &downloads, &lock)?;
     drop(held);
     collect_cache(cache_limit, since, json);
     match errors.len() {
         0 if args.boot => boot_each(&context, &plans),
         0 => Ok(ExitCode::SUCCESS),
-        1 => Err(errors.remove(0)),
-        _ => {
-            // Several images failed at once: tell each, exit with the first one's code.
-            for e in &errors[1..] {
-                match e {
-                    Failure::Input(e) | Failure::Run(e) => eprintln!("error: {}", crate::redact(e)),
-                }
-            }
-            Err(errors.remove(0))
+        _ => Err(first_of(errors)),
+    }
+}
+
+/// The outputs `--format` asks for.
+fn formats_of(args: &BuildArgs) -> Formats {
+    Formats {
+        oci: args.format.contains(&OutputFormat::Oci),
+        docker_archive: args.format.contains(&OutputFormat::DockerArchive),
+        chroot: args.format.contains(&OutputFormat::Chroot),
+    }
+}
+
+/// Several images failed at once: each is told, and the first one's is the run's failure.
+fn first_of(mut errors: Vec<Failure>) -> Failure {
+    for e in &errors[1..] {
+        match e {
+            Failure::Input(e) | Failure::Run(e) => eprintln!("error: {}", crate::redact(e)),
         }
     }
+    errors.remove(0)
 }
 
 /// `--warewulf`: refused before any work when the outputs asked for are not ones Warewulf

@@ -15,6 +15,18 @@ use crate::task::TaskDef;
 use crate::template::OMIT;
 use crate::yaml::Node;
 
+/// A task's keywords, decided for one pass.
+struct TaskKeywords {
+    check_mode: Option<bool>,
+    diff: Option<bool>,
+    become_user: Option<String>,
+    ignore_errors: Option<Json>,
+    changed_when: Option<String>,
+    failed_when: Option<String>,
+    until: Option<Retry>,
+    no_log: bool,
+}
+
 /// A module's arguments after rendering: the values, and the names only the build can render.
 struct RenderedArgs {
     args: Map<String, Json>,
@@ -54,6 +66,7 @@ impl Planner<'_> {
         let args = (spec.normalize)(written.clone())
             .map_err(|message| module_args_error(spec.name, &message, at))?;
         let deferred = crate::modules::canonical_deferred(rendered.deferred, &written, &args);
+        let keywords = self.task_keywords(def, pass, ctx, at)?;
         let mut task = PlannedTask {
             role: ctx.layer.to_string(),
             name: self.task_name(def, spec, pass),
@@ -64,6 +77,50 @@ impl Planner<'_> {
             source: at.to_string(),
             delegated_to_image: def.delegate_to.is_some() && !def.on_controller,
             on_controller: def.on_controller,
+            check_mode: keywords.check_mode,
+            diff: keywords.diff,
+            become_user: keywords.become_user,
+            deferred,
+            item: pass.item.clone(),
+            loop_over: pass.loop_over.clone(),
+            loop_var: pass.loop_over.as_ref().map(|_| def.loop_var.clone()),
+            loop_index_var: pass.loop_over.as_ref().and_then(|_| def.index_var.clone()),
+            loop_extended: pass.loop_over.is_some() && def.loop_extended,
+            loop_pause: def.loop_pause,
+            register: def.register.clone(),
+            notify: def.notify.clone(),
+            listen: def.listen.clone(),
+            ignore_errors: keywords.ignore_errors,
+            changed_when: keywords.changed_when,
+            failed_when: keywords.failed_when,
+            until: keywords.until,
+            environment: environment.into_iter().flatten().collect(),
+            no_log: keywords.no_log,
+            local_file: None,
+            local_search: Vec::new(),
+            rendered: None,
+            context: IndexMap::new(),
+            fails: None,
+            var_files: Vec::new(),
+        };
+        task.notify = self.notify_names(&def.notify, pass, at, label)?;
+        self.module_specifics(spec, &mut task, pass, ctx, at, label)?;
+        task.context = self.runtime_context(&task, raw_args, &pass.scope);
+        out.push(Step::Task(Box::new(task)));
+        Ok(())
+    }
+
+    /// The task's keywords, each decided for this pass: check and diff mode, become, errors,
+    /// conditions, retries and `no_log`.
+    fn task_keywords(
+        &mut self,
+        def: &TaskDef,
+        pass: &Pass,
+        ctx: &Ctx,
+        at: &Location,
+    ) -> Result<TaskKeywords> {
+        let label = def.name.as_deref();
+        Ok(TaskKeywords {
             check_mode: self.bool_keyword(
                 "check_mode",
                 &def.check_mode,
@@ -79,16 +136,6 @@ impl Planner<'_> {
                 at,
                 label,
             )?,
-            deferred,
-            item: pass.item.clone(),
-            loop_over: pass.loop_over.clone(),
-            loop_var: pass.loop_over.as_ref().map(|_| def.loop_var.clone()),
-            loop_index_var: pass.loop_over.as_ref().and_then(|_| def.index_var.clone()),
-            loop_extended: pass.loop_over.is_some() && def.loop_extended,
-            loop_pause: def.loop_pause,
-            register: def.register.clone(),
-            notify: def.notify.clone(),
-            listen: def.listen.clone(),
             ignore_errors: self.ignore_errors(
                 ctx,
                 def.ignore_errors.as_ref(),
@@ -99,20 +146,8 @@ impl Planner<'_> {
             changed_when: self.runtime_expression(&def.changed_when, at)?,
             failed_when: self.runtime_expression(&def.failed_when, at)?,
             until: self.retry(def, pass, at)?,
-            environment: environment.into_iter().flatten().collect(),
             no_log: self.no_log(def, pass, at)?,
-            local_file: None,
-            local_search: Vec::new(),
-            rendered: None,
-            context: IndexMap::new(),
-            fails: None,
-            var_files: Vec::new(),
-        };
-        task.notify = self.notify_names(&def.notify, pass, at, label)?;
-        self.module_specifics(spec, &mut task, pass, ctx, at, label)?;
-        task.context = self.runtime_context(&task, raw_args, &pass.scope);
-        out.push(Step::Task(Box::new(task)));
-        Ok(())
+        })
     }
 
     /// Every argument rendered now, or kept as written for the build when it uses build-time
