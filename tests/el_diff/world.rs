@@ -21,6 +21,7 @@ const BUILDS: &[(&str, &str, &[&str])] = &[
     ("el-tool", "el", &["tool_version 2.0"]),
     ("el-conflict", "el", &[]),
     ("el-extra", "el-extra", &[]),
+    ("el-stack", "el", &[]),
     ("el-file", "files", &["file_name el-local"]),
     ("el-file", "files", &["file_name el-url"]),
 ];
@@ -57,6 +58,11 @@ fn comps() -> PathBuf {
     repo_root().join("tests/fixtures/el/comps.xml")
 }
 
+/// The `el` repository's module streams.
+fn modules_yaml() -> PathBuf {
+    repo_root().join("tests/fixtures/el/modules.yaml")
+}
+
 /// A digest of the spec files and of what is built from them: the world's cache key.
 fn specs_digest(specs: &Path) -> String {
     let mut names: Vec<PathBuf> = std::fs::read_dir(specs)
@@ -71,6 +77,7 @@ fn specs_digest(specs: &Path) -> String {
         digest.update(std::fs::read(&path).expect("spec"));
     }
     digest.update(std::fs::read(comps()).expect("comps.xml"));
+    digest.update(std::fs::read(modules_yaml()).expect("modules.yaml"));
     digest.update(format!("{BUILDS:?}{REPOS:?}"));
     format!("{:x}", digest.finalize())[..16].to_owned()
 }
@@ -160,6 +167,15 @@ pub fn world() -> PathBuf {
             createrepo.arg("-g").arg(comps());
         }
         run(createrepo.arg(out.join(repo)), "createrepo_c");
+        if *repo == "el" {
+            run(
+                Command::new("modifyrepo_c")
+                    .arg("--mdtype=modules")
+                    .arg(modules_yaml())
+                    .arg(out.join(repo).join("repodata")),
+                "modifyrepo_c",
+            );
+        }
         let repomd = out.join(repo).join("repodata/repomd.xml");
         gpg(
             &["--detach-sign", "--armor", &repomd.to_string_lossy()],

@@ -12,6 +12,7 @@ use planner::modules::types::{Choice, TextList};
 use serde_json::{json, Value as Json};
 
 mod list;
+mod streams;
 mod table;
 
 use crate::modules::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
@@ -228,36 +229,30 @@ fn todo(
     Ok(todo)
 }
 
-/// The ids of the groups `@specs` name (by id or name), as the module finds them in the
-/// repositories' comps; a group none has fails as the module fails.
-fn group_ids(
+/// The result lines of the `@` specs, as the module words them before its transaction: a
+/// group installed, a stream installed that was not enabled, or removed that was.
+fn at_results(
     ctx: &ModuleCtx,
-    options: &[String],
-    specs: &[String],
+    req: &Request,
+    at: &streams::AtSpecs,
 ) -> Result<Vec<String>, ModuleError> {
-    let mut ids = Vec::new();
-    for spec in specs {
-        let name = spec.trim_start_matches('@').trim();
-        let mut argv: Vec<String> = vec!["dnf".into(), "-q".into(), "-v".into()];
-        argv.extend(options.iter().cloned());
-        argv.extend(["group".into(), "info".into(), name.into()]);
-        let out = run(ctx, argv, &[])?;
-        let id = out
-            .stdout
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("Group-Id: "))
-            .map(|id| id.trim().to_owned());
-        match id {
-            Some(id) => ids.push(id),
-            None => {
-                return Err(ModuleError {
-                    msg: format!("No group {name} available."),
-                    fields: [("results".to_owned(), json!([]))].into_iter().collect(),
-                })
-            }
+    let removing = matches!(req.state, PackageState::Absent);
+    let mut results = Vec::new();
+    for module in &at.modules {
+        match (
+            removing,
+            streams::stream_enabled(ctx, &req.options, module)?,
+        ) {
+            (false, false) => results.push(format!("Module {module} installed.")),
+            (true, true) => results.push(format!("Module {module} removed.")),
+            _ => {}
         }
     }
-    Ok(ids)
+    if !removing {
+        // Groups say so; environments do not.
+        results.extend(at.groups.iter().map(|id| format!("Group {id} installed.")));
+    }
+    Ok(results)
 }
 
 /// `name: '*'` with latest: the module upgrades every installed package (`dnf upgrade`).
@@ -311,15 +306,13 @@ pub(super) fn run_request(ctx: &ModuleCtx, req: &Request) -> Result<ModuleResult
             fields: [("results".to_owned(), json!([]))].into_iter().collect(),
         });
     }
-    let (groups, specs): (Vec<String>, Vec<String>) =
+    let (at_specs, specs): (Vec<String>, Vec<String>) =
         specs.into_iter().partition(|s| s.starts_with('@'));
-    let groups = group_ids(ctx, &req.options, &groups)?;
+    let at = streams::classify(ctx, &req.options, &at_specs)?;
     let paths = fetch_files(ctx, &files)?;
     let mut results: Vec<String> = paths.iter().map(|p| format!("Installed {p}")).collect();
-    if !matches!(req.state, PackageState::Absent) {
-        results.extend(groups.iter().map(|g| format!("Group {g} installed.")));
-    }
-    let mut args: Vec<String> = groups.iter().map(|g| format!("@{g}")).collect();
+    results.extend(at_results(ctx, req, &at)?);
+    let mut args = at.args();
     args.extend(todo(ctx, req, &specs, &mut results)?);
     args.extend(paths);
     let autoremove = req.autoremove && matches!(req.state, PackageState::Absent);
@@ -340,6 +333,9 @@ pub(super) fn run_request(ctx: &ModuleCtx, req: &Request) -> Result<ModuleResult
     let aborted = ctx.check && said.contains("Operation aborted");
     if out.rc != 0 && !aborted && !said.contains("Nothing to do") {
         return Err(failure(ctx, &argv, &args, &out)?);
+    }
+    if matches!(req.state, PackageState::Absent) {
+        streams::reset(ctx, &req.options, &at.modules)?;
     }
     let (installs, removals) = if ctx.check || req.download_only {
         let planned = table::read(&out.stdout, &before);
