@@ -12,6 +12,7 @@ pub mod modinfo;
 pub mod modprobe;
 pub mod report;
 pub mod rules;
+pub mod signature;
 pub mod snapshot;
 
 pub use flavor::NvidiaFlavor;

@@ -20,6 +20,8 @@ pub enum ModinfoError {
 pub struct Modinfo {
     /// `key=value` pairs in order (keys repeat, e.g. `alias`).
     pub fields: Vec<(String, String)>,
+    /// The signature appended to the file, if any.
+    pub signature: Option<crate::signature::Signature>,
 }
 
 impl Modinfo {
@@ -148,7 +150,10 @@ pub fn parse(elf: &[u8]) -> Result<Modinfo, ModinfoError> {
                         .map(|(k, v)| (k.to_owned(), v.to_owned()))
                 })
                 .collect();
-            return Ok(Modinfo { fields });
+            return Ok(Modinfo {
+                fields,
+                signature: crate::signature::appended(elf),
+            });
         }
     }
     Err(bad("no .modinfo section"))
