@@ -74,9 +74,14 @@ pub fn packages(snapshot: &Snapshot, distro: Option<&Distro>) -> Vec<Component> 
         .collect()
 }
 
-/// The kernel the image boots: an `operating-system` component named `linux`.
+/// The kernel the image holds (the pinned one, or its only one; a pin the image has neither
+/// `/boot/vmlinuz-K` nor `/lib/modules/K` of is not listed): an `operating-system` named `linux`.
 pub fn kernel(image: &Image, distro: Option<&Distro>) -> Option<Component> {
     let kernel = image.kernel_name()?;
+    let k = kernel.to_owned();
+    if !image.boot_kernels.contains(&k) && !image.module_dirs.contains(&k) {
+        return None;
+    }
     let mut c = Component::new(Kind::OperatingSystem, "linux")
         .with(props::DISTRO, distro.map(Distro::qualifier));
     c.version = Some(kernel.to_owned());
