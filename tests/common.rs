@@ -395,7 +395,7 @@ pub fn sbom_misses(root: &Path, sbom: &Path) -> Vec<String> {
                     .args(["-F", "name"])
                     .arg(&path)
                     .output()
-                    .expect("modinfo");
+                    .expect("modinfo (kmod; .ci/run installs it)");
                 if !named.status.success() {
                     continue;
                 }

@@ -106,6 +106,37 @@ fn the_sbom_of_a_built_image_is_reproducible_complete_and_checked_by_verify() {
         report.contains("FAIL sbom") && report.contains("changed: package bash:amd64: "),
         "{report}"
     );
+    // A module added under updates/ (as an installer would) is named, and the host's modinfo
+    // finds it where the SBOM lists it (the e2e test's module check).
+    let updates = rootfs.join("lib/modules/6.1.0-50-amd64/updates");
+    std::fs::create_dir_all(&updates).expect("mkdir");
+    let module = verify::modinfo::fake_module(&[
+        ("version", "1.0"),
+        ("vermagic", "6.1.0-50-amd64 SMP mod_unload "),
+        ("name", "site_driver"),
+    ]);
+    std::fs::write(updates.join("site_driver.ko"), module).expect("module");
+    let added = stdout(&verify(&from_oci));
+    assert!(
+        added.contains(
+            "added: module site_driver (/lib/modules/6.1.0-50-amd64/updates/site_driver.ko)"
+        ),
+        "{added}"
+    );
+    let now = sbom(&project, &cache, &rootfs, &work.path().join("now.json"));
+    std::fs::write(work.path().join("now.json"), &now).expect("write");
+    assert_eq!(
+        sbom_misses(&rootfs, &work.path().join("now.json")),
+        Vec::<String>::new()
+    );
+    std::fs::remove_file(updates.join("site_driver.ko")).expect("rm");
+    let without = work.path().join("without.json");
+    sbom(&project, &cache, &rootfs, &without);
+    std::fs::write(updates.join("site_driver.ko"), b"not a module").expect("write");
+    assert!(
+        sbom_misses(&rootfs, &without).is_empty(),
+        "a file modinfo cannot read is not counted"
+    );
     // A file that is no SBOM is bad input.
     let bad = verify(&status);
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
