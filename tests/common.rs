@@ -327,3 +327,88 @@ pub fn built_event(output: &Output) -> serde_json::Value {
         .find(|e| e["event"] == "built")
         .expect("a built event")
 }
+
+/// What `dpkg-query -W` and `modinfo` find in the rootfs `root` that the SBOM file `sbom`
+/// does not list: each installed package (name, version, architecture) and each module under
+/// `/lib/modules/*/updates` (its `.modinfo` name, at its path), as lines naming it.
+pub fn sbom_misses(root: &Path, sbom: &Path) -> Vec<String> {
+    let bom: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sbom).expect("the SBOM")).expect("SBOM JSON");
+    let components = bom["components"].as_array().cloned().unwrap_or_default();
+    let prop = |c: &serde_json::Value, name: &str| {
+        c["properties"]
+            .as_array()
+            .and_then(|ps| ps.iter().find(|p| p["name"] == name))
+            .and_then(|p| p["value"].as_str().map(str::to_owned))
+    };
+    let listed = |kind: &str, name: &str, check: &dyn Fn(&serde_json::Value) -> bool| {
+        components
+            .iter()
+            .any(|c| c["type"] == kind && c["name"] == name && check(c))
+    };
+    let mut misses = Vec::new();
+    let admindir = root.join("var/lib/dpkg");
+    let query = Command::new("dpkg-query")
+        .arg(format!("--admindir={}", admindir.display()))
+        .args([
+            "-W",
+            "-f",
+            "${db:Status-Status}\\t${Package}\\t${Version}\\t${Architecture}\\n",
+        ])
+        .output()
+        .expect("dpkg-query");
+    assert!(query.status.success(), "dpkg-query: {}", stderr(&query));
+    let text = String::from_utf8_lossy(&query.stdout).into_owned();
+    let mut packages = 0;
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let [state, name, version, arch] = fields[..] else {
+            continue;
+        };
+        if state == "not-installed" || state == "config-files" {
+            continue;
+        }
+        packages += 1;
+        if !listed("library", name, &|c| {
+            c["version"] == version && prop(c, "imgbuild:arch").as_deref() == Some(arch)
+        }) {
+            misses.push(format!("package {name} {version} {arch}"));
+        }
+    }
+    assert!(
+        packages > 0,
+        "dpkg-query listed no package in {}",
+        root.display()
+    );
+    let modules = root.join("lib/modules");
+    for kernel in std::fs::read_dir(&modules).into_iter().flatten().flatten() {
+        let updates = kernel.path().join("updates");
+        let mut stack = vec![updates];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let named = Command::new("modinfo")
+                    .args(["-F", "name"])
+                    .arg(&path)
+                    .output()
+                    .expect("modinfo (kmod; .ci/run installs it)");
+                if !named.status.success() {
+                    continue;
+                }
+                let name = String::from_utf8_lossy(&named.stdout).trim().to_owned();
+                let rel = path.strip_prefix(root).expect("under the root");
+                let file = format!("/{}", rel.display());
+                if !listed("device-driver", &name, &|c| {
+                    prop(c, "imgbuild:file").as_deref() == Some(file.as_str())
+                }) {
+                    misses.push(format!("module {name} at {file}"));
+                }
+            }
+        }
+    }
+    misses
+}

@@ -270,6 +270,9 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
     // built are not, and the package database is whole.
     build_only_packages_are_gone(&report, &rootfs);
     packages_stay_out_of_the_image(&s, &rootfs);
+    // The SBOM beside the outputs lists what dpkg-query and modinfo find in the image.
+    let missing = sbom_misses(&rootfs, &dir.join("sbom.cdx.json"));
+    assert!(missing.is_empty(), "not in the SBOM: {missing:?}");
     // With an overlay giving munge its key, as Warewulf's overlays give a node, munge starts.
     boots_with_an_overlay(&s, &dir, &rootfs);
     // imgbuild verify reads the archive itself, and every other form a site has, judging

@@ -72,6 +72,37 @@ fn built(output: &std::process::Output) -> Value {
         .expect("a built event")
 }
 
+/// The SBOM the push sent as an OCI 1.1 referrer is listed by the image's digest (through the
+/// fallback tag: distribution 2.8 has no referrers API) once, however often the image was
+/// pushed, and its bytes are those written beside the outputs.
+fn sbom_is_found_by_the_image_digest(p: &Project, reference: &str, digest: Option<&str>) {
+    let digest = digest.expect("a manifest digest");
+    let reference = registry::Reference::parse(&format!("docker://{reference}")).expect("ref");
+    let repository = registry::Repository::open(&reference, None, false);
+    let found = repository
+        .referrers(digest, Some("application/vnd.cyclonedx+json"))
+        .expect("referrers");
+    assert_eq!(found.len(), 1, "{found:?}");
+    let manifest: Value = serde_json::from_slice(
+        &repository
+            .manifest(&found[0].digest)
+            .expect("get")
+            .expect("the artifact manifest"),
+    )
+    .expect("json");
+    assert_eq!(manifest["subject"]["digest"], digest);
+    assert_eq!(
+        manifest["config"]["mediaType"],
+        "application/vnd.oci.empty.v1+json"
+    );
+    let layer = manifest["layers"][0]["digest"].as_str().expect("a layer");
+    let sbom = repository
+        .blob_bytes(layer, 64 << 20)
+        .expect("the SBOM blob");
+    let written = std::fs::read(p.out.join("repro-test/sbom.cdx.json")).expect("the SBOM");
+    assert_eq!(sbom, written);
+}
+
 fn skopeo_digest(reference: &str, auth_file: Option<&Path>) -> String {
     let mut cmd = Command::new("skopeo");
     cmd.args(["inspect", "--tls-verify=false"]);
@@ -138,6 +169,7 @@ fn push_then_pull_as_a_base_and_resolve_a_multi_platform_index() {
         "{}",
         stderr(&again)
     );
+    sbom_is_found_by_the_image_digest(&p, &base_ref, first["manifest"].as_str());
 
     write_recipe(&p, "pulled", &base_ref);
     let pulled = built(&imgbuild_with(

@@ -42,6 +42,8 @@ pub enum Command {
     Mirror(MirrorArgs),
     /// Check a finished image: one pinned kernel, modules built for it, MOFED, NVIDIA, services.
     Verify(VerifyArgs),
+    /// Write an image's SBOM (CycloneDX 1.5 JSON): packages, kernel, out-of-tree modules, firmware, pins.
+    Sbom(SbomArgs),
     /// Boot an image as Warewulf boots a node, in QEMU, and load its modules.
     Boot(BootArgs),
     /// Print a shell completion script.
@@ -316,6 +318,21 @@ pub struct VerifyArgs {
     /// site's MOK certificate, for nodes that boot with Secure Boot).
     #[arg(long, value_name = "FILE")]
     pub signer_cert: Option<std::path::PathBuf>,
+    /// Fail when the image no longer matches this SBOM (a package, version, module or
+    /// firmware digest added, removed or changed).
+    #[arg(long, value_name = "FILE")]
+    pub sbom: Option<PathBuf>,
+}
+
+/// `imgbuild sbom`.
+#[derive(Debug, Args)]
+pub struct SbomArgs {
+    /// A rootfs folder, a Warewulf chroot or image (`.img`, `.img.gz`), an OCI layout folder, an
+    /// oci-archive or docker-archive tar, or `docker://REGISTRY/REPO:TAG`.
+    pub image: String,
+    /// Write it to FILE (default: standard output).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 /// Accelerators of `boot`.

@@ -14,8 +14,8 @@ use crate::transfer::{self, PushBlob};
 /// A repository on a registry, with the auth dance done once and reused.
 #[derive(Debug)]
 pub struct Repository {
-    client: Client,
-    reference: Reference,
+    pub(crate) client: Client,
+    pub(crate) reference: Reference,
 }
 
 impl Repository {

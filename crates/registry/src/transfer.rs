@@ -13,7 +13,7 @@ use crate::client::{Body, Client};
 use crate::error::{io, RegistryError};
 use crate::reference::Reference;
 
-const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
+pub(crate) const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
 pub(crate) const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
 const DOCKER_LIST: &str = "application/vnd.docker.distribution.manifest.list.v2+json";
 const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";

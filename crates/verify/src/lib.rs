@@ -13,6 +13,7 @@ pub mod modprobe;
 pub mod report;
 pub mod rules;
 pub mod signature;
+pub mod signing_fixture;
 pub mod snapshot;
 
 pub use flavor::NvidiaFlavor;

@@ -117,6 +117,25 @@ pub enum Signed {
     Unreadable(String),
 }
 
+impl Signed {
+    /// Who signed it, as `modinfo`'s `signer` names it (the common name of the certificate's
+    /// issuer, else the whole name or the key id); `None` for an unsigned module.
+    pub fn signer_name(&self) -> Option<String> {
+        match self {
+            Signed::Unsigned => None,
+            Signed::Unreadable(_) => Some("(unreadable signature)".into()),
+            Signed::Signed(signature) => Some(match &signature.signer {
+                SignerId::IssuerSerial { issuer_text, .. } => issuer_text
+                    .split(',')
+                    .find_map(|part| part.trim().strip_prefix("CN="))
+                    .unwrap_or(issuer_text)
+                    .to_owned(),
+                other => other.to_string(),
+            }),
+        }
+    }
+}
+
 /// Reads the signature appended to the module `bytes` (decompressed).
 pub fn read(bytes: &[u8]) -> Signed {
     let Some(body) = bytes.strip_suffix(MAGIC) else {
@@ -293,4 +312,4 @@ fn hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 #[path = "signature_tests.rs"]
-pub(crate) mod tests;
+mod tests;

@@ -2,61 +2,11 @@
 //! (detached CMS, binary, no certificates, no attributes unless asked), with keys made by
 //! `openssl req`: the signature read back and checked against the right and the wrong key.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use super::*;
 use crate::modinfo::fake_module;
-
-/// A throwaway RSA key and its self-signed certificate in `dir`, named `name`.
-pub(crate) fn signing_key(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
-    let key = dir.join(format!("{name}.key"));
-    let cert = dir.join(format!("{name}.pem"));
-    let status = Command::new("openssl")
-        .args([
-            "req", "-new", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-        ])
-        .args(["-subj", &format!("/CN={name} module signing key")])
-        .arg("-keyout")
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .output()
-        .expect("openssl req");
-    assert!(status.status.success(), "{status:?}");
-    (key, cert)
-}
-
-/// `module` with a signature appended by `key`/`cert`, as sign-file appends it.
-pub(crate) fn sign(module: &[u8], key: &Path, cert: &Path, extra: &[&str]) -> Vec<u8> {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let unsigned = dir.path().join("module.ko");
-    std::fs::write(&unsigned, module).expect("module");
-    let sig = dir.path().join("module.p7s");
-    let out = Command::new("openssl")
-        .args([
-            "cms", "-sign", "-binary", "-nocerts", "-outform", "DER", "-md", "sha256",
-        ])
-        .args(extra)
-        .arg("-in")
-        .arg(&unsigned)
-        .arg("-signer")
-        .arg(cert)
-        .arg("-inkey")
-        .arg(key)
-        .arg("-out")
-        .arg(&sig)
-        .output()
-        .expect("openssl cms");
-    assert!(out.status.success(), "{out:?}");
-    let pkcs7 = std::fs::read(&sig).expect("signature");
-    let mut signed = module.to_vec();
-    signed.extend_from_slice(&pkcs7);
-    signed.extend_from_slice(&[0, 0, PKEY_ID_PKCS7, 0, 0, 0, 0, 0]);
-    signed.extend_from_slice(&(pkcs7.len() as u32).to_be_bytes());
-    signed.extend_from_slice(MAGIC);
-    signed
-}
+use crate::signing_fixture::{sign, signing_key};
 
 fn cert(path: &Path) -> SignerCert {
     SignerCert::parse(&std::fs::read(path).expect("cert")).expect("a certificate")

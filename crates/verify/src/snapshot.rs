@@ -7,7 +7,38 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::Path;
 
+use sha2::{Digest, Sha256};
+
 use crate::modinfo::{is_module, read_module_from, Modinfo};
+
+/// Reads through to `inner`, hashing what passes when asked.
+struct HashingReader<R> {
+    inner: R,
+    hasher: Option<Sha256>,
+}
+
+impl<R: Read> Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(hasher) = &mut self.hasher {
+            hasher.update(&buf[..n]);
+        }
+        Ok(n)
+    }
+}
+
+impl<R: Read> HashingReader<R> {
+    /// Reads what is left (a decoder may stop before the end) and gives the hex digest.
+    fn finish(mut self) -> std::io::Result<Option<String>> {
+        if self.hasher.is_none() {
+            return Ok(None);
+        }
+        std::io::copy(&mut self, &mut std::io::sink())?;
+        Ok(self
+            .hasher
+            .map(|h| h.finalize().iter().map(|b| format!("{b:02x}")).collect()))
+    }
+}
 
 /// What a path is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +70,8 @@ pub struct Snapshot {
     entries: BTreeMap<String, Entry>,
     contents: BTreeMap<String, Vec<u8>>,
     modules: BTreeMap<String, Result<Modinfo, String>>,
+    /// The sha256 (hex) of out-of-tree modules and firmware files, for the SBOM.
+    digests: BTreeMap<String, String>,
     /// Paths added by the layer being applied (an opaque folder hides only older ones).
     this_layer: BTreeSet<String>,
 }
@@ -46,8 +79,37 @@ pub struct Snapshot {
 /// Files larger than this are never kept whole, whatever their name.
 const KEEP_LIMIT: u64 = 4 << 20;
 
+/// The package databases the SBOM reads may be larger than other kept files.
+const DATABASE_LIMIT: u64 = 64 << 20;
+
+/// Whether the SBOM reads this file's bytes: dpkg's database and file lists, `os-release`.
+fn sbom_reads(path: &str) -> bool {
+    path == "/var/lib/dpkg/status"
+        || (path.starts_with("/var/lib/dpkg/info/") && path.ends_with(".list"))
+        || path == "/etc/os-release"
+        || path == "/usr/lib/os-release"
+}
+
+/// Whether the SBOM records this file's sha256: firmware, and modules outside the kernel's own
+/// `kernel/` folder (`updates/`, `extra/`, DKMS's folders).
+pub fn wants_digest(path: &str) -> bool {
+    if path.starts_with("/lib/firmware/") || path.starts_with("/usr/lib/firmware/") {
+        return true;
+    }
+    let rest = path
+        .strip_prefix("/lib/modules/")
+        .or_else(|| path.strip_prefix("/usr/lib/modules/"));
+    match rest.and_then(|r| r.split_once('/')) {
+        Some((_, rel)) => is_module(rel) && !rel.starts_with("kernel/"),
+        None => false,
+    }
+}
+
 /// Whether the rules read this file's bytes.
 fn keeps_content(path: &str, size: u64) -> bool {
+    if sbom_reads(path) && size <= DATABASE_LIMIT {
+        return true;
+    }
     if size > KEEP_LIMIT {
         return false;
     }
@@ -121,7 +183,9 @@ impl Snapshot {
                 let target = std::fs::read_link(&host)?.to_string_lossy().into_owned();
                 self.insert(&path, Kind::Symlink, 0, Some(target));
             } else if file_type.is_file() {
-                let wanted = is_module_path(&path) || keeps_content(&path, meta.len());
+                let wanted = is_module_path(&path)
+                    || keeps_content(&path, meta.len())
+                    || wants_digest(&path);
                 let file = if wanted {
                     Some(std::fs::File::open(&host)?)
                 } else {
@@ -185,16 +249,23 @@ impl Snapshot {
     ) -> std::io::Result<()> {
         let path = normalize(path);
         self.insert(&path, Kind::File, size, None);
-        let Some(mut content) = content else {
+        let Some(content) = content else {
             return Ok(());
         };
+        let mut content = HashingReader {
+            inner: content,
+            hasher: wants_digest(&path).then(Sha256::new),
+        };
         if is_module_path(&path) {
-            let info = read_module_from(&path, content).map_err(|e| e.to_string());
-            self.modules.insert(path, info);
+            let info = read_module_from(&path, &mut content).map_err(|e| e.to_string());
+            self.modules.insert(path.clone(), info);
         } else if keeps_content(&path, size) {
             let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
             content.read_to_end(&mut bytes)?;
-            self.contents.insert(path, bytes);
+            self.contents.insert(path.clone(), bytes);
+        }
+        if let Some(hasher) = content.finish()? {
+            self.digests.insert(path, hasher);
         }
         Ok(())
     }
@@ -211,7 +282,10 @@ impl Snapshot {
             self.contents.insert(path.clone(), bytes);
         }
         if let Some(info) = self.modules.get(&existing).cloned() {
-            self.modules.insert(path, info);
+            self.modules.insert(path.clone(), info);
+        }
+        if let Some(digest) = self.digests.get(&existing).cloned() {
+            self.digests.insert(path, digest);
         }
     }
 
@@ -249,6 +323,7 @@ impl Snapshot {
             self.entries.remove(&key);
             self.contents.remove(&key);
             self.modules.remove(&key);
+            self.digests.remove(&key);
         }
     }
 
@@ -360,6 +435,11 @@ impl Snapshot {
         self.modules.get(&self.resolve(path)?)
     }
 
+    /// The sha256 (hex) of the file at `path` (followed), for files [`wants_digest`] names.
+    pub fn sha256(&self, path: &str) -> Option<&str> {
+        self.digests.get(&self.resolve(path)?).map(String::as_str)
+    }
+
     /// The paths of kept files (for rules that scan them, such as the key rule).
     pub fn kept_files(&self) -> impl Iterator<Item = (&String, &Vec<u8>)> {
         self.contents.iter()
@@ -388,6 +468,30 @@ mod tests {
         assert_eq!(s.list("/lib"), vec!["modprobe.d"]);
         s.add_symlink("/loop", "/loop");
         assert_eq!(s.resolve("/loop/x"), None);
+    }
+
+    #[test]
+    fn streamed_modules_and_firmware_are_hashed_and_inbox_modules_not() {
+        let mut s = Snapshot::default();
+        let module = crate::modinfo::fake_module(&[("name", "x")]);
+        let size = module.len() as u64;
+        s.add_file("/usr/lib/modules/6.1/updates/x.ko", size, Some(&module[..]))
+            .expect("add");
+        s.add_file("/usr/lib/modules/6.1/kernel/y.ko", size, Some(&module[..]))
+            .expect("add");
+        s.add_file("/usr/lib/firmware/a.bin", 3, Some(&b"abc"[..]))
+            .expect("add");
+        s.add_symlink("/lib", "usr/lib");
+        assert_eq!(
+            s.sha256("/lib/firmware/a.bin"),
+            Some("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        );
+        assert_eq!(
+            s.sha256("/lib/modules/6.1/updates/x.ko").map(str::len),
+            Some(64)
+        );
+        assert!(s.modinfo("/lib/modules/6.1/updates/x.ko").is_some());
+        assert_eq!(s.sha256("/lib/modules/6.1/kernel/y.ko"), None);
     }
 
     #[test]

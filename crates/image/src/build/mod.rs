@@ -10,6 +10,7 @@ mod outputs;
 mod role_layer;
 mod room;
 mod rootfs;
+mod sbom;
 mod settings;
 mod stack;
 pub use error::BuildError;

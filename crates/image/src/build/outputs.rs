@@ -1,6 +1,6 @@
-//! Step 6: the outputs a verified image is written to: an OCI layout, the docker-archive
-//! Warewulf imports, a plain rootfs folder. An output already holding this manifest is left as
-//! it is.
+//! Step 6: the outputs a verified image is written to: its SBOM, an OCI layout, the
+//! docker-archive Warewulf imports, a plain rootfs folder. An output already holding this
+//! manifest is left as it is.
 
 use std::path::{Path, PathBuf};
 
@@ -29,7 +29,8 @@ pub(super) fn write(
         crate::freshness::record_output(&image.dir, output, identity, manifest)
             .map_err(io("recording the outputs"))
     };
-    let mut outputs = Vec::new();
+    // First: a chroot output takes the staged rootfs the SBOM is read from.
+    let mut outputs = vec![super::sbom::write(plan, settings, blobs, image)?];
     if settings.formats.oci {
         let index = oci_dir.join("index.json");
         if !current(&oci_dir, &index) {

@@ -297,7 +297,10 @@ fn build_one(
         reporter.print_out(&summary(&report, cx.args.warewulf));
     }
     match push_to {
-        Some(reference) => push(reference, &report.manifest),
+        Some(reference) => {
+            let sbom = report.outputs.iter().find(|p| p.ends_with(sbom::FILE_NAME));
+            push(reference, &report.manifest, sbom.map(PathBuf::as_path))
+        }
         None => Ok(()),
     }
 }
@@ -368,8 +371,13 @@ fn push_references(
         .collect()
 }
 
-/// Pushes a built image (its blobs are in the blob cache) to `reference`.
-fn push(reference: &registry::Reference, manifest_digest: &str) -> Result<(), Failure> {
+/// Pushes a built image (its blobs are in the blob cache) to `reference`, and its SBOM as a
+/// referrer of the pushed manifest.
+fn push(
+    reference: &registry::Reference,
+    manifest_digest: &str,
+    sbom: Option<&Path>,
+) -> Result<(), Failure> {
     let blobs = image::blobs::BlobStore::new(&cache_dir().join("blobs"))
         .context("opening the blob cache")
         .map_err(Failure::Run)?;
@@ -400,7 +408,7 @@ fn push(reference: &registry::Reference, manifest_digest: &str) -> Result<(), Fa
             .map_err(|e| Failure::Input(anyhow!(e)))?;
     let pushed = registry::push(
         reference,
-        credentials,
+        credentials.clone(),
         &to_push,
         &manifest,
         image::oci::MANIFEST,
@@ -410,6 +418,26 @@ fn push(reference: &registry::Reference, manifest_digest: &str) -> Result<(), Fa
         "pushed {reference}@{} ({} blobs uploaded, {} already there)",
         pushed.digest, pushed.uploaded, pushed.skipped
     );
+    let Some(sbom) = sbom else {
+        return Ok(());
+    };
+    let subject = registry::Descriptor {
+        media_type: image::oci::MANIFEST.to_owned(),
+        digest: pushed.digest.clone(),
+        size: manifest.len() as u64,
+        artifact_type: None,
+    };
+    let failed = |e: registry::RegistryError| {
+        Failure::Run(anyhow!(
+            "pushing the SBOM of {reference} as a referrer: {e}"
+        ))
+    };
+    let blob = registry::PushBlob::of_file(sbom).map_err(failed)?;
+    let repository = registry::Repository::open(reference, credentials, true);
+    let artifact = repository
+        .push_referrer(&subject, sbom::ARTIFACT_TYPE, &blob, sbom::ARTIFACT_TYPE)
+        .map_err(failed)?;
+    eprintln!("pushed its SBOM as a referrer: {reference}@{artifact}");
     Ok(())
 }
 

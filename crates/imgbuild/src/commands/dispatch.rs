@@ -8,7 +8,9 @@ use clap::CommandFactory;
 use indexmap::IndexMap;
 use planner::{PlanOptions, Project, TagFilter};
 
-use super::{affected, apply, boot, build, cache, lint, list, matrix, mirror_cmd, plan, verify};
+use super::{
+    affected, apply, boot, build, cache, lint, list, matrix, mirror_cmd, plan, sbom, verify,
+};
 use crate::cli::{Cli, Command, MatrixAction, MirrorAction, VarArgs};
 use crate::Failure;
 
@@ -38,6 +40,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
         }
         Command::Cache(args) => cache::run(&args, json),
         Command::Verify(args) => verify::run(&args, json),
+        Command::Sbom(args) => sbom::run(&args),
         Command::Boot(args) => boot::run(&args, json),
         Command::Mirror(args) => match args.action {
             MirrorAction::Serve { dir, addr } => mirror_cmd::serve(&dir, &addr),

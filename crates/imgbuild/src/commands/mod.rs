@@ -6,12 +6,14 @@ mod boot;
 mod build;
 mod cache;
 mod dispatch;
+mod image_input;
 mod lint;
 mod list;
 mod matrix;
 mod mirror_cmd;
 mod output;
 mod plan;
+mod sbom;
 mod session;
 mod verify;
 

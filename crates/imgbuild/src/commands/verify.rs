@@ -1,11 +1,9 @@
 //! `imgbuild verify`: the checks of a finished image, reading files only.
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::anyhow;
-use verify::inputs::{InputError, Labels};
-use verify::{Expect, Report, Snapshot};
+use verify::{Expect, Report};
 
 use crate::cli::VerifyArgs;
 use crate::Failure;
@@ -37,31 +35,6 @@ pub fn print_report(report: &Report) {
     }
 }
 
-/// Reads the image `input` names: a path, or a registry reference pulled blob by blob (each
-/// verified by digest) into the cache.
-fn read_image(input: &str) -> Result<(Snapshot, Labels), Failure> {
-    if input.starts_with("docker://") {
-        registry::Reference::parse(input).map_err(|e| Failure::Input(anyhow!("{input}: {e}")))?;
-        let conf = registry::RegistriesConf::load().map_err(|e| Failure::Input(anyhow!(e)))?;
-        let blobs = super::session::cache_dir().join("registry");
-        let (pulled, _) = registry::pull_via(&conf, input, &blobs)
-            .map_err(|e| Failure::Run(anyhow!("pulling {input}: {e}")))?;
-        let layers: Vec<_> = pulled.layers.iter().map(|l| l.path.clone()).collect();
-        return verify::inputs::read_pulled(&layers, &pulled.config)
-            .map_err(|e| Failure::Run(anyhow!(e)));
-    }
-    let path = Path::new(input);
-    if !path.exists() {
-        return Err(Failure::Input(anyhow!(
-            "{input}: no such file or folder; give a rootfs folder, a Warewulf chroot or image (.img, .img.gz), an OCI layout, an oci-archive or docker-archive tar, or docker://REGISTRY/REPO:TAG"
-        )));
-    }
-    verify::inputs::read(path).map_err(|e| match e {
-        InputError::NotAnImage { .. } => Failure::Input(anyhow!(e)),
-        InputError::Io { .. } => Failure::Run(anyhow!("cannot read the image: {e}")),
-    })
-}
-
 /// The certificate of `--signer-cert`, read before the image: a wrong file is refused at once.
 fn signer_cert(path: &std::path::Path) -> Result<verify::SignerCert, Failure> {
     let bytes = std::fs::read(path).map_err(|e| {
@@ -91,7 +64,7 @@ pub fn run(args: &VerifyArgs, json: bool) -> Result<ExitCode, Failure> {
             .unwrap_or_default();
         eprintln!("verify: reading {}{size}", args.image);
     }
-    let (snapshot, labels) = read_image(&args.image)?;
+    let (snapshot, labels) = super::image_input::read_image(&args.image)?;
     if !json {
         eprintln!(
             "verify: read {} files in {:.1}s",
@@ -111,6 +84,14 @@ pub fn run(args: &VerifyArgs, json: bool) -> Result<ExitCode, Failure> {
         no_build_tools: args.no_build_tools || built_for.no_build_tools,
         signer_cert: signer_cert.or(built_for.signer_cert),
     };
-    let report = verify::verify(&snapshot, &args.image, &expect);
+    let mut report = verify::verify(&snapshot, &args.image, &expect);
+    if let Some(file) = &args.sbom {
+        let recorded = super::sbom::read(file)?;
+        let current = super::sbom::of_image(&snapshot, &args.image, &labels);
+        report
+            .checks
+            .push(super::sbom::check(&recorded, &current, file));
+        report.ok = report.checks.iter().all(|c| c.ok);
+    }
     super::output::report_out(json, &report, report.ok, print_report)
 }

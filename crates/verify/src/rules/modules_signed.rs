@@ -89,8 +89,8 @@ mod tests {
     use crate::image::Expect;
     use crate::modinfo::fake_module;
     use crate::report::verify;
-    use crate::signature::tests::{sign, signing_key};
     use crate::signature::SignerCert;
+    use crate::signing_fixture::{sign, signing_key};
     use crate::snapshot::Snapshot;
 
     const K: &str = "6.1.0-50-amd64";
