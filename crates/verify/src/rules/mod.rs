@@ -4,6 +4,7 @@
 pub use rule::{Rule, Verdict};
 
 mod bin_sh;
+mod doca_version;
 mod duplicate_modules;
 mod initramfs;
 mod modules_dep;
@@ -31,6 +32,7 @@ pub static RULES: &[&dyn Rule] = &[
     &duplicate_modules::DuplicateModules,
     &mofed_modules::MofedModules,
     &ofed_info::OfedInfo,
+    &doca_version::DocaVersion,
     &openibd_enabled::OpenibdEnabled,
     &opensmd_disabled::OpensmdDisabled,
     &nvidia_modules::NvidiaModules,
@@ -56,3 +58,5 @@ pub fn rules_table() -> String {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_doca;
