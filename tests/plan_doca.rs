@@ -114,6 +114,7 @@ fn doca_from_3_2_runs_dkms_for_the_pinned_kernel_and_checks_every_module() {
                 "install doca-ofed",
                 "build DOCA's DKMS modules for the pinned kernel",
                 "every DKMS module is installed for the pinned kernel",
+                "no DKMS signing key in the image",
             ],
             "{image}: {tasks:#?}"
         );
