@@ -52,10 +52,14 @@ fn setup() -> Setup {
     }
     std::fs::copy(repo_root().join("mirror.toml"), project.join("mirror.toml")).expect("mirror");
     let mirror_dir = work.path().join("mirror");
+    // The stand-in's throwaway key is kept with the layer cache: the same key run after run
+    // keeps the mofed layers cached.
+    let gnupg = test_cache().join("doca-standin-gnupg");
     for script in ["make-mirror.sh", "make-doca-repo.sh"] {
         let status = Command::new("bash")
             .arg(repo_root().join("tests/fixtures/installers").join(script))
             .arg(&mirror_dir)
+            .env("DOCA_STANDIN_GNUPG", &gnupg)
             .status()
             .expect(script);
         assert!(status.success(), "{script}");
