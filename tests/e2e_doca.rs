@@ -161,6 +161,13 @@ fn builds_and_verifies(s: &Setup, image: &str, doca: &str, ofed: &str, module_di
             module["path"]
         );
     }
+    // The build's report names the InfiniBand stack the recipe chose.
+    let report: Value = serde_json::from_slice(
+        &std::fs::read(s.out.join(image).join("report.json")).expect("report.json"),
+    )
+    .expect("report JSON");
+    assert_eq!(report["doca"], doca, "{image}");
+    assert_eq!(report["mofed"], Value::Null, "{image}");
     let layers = built["layers"].as_array().expect("layers");
     let fresh: Vec<&str> = layers
         .iter()

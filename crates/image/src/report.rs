@@ -51,6 +51,9 @@ pub struct Report {
     pub kernel: Option<String>,
     /// `mofed_version`.
     pub mofed: Option<String>,
+    /// `doca_version`: DOCA-OFED in place of MOFED.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doca: Option<String>,
     /// `nvidia_version`.
     pub nvidia: Option<String>,
     /// Sum of compressed layer sizes.
@@ -131,6 +134,9 @@ fn summary_table(out: &mut String, report: &Report) {
         "| MOFED | {} |",
         report.mofed.as_deref().unwrap_or("-")
     );
+    if let Some(doca) = &report.doca {
+        let _ = writeln!(out, "| DOCA | {doca} |");
+    }
     let _ = writeln!(
         out,
         "| NVIDIA | {} |",
@@ -310,7 +316,7 @@ pub fn assemble(
     build: &BuildReport,
     trees: &[(String, std::path::PathBuf)],
     kernel: Option<String>,
-    mofed: Option<String>,
+    (mofed, doca): (Option<String>, Option<String>),
     nvidia: Option<String>,
     verify: Option<verify::Report>,
 ) -> Report {
@@ -353,6 +359,7 @@ pub fn assemble(
         config: build.config.clone(),
         kernel,
         mofed,
+        doca,
         nvidia,
         size: build.layers.iter().map(|l| l.size).sum(),
         seconds: build.seconds,
@@ -411,6 +418,7 @@ mod tests {
             config: "sha256:1".into(),
             kernel: Some("6.1.0-50-amd64".into()),
             mofed: None,
+            doca: None,
             nvidia: None,
             size: 1,
             seconds: 1.0,
