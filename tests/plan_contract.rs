@@ -137,7 +137,7 @@ fn matrix_json_is_the_sites_matrix() {
     let out = imgbuild(&repo_root(), &["matrix", "--format", "json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let rows: Value = serde_json::from_slice(&out.stdout).expect("matrix JSON");
-    let row = |image: &str, os: &str, version: &str, kernel: &str, mofed: &str| json!({"image": image, "os": os, "os_version": version, "kernel": kernel, "mofed": mofed, "nvidia": "580.65.06", "nvidia_kernel_flavor": "proprietary"});
+    let row = |image: &str, os: &str, version: &str, kernel: &str, mofed: &str| json!({"image": image, "os": os, "os_version": version, "kernel": kernel, "mofed": mofed, "doca": null, "nvidia": "580.65.06", "nvidia_kernel_flavor": "proprietary"});
     // Debian's image takes the driver Debian ships (non-free), the others NVIDIA's installer.
     let mut debian = row(
         "debian-12-compute",

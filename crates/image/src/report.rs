@@ -52,6 +52,9 @@ pub struct Report {
     pub kernel: Option<String>,
     /// `mofed_version`.
     pub mofed: Option<String>,
+    /// `doca_version`: DOCA-OFED in place of MOFED.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doca: Option<String>,
     /// `nvidia_version`.
     pub nvidia: Option<String>,
     /// Sum of compressed layer sizes.
@@ -138,6 +141,9 @@ fn summary_table(out: &mut String, report: &Report) {
         "| MOFED | {} |",
         report.mofed.as_deref().unwrap_or("-")
     );
+    if let Some(doca) = &report.doca {
+        let _ = writeln!(out, "| DOCA | {doca} |");
+    }
     let _ = writeln!(
         out,
         "| NVIDIA | {} |",
@@ -317,7 +323,7 @@ pub fn assemble(
     build: &BuildReport,
     trees: &[(String, std::path::PathBuf)],
     kernel: Option<String>,
-    mofed: Option<String>,
+    (mofed, doca): (Option<String>, Option<String>),
     nvidia: Option<String>,
     verify: Option<verify::Report>,
 ) -> Report {
@@ -360,6 +366,7 @@ pub fn assemble(
         config: build.config.clone(),
         kernel,
         mofed,
+        doca,
         nvidia,
         size: build.layers.iter().map(|l| l.size).sum(),
         seconds: build.seconds,
@@ -425,6 +432,7 @@ mod tests {
             config: "sha256:1".into(),
             kernel: Some("6.1.0-50-amd64".into()),
             mofed: None,
+            doca: None,
             nvidia: None,
             size: 1,
             seconds: 1.0,
@@ -519,6 +527,7 @@ mod tests {
             config: "sha256:1".into(),
             kernel: Some("6.1.0-50-amd64".into()),
             mofed: Some("24.10-2.1.8.0".into()),
+            doca: None,
             nvidia: None,
             size: 1,
             seconds: 1.0,

@@ -297,6 +297,10 @@ pub struct VerifyArgs {
     /// The MOFED version to expect (default: the io.imgbuild.mofed label).
     #[arg(long, value_name = "VERSION")]
     pub mofed: Option<String>,
+    /// The DOCA version whose DOCA-OFED to expect in place of MOFED (default: the
+    /// io.imgbuild.doca label).
+    #[arg(long, value_name = "VERSION")]
+    pub doca: Option<String>,
     /// The NVIDIA version to expect (default: the io.imgbuild.nvidia label).
     #[arg(long, value_name = "VERSION")]
     pub nvidia: Option<String>,

@@ -16,8 +16,12 @@ pub struct ImageIntent {
     /// The pinned kernel (`kernel_version`): what `uname -r` and `ansible_kernel` say in the
     /// build, what modules are built for, the image's label.
     pub kernel: Option<String>,
-    /// `mofed_version`, when a `mofed` role installs it.
+    /// `mofed_version`, when a `mofed` role installs MLNX_OFED.
     pub mofed: Option<String>,
+    /// `doca_version`, when the `mofed` role installs DOCA-OFED instead (the recipe sets it in
+    /// place of `mofed_version`).
+    #[serde(rename = "doca_version", skip_serializing_if = "Option::is_none")]
+    pub doca: Option<String>,
     /// `nvidia_version`, when an `nvidia` role installs it.
     pub nvidia: Option<String>,
     /// `nvidia_kernel_flavor`, when an `nvidia` role installs the driver: NVIDIA's open kernel
@@ -63,6 +67,10 @@ impl NvidiaFlavor {
     }
 }
 
+/// A variable that pins what a role installs in place of its `PINNED_BY` one: DOCA-OFED's
+/// `doca_version` for the `mofed` role.
+pub(crate) const ALSO_PINNED_BY: &[(&str, &str)] = &[("mofed", "doca_version")];
+
 /// Role variables a recipe may leave to the role's defaults: `(role, variable)`.
 pub(crate) const ROLE_DEFAULTED: &[(&str, &str)] = &[("nvidia", "nvidia_kernel_flavor")];
 
@@ -93,18 +101,30 @@ impl ImageIntent {
         };
         let role = |name: &str| recipe.roles.iter().find(|r| r.name == name);
         for (name, key) in PINNED_BY {
-            if let (Some(entry), None) = (role(name), text(key)) {
+            let instead = ALSO_PINNED_BY
+                .iter()
+                .find(|(role, _)| role == name)
+                .filter(|(_, other)| text(other).is_some());
+            if let (Some(entry), None, None) = (role(name), text(key), instead) {
                 return Err(PlanError::new(
                     Location::new(&recipe.path, entry.line),
                     ErrorKind::Recipe(format!(
-                        "role {name} installs what {key} pins, but the recipe sets no {key}; set vars.{key} (the image's labels, the build's kernel and verify's expectations come from it)"
+                        "role {name} installs what {key} pins, but the recipe sets no {key}; set vars.{key}{} (the image's labels, the build's kernel and verify's expectations come from it)",
+                        ALSO_PINNED_BY
+                            .iter()
+                            .filter(|(role, _)| role == name)
+                            .map(|(_, other)| format!(" or vars.{other}"))
+                            .collect::<String>()
                     )),
                 ));
             }
         }
         Ok(ImageIntent {
             kernel: text("kernel_version"),
-            mofed: text("mofed_version").filter(|_| role("mofed").is_some()),
+            // doca_version chooses DOCA-OFED over MLNX_OFED, as the role does.
+            mofed: text("mofed_version")
+                .filter(|_| role("mofed").is_some() && text("doca_version").is_none()),
+            doca: text("doca_version").filter(|_| role("mofed").is_some()),
             nvidia: text("nvidia_version").filter(|_| role("nvidia").is_some()),
             nvidia_flavor: match role("nvidia") {
                 Some(_) => nvidia_flavor(text("nvidia_kernel_flavor"), defined_at)?,

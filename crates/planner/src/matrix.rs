@@ -1,4 +1,4 @@
-//! The version matrix: one row per image with its OS, kernel, MOFED and NVIDIA versions.
+//! The version matrix: one row per image with its OS, kernel, MOFED or DOCA and NVIDIA versions.
 
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -20,8 +20,10 @@ pub struct MatrixRow {
     pub os_version: String,
     /// `kernel_version`.
     pub kernel: Option<String>,
-    /// `mofed_version`.
+    /// `mofed_version` (none when `doca_version` chooses DOCA-OFED instead).
     pub mofed: Option<String>,
+    /// `doca_version`: the `mofed` role installs DOCA-OFED in place of MLNX_OFED.
+    pub doca: Option<String>,
     /// `nvidia_version`.
     pub nvidia: Option<String>,
     /// `nvidia_kernel_flavor` (the recipe's, else the `nvidia` role's default), for an image
@@ -58,7 +60,9 @@ pub fn matrix(project: &Project, opts: &PlanOptions) -> Result<Vec<MatrixRow>> {
             os: fact("ansible_distribution"),
             os_version: fact("ansible_distribution_version"),
             kernel: var("kernel_version"),
-            mofed: var("mofed_version"),
+            // As the role chooses: doca_version set means DOCA-OFED, not MLNX_OFED.
+            mofed: var("mofed_version").filter(|_| var("doca_version").is_none()),
+            doca: var("doca_version"),
             nvidia: var("nvidia_version"),
             nvidia_flavor: match var("nvidia_kernel_flavor") {
                 Some(flavor) => Some(flavor),

@@ -16,6 +16,8 @@ pub struct Expect {
     pub kernel: Option<String>,
     /// The MOFED version `ofed_info` must report.
     pub mofed: Option<String>,
+    /// The DOCA version whose DOCA-OFED the image must hold (instead of MLNX_OFED).
+    pub doca: Option<String>,
     /// The NVIDIA driver version its modules must carry.
     pub nvidia: Option<String>,
     /// The flavour of NVIDIA kernel modules it must carry.

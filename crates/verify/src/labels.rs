@@ -12,6 +12,8 @@ use crate::image::Expect;
 pub const KERNEL: &str = "io.imgbuild.kernel";
 /// The MOFED version `ofed_info -s` reports.
 pub const MOFED: &str = "io.imgbuild.mofed";
+/// The DOCA version whose DOCA-OFED the image holds (in place of MLNX_OFED).
+pub const DOCA: &str = "io.imgbuild.doca";
 /// The NVIDIA driver version.
 pub const NVIDIA: &str = "io.imgbuild.nvidia";
 /// The flavour of the NVIDIA kernel modules (`open`, `proprietary`).
@@ -34,6 +36,8 @@ pub struct ImageLabels {
     pub kernel: Option<String>,
     /// The MOFED version.
     pub mofed: Option<String>,
+    /// The DOCA version (DOCA-OFED).
+    pub doca: Option<String>,
     /// The NVIDIA driver version.
     pub nvidia: Option<String>,
     /// The flavour of the NVIDIA kernel modules.
@@ -60,6 +64,7 @@ impl ImageLabels {
         Self {
             kernel: text(KERNEL),
             mofed: text(MOFED),
+            doca: text(DOCA),
             nvidia: text(NVIDIA),
             nvidia_flavor: labels
                 .get(NVIDIA_FLAVOR)
@@ -100,6 +105,7 @@ impl ImageLabels {
         for (key, value) in [
             (KERNEL, &self.kernel),
             (MOFED, &self.mofed),
+            (DOCA, &self.doca),
             (NVIDIA, &self.nvidia),
             (RECIPE_DIGEST, &self.recipe_digest),
         ] {
@@ -133,6 +139,7 @@ impl ImageLabels {
         Expect {
             kernel: self.kernel.clone(),
             mofed: self.mofed.clone(),
+            doca: self.doca.clone(),
             nvidia: self.nvidia.clone(),
             nvidia_flavor: self.nvidia_flavor,
             initramfs: self.initramfs,
@@ -153,6 +160,7 @@ mod tests {
         let built = ImageLabels {
             kernel: Some("6.1.0-50-amd64".into()),
             mofed: Some("24.10-2.1.8.0".into()),
+            doca: Some("3.2.1".into()),
             nvidia: None,
             nvidia_flavor: Some(NvidiaFlavor::Open),
             initramfs: true,

@@ -1,6 +1,6 @@
 //! What verify reads of an image, gathered in one pass: every path with its type, size and link
 //! target; the bytes of the few small files the rules read (module and modprobe configuration,
-//! `ofed_info`, possible private keys); and each kernel module's `.modinfo`. A rootfs folder is
+//! `ofed_info`, dpkg's status, possible private keys); and each kernel module's `.modinfo`. A rootfs folder is
 //! walked; a Warewulf image or a container image's layers are streamed, never unpacked to disk.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -133,6 +133,8 @@ fn keeps_content(path: &str, size: u64) -> bool {
         || in_config("depmod.d")
         || path == "/etc/infiniband/openib.conf"
         || name == "ofed_info"
+        // doca_version reads the installed doca-ofed's version.
+        || path == "/var/lib/dpkg/status"
         || crate::key_paths::may_be_a_key(path)
 }
 

@@ -142,7 +142,7 @@ pub(super) fn report(plan: &Plan, made: &Made, started: Instant) -> Result<(), B
         &interim,
         &pairs,
         intent.kernel.clone(),
-        intent.mofed.clone(),
+        (intent.mofed.clone(), intent.doca.clone()),
         intent.nvidia.clone(),
         verified.cloned(),
     );

@@ -106,6 +106,7 @@ pub(super) fn promised_labels(intent: &planner::ImageIntent) -> verify::ImageLab
     verify::ImageLabels {
         kernel: intent.kernel.clone(),
         mofed: intent.mofed.clone(),
+        doca: intent.doca.clone(),
         nvidia: intent.nvidia.clone(),
         nvidia_flavor: intent.nvidia_flavor.map(|flavor| match flavor {
             planner::intent::NvidiaFlavor::Open => verify::NvidiaFlavor::Open,

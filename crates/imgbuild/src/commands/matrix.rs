@@ -12,7 +12,7 @@ use crate::cli::{MatrixFormat, MatrixSetArgs};
 use crate::Failure;
 
 /// The matrix's columns.
-const COLUMNS: usize = 7;
+const COLUMNS: usize = 8;
 
 const HEADERS: [&str; COLUMNS] = [
     "image",
@@ -20,6 +20,7 @@ const HEADERS: [&str; COLUMNS] = [
     "os_version",
     "kernel",
     "mofed",
+    "doca",
     "nvidia",
     "nvidia_flavor",
 ];
@@ -32,6 +33,7 @@ fn cells(row: &MatrixRow) -> [String; COLUMNS] {
         row.os_version.clone(),
         opt(&row.kernel),
         opt(&row.mofed),
+        opt(&row.doca),
         opt(&row.nvidia),
         opt(&row.nvidia_flavor),
     ]
@@ -348,6 +350,7 @@ mod tests {
             os_version: "9.5".into(),
             kernel: Some("5.14".into()),
             mofed: None,
+            doca: Some("3.2.1".into()),
             nvidia: Some("580,1".into()),
             nvidia_flavor: Some("open".into()),
         }]
@@ -357,15 +360,19 @@ mod tests {
     fn formats() {
         let md = render(&rows(), MatrixFormat::Markdown).expect("md");
         assert!(
-            md.contains("| a | Rocky | 9.5 | 5.14 | - | 580,1 |"),
+            md.contains("| a | Rocky | 9.5 | 5.14 | - | 3.2.1 | 580,1 |"),
             "{md}"
         );
         let csv = render(&rows(), MatrixFormat::Csv).expect("csv");
-        assert!(csv.ends_with("a,Rocky,9.5,5.14,,\"580,1\",open\n"), "{csv}");
+        assert!(
+            csv.ends_with("a,Rocky,9.5,5.14,,3.2.1,\"580,1\",open\n"),
+            "{csv}"
+        );
         let json: serde_json::Value =
             serde_json::from_str(&render(&rows(), MatrixFormat::Json).expect("json"))
                 .expect("valid");
         assert_eq!(json[0]["mofed"], serde_json::Value::Null);
+        assert_eq!(json[0]["doca"], "3.2.1");
         let table = render(&rows(), MatrixFormat::Table).expect("table");
         assert!(table.contains("580,1"), "{table}");
         assert!(
@@ -385,7 +392,7 @@ mod tests {
         });
         let md = render_diff(&before, &after, "main", MatrixFormat::Markdown).expect("md");
         assert!(
-            md.contains("| a | Rocky | 9.5 | ~~5.14~~ **5.15** | - | 580,1 |"),
+            md.contains("| a | Rocky | 9.5 | ~~5.14~~ **5.15** | - | 3.2.1 | 580,1 |"),
             "{md}"
         );
         assert!(md.contains("| **b** (new) |"), "{md}");

@@ -77,6 +77,7 @@ pub fn run(args: &VerifyArgs, json: bool) -> Result<ExitCode, Failure> {
     let expect = Expect {
         kernel: args.kernel.clone().or(built_for.kernel),
         mofed: args.mofed.clone().or(built_for.mofed),
+        doca: args.doca.clone().or(built_for.doca),
         nvidia: args.nvidia.clone().or(built_for.nvidia),
         nvidia_flavor: args.nvidia_flavor.or(built_for.nvidia_flavor),
         initramfs: args.initramfs || built_for.initramfs,

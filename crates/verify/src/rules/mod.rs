@@ -4,6 +4,7 @@
 pub use rule::{Rule, Verdict};
 
 mod bin_sh;
+mod doca_version;
 mod duplicate_modules;
 mod initramfs;
 mod modules_dep;
@@ -33,6 +34,7 @@ pub static RULES: &[&dyn Rule] = &[
     &modules_signed::ModulesSigned,
     &mofed_modules::MofedModules,
     &ofed_info::OfedInfo,
+    &doca_version::DocaVersion,
     &openibd_enabled::OpenibdEnabled,
     &opensmd_disabled::OpensmdDisabled,
     &nvidia_modules::NvidiaModules,
@@ -58,3 +60,5 @@ pub fn rules_table() -> String {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_doca;

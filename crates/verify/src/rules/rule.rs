@@ -44,9 +44,10 @@ pub(crate) fn and_kernel<'a>(
 
 /// The skip of a MOFED rule in an image without MOFED.
 pub(crate) fn mofed_or_skip(image: &Image) -> Result<(), Verdict> {
-    if image.mofed_traces.is_empty() && image.expect.mofed.is_none() {
+    if image.mofed_traces.is_empty() && image.expect.mofed.is_none() && image.expect.doca.is_none()
+    {
         Err(Verdict::Skip(
-            "no MOFED in the image (no ofed_info, openib.conf, openibd unit, ofa_kernel or MOFED modules) and none asked for (--mofed)".into(),
+            "no MOFED in the image (no ofed_info, openib.conf, openibd unit, ofa_kernel or MOFED modules) and none asked for (--mofed, --doca)".into(),
         ))
     } else {
         Ok(())

@@ -7,9 +7,9 @@ use crate::modinfo::fake_module;
 use crate::report::{verify, Report};
 use crate::snapshot::Snapshot;
 
-const K: &str = "6.1.0-50-amd64";
+pub(super) const K: &str = "6.1.0-50-amd64";
 
-fn module(s: &mut Snapshot, rel: &str, fields: &[(&str, &str)]) {
+pub(super) fn module(s: &mut Snapshot, rel: &str, fields: &[(&str, &str)]) {
     let vermagic = format!("{K} SMP preempt mod_unload modversions");
     let mut all = vec![("vermagic", vermagic.as_str())];
     all.extend_from_slice(fields);
@@ -22,12 +22,12 @@ fn module(s: &mut Snapshot, rel: &str, fields: &[(&str, &str)]) {
     .expect("module");
 }
 
-fn text(s: &mut Snapshot, path: &str, content: &str) {
+pub(super) fn text(s: &mut Snapshot, path: &str, content: &str) {
     s.add_file(path, content.len() as u64, Some(content.as_bytes()))
         .expect("file");
 }
 
-fn enable(s: &mut Snapshot, unit: &str) {
+pub(super) fn enable(s: &mut Snapshot, unit: &str) {
     s.add_symlink(
         &format!("/etc/systemd/system/multi-user.target.wants/{unit}"),
         &format!("/usr/lib/systemd/system/{unit}"),
@@ -35,7 +35,7 @@ fn enable(s: &mut Snapshot, unit: &str) {
 }
 
 /// A good MOFED + NVIDIA compute image, usrmerged as Debian 12 is.
-fn good() -> Snapshot {
+pub(super) fn good() -> Snapshot {
     let mut s = Snapshot::default();
     s.add_symlink("/lib", "usr/lib");
     s.add_symlink("/bin", "usr/bin");
@@ -85,7 +85,7 @@ fn good() -> Snapshot {
     s
 }
 
-fn failed(report: &Report) -> Vec<&str> {
+pub(super) fn failed(report: &Report) -> Vec<&str> {
     report
         .checks
         .iter()
@@ -94,11 +94,11 @@ fn failed(report: &Report) -> Vec<&str> {
         .collect()
 }
 
-fn skipped(report: &Report) -> Vec<&str> {
+pub(super) fn skipped(report: &Report) -> Vec<&str> {
     report.skipped.iter().map(|c| c.id.as_str()).collect()
 }
 
-fn detail<'a>(report: &'a Report, id: &str) -> &'a str {
+pub(super) fn detail<'a>(report: &'a Report, id: &str) -> &'a str {
     &report
         .checks
         .iter()
@@ -113,10 +113,13 @@ fn a_good_image_passes_every_rule_with_only_the_image_as_input() {
     assert!(report.ok, "{:#?}", report.checks);
     assert_eq!(report.kernel.as_deref(), Some(K));
     assert_eq!(report.kernel_source, Some(KernelSource::OnlyOne));
-    // Only the initramfs rule, modules_signed and no_build_tools wait to be asked; an
-    // initramfs is there, so its rule runs too.
-    assert_eq!(skipped(&report), vec!["modules_signed", "no_build_tools"]);
-    assert_eq!(report.checks.len(), crate::rules::RULES.len() - 2);
+    // Only the initramfs rule, modules_signed, doca_version and no_build_tools wait to be
+    // asked; an initramfs is there, so its rule runs too.
+    assert_eq!(
+        skipped(&report),
+        vec!["modules_signed", "doca_version", "no_build_tools"]
+    );
+    assert_eq!(report.checks.len(), crate::rules::RULES.len() - 3);
     assert!(detail(&report, "modules_dep").contains("copies it shadows"));
     assert!(detail(&report, "nvidia_version").contains("580.65.06"));
 }
@@ -146,6 +149,7 @@ fn an_image_without_mofed_or_nvidia_skips_their_rules_and_says_why() {
             "modules_signed",
             "mofed_modules",
             "ofed_info",
+            "doca_version",
             "openibd_enabled",
             "nvidia_modules",
             "peermem_after_mofed",
