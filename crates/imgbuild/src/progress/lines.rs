@@ -1,6 +1,6 @@
 //! The words and lines every human-readable display shares: a task's end, a layer, a bar.
 
-use engine::events::Status;
+use engine::events::{Event, Status};
 
 fn status_word(status: Status, ignored: bool) -> &'static str {
     match (status, ignored) {
@@ -82,6 +82,44 @@ pub fn end_line(
         line.push_str(&format!(" - {first}"));
     }
     line
+}
+
+/// The lasting line of an event every human display prints the same way (a role's start and
+/// end, a task's end, a layer, a note, a diff); `None` for the others. `position`: the role's
+/// place among the recipe's, `(i, n)`.
+pub fn event_line(position: Option<(usize, usize)>, event: &Event) -> Option<String> {
+    Some(match event {
+        Event::RoleStart { role } => match position {
+            Some((i, n)) => format!("== {role} (role {i} of {n})"),
+            None => format!("== {role}"),
+        },
+        Event::Note { message } => format!("note: {message}"),
+        Event::Layer {
+            role,
+            digest,
+            size,
+            cached,
+            why,
+            registry,
+        } => layer_line(role, digest, *size, *cached, why, registry),
+        Event::TaskEnd {
+            role,
+            task,
+            status,
+            seconds,
+            msg,
+            ignored,
+            ..
+        } => end_line(role, task, *status, *seconds, msg, *ignored),
+        Event::Diff { diff } => diff.trim_end_matches('\n').to_owned(),
+        Event::RoleEnd {
+            role,
+            tasks,
+            changed,
+            seconds,
+        } => format!("== {role}: {tasks} tasks, {changed} changed, {seconds:.1}s"),
+        Event::TaskStart { .. } | Event::Step { .. } | Event::Download { .. } => return None,
+    })
 }
 
 /// `text` cut to `width` characters, an ellipsis marking the cut.

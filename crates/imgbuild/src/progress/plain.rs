@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use engine::events::Event;
 
-use super::lines::{end_line, layer_line, megabytes};
+use super::lines::{event_line, megabytes};
 use super::{Display, Origin};
 
 /// The task or step running now in one image.
@@ -78,44 +78,15 @@ fn heartbeat_line(now: &Running) -> String {
     line
 }
 
-/// The line an event prints, if any.
+/// The line an event prints, if any: the shared ones, a step, a finished download.
 fn line_of(origin: &Origin, event: &Event) -> Option<String> {
-    Some(match event {
-        Event::RoleStart { role } => match origin.position {
-            Some((i, n)) => format!("== {role} (role {i} of {n})"),
-            None => format!("== {role}"),
-        },
-        Event::Note { message } => format!("note: {message}"),
-        Event::Step { what } => format!("-- {what}"),
+    match event {
+        Event::Step { what } => Some(format!("-- {what}")),
         Event::Download { url, bytes, total } if total.is_some_and(|t| t == *bytes) => {
-            format!("  downloaded {url} ({})", megabytes(*bytes))
+            Some(format!("  downloaded {url} ({})", megabytes(*bytes)))
         }
-        Event::Layer {
-            role,
-            digest,
-            size,
-            cached,
-            why,
-            registry,
-        } => layer_line(role, digest, *size, *cached, why, registry),
-        Event::TaskEnd {
-            role,
-            task,
-            status,
-            seconds,
-            msg,
-            ignored,
-            ..
-        } => end_line(role, task, *status, *seconds, msg, *ignored),
-        Event::Diff { diff } => diff.trim_end_matches('\n').to_owned(),
-        Event::RoleEnd {
-            role,
-            tasks,
-            changed,
-            seconds,
-        } => format!("== {role}: {tasks} tasks, {changed} changed, {seconds:.1}s"),
-        Event::TaskStart { .. } | Event::Download { .. } => return None,
-    })
+        _ => event_line(origin.position, event),
+    }
 }
 
 impl Display for PlainDisplay {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use engine::events::Event;
 
-use super::lines::{bar, end_line, fit, layer_line};
+use super::lines::{bar, event_line, fit};
 use super::{Display, Origin};
 
 /// What one image is doing now.
@@ -128,37 +128,8 @@ fn started_label(origin: &Origin, event: &Event) -> Option<String> {
 
 /// The lines an event leaves above the live block.
 fn lasting_lines(tag: bool, origin: &Origin, event: &Event) -> Vec<String> {
-    let line = match event {
-        Event::TaskEnd {
-            role,
-            task,
-            status,
-            seconds,
-            msg,
-            ignored,
-            ..
-        } => end_line(role, task, *status, *seconds, msg, *ignored),
-        Event::Note { message } => format!("note: {message}"),
-        Event::Layer {
-            role,
-            digest,
-            size,
-            cached,
-            why,
-            registry,
-        } => layer_line(role, digest, *size, *cached, why, registry),
-        Event::RoleStart { role } => match origin.position {
-            Some((i, n)) => format!("== {role} (role {i} of {n})"),
-            None => format!("== {role}"),
-        },
-        Event::RoleEnd {
-            role,
-            tasks,
-            changed,
-            seconds,
-        } => format!("== {role}: {tasks} tasks, {changed} changed, {seconds:.1}s"),
-        Event::Diff { diff } => diff.trim_end_matches('\n').to_owned(),
-        _ => return Vec::new(),
+    let Some(line) = event_line(origin.position, event) else {
+        return Vec::new();
     };
     let image = origin.key();
     line.lines()
