@@ -390,3 +390,24 @@ fn mirror_check_and_lock_against_a_loopback_mirror() {
         stdout(&check)
     );
 }
+
+/// docs/images.md's image table is what `imgbuild matrix --format markdown` prints for the
+/// project: the page changes with the recipes, in the same pull request.
+#[test]
+fn the_images_page_shows_the_projects_matrix() {
+    let out = imgbuild(&repo_root(), &["matrix", "--format", "markdown"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = std::fs::read_to_string(repo_root().join("docs/images.md")).expect("images.md");
+    let start = page
+        .find("<!-- image matrix:")
+        .and_then(|at| page[at..].find('\n').map(|end| at + end + 1))
+        .expect("the matrix's start marker");
+    let end = page
+        .find("<!-- end image matrix -->")
+        .expect("its end marker");
+    assert_eq!(
+        &page[start..end],
+        stdout(&out),
+        "docs/images.md's image table is out of date: put the output of `imgbuild matrix --format markdown` between its markers"
+    );
+}
