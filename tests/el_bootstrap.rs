@@ -106,6 +106,24 @@ fn a_dnf_base_from_the_sites_repository() {
             "{package} in the database: {names}"
         );
     }
+    // The SBOM beside the outputs lists what rpm lists (its keys are no packages), with purls.
+    let sbom: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(out.join("el-dnf-base/sbom.cdx.json")).expect("sbom.cdx.json"),
+    )
+    .expect("JSON");
+    let components = sbom["components"].as_array().expect("components");
+    for package in names.lines().filter(|n| *n != "gpg-pubkey") {
+        let component = components
+            .iter()
+            .find(|c| c["name"] == package)
+            .unwrap_or_else(|| panic!("{package} in the SBOM: {sbom:#}"));
+        let purl = component["purl"].as_str().unwrap_or_default();
+        assert!(
+            purl.starts_with("pkg:rpm/") && purl.contains(&format!("/{package}@")),
+            "{purl}"
+        );
+    }
+    assert!(!components.iter().any(|c| c["name"] == "gpg-pubkey"));
     let post = std::fs::read_to_string(rootfs.join("var/lib/el-app/post-ran")).unwrap_or_default();
     assert_eq!(
         post, "post ran for 1.0-1\n",

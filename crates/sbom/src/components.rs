@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use verify::image::{Image, ModuleFile};
 use verify::Snapshot;
 
-use crate::dpkg;
 use crate::model::{props, Component, Hash, Kind};
 use crate::purl;
+use crate::{dpkg, rpm};
 
 /// The distribution, from `os-release`: its `ID` and `VERSION_ID`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -47,8 +47,14 @@ impl Distro {
     }
 }
 
-/// Every package of dpkg's database, with its purl.
+/// Every package of dpkg's and rpm's databases, with its purl.
 pub fn packages(snapshot: &Snapshot, distro: Option<&Distro>) -> Vec<Component> {
+    let mut out = deb_packages(snapshot, distro);
+    out.extend(rpm_packages(snapshot, distro));
+    out
+}
+
+fn deb_packages(snapshot: &Snapshot, distro: Option<&Distro>) -> Vec<Component> {
     let vendor = distro.map(|d| d.id.as_str()).unwrap_or("debian");
     let qualifier = distro.map(Distro::qualifier).unwrap_or_default();
     dpkg::packages(snapshot)
@@ -62,16 +68,53 @@ pub fn packages(snapshot: &Snapshot, distro: Option<&Distro>) -> Vec<Component> 
                 &p.version,
                 &[("arch", &p.arch), ("distro", &qualifier)],
             );
-            let mut c = Component::new(Kind::Library, &p.name)
-                .with(props::ARCH, Some(&p.arch))
-                .with(props::SOURCE, Some(&p.source))
-                .with(props::PACKAGE_MANAGER, Some("dpkg"));
-            c.version = Some(p.version);
-            c.bom_ref = Some(purl.clone());
-            c.purl = Some(purl);
-            c
+            package_component(&p.name, p.version, &p.arch, &p.source, "dpkg", purl)
         })
         .collect()
+}
+
+/// rpm's packages; a database that cannot be read is one component saying why, so the SBOM
+/// never looks complete when it is not.
+fn rpm_packages(snapshot: &Snapshot, distro: Option<&Distro>) -> Vec<Component> {
+    let vendor = distro.map(|d| d.id.as_str()).unwrap_or("redhat");
+    let qualifier = distro.map(Distro::qualifier).unwrap_or_default();
+    match rpm::packages(snapshot) {
+        None => Vec::new(),
+        Some(Err(why)) => vec![Component::new(Kind::Data, "rpm database")
+            .with(props::ERROR, Some(&format!("not read: {why}")))],
+        Some(Ok(packages)) => packages
+            .into_iter()
+            .map(|p| {
+                let epoch = p.epoch.map(|e| e.to_string()).unwrap_or_default();
+                let purl = purl::package(
+                    "rpm",
+                    vendor,
+                    &p.name,
+                    &p.version,
+                    &[("arch", &p.arch), ("epoch", &epoch), ("distro", &qualifier)],
+                );
+                package_component(&p.name, p.version, &p.arch, &p.source, "rpm", purl)
+            })
+            .collect(),
+    }
+}
+
+fn package_component(
+    name: &str,
+    version: String,
+    arch: &str,
+    source: &str,
+    manager: &str,
+    purl: String,
+) -> Component {
+    let mut c = Component::new(Kind::Library, name)
+        .with(props::ARCH, Some(arch))
+        .with(props::SOURCE, Some(source))
+        .with(props::PACKAGE_MANAGER, Some(manager));
+    c.version = Some(version);
+    c.bom_ref = Some(purl.clone());
+    c.purl = Some(purl);
+    c
 }
 
 /// The kernel the image holds (the pinned one, or its only one; a pin the image has neither

@@ -46,6 +46,7 @@ fn identity(c: &Component) -> Option<String> {
         Kind::OperatingSystem => Some(format!("kernel {}", c.name)),
         Kind::DeviceDriver => Some(format!("module {} ({})", c.name, file())),
         Kind::Firmware => Some(format!("firmware {}", file())),
+        Kind::Data => Some(format!("{} (unread)", c.name)),
         Kind::Container | Kind::Application | Kind::File => None,
     }
 }

@@ -1,12 +1,12 @@
 //! The SBOM of an image (CycloneDX 1.5 JSON), read from the image's files as `verify` reads
-//! them: every OS package of dpkg's database with its purl, the kernel, every out-of-tree
+//! them: every OS package of dpkg's or rpm's database with its purl, the kernel, every out-of-tree
 //! module as a `device-driver` (file, version, vermagic, srcversion, signer, sha256, the package
 //! or installer it came from), firmware files with their sha256, the recipe's pins from the
 //! image's labels and, in a build, the `mirror.lock` pins of what was downloaded. The same
 //! image gives the same bytes. [`diff`] names what changed between an SBOM and an image.
 //!
-//! rpm databases are not read yet: reading one needs rpm's own code (a SQLite or Berkeley DB
-//! file of header blobs), and an EL image's SBOM lists its kernel, modules and firmware only.
+//! rpm's SQLite database (Rocky 9, rpm 4.16 and later) is read too; a Berkeley DB one (Rocky 8)
+//! is not, and such an image's SBOM lists its kernel, modules and firmware only.
 
 pub mod components;
 pub mod diff;
@@ -14,6 +14,7 @@ pub mod document;
 pub mod dpkg;
 pub mod model;
 pub mod purl;
+pub mod rpm;
 
 pub use diff::{diff, Difference};
 pub use document::{build, parse, to_bytes, Download, Inputs};

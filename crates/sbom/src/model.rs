@@ -64,6 +64,8 @@ pub enum Kind {
     Firmware,
     /// A downloaded artifact.
     File,
+    /// Data the image holds that could not be read (a package database).
+    Data,
 }
 
 /// One component.
@@ -190,4 +192,6 @@ pub mod props {
     pub const SIZE: &str = "imgbuild:size";
     /// A recipe pin, `imgbuild:pin:<label>`.
     pub const PIN_PREFIX: &str = "imgbuild:pin:";
+    /// Why something of the image could not be read.
+    pub const ERROR: &str = "imgbuild:error";
 }

@@ -82,10 +82,17 @@ const KEEP_LIMIT: u64 = 4 << 20;
 /// The package databases the SBOM reads may be larger than other kept files.
 const DATABASE_LIMIT: u64 = 64 << 20;
 
-/// Whether the SBOM reads this file's bytes: dpkg's database and file lists, `os-release`.
+/// Whether the SBOM reads this file's bytes: dpkg's database and file lists, rpm's SQLite
+/// database and its write-ahead log, `os-release`.
 fn sbom_reads(path: &str) -> bool {
     path == "/var/lib/dpkg/status"
         || (path.starts_with("/var/lib/dpkg/info/") && path.ends_with(".list"))
+        || ["/var/lib/rpm/", "/usr/lib/sysimage/rpm/"]
+            .iter()
+            .any(|dir| {
+                path.strip_prefix(dir)
+                    .is_some_and(|name| name == "rpmdb.sqlite" || name == "rpmdb.sqlite-wal")
+            })
         || path == "/etc/os-release"
         || path == "/usr/lib/os-release"
 }
