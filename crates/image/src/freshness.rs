@@ -19,7 +19,9 @@ fn program_digest() -> &'static str {
     })
 }
 
-/// Verify reports of images that passed, by manifest digest and expectations.
+/// Verify reports by manifest digest, expectations and program: passed or failed, a report is
+/// what the same rules say of the same bytes, so a rebuild of a failing image fails again
+/// without reading it.
 #[derive(Debug, Clone)]
 pub struct VerifyCache {
     dir: PathBuf,
@@ -43,21 +45,16 @@ impl VerifyCache {
     /// The report of an earlier verify of the same image with the same expectations.
     pub fn get(&self, manifest: &str, expect: &verify::Expect) -> Option<verify::Report> {
         let text = std::fs::read(self.path(manifest, expect)).ok()?;
-        serde_json::from_slice::<verify::Report>(&text)
-            .ok()
-            .filter(|r| r.ok)
+        serde_json::from_slice::<verify::Report>(&text).ok()
     }
 
-    /// Keeps a passing report (through a temporary file and a rename).
+    /// Keeps a report (through a temporary file and a rename).
     pub fn put(
         &self,
         manifest: &str,
         expect: &verify::Expect,
         report: &verify::Report,
     ) -> std::io::Result<()> {
-        if !report.ok {
-            return Ok(());
-        }
         std::fs::create_dir_all(&self.dir)?;
         let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)?;
         std::io::Write::write_all(&mut tmp, &serde_json::to_vec(report)?)?;
@@ -155,14 +152,14 @@ mod tests {
     }
 
     #[test]
-    fn only_passing_reports_are_kept() {
+    fn reports_are_kept_by_manifest_and_expectations_failed_or_not() {
         let dir = tempfile::tempdir().expect("tempdir");
         let cache = VerifyCache::new(dir.path());
         let expect = verify::Expect {
             kernel: Some("6.1.0-50-amd64".into()),
             ..verify::Expect::default()
         };
-        let mut report = verify::Report {
+        let failed = verify::Report {
             image: "x".into(),
             kernel: expect.kernel.clone(),
             kernel_source: None,
@@ -171,11 +168,13 @@ mod tests {
             skipped: Vec::new(),
             modules: Vec::new(),
         };
-        cache.put("sha256:m", &expect, &report).expect("put");
         assert!(cache.get("sha256:m", &expect).is_none());
-        report.ok = true;
-        cache.put("sha256:m", &expect, &report).expect("put");
-        assert_eq!(cache.get("sha256:m", &expect), Some(report));
+        cache.put("sha256:m", &expect, &failed).expect("put");
+        assert_eq!(cache.get("sha256:m", &expect), Some(failed.clone()));
+        let passed = verify::Report { ok: true, ..failed };
+        cache.put("sha256:n", &expect, &passed).expect("put");
+        assert_eq!(cache.get("sha256:n", &expect), Some(passed));
+        assert_ne!(cache.get("sha256:m", &expect).map(|r| r.ok), Some(true));
         let other = verify::Expect {
             initramfs: true,
             ..expect
