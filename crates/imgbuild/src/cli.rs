@@ -201,6 +201,10 @@ pub struct BuildArgs {
     /// report, and fail when a boot check fails.
     #[arg(long)]
     pub boot: bool,
+    /// With --boot: a folder laid over the image at boot as Warewulf sends a node's overlays
+    /// (a munge key, sssd.conf), so units that need the site's files start (repeatable).
+    #[arg(long = "boot-overlay", value_name = "DIR", requires = "boot")]
+    pub boot_overlays: Vec<PathBuf>,
     /// gzip level of the layers (1 fastest, 9 smallest).
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=9))]
     pub gzip_level: u32,

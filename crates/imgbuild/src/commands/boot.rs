@@ -1,6 +1,6 @@
 //! `imgbuild boot`: the image booted in QEMU as Warewulf boots a node, its modules loaded.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -42,16 +42,16 @@ pub fn run(args: &BootArgs, json: bool) -> Result<ExitCode, Failure> {
     super::report_out(json, &report, report.ok, print_report)
 }
 
-/// `build --boot`: boots the image just written to `dir` with the defaults, records it in its
-/// report and prints it; whether every check passed.
-pub fn after_build(dir: &Path, json: bool) -> Result<bool, Failure> {
+/// `build --boot`: boots the image just written to `dir` with the defaults and the given
+/// overlays, records it in its report and prints it; whether every check passed.
+pub fn after_build(dir: &Path, overlays: &[PathBuf], json: bool) -> Result<bool, Failure> {
     let request = BootRequest {
         input: dir.to_owned(),
         memory_mb: None,
         timeout: Duration::from_secs(300),
         accel: Accel::Auto,
         console_log: dir.join("boot-console.log"),
-        overlays: Vec::new(),
+        overlays: overlays.to_vec(),
         expect_failed: Vec::new(),
     };
     let report = boot_and_record(&request)?;

@@ -97,7 +97,7 @@ pub fn run(
     let out = std::path::absolute(&args.out).unwrap_or_else(|_| args.out.clone());
     check_outputs(&out, &plans, formats)?;
     if args.boot {
-        check_bootable(formats)?;
+        check_bootable(formats, &args.boot_overlays)?;
     }
     super::session::ensure_writable(&out, "--out", "choose a folder imgbuild can write")?;
     let context = Shared {
@@ -200,11 +200,18 @@ fn build_all(
     errors.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
-/// `--boot` needs QEMU and an output it can boot from: refused before any work.
-fn check_bootable(formats: Formats) -> Result<(), Failure> {
+/// `--boot` needs QEMU, an output it can boot from and overlays that are folders: refused
+/// before any work.
+fn check_bootable(formats: Formats, overlays: &[std::path::PathBuf]) -> Result<(), Failure> {
     if !formats.oci && !formats.chroot {
         return Err(Failure::Input(anyhow!(
             "--boot boots the image from its OCI layout or rootfs folder: add oci or chroot to --format"
+        )));
+    }
+    if let Some(overlay) = overlays.iter().find(|o| !o.is_dir()) {
+        return Err(Failure::Input(anyhow!(
+            "--boot-overlay {}: not a folder; give a folder whose files are laid over the image at boot",
+            overlay.display()
         )));
     }
     boot::qemu_available().map_err(|e| Failure::Input(anyhow!(e)))
@@ -223,7 +230,7 @@ fn boot_each(context: &Shared, plans: &[planner::Plan]) -> Result<ExitCode, Fail
                 dir.display()
             ),
         });
-        all_ok &= super::boot::after_build(&dir, context.json)?;
+        all_ok &= super::boot::after_build(&dir, &context.args.boot_overlays, context.json)?;
     }
     Ok(if all_ok {
         ExitCode::SUCCESS
