@@ -99,6 +99,15 @@ fn build(s: &Setup, image: &str, extra: &[&str]) -> (std::process::Output, Optio
     (result, built)
 }
 
+/// Says how long the phase that ends here took (seen with `--nocapture`), and starts the next.
+fn lap(phase: &mut Instant, name: &str) {
+    eprintln!(
+        "e2e phase: {name} took {:.0} s",
+        phase.elapsed().as_secs_f64()
+    );
+    *phase = Instant::now();
+}
+
 fn run(cmd: &mut Command) -> String {
     let out = cmd.output().expect("run");
     assert!(
@@ -119,16 +128,11 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
         "the pinned kernel must differ from the build host's for this test to mean anything"
     );
 
+    let mut phase = Instant::now();
     let started = Instant::now();
-    // --boot: after verify and the outputs, booted as Warewulf boots a node.
-    let (result, built) = build(&s, "debian-12-compute", &["--boot"]);
+    let (result, built) = build(&s, "debian-12-compute", &[]);
     let first_seconds = started.elapsed().as_secs_f64();
     assert!(result.status.success(), "build failed: {}", stderr(&result));
-    let booted = stdout(&result)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|e| e["event"] == "boot")
-        .expect("a boot event");
     let built = built.expect("a built event");
     let verify = &built["verify"];
     assert_eq!(verify["ok"], true, "{verify:#}");
@@ -234,10 +238,7 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
     assert!(std::fs::read_to_string(dir.join("report.md"))
         .expect("report.md")
         .contains("verify passed"));
-
-    // Booted as Warewulf boots a node (the image as its initramfs, under TCG here): the pinned
-    // kernel runs, MOFED's modules load, NVIDIA's find no device on a VM, openibd runs.
-    boots_and_loads_its_modules(&booted, &dir);
+    lap(&mut phase, "build");
 
     // Warewulf's import path: containers/image copies the docker-archive, umoci unpacks it.
     let archive = dir.join("debian-12-compute.tar");
@@ -252,6 +253,7 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
         .arg(format!("{}:x", oci.display()))
         .arg(&bundle));
     std::fs::remove_dir_all(&oci).expect("the imported copy is unpacked: remove it");
+    lap(&mut phase, "import with skopeo and umoci");
     let rootfs = bundle.join("rootfs");
     assert!(rootfs.join("bin/sh").exists());
     let kernels: Vec<String> = std::fs::read_dir(rootfs.join("boot"))
@@ -273,18 +275,33 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
     // The SBOM beside the outputs lists what dpkg-query and modinfo find in the image.
     let missing = sbom_misses(&rootfs, &dir.join("sbom.cdx.json"));
     assert!(missing.is_empty(), "not in the SBOM: {missing:?}");
-    // With an overlay giving munge its key, as Warewulf's overlays give a node, munge starts.
-    boots_with_an_overlay(&s, &dir, &rootfs);
+    lap(&mut phase, "checks of the imported rootfs");
     // imgbuild verify reads the archive itself, and every other form a site has, judging
     // each by what it finds; then each classic fault, with no flag naming what to expect.
     verify_forms::every_form_passes(&s.project, &archive, &rootfs, &s.out, KERNEL);
+    lap(&mut phase, "verify of every form");
     verify_forms::each_fault_fails_by_the_image_alone(&s.project, &rootfs, KERNEL);
+    lap(&mut phase, "verify of each fault");
 
-    // A second build with no change is served from the cache, to the same digest.
+    // A second build with no change is served from the cache, to the same digest. --boot then
+    // boots it as Warewulf boots a node (the image as its initramfs, under TCG here), with an
+    // overlay giving munge its key as Warewulf's overlays give a node: the pinned kernel runs,
+    // MOFED's modules load, NVIDIA's find no device on a VM, openibd and munge run.
+    let overlay = munge_key_overlay(&s, &rootfs);
     let started = Instant::now();
-    let (again, rebuilt) = build(&s, "debian-12-compute", &[]);
+    let (again, rebuilt) = build(
+        &s,
+        "debian-12-compute",
+        &["--boot", "--boot-overlay", &overlay.to_string_lossy()],
+    );
     let second_seconds = started.elapsed().as_secs_f64();
     assert!(again.status.success(), "{}", stderr(&again));
+    let booted = stdout(&again)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["event"] == "boot")
+        .expect("a boot event");
+    boots_and_loads_its_modules(&booted, &dir);
     let rebuilt = rebuilt.expect("built");
     assert_eq!(rebuilt["manifest"], built["manifest"]);
     assert!(
@@ -296,8 +313,9 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
         "{rebuilt:#}"
     );
     eprintln!(
-        "debian-12-compute: first build {first_seconds:.1}s, second build {second_seconds:.1}s"
+        "debian-12-compute: first build {first_seconds:.1}s, second build and boot {second_seconds:.1}s"
     );
+    lap(&mut phase, "second build, booted");
 
     // nvidia before mofed (the lint bypassed): peermem is built without MOFED's API.
     let (bad, _) = build(&s, "bad-order", &["--no-lint"]);
@@ -318,6 +336,7 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
         "the lint refuses it at plan time: {}",
         stderr(&linted)
     );
+    lap(&mut phase, "bad-order");
 
     // A module built for another kernel is named.
     let (stray, _) = build(&s, "stray-module", &[]);
@@ -329,12 +348,15 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
         "{}",
         stderr(&stray)
     );
+    lap(&mut phase, "stray-module verified");
 
     // Written anyway (--no-verify) and booted: the kernel refuses the module, and the boot
     // names it with the kernel's reason.
     let (written, _) = build(&s, "stray-module", &["--no-verify", "--format", "oci"]);
     assert!(written.status.success(), "{}", stderr(&written));
+    lap(&mut phase, "stray-module written");
     boot_names_the_module_the_kernel_refuses(&s, &s.out.join("stray-module"));
+    lap(&mut phase, "stray-module boot");
 
     // Modules of another kernel's release fail the one-kernel check.
     let (second_kernel, _) = build(&s, "stray-kernel-dir", &[]);
@@ -345,10 +367,12 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
         "{}",
         stderr(&second_kernel)
     );
+    lap(&mut phase, "stray-kernel-dir");
 
     // A node without an HCA: SoftRoCE on the VM's card with Debian's own RDMA stack. Booted,
     // it moves data over RDMA.
     softroce_moves_data_over_rdma(&s);
+    lap(&mut phase, "softroce, built and booted");
 }
 
 /// `build debian-12-softroce --boot`: the probe finds the image's rxe device on the VM's card,
@@ -519,22 +543,16 @@ fn boots_and_loads_its_modules(report: &Value, dir: &Path) {
     }
     assert_eq!(report["findings"]["openibd"][1], "active", "{report:#}");
     assert!(dir.join("boot-console.log").is_file());
-    // Without the site's overlays munge has no key: the recipe's boot_expect_failed says so,
-    // through the image's label, and the check names it as expected.
+    // The recipe's boot_expect_failed still names munge, but with its key in the overlay munge
+    // starts, and no unit fails that the recipe does not expect to.
     assert_eq!(
         report["expect_failed"],
         serde_json::json!(["munge.service", "sssd-*.socket"])
     );
+    assert_eq!(report["overlays"].as_array().map(Vec::len), Some(1));
     let failed = report["findings"]["failed_units"].to_string();
-    assert!(failed.contains("munge.service"), "{report:#}");
-    let units = check_in(report, "units_started");
-    assert_eq!(units["ok"], true, "{report:#}");
-    assert!(
-        units["detail"]
-            .as_str()
-            .is_some_and(|d| d.contains("munge.service") && d.contains("expects to fail")),
-        "{units}"
-    );
+    assert!(!failed.contains("munge.service"), "{report:#}");
+    assert_eq!(check_in(report, "units_started")["ok"], true, "{report:#}");
     // The boot is in the build's report.
     let build_report: Value =
         serde_json::from_slice(&std::fs::read(dir.join("report.json")).expect("report.json"))
@@ -552,9 +570,9 @@ fn check_in<'a>(report: &'a Value, id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no check {id}: {report:#}"))
 }
 
-/// `--overlay DIR` sends a folder after the image as Warewulf sends a node's overlays: here
-/// munge's key, owned by the image's munge user; munge then starts.
-fn boots_with_an_overlay(s: &Setup, dir: &Path, rootfs: &Path) {
+/// A folder laid over the image at boot (`--boot-overlay`), as Warewulf sends a node's overlays:
+/// munge's key, owned by the image's munge user.
+fn munge_key_overlay(s: &Setup, rootfs: &Path) -> PathBuf {
     let passwd = std::fs::read_to_string(rootfs.join("etc/passwd")).expect("passwd");
     let munge: Vec<u32> = passwd
         .lines()
@@ -578,13 +596,11 @@ fn boots_with_an_overlay(s: &Setup, dir: &Path, rootfs: &Path) {
     for path in [&key_dir, &key] {
         std::os::unix::fs::chown(path, Some(munge[0]), Some(munge[1])).expect("chown");
     }
-    let overlay_arg = overlay.to_string_lossy().into_owned();
-    let (code, report) = boot(s, dir, &["--overlay", &overlay_arg]);
-    assert_eq!(code, Some(0), "{report:#}");
-    let failed = report["findings"]["failed_units"].to_string();
-    assert!(!failed.contains("munge.service"), "{report:#}");
+    overlay
 }
 
+/// The small stray-module image booted with `imgbuild boot DIR`: the kernel refuses the module
+/// and the boot names it; munge, with no key and no overlay, fails as its recipe expects.
 fn boot_names_the_module_the_kernel_refuses(s: &Setup, dir: &Path) {
     let (code, report) = boot(s, dir, &[]);
     assert_eq!(code, Some(1), "{report:#}");
@@ -598,5 +614,19 @@ fn boot_names_the_module_the_kernel_refuses(s: &Setup, dir: &Path) {
             .is_some_and(|m| m.contains("could not insert 'stray'")),
         "{report:#}"
     );
-    assert_eq!(module_in(&report, "mlx5_core")["outcome"], "loaded");
+    assert_eq!(report["findings"]["kernel"], KERNEL);
+    assert_eq!(
+        report["expect_failed"],
+        serde_json::json!(["munge.service"])
+    );
+    let failed = report["findings"]["failed_units"].to_string();
+    assert!(failed.contains("munge.service"), "{report:#}");
+    let units = check_in(&report, "units_started");
+    assert_eq!(units["ok"], true, "{report:#}");
+    assert!(
+        units["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("munge.service") && d.contains("expects to fail")),
+        "{units}"
+    );
 }
