@@ -141,7 +141,8 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
             )));
         }
     }
-    let root = input::root_of(&request.input, &work.path().join("rootfs"))?;
+    let unpacked = work.path().join("rootfs");
+    let root = input::root_of(&request.input, &unpacked)?;
     let (kernel, vmlinuz) = input::kernel_of(&root)?;
     let mut expect_failed = input::expected_failures(&request.input);
     expect_failed.extend(request.expect_failed.iter().cloned());
@@ -151,6 +152,7 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
     let packing = Instant::now();
     let packed = write_initrd(&root, &request.overlays, &initrd)?;
     let pack_seconds = packing.elapsed().as_secs_f64();
+    let (vmlinuz, removal) = clear_while_booting(&root, &unpacked, &vmlinuz, work.path())?;
     let compressed = std::fs::metadata(&initrd).map_or(0, |m| m.len());
     let memory_mb = request
         .memory_mb
@@ -168,6 +170,9 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
         request.timeout,
         network,
     )?;
+    if let Some(removal) = removal {
+        let _ = removal.join();
+    }
     let console = std::fs::read_to_string(&request.console_log).unwrap_or_default();
     let findings = probe::parse(&console);
     let mut checks = checks(&kernel, &findings);
@@ -202,6 +207,27 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
         checks,
         console_log: request.console_log.clone(),
     })
+}
+
+/// A rootfs unpacked for the boot is packed now: its kernel is moved out for QEMU and the rest
+/// is removed on a thread while the VM runs (a gigabyte of small files takes a minute or more
+/// to remove on a busy disk). A rootfs folder given as the input is left alone.
+fn clear_while_booting(
+    root: &Path,
+    unpacked: &Path,
+    vmlinuz: &Path,
+    work: &Path,
+) -> Result<(PathBuf, Option<std::thread::JoinHandle<()>>), BootError> {
+    if root != unpacked {
+        return Ok((vmlinuz.to_owned(), None));
+    }
+    let kernel = work.join("vmlinuz");
+    std::fs::rename(vmlinuz, &kernel).map_err(|e| BootError::io(vmlinuz, e))?;
+    let doomed = unpacked.to_owned();
+    let removal = std::thread::spawn(move || {
+        let _ = std::fs::remove_dir_all(doomed);
+    });
+    Ok((kernel, Some(removal)))
 }
 
 /// SoftRoCE moved data: its port is active and an RDMA write loopback ran.
