@@ -9,7 +9,7 @@
 //! the layer cache: found nowhere. Another key changes the key of the signing role's layer and
 //! of those above it only. The same key signs the same modules to the same bytes when the
 //! layer is rebuilt from nothing (each time it is not cached yet, or always with
-//! IMGBUILD_E2E_SIGNING_REBUILD=1); served from the cache, it gives the same image.
+//! IMGBUILD_E2E_SIGNING_REBUILD=1).
 //! Needs root, debootstrap and the machine's Debian archive, as CI has.
 
 mod common;
@@ -364,8 +364,8 @@ fn modules_are_signed_with_the_sites_key_which_stays_out_of_everything_the_build
 
     // The same key signs the same modules to the same bytes, rebuilt from nothing (the layer
     // as a whole is not: apt's and dpkg's logs and DKMS's make.log hold the time of the build,
-    // in this layer as in every apt role's), each time the signed layer was not cached yet;
-    // otherwise the build served from the cache gives the same image.
+    // in this layer as in every apt role's), each time the signed layer was not cached yet (a
+    // warm run builds twice, both from the cache: a few minutes less of CI's budget).
     if fresh || std::env::var_os("IMGBUILD_E2E_SIGNING_REBUILD").is_some() {
         let made: Vec<&str> = first[below..].iter().map(|(_, d, _)| d.as_str()).collect();
         let modules = signed_modules(&s, made[0]);
@@ -377,10 +377,6 @@ fn modules_are_signed_with_the_sites_key_which_stays_out_of_everything_the_build
         let rebuilt = layers(&again);
         assert!(rebuilt.iter().any(|(r, _, cached)| r == "mofed" && !cached));
         assert_eq!(signed_modules(&s, &rebuilt[below].1), modules);
-    } else {
-        let (_, again) = build(&s, &site);
-        assert_eq!(digests(&layers(&again)), digests(&first));
-        assert_eq!(again["manifest"], built["manifest"]);
     }
     drop(s.work);
 }
