@@ -18,5 +18,6 @@ mod layer_code;
 pub mod oci;
 pub mod pargz;
 pub mod report;
+pub mod signing;
 pub mod snapshot;
 mod used;

@@ -228,6 +228,15 @@ pub struct BuildArgs {
     /// Build this many images at once (they share the download, base and layer caches).
     #[arg(long, short = 'j', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub jobs: u32,
+    /// A build secret, as BuildKit's: id=module-signing,src=DIR, DIR holding the site's module
+    /// signing (MOK) key, unencrypted PEM named key.pem, mok.key or MOK.priv, and its
+    /// certificate (PEM or DER) named cert.pem, cert.der, mok.pub, MOK.der or MOK.pem. The key
+    /// must be the certificate's. Only the roles that build modules (the recipe's
+    /// module_signing_roles, default mofed and nvidia) see it, at module_signing_key and
+    /// module_signing_cert, while they run; it never enters a layer, the cache or the report.
+    /// The image is labelled with the certificate and verify holds its modules to it.
+    #[arg(long = "secret", value_name = "id=ID,src=DIR", value_parser = crate::secret::parse)]
+    pub secrets: Vec<crate::secret::BuildSecret>,
     /// Variables, tags and mirror.
     #[command(flatten)]
     pub vars: VarArgs,

@@ -8,6 +8,7 @@ mod git;
 mod interrupt;
 mod progress;
 mod render;
+mod secret;
 mod warewulf;
 
 use std::process::ExitCode;

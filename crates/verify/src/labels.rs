@@ -28,6 +28,11 @@ pub const ALLOW_OPENSM: &str = "io.imgbuild.allow-opensm";
 pub const BOOT_EXPECT_FAILED: &str = "io.imgbuild.boot-expect-failed";
 /// A digest of every file the plan read.
 pub const RECIPE_DIGEST: &str = "io.imgbuild.recipe-digest";
+/// The certificate the out-of-tree modules were signed with: `sha256:<fingerprint of its DER>`.
+pub const MODULE_SIGNER: &str = "io.imgbuild.module-signer";
+/// That certificate itself (public), its DER in base64 on one line: with it `verify` checks the
+/// image's module signatures from the image alone (`--signer-cert` gives another one).
+pub const MODULE_SIGNER_CERT: &str = "io.imgbuild.module-signer-cert";
 
 /// What an image's labels say it was built for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -52,6 +57,10 @@ pub struct ImageLabels {
     pub boot_expect_failed: Vec<String>,
     /// The recipe's digest.
     pub recipe_digest: Option<String>,
+    /// The module signer's certificate fingerprint (`sha256:<hex>`).
+    pub module_signer: Option<String>,
+    /// The module signer's certificate, base64 DER.
+    pub module_signer_cert: Option<String>,
 }
 
 const YES: &str = "yes";
@@ -83,6 +92,8 @@ impl ImageLabels {
                 })
                 .unwrap_or_default(),
             recipe_digest: text(RECIPE_DIGEST),
+            module_signer: text(MODULE_SIGNER),
+            module_signer_cert: text(MODULE_SIGNER_CERT),
         }
     }
 
@@ -108,6 +119,8 @@ impl ImageLabels {
             (DOCA, &self.doca),
             (NVIDIA, &self.nvidia),
             (RECIPE_DIGEST, &self.recipe_digest),
+            (MODULE_SIGNER, &self.module_signer),
+            (MODULE_SIGNER_CERT, &self.module_signer_cert),
         ] {
             if let Some(value) = value {
                 labels.insert(key.to_owned(), value.clone());
@@ -145,10 +158,57 @@ impl ImageLabels {
             initramfs: self.initramfs,
             allow_opensm: self.allow_opensm,
             no_build_tools: self.no_build_tools,
-            // The certificate is given to verify (--signer-cert); no label carries it yet.
-            signer_cert: None,
+            // A label that does not read as a certificate turns the rule on with nothing to
+            // match: every module then fails it, which is what a damaged label deserves.
+            signer_cert: self.module_signer_cert.as_deref().map(|b64| {
+                crate::signature::SignerCert::parse(pem_of(b64).as_bytes())
+                    .unwrap_or_else(|_| crate::signature::SignerCert::unreadable(b64))
+            }),
         }
     }
+
+    /// The labels naming `cert` as the modules' signer.
+    pub fn with_signer(self, cert: &crate::signature::SignerCert) -> Self {
+        Self {
+            module_signer: Some(format!("sha256:{}", cert.fingerprint)),
+            module_signer_cert: Some(base64_of(&cert.der)),
+            ..self
+        }
+    }
+}
+
+const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// `bytes` in base64 (RFC 4648, padded), on one line.
+fn base64_of(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(BASE64[(n >> (18 - 6 * i)) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// A certificate label's base64 as PEM (64 characters a line), which `SignerCert` reads.
+fn pem_of(b64: &str) -> String {
+    let body: Vec<&str> = b64
+        .as_bytes()
+        .chunks(64)
+        .filter_map(|line| std::str::from_utf8(line).ok())
+        .collect();
+    format!(
+        "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
+        body.join("\n")
+    )
 }
 
 #[cfg(test)]
@@ -168,6 +228,8 @@ mod tests {
             allow_opensm: true,
             boot_expect_failed: vec!["munge.service".into(), "sssd-*.socket".into()],
             recipe_digest: Some("sha256:abc".into()),
+            module_signer: None,
+            module_signer_cert: None,
         };
         let written = built.write();
         assert_eq!(written[ALLOW_OPENSM], "yes");
@@ -176,5 +238,39 @@ mod tests {
         let config = serde_json::json!({"config": {"Labels": written}});
         assert_eq!(ImageLabels::of_config(&config), built);
         assert!(ImageLabels::read(&written).expect().allow_opensm);
+    }
+
+    #[test]
+    fn the_signer_label_carries_the_certificate_verify_checks_with() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (_, cert) = crate::signing_fixture::signing_key(dir.path(), "labels");
+        let pem = std::fs::read(cert).expect("cert");
+        let cert = crate::signature::SignerCert::parse(&pem).expect("parse");
+        let built = ImageLabels::default().with_signer(&cert);
+        let written = built.write();
+        assert_eq!(
+            written[MODULE_SIGNER],
+            format!("sha256:{}", cert.fingerprint)
+        );
+        assert!(!written[MODULE_SIGNER_CERT].contains('\n'));
+        // The same base64 as PEM's body (openssl's own encoder).
+        let body: String = String::from_utf8_lossy(&pem)
+            .lines()
+            .filter(|l| !l.starts_with("-----"))
+            .collect();
+        assert_eq!(written[MODULE_SIGNER_CERT], body);
+        let read = ImageLabels::read(&written);
+        assert_eq!(read, built);
+        assert_eq!(read.expect().signer_cert, Some(cert));
+        let damaged = ImageLabels {
+            module_signer_cert: Some("AAAA".into()),
+            ..read
+        };
+        let unreadable = damaged.expect().signer_cert.expect("still on");
+        assert!(
+            unreadable.subject.contains("unreadable"),
+            "{}",
+            unreadable.subject
+        );
     }
 }

@@ -14,6 +14,7 @@ pub mod report;
 pub mod rules;
 pub mod signature;
 pub mod signing_fixture;
+pub mod signing_key;
 pub mod snapshot;
 
 pub use flavor::NvidiaFlavor;

@@ -231,6 +231,8 @@ pub struct SignerCert {
     pub subject: String,
     /// The sha256 of its DER, in hex.
     pub fingerprint: String,
+    /// Its DER bytes (public: what the kernel's keyring and sign-file read).
+    pub der: Vec<u8>,
     issuer: Vec<u8>,
     serial: Vec<u8>,
     key_id: Option<Vec<u8>>,
@@ -272,6 +274,7 @@ impl SignerCert {
         Ok(SignerCert {
             subject: tbs.subject.to_string(),
             fingerprint: hex(&Sha256::digest(&der)),
+            der: der.clone(),
             issuer: tbs
                 .issuer
                 .to_der()
@@ -280,6 +283,26 @@ impl SignerCert {
             key_id,
             key,
         })
+    }
+
+    /// A certificate no signature matches, standing for one that could not be read (a damaged
+    /// label): `modules_signed` stays on and fails, naming it.
+    pub fn unreadable(what: &str) -> SignerCert {
+        let shown: String = what.chars().take(16).collect();
+        SignerCert {
+            subject: format!("an unreadable certificate ({shown}...)"),
+            fingerprint: String::new(),
+            der: Vec::new(),
+            issuer: Vec::new(),
+            serial: Vec::new(),
+            key_id: None,
+            key: RsaPublicKey::new_unchecked(rsa::BigUint::from(1u8), rsa::BigUint::from(3u8)),
+        }
+    }
+
+    /// Its RSA public key.
+    pub fn public_key(&self) -> &RsaPublicKey {
+        &self.key
     }
 
     /// Whether `signature` names this certificate and verifies with its key.

@@ -33,6 +33,9 @@ pub enum BuildError {
         /// What went wrong.
         message: String,
     },
+    /// The module-signing secret could not be given to a role.
+    #[error(transparent)]
+    Signing(#[from] crate::signing::SigningError),
     /// A step needs more disk than its filesystem has free (nothing of it was written).
     #[error("{0}")]
     NoSpace(String),

@@ -42,7 +42,12 @@ pub(super) fn image(
 ) -> Result<Image, BuildError> {
     let mut spec = ImageSpec {
         layers: stack.layers.clone(),
-        labels: labels(plan, &settings.project_root, settings.epoch),
+        labels: labels(
+            plan,
+            &settings.project_root,
+            settings.epoch,
+            settings.module_signing.as_ref().map(|s| &s.cert),
+        ),
         epoch: settings.epoch,
     };
     let dir = settings.out.join(&plan.image);
@@ -81,7 +86,10 @@ pub(super) fn verify(
     blobs: &BlobStore,
     image: &Image,
 ) -> Result<Option<verify::Report>, BuildError> {
-    let expect = super::keys::promised_labels(&plan.intent).expect();
+    // With a module-signing secret, modules_signed holds every out-of-tree module to its
+    // certificate: an image whose modules it did not sign fails here.
+    let signer = settings.module_signing.as_ref().map(|s| &s.cert);
+    let expect = super::keys::promised_labels(&plan.intent, signer).expect();
     let verify_cache = crate::freshness::VerifyCache::new(&settings.cache_dir);
     let earlier = settings
         .verify

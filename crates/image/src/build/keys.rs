@@ -87,6 +87,7 @@ pub(super) fn role_inputs(
         files,
         artifacts,
         registered: digest_of(&redacted(Ok(registered.clone()))),
+        signer: None,
     }
 }
 
@@ -100,10 +101,14 @@ fn recipe_digest(plan: &Plan, project_root: &Path) -> String {
     digest_of(listing.join("\n").as_bytes())
 }
 
-/// What the image promises, from the plan's intent: the one place an intent becomes labels
-/// (and, through them, verify's expectations).
-pub(super) fn promised_labels(intent: &planner::ImageIntent) -> verify::ImageLabels {
-    verify::ImageLabels {
+/// What the image promises, from the plan's intent and the module signer (the certificate of
+/// the build's module-signing secret): the one place an intent becomes labels (and, through
+/// them, verify's expectations).
+pub(super) fn promised_labels(
+    intent: &planner::ImageIntent,
+    signer: Option<&verify::SignerCert>,
+) -> verify::ImageLabels {
+    let labels = verify::ImageLabels {
         kernel: intent.kernel.clone(),
         mofed: intent.mofed.clone(),
         doca: intent.doca.clone(),
@@ -117,15 +122,26 @@ pub(super) fn promised_labels(intent: &planner::ImageIntent) -> verify::ImageLab
         allow_opensm: intent.allow_opensm,
         boot_expect_failed: intent.boot_expect_failed.clone(),
         recipe_digest: None,
+        module_signer: None,
+        module_signer_cert: None,
+    };
+    match signer {
+        Some(cert) => labels.with_signer(cert),
+        None => labels,
     }
 }
 
 /// The image config's labels: its title, creation time, and the intent the image was built for
 /// (`verify::ImageLabels`, which `verify` and `boot` read back).
-pub(super) fn labels(plan: &Plan, project_root: &Path, epoch: u64) -> BTreeMap<String, String> {
+pub(super) fn labels(
+    plan: &Plan,
+    project_root: &Path,
+    epoch: u64,
+    signer: Option<&verify::SignerCert>,
+) -> BTreeMap<String, String> {
     let promised = verify::ImageLabels {
         recipe_digest: Some(recipe_digest(plan, project_root)),
-        ..promised_labels(&plan.intent)
+        ..promised_labels(&plan.intent, signer)
     };
     let mut labels = promised.write();
     labels.insert("org.opencontainers.image.title".into(), plan.image.clone());

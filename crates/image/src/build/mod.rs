@@ -116,7 +116,16 @@ pub fn build(
         ),
         facts_checked: false,
         secret_seen: false,
+        signing_roles: match settings.module_signing {
+            Some(_) => crate::signing::signing_roles(plan),
+            None => Vec::new(),
+        },
     };
+    if settings.module_signing.is_some() && roles.signing_roles.is_empty() {
+        reporter.event(&Event::Note {
+            message: format!("warning: --secret id=module-signing is given but no role of this recipe gets it: list the roles that build kernel modules in {} (default: {})", crate::signing::ROLES_VAR, crate::signing::DEFAULT_ROLES.join(", ")),
+        });
+    }
     for role in &plan.roles {
         roles.add_layer(role, &mut stack)?;
     }

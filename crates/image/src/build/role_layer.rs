@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use engine::events::{Event, Reporter};
@@ -39,6 +40,8 @@ pub(super) struct Roles<'a> {
     /// A role with a `no_log` task was met: what it and later roles registered may hold what
     /// no_log hides, so from it on nothing is shared through the registry cache.
     pub secret_seen: bool,
+    /// The roles given the module-signing secret (none without one).
+    pub signing_roles: Vec<String>,
 }
 
 /// Whether roles run on an overlay (`IMGBUILD_NO_OVERLAY=1` forces the snapshot fallback).
@@ -160,7 +163,7 @@ impl Roles<'_> {
             .map(|(l, _)| l.digest.as_str())
             .collect();
         let parent = digest_of(chain.join("\n").as_bytes());
-        let inputs = role_inputs(
+        let mut inputs = role_inputs(
             self.plan,
             &steps,
             &parent,
@@ -168,7 +171,17 @@ impl Roles<'_> {
             &self.executor.registered(),
             self.pin,
         );
+        inputs.signer = self.signing_for(role).map(|s| s.fingerprint());
         (steps, inputs)
+    }
+
+    /// The module-signing secret when `role` gets it.
+    fn signing_for(&self, role: &str) -> Option<Arc<crate::signing::ModuleSigning>> {
+        let signing = self.settings.module_signing.clone()?;
+        self.signing_roles
+            .iter()
+            .any(|r| r == role)
+            .then_some(signing)
     }
 
     fn registry_cache(&self) -> RegistryCache<'_> {
@@ -311,7 +324,15 @@ impl Roles<'_> {
                 .map_err(BuildError::Facts)?;
             self.facts_checked = true;
         }
+        let fs = engine::target::Target::fs(&target);
+        let signing = self.signing_for(role);
+        if let Some(signing) = &signing {
+            signing.install(role, fs).map_err(BuildError::Signing)?;
+        }
         let ran = self.executor.run_role(role, &target);
+        if signing.is_some() {
+            crate::signing::ModuleSigning::remove(role, fs).map_err(BuildError::Signing)?;
+        }
         target.stop();
         let costs = ran.map_err(BuildError::Task)?.costs;
         if let Some(snapshot) = snapshot {

@@ -50,6 +50,9 @@ pub struct Settings {
     pub verify: bool,
     /// The layer cache kept in a registry (`--cache-from`, `--cache-to`), when one is set.
     pub remote: std::sync::Arc<crate::cache::remote::RemoteCache>,
+    /// The module-signing secret (`--secret id=module-signing`), for the roles that build
+    /// modules; its certificate is then the image's signer, which verify checks.
+    pub module_signing: Option<std::sync::Arc<crate::signing::ModuleSigning>>,
 }
 
 impl Settings {

@@ -34,6 +34,10 @@ pub struct Inputs {
     pub artifacts: BTreeMap<String, String>,
     /// Digest of what earlier roles registered.
     pub registered: String,
+    /// The fingerprint of the module-signing certificate the role was given (never the key):
+    /// a new key rebuilds the role. Absent, the key is what it was before this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signer: Option<String>,
 }
 
 impl Inputs {
@@ -76,6 +80,9 @@ impl Inputs {
         }
         if self.registered != older.registered {
             out.push("results registered by earlier roles changed".into());
+        }
+        if self.signer != older.signer {
+            out.push("the module signing certificate changed".into());
         }
         out
     }
@@ -466,6 +473,28 @@ mod tests {
                 "roles/x/templates/a.j2 changed".to_string(),
                 "artifact /nvidia/x.run changed".to_string()
             ]
+        );
+    }
+
+    #[test]
+    fn the_signer_fingerprint_keys_a_layer_and_its_absence_keeps_the_old_keys() {
+        let unsigned = Inputs {
+            tasks: "t".into(),
+            ..Inputs::default()
+        };
+        // Without a signer the key is the one this field's absence gave: caches stay warm.
+        let json = serde_json::to_string(&unsigned).expect("json");
+        assert!(!json.contains("signer"), "{json}");
+        let signed = |fp: &str| Inputs {
+            signer: Some(fp.into()),
+            ..unsigned.clone()
+        };
+        assert_ne!(signed("sha256:aa").key(), unsigned.key());
+        assert_ne!(signed("sha256:aa").key(), signed("sha256:bb").key());
+        assert_eq!(signed("sha256:aa").key(), signed("sha256:aa").key());
+        assert_eq!(
+            signed("sha256:bb").changes_since(&signed("sha256:aa")),
+            ["the module signing certificate changed"]
         );
     }
 

@@ -66,6 +66,14 @@ pub fn run(
     json: bool,
 ) -> Result<ExitCode, Failure> {
     let since = std::time::SystemTime::now();
+    let signing = crate::secret::module_signing(&args.secrets)?.map(std::sync::Arc::new);
+    let mut opts = opts.clone();
+    if signing.is_some() {
+        for (name, path) in image::signing::ModuleSigning::vars() {
+            opts.extra_vars.insert(name.to_owned(), path.into());
+        }
+    }
+    let opts = &opts;
     let cache_limit = cache_limit(args.cache_max)?;
     let formats = formats_of(args);
     check_warewulf(args, formats)?;
@@ -112,6 +120,7 @@ pub fn run(
         lock: &lock,
         display,
         json,
+        signing,
     };
     let errors = build_all(&context, &plans, push_to.as_deref());
     save_lock(&project.root, &downloads, &lock)?;
@@ -252,6 +261,8 @@ struct Shared<'a> {
     lock: &'a mirror::Lock,
     display: std::sync::Arc<dyn crate::progress::Display>,
     json: bool,
+    /// The module-signing secret, checked.
+    signing: Option<std::sync::Arc<image::signing::ModuleSigning>>,
 }
 
 /// Builds one image, prints what it made, and pushes it when asked.
@@ -275,6 +286,7 @@ fn build_one(
         squash: cx.args.squash,
         verify: !cx.args.no_verify,
         remote: cx.remote.clone(),
+        module_signing: cx.signing.clone(),
     };
     // An artifact not pinned yet is fetched (into the download cache) so that the layer key
     // holds its sha256: a changed file on the mirror then rebuilds the layer.

@@ -25,7 +25,7 @@ impl Rule for ModulesSigned {
     }
 
     fn summary(&self) -> &'static str {
-        "with a signing certificate given (`--signer-cert`): every out-of-tree module of the pinned kernel carries a signature naming that certificate that verifies against its key (unsigned, another key's and broken signatures are named)"
+        "with a signing certificate given (`--signer-cert`, or the image's `io.imgbuild.module-signer-cert` label a build with the module-signing secret writes): every out-of-tree module of the pinned kernel carries a signature naming that certificate that verifies against its key (unsigned, another key's and broken signatures are named)"
     }
 
     fn check(&self, image: &Image) -> Verdict {
