@@ -1,25 +1,13 @@
-//! rpm's database in the image: `rpmdb.sqlite` (rpm 4.16 and later, as Rocky 9 and Debian's
-//! rpm write it), each package a header blob in its `Packages` table. The database and its
-//! write-ahead log are kept by verify's snapshot; they are copied to a private folder and read
-//! with SQLite there, and each header is parsed for the tags an SBOM names. Berkeley DB
-//! databases (Rocky 8) are not read.
+//! rpm's packages in the image: the header blobs of its database (read by `verify::rpmdb`:
+//! `rpmdb.sqlite`, rpm 4.16 and later, as Rocky 9 and Debian's rpm write it; Berkeley DB
+//! databases, Rocky 8's, are not read), each parsed for the tags an SBOM names.
 
-use std::path::Path;
-
+use verify::rpmdb::{self, NAME, RELEASE, VERSION};
 use verify::Snapshot;
 
-/// Where rpm keeps its database (Rocky 9's, and the sysimage folder newer rpms use).
-pub const DATABASES: [&str; 2] = ["/var/lib/rpm", "/usr/lib/sysimage/rpm"];
-const SQLITE: &str = "rpmdb.sqlite";
-
-const NAME: u32 = 1000;
-const VERSION: u32 = 1001;
-const RELEASE: u32 = 1002;
 const EPOCH: u32 = 1003;
 const ARCH: u32 = 1022;
 const SOURCE_RPM: u32 = 1044;
-const INT32: u32 = 4;
-const STRING: u32 = 6;
 
 /// One package rpm has installed.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -39,87 +27,29 @@ pub struct Package {
 /// The packages of the image's rpm database: `None` when it has none; an error when it has
 /// one that cannot be read.
 pub fn packages(snapshot: &Snapshot) -> Option<Result<Vec<Package>, String>> {
-    let folder = DATABASES
-        .iter()
-        .find(|dir| snapshot.read(&format!("{dir}/{SQLITE}")).is_some())?;
-    Some(read_database(snapshot, folder))
+    Some(rpmdb::header_blobs(snapshot)?.map(|blobs| {
+        let mut packages: Vec<Package> = blobs
+            .iter()
+            .filter_map(|blob| header(blob))
+            .filter(|p| p.name != "gpg-pubkey")
+            .collect();
+        packages.sort();
+        packages
+    }))
 }
 
-/// The files of the database in `folder` copied out and read.
-fn read_database(snapshot: &Snapshot, folder: &str) -> Result<Vec<Package>, String> {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let work = std::env::temp_dir().join(format!("imgbuild-rpmdb-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
-    let result = copy_and_query(snapshot, folder, &work);
-    let _ = std::fs::remove_dir_all(&work);
-    result
-}
-
-fn copy_and_query(snapshot: &Snapshot, folder: &str, work: &Path) -> Result<Vec<Package>, String> {
-    for suffix in ["", "-wal"] {
-        if let Some(bytes) = snapshot.read(&format!("{folder}/{SQLITE}{suffix}")) {
-            std::fs::write(work.join(format!("{SQLITE}{suffix}")), bytes)
-                .map_err(|e| e.to_string())?;
-        }
-    }
-    let db = rusqlite::Connection::open(work.join(SQLITE)).map_err(|e| e.to_string())?;
-    let mut query = db
-        .prepare("SELECT blob FROM Packages")
-        .map_err(|e| format!("{folder}/{SQLITE}: {e}"))?;
-    let blobs = query
-        .query_map([], |row| row.get::<_, Vec<u8>>(0))
-        .map_err(|e| e.to_string())?;
-    let mut packages = Vec::new();
-    for blob in blobs {
-        let blob = blob.map_err(|e| e.to_string())?;
-        if let Some(package) = header(&blob).filter(|p| p.name != "gpg-pubkey") {
-            packages.push(package);
-        }
-    }
-    packages.sort();
-    Ok(packages)
-}
-
-/// A big-endian u32 of `bytes` at `at`.
-fn be32(bytes: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_be_bytes(
-        bytes.get(at..at.checked_add(4)?)?.try_into().ok()?,
-    ))
-}
-
-/// The package a header blob describes (index count, data length, the index, the data), or
-/// `None` when it is not one.
+/// The package a header blob describes, or `None` when it is not one.
 pub fn header(blob: &[u8]) -> Option<Package> {
-    let count = usize::try_from(be32(blob, 0)?).ok()?;
-    let data_at = count.checked_mul(16)?.checked_add(8)?;
-    let data = blob.get(data_at..)?;
-    let entry = |tag: u32| -> Option<(u32, usize)> {
-        (0..count).find_map(|i| {
-            let at = 8 + i * 16;
-            (be32(blob, at)? == tag)
-                .then(|| Some((be32(blob, at + 4)?, be32(blob, at + 8)? as usize)))?
-        })
-    };
-    let string = |tag: u32| -> Option<String> {
-        let (kind, offset) = entry(tag)?;
-        if kind != STRING {
-            return None;
-        }
-        let text = data.get(offset..)?;
-        let end = text.iter().position(|b| *b == 0)?;
-        Some(String::from_utf8_lossy(&text[..end]).into_owned())
-    };
-    let epoch = entry(EPOCH)
-        .and_then(|(kind, offset)| (kind == INT32).then(|| be32(data, offset)).flatten());
-    let name = string(NAME)?;
-    let source = string(SOURCE_RPM)
+    let header = rpmdb::Header::parse(blob)?;
+    let name = header.string(NAME)?;
+    let source = header
+        .string(SOURCE_RPM)
         .and_then(|srpm| source_name(&srpm))
         .unwrap_or_else(|| name.clone());
     Some(Package {
-        version: format!("{}-{}", string(VERSION)?, string(RELEASE)?),
-        epoch,
-        arch: string(ARCH).unwrap_or_default(),
+        version: format!("{}-{}", header.string(VERSION)?, header.string(RELEASE)?),
+        epoch: header.int32(EPOCH),
+        arch: header.string(ARCH).unwrap_or_default(),
         source,
         name,
     })
@@ -138,6 +68,7 @@ fn source_name(srpm: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use verify::rpmdb::{INT32, STRING};
 
     /// A header blob of `tags` (tag, type, value), as rpm stores one.
     fn blob(tags: &[(u32, u32, &[u8])]) -> Vec<u8> {

@@ -11,6 +11,7 @@ pub mod labels;
 pub mod modinfo;
 pub mod modprobe;
 pub mod report;
+pub mod rpmdb;
 pub mod rules;
 pub mod signature;
 pub mod signing_fixture;

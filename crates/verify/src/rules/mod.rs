@@ -10,6 +10,7 @@ mod initramfs;
 mod modules_dep;
 mod modules_signed;
 mod mofed_modules;
+mod mofed_rpm_owner;
 mod no_build_tools;
 mod no_huge_files;
 pub mod no_private_keys;
@@ -33,6 +34,7 @@ pub static RULES: &[&dyn Rule] = &[
     &duplicate_modules::DuplicateModules,
     &modules_signed::ModulesSigned,
     &mofed_modules::MofedModules,
+    &mofed_rpm_owner::MofedRpmOwner,
     &ofed_info::OfedInfo,
     &doca_version::DocaVersion,
     &openibd_enabled::OpenibdEnabled,
@@ -62,3 +64,5 @@ pub fn rules_table() -> String {
 mod tests;
 #[cfg(test)]
 mod tests_doca;
+#[cfg(test)]
+mod tests_rpm;

@@ -114,12 +114,17 @@ fn a_good_image_passes_every_rule_with_only_the_image_as_input() {
     assert_eq!(report.kernel.as_deref(), Some(K));
     assert_eq!(report.kernel_source, Some(KernelSource::OnlyOne));
     // Only the initramfs rule, modules_signed, doca_version and no_build_tools wait to be
-    // asked; an initramfs is there, so its rule runs too.
+    // asked; an initramfs is there, so its rule runs too. A dpkg image has no rpm owners.
     assert_eq!(
         skipped(&report),
-        vec!["modules_signed", "doca_version", "no_build_tools"]
+        vec![
+            "modules_signed",
+            "mofed_rpm_owner",
+            "doca_version",
+            "no_build_tools"
+        ]
     );
-    assert_eq!(report.checks.len(), crate::rules::RULES.len() - 3);
+    assert_eq!(report.checks.len(), crate::rules::RULES.len() - 4);
     assert!(detail(&report, "modules_dep").contains("copies it shadows"));
     assert!(detail(&report, "nvidia_version").contains("580.65.06"));
 }
@@ -148,6 +153,7 @@ fn an_image_without_mofed_or_nvidia_skips_their_rules_and_says_why() {
         vec![
             "modules_signed",
             "mofed_modules",
+            "mofed_rpm_owner",
             "ofed_info",
             "doca_version",
             "openibd_enabled",
