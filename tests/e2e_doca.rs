@@ -9,70 +9,22 @@
 //! Needs root, debootstrap and the machine's Debian archive, as CI has.
 
 mod common;
+#[path = "support/doca_project.rs"]
+mod doca_project;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::Instant;
 
 use common::*;
+use doca_project::{doca_project, DocaProject};
 use serde_json::Value;
 
 const KERNEL: &str = "6.1.0-50-amd64";
 
-struct Setup {
-    _work: tempfile::TempDir,
-    project: PathBuf,
-    out: PathBuf,
-    mirror: String,
-}
-
-fn copy(from: &Path, to: &Path) {
-    let status = Command::new("sh")
-        .arg("-c")
-        .arg(format!("cp -a {}/* {}/", from.display(), to.display()))
-        .status()
-        .expect("cp");
-    assert!(status.success());
-}
+type Setup = DocaProject;
 
 fn setup() -> Setup {
-    require_root();
-    let work = tempfile::Builder::new()
-        .prefix("imgbuild-e2e-doca-")
-        .tempdir_in("/var/tmp")
-        .expect("work dir");
-    let project = work.path().join("project");
-    for part in ["images", "roles"] {
-        std::fs::create_dir_all(project.join(part)).expect("project");
-        copy(&repo_root().join(part), &project.join(part));
-        copy(
-            &repo_root().join("tests/fixtures/e2e").join(part),
-            &project.join(part),
-        );
-    }
-    std::fs::copy(repo_root().join("mirror.toml"), project.join("mirror.toml")).expect("mirror");
-    let mirror_dir = work.path().join("mirror");
-    // The stand-in's throwaway key is kept with the layer cache: the same key run after run
-    // keeps the mofed layers cached.
-    let gnupg = test_cache().join("doca-standin-gnupg");
-    for script in ["make-mirror.sh", "make-doca-repo.sh"] {
-        let status = Command::new("bash")
-            .arg(repo_root().join("tests/fixtures/installers").join(script))
-            .arg(&mirror_dir)
-            .env("DOCA_STANDIN_GNUPG", &gnupg)
-            .status()
-            .expect(script);
-        assert!(status.success(), "{script}");
-    }
-    // e2e_debian's port, so the recipes' lower layers are keyed as debian-12-compute's.
-    let mirror = serve_dir_on(&mirror_dir, 47_811);
-    let out = work.path().join("out");
-    Setup {
-        _work: work,
-        project,
-        out,
-        mirror,
-    }
+    doca_project("imgbuild-e2e-doca-", &[])
 }
 
 /// Builds `image` (OCI layout only) with e2e_debian's layer cache: its exit and `built` event.

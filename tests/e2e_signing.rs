@@ -13,6 +13,8 @@
 //! Needs root, debootstrap and the machine's Debian archive, as CI has.
 
 mod common;
+#[path = "support/doca_project.rs"]
+mod doca_project;
 
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
@@ -21,6 +23,7 @@ use std::process::{Command, Output};
 use std::time::{Instant, SystemTime};
 
 use common::*;
+use doca_project::doca_project;
 use serde_json::Value;
 
 const IMAGE: &str = "debian-12-doca-dkms";
@@ -33,54 +36,17 @@ struct Setup {
     cache: PathBuf,
 }
 
-fn copy(from: &Path, to: &Path) {
-    let status = Command::new("sh")
-        .arg("-c")
-        .arg(format!("cp -a {}/* {}/", from.display(), to.display()))
-        .status()
-        .expect("cp");
-    assert!(status.success());
-}
-
-/// e2e_doca's project, mirror and DOCA stand-in, served on e2e_debian's port (the recipes'
-/// lower layers are keyed by the mirror's URL), with e2e_debian's layer cache.
+/// e2e_doca's project, mirror and DOCA stand-in (the DKMS release only), with e2e_debian's
+/// layer cache.
 fn setup() -> Setup {
-    require_root();
-    let work = tempfile::Builder::new()
-        .prefix("imgbuild-e2e-signing-")
-        .tempdir_in("/var/tmp")
-        .expect("work dir");
-    let project = work.path().join("project");
-    for part in ["images", "roles"] {
-        std::fs::create_dir_all(project.join(part)).expect("project");
-        copy(&repo_root().join(part), &project.join(part));
-        copy(
-            &repo_root().join("tests/fixtures/e2e").join(part),
-            &project.join(part),
-        );
-    }
-    std::fs::copy(repo_root().join("mirror.toml"), project.join("mirror.toml")).expect("mirror");
-    let mirror_dir = work.path().join("mirror");
-    let gnupg = test_cache().join("doca-standin-gnupg");
-    for script in ["make-mirror.sh", "make-doca-repo.sh"] {
-        let status = Command::new("bash")
-            .arg(repo_root().join("tests/fixtures/installers").join(script))
-            .arg(&mirror_dir)
-            .arg("3.2.1:25.10-1.7.1")
-            .env("DOCA_STANDIN_GNUPG", &gnupg)
-            .status()
-            .expect(script);
-        assert!(status.success(), "{script}");
-    }
-    let mirror = serve_dir_on(&mirror_dir, 47_811);
-    let out = work.path().join("out");
+    let shared = doca_project("imgbuild-e2e-signing-", &["3.2.1:25.10-1.7.1"]);
     let cache = test_cache().join("e2e-cache");
     std::fs::create_dir_all(&cache).expect("cache");
     Setup {
-        work,
-        project,
-        out,
-        mirror,
+        work: shared.work,
+        project: shared.project,
+        out: shared.out,
+        mirror: shared.mirror,
         cache,
     }
 }
