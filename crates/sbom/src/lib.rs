@@ -5,8 +5,7 @@
 //! image's labels and, in a build, the `mirror.lock` pins of what was downloaded. The same
 //! image gives the same bytes. [`diff`] names what changed between an SBOM and an image.
 //!
-//! rpm's SQLite database (Rocky 9, rpm 4.16 and later) is read too; a Berkeley DB one (Rocky 8)
-//! is not, and such an image's SBOM lists its kernel, modules and firmware only.
+//! rpm's database is read too: SQLite (Rocky 9, rpm 4.16 and later) or Berkeley DB (Rocky 8).
 
 pub mod components;
 pub mod diff;

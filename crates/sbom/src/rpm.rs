@@ -1,6 +1,6 @@
 //! rpm's packages in the image: the header blobs of its database (read by `verify::rpmdb`:
-//! `rpmdb.sqlite`, rpm 4.16 and later, as Rocky 9 and Debian's rpm write it; Berkeley DB
-//! databases, Rocky 8's, are not read), each parsed for the tags an SBOM names.
+//! `rpmdb.sqlite` of rpm 4.16 and later, as Rocky 9 and Debian's rpm write it, or Rocky 8's
+//! Berkeley DB `Packages`), each parsed for the tags an SBOM names.
 
 use verify::rpmdb::{self, NAME, RELEASE, VERSION};
 use verify::Snapshot;

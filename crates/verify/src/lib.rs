@@ -12,6 +12,7 @@ pub mod modinfo;
 pub mod modprobe;
 pub mod report;
 pub mod rpmdb;
+mod rpmdb_bdb;
 pub mod rules;
 pub mod signature;
 pub mod signing_fixture;

@@ -1,11 +1,12 @@
-//! rpm's database in the image: `rpmdb.sqlite` (rpm 4.16 and later, as Rocky 9 and Debian's rpm
-//! write it), each package a header blob in its `Packages` table. The database and its
-//! write-ahead log are kept by the snapshot; they are copied to a private folder and read with
-//! SQLite there. Berkeley DB databases (Rocky 8) are not read.
+//! rpm's database in the image, each package a header blob: `rpmdb.sqlite` (rpm 4.16 and later,
+//! as Rocky 9 and Debian's rpm write it), or Berkeley DB's `Packages` (rpm 4.14: Rocky 8, read
+//! by [`crate::rpmdb_bdb`]). The SQLite database and its write-ahead log are kept by the
+//! snapshot; they are copied to a private folder and read with SQLite there.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::rpmdb_bdb;
 use crate::snapshot::Snapshot;
 
 /// Where rpm keeps its database (Rocky 9's, and the sysimage folder newer rpms use).
@@ -30,9 +31,12 @@ const STRING_ARRAY: u32 = 8;
 /// The header blobs of the image's rpm database: `None` when it has none; an error when it has
 /// one that cannot be read.
 pub fn header_blobs(snapshot: &Snapshot) -> Option<Result<Vec<Vec<u8>>, String>> {
-    let folder = DATABASES
+    let Some(folder) = DATABASES
         .iter()
-        .find(|dir| snapshot.read(&format!("{dir}/{SQLITE}")).is_some())?;
+        .find(|dir| snapshot.read(&format!("{dir}/{SQLITE}")).is_some())
+    else {
+        return berkeley_db_blobs(snapshot);
+    };
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let work = std::env::temp_dir().join(format!("imgbuild-rpmdb-{}-{n}", std::process::id()));
@@ -41,6 +45,15 @@ pub fn header_blobs(snapshot: &Snapshot) -> Option<Result<Vec<Vec<u8>>, String>>
         .and_then(|()| copy_and_query(snapshot, folder, &work));
     let _ = std::fs::remove_dir_all(&work);
     Some(result)
+}
+
+/// The header blobs of a Berkeley DB `Packages`, if the image has one.
+fn berkeley_db_blobs(snapshot: &Snapshot) -> Option<Result<Vec<Vec<u8>>, String>> {
+    DATABASES.iter().find_map(|dir| {
+        let path = format!("{dir}/{}", rpmdb_bdb::PACKAGES);
+        let bytes = snapshot.read(&path)?;
+        Some(rpmdb_bdb::header_blobs(bytes).map_err(|e| format!("{path}: {e}")))
+    })
 }
 
 fn copy_and_query(snapshot: &Snapshot, folder: &str, work: &Path) -> Result<Vec<Vec<u8>>, String> {

@@ -79,19 +79,21 @@ pub struct Snapshot {
 /// Files larger than this are never kept whole, whatever their name.
 const KEEP_LIMIT: u64 = 4 << 20;
 
-/// The package databases the SBOM reads may be larger than other kept files.
-const DATABASE_LIMIT: u64 = 64 << 20;
+/// The package databases the SBOM reads may be larger than other kept files (rpm's Berkeley DB
+/// `Packages` of a full EL 8 image is a hundred megabytes or more).
+const DATABASE_LIMIT: u64 = 256 << 20;
 
 /// Whether the SBOM reads this file's bytes: dpkg's database and file lists, rpm's SQLite
-/// database and its write-ahead log, `os-release`.
+/// database and its write-ahead log or its Berkeley DB `Packages`, `os-release`.
 fn sbom_reads(path: &str) -> bool {
     path == "/var/lib/dpkg/status"
         || (path.starts_with("/var/lib/dpkg/info/") && path.ends_with(".list"))
         || ["/var/lib/rpm/", "/usr/lib/sysimage/rpm/"]
             .iter()
             .any(|dir| {
-                path.strip_prefix(dir)
-                    .is_some_and(|name| name == "rpmdb.sqlite" || name == "rpmdb.sqlite-wal")
+                path.strip_prefix(dir).is_some_and(|name| {
+                    ["rpmdb.sqlite", "rpmdb.sqlite-wal", "Packages"].contains(&name)
+                })
             })
         || path == "/etc/os-release"
         || path == "/usr/lib/os-release"
