@@ -235,6 +235,7 @@ pub struct BuildArgs {
     /// module_signing_roles, default mofed and nvidia) see it, at module_signing_key and
     /// module_signing_cert, while they run; it never enters a layer, the cache or the report.
     /// The image is labelled with the certificate and verify holds its modules to it.
+    /// mirror.toml's [secrets] can name the folder a site mounts instead (this flag goes first).
     #[arg(long = "secret", value_name = "id=ID,src=DIR", value_parser = crate::secret::parse)]
     pub secrets: Vec<crate::secret::BuildSecret>,
     /// Variables, tags and mirror.

@@ -2,7 +2,7 @@
 //! build host given to the roles that need it while they run, never kept. The one id is
 //! `module-signing` (the site's module signing key and certificate, `image::signing`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use image::signing::{ModuleSigning, SECRET_ID};
@@ -14,6 +14,8 @@ pub struct BuildSecret {
     pub id: String,
     /// Where it is on the build host.
     pub src: PathBuf,
+    /// Where it was named when not on the command line (`mirror.toml:LINE`), for errors.
+    pub origin: Option<String>,
 }
 
 /// Reads `id=ID,src=DIR` (`source=` as BuildKit also takes, `type=file` allowed).
@@ -41,7 +43,68 @@ pub fn parse(text: &str) -> Result<BuildSecret, String> {
     let src = src
         .filter(|s| !s.as_os_str().is_empty())
         .ok_or_else(|| format!("no src: give id={SECRET_ID},src=DIR"))?;
-    Ok(BuildSecret { id, src })
+    Ok(BuildSecret {
+        id,
+        src,
+        origin: None,
+    })
+}
+
+/// The secrets of the command line, then those `config` (the project's mirror.toml, whose
+/// `text` gives the lines errors name) has under `[secrets]` for ids the command line does not
+/// give, relative paths taken from `project_root`. An unknown id or an empty path is bad input.
+pub fn with_site_secrets(
+    given: &[BuildSecret],
+    config: &mirror::MirrorConfig,
+    text: &str,
+    project_root: &Path,
+) -> Result<Vec<BuildSecret>, crate::Failure> {
+    let mut secrets = given.to_vec();
+    for (id, src) in &config.secrets {
+        let origin = format!("mirror.toml:{}", secret_line(text, id));
+        let bad = |what: String| crate::Failure::Input(anyhow!("{origin}: [secrets] {what}"));
+        if id != SECRET_ID {
+            return Err(bad(format!(
+                "names '{id}', which is not a secret imgbuild knows: the one id is {SECRET_ID} (the site's module signing key and certificate)"
+            )));
+        }
+        if src.as_os_str().is_empty() {
+            return Err(bad(format!(
+                "{id} is empty: give the folder the site mounts, e.g. {id} = \"/run/secrets/{id}\""
+            )));
+        }
+        if !secrets.iter().any(|s| &s.id == id) {
+            secrets.push(BuildSecret {
+                id: id.clone(),
+                src: project_root.join(src),
+                origin: Some(origin),
+            });
+        }
+    }
+    Ok(secrets)
+}
+
+/// The line of `id`'s entry in mirror.toml's `[secrets]` table (1 when it cannot be found).
+fn secret_line(text: &str, id: &str) -> usize {
+    let mut in_secrets = false;
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_secrets = line == "[secrets]";
+        } else if in_secrets
+            && line
+                .trim_start_matches(['"', '\''])
+                .strip_prefix(id)
+                .is_some_and(|rest| {
+                    rest.trim_start_matches(['"', '\''])
+                        .trim_start()
+                        .starts_with('=')
+                })
+        {
+            return n + 1;
+        }
+    }
+    1
 }
 
 /// The module-signing secret of `secrets`, checked (key against certificate) before any work.
@@ -55,9 +118,12 @@ pub fn module_signing(secrets: &[BuildSecret]) -> Result<Option<ModuleSigning>, 
             "--secret id={SECRET_ID} is given more than once: give one folder"
         )));
     }
-    ModuleSigning::load(&secret.src)
-        .map(Some)
-        .map_err(|e| crate::Failure::Input(anyhow!("{e}")))
+    ModuleSigning::load(&secret.src).map(Some).map_err(|e| {
+        crate::Failure::Input(match &secret.origin {
+            Some(origin) => anyhow!("{origin}: [secrets] {SECRET_ID}: {e}"),
+            None => anyhow!("{e}"),
+        })
+    })
 }
 
 #[cfg(test)]
@@ -84,6 +150,62 @@ mod tests {
         ] {
             let e = parse(bad).expect_err(bad);
             assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn mirror_toml_names_a_secret_the_flag_overrides() {
+        let root = Path::new("/site/project");
+        let site = |text: &str, given: &[BuildSecret]| {
+            let config =
+                mirror::MirrorConfig::parse(text, Path::new("mirror.toml")).expect("parse");
+            with_site_secrets(given, &config, text, root)
+        };
+        let text = "url = \"http://m/\"\n\n[secrets]\nmodule-signing = \"keys/mok\"\n";
+        let secrets = site(text, &[]).expect("secrets");
+        assert_eq!(
+            secrets,
+            vec![BuildSecret {
+                id: SECRET_ID.into(),
+                src: PathBuf::from("/site/project/keys/mok"),
+                origin: Some("mirror.toml:4".into()),
+            }]
+        );
+        let flag = parse("id=module-signing,src=/run/secrets/mok").expect("parse");
+        let secrets = site(text, std::slice::from_ref(&flag)).expect("secrets");
+        assert_eq!(secrets, vec![flag], "the command line goes first");
+        let absolute = "[secrets]\n\"module-signing\" = \"/run/secrets/mok\"\n";
+        let secrets = site(absolute, &[]).expect("secrets");
+        assert_eq!(secrets[0].src, PathBuf::from("/run/secrets/mok"));
+        assert_eq!(secrets[0].origin.as_deref(), Some("mirror.toml:2"));
+        for (text, says) in [
+            (
+                "[paths.\"/x/\"]\nretries = 1\n[secrets]\nssh = \"/x\"\n",
+                "mirror.toml:4: [secrets] names 'ssh'",
+            ),
+            (
+                "[secrets]\nmodule-signing = \"\"\n",
+                "mirror.toml:2: [secrets] module-signing is empty",
+            ),
+        ] {
+            match site(text, &[]) {
+                Err(crate::Failure::Input(e)) => assert!(e.to_string().starts_with(says), "{e}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        assert!(site("", &[]).expect("none").is_empty());
+        let missing =
+            site("[secrets]\nmodule-signing = \"/nonexistent/mok\"\n", &[]).expect("secrets");
+        match module_signing(&missing) {
+            Err(crate::Failure::Input(e)) => {
+                let e = e.to_string();
+                assert!(
+                    e.starts_with("mirror.toml:2: [secrets] module-signing: "),
+                    "{e}"
+                );
+                assert!(e.contains("/nonexistent/mok"), "{e}");
+            }
+            other => panic!("{other:?}"),
         }
     }
 

@@ -28,6 +28,11 @@ pub struct MirrorConfig {
     /// Optional settings per URL path prefix (for example `"/nvidia/"`).
     #[serde(default)]
     pub paths: BTreeMap<String, PathSettings>,
+    /// Build secrets the site mounts on its build hosts, by id: the file or folder (relative
+    /// to mirror.toml's folder), as `imgbuild build --secret id=ID,src=PATH` names one (the
+    /// flag goes first). Only the path is here, never the secret.
+    #[serde(default)]
+    pub secrets: BTreeMap<String, PathBuf>,
 }
 
 /// Settings that apply to every artifact below one URL path prefix.

@@ -66,7 +66,13 @@ pub fn run(
     json: bool,
 ) -> Result<ExitCode, Failure> {
     let since = std::time::SystemTime::now();
-    let signing = crate::secret::module_signing(&args.secrets)?.map(std::sync::Arc::new);
+    let config_path = project.root.join("mirror.toml");
+    let config =
+        mirror::MirrorConfig::load(&config_path).map_err(|e| Failure::Input(anyhow!(e)))?;
+    let config_text = std::fs::read_to_string(&config_path).unwrap_or_default();
+    let secrets =
+        crate::secret::with_site_secrets(&args.secrets, &config, &config_text, &project.root)?;
+    let signing = crate::secret::module_signing(&secrets)?.map(std::sync::Arc::new);
     let mut opts = opts.clone();
     if signing.is_some() {
         for (name, path) in image::signing::ModuleSigning::vars() {
@@ -82,7 +88,7 @@ pub fn run(
         .as_deref()
         .map(|r| push_references(r, &args.images))
         .transpose()?;
-    let remote = registry_cache(project, args)?;
+    let remote = registry_cache(&config, args)?;
     let plans = args
         .images
         .iter()
@@ -328,11 +334,9 @@ fn build_one(
 /// `IMGBUILD_CACHE_TO`, else mirror.toml's `cache_from` and `cache_to`. Each names a repository
 /// (the cache tags its layers itself); a bad one is refused before any work.
 fn registry_cache(
-    project: &Project,
+    config: &mirror::MirrorConfig,
     args: &BuildArgs,
 ) -> Result<std::sync::Arc<image::cache::remote::RemoteCache>, Failure> {
-    let config = mirror::MirrorConfig::load(&project.root.join("mirror.toml"))
-        .map_err(|e| Failure::Input(anyhow!(e)))?;
     let pick = |flag: &Option<String>, env: &str, file: &Option<String>, key: &str| {
         let (text, from) = match (
             flag,
