@@ -134,16 +134,18 @@ impl E2eProject {
         (result, built)
     }
 
-    /// The folders (`layers/<key>`, each with its `tree`) of the cached layers whose record
-    /// names `digest`.
+    /// The folders (`layers/<key>`, each with its `tree`) of the cached layers whose blob is
+    /// `digest`.
     #[allow(dead_code)]
     pub fn cached_layers(&self, digest: &str) -> Vec<PathBuf> {
         std::fs::read_dir(self.cache.join("layers"))
             .expect("layers")
             .flatten()
             .filter(|entry| {
-                std::fs::read_to_string(entry.path().join("entry.json"))
-                    .is_ok_and(|record| record.contains(digest))
+                std::fs::read(entry.path().join("entry.json"))
+                    .ok()
+                    .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+                    .is_some_and(|record| record["blob"]["digest"] == digest)
             })
             .map(|entry| entry.path())
             .collect()
