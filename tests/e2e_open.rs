@@ -150,7 +150,7 @@ fn verified_open_and_signed(verify: &Value) {
         .expect("peermem");
     let depends = peermem["depends"].to_string();
     assert!(
-        depends.contains("\"ib_core\"") && depends.contains("\"nvidia-current-open\""),
+        depends.contains("\"ib_core\"") && depends.contains("\"nvidia\""),
         "{peermem}"
     );
 }
