@@ -412,3 +412,11 @@ pub fn sbom_misses(root: &Path, sbom: &Path) -> Vec<String> {
     }
     misses
 }
+
+/// The check `id` of a verify or boot report (the test fails, showing the report, without it).
+pub fn check<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    report["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["id"] == id))
+        .unwrap_or_else(|| panic!("no check {id}: {report:#}"))
+}

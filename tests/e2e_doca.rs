@@ -9,19 +9,18 @@
 //! Needs root, debootstrap and the machine's Debian archive, as CI has.
 
 mod common;
-#[path = "support/doca_project.rs"]
-mod doca_project;
+#[path = "support/e2e_project.rs"]
+mod e2e_project;
 
-use std::path::Path;
 use std::time::Instant;
 
 use common::*;
-use doca_project::{doca_project, DocaProject};
+use e2e_project::{doca_project, E2eProject, STACK_CHECKS};
 use serde_json::Value;
 
 const KERNEL: &str = "6.1.0-50-amd64";
 
-type Setup = DocaProject;
+type Setup = E2eProject;
 
 fn setup() -> Setup {
     doca_project("imgbuild-e2e-doca-", &[])
@@ -29,34 +28,7 @@ fn setup() -> Setup {
 
 /// Builds `image` (OCI layout only) with e2e_debian's layer cache: its exit and `built` event.
 fn build(s: &Setup, image: &str) -> (std::process::Output, Value) {
-    let out = s.out.to_string_lossy().into_owned();
-    let args = [
-        "--json", "build", image, "--mirror", &s.mirror, "--out", &out, "--format", "oci",
-    ];
-    let cache = test_cache().join("e2e-cache");
-    std::fs::create_dir_all(&cache).expect("cache");
-    let result = imgbuild_env(
-        &s.project,
-        &args,
-        &[
-            ("IMGBUILD_CACHE", &cache),
-            ("IMGBUILD_CACHE_MAX", Path::new("9G")),
-            ("SOURCE_DATE_EPOCH", Path::new("1700000000")),
-        ],
-    );
-    let built = stdout(&result)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|e| e["event"] == "built")
-        .unwrap_or(Value::Null);
-    (result, built)
-}
-
-fn check<'a>(verify: &'a Value, id: &str) -> &'a Value {
-    verify["checks"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["id"] == id))
-        .unwrap_or_else(|| panic!("no check {id}: {verify:#}"))
+    s.build(image, &[])
 }
 
 /// Builds and verifies one DOCA image; its modules are the stand-in's, under `module_dir`,
@@ -68,18 +40,7 @@ fn builds_and_verifies(s: &Setup, image: &str, doca: &str, ofed: &str, module_di
     assert!(result.status.success(), "{image}: {}", stderr(&result));
     let verify = &built["verify"];
     assert_eq!(verify["ok"], true, "{image}: {verify:#}");
-    for id in [
-        "one_kernel",
-        "vermagic",
-        "modules_dep",
-        "duplicate_modules",
-        "mofed_modules",
-        "ofed_info",
-        "doca_version",
-        "openibd_enabled",
-        "opensmd_disabled",
-        "no_private_keys",
-    ] {
+    for id in STACK_CHECKS.iter().chain(&["doca_version"]) {
         assert_eq!(check(verify, id)["ok"], true, "{image}: {id}: {verify:#}");
     }
     let ofed_info = check(verify, "ofed_info")["detail"].to_string();

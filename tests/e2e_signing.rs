@@ -13,8 +13,10 @@
 //! Needs root, debootstrap and the machine's Debian archive, as CI has.
 
 mod common;
-#[path = "support/doca_project.rs"]
-mod doca_project;
+#[path = "support/e2e_project.rs"]
+mod e2e_project;
+#[path = "support/site_key.rs"]
+mod site_key;
 
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
@@ -23,55 +25,18 @@ use std::process::{Command, Output};
 use std::time::{Instant, SystemTime};
 
 use common::*;
-use doca_project::doca_project;
+use e2e_project::{doca_project, E2eProject};
 use serde_json::Value;
+use site_key::site_key;
 
 const IMAGE: &str = "debian-12-doca-dkms";
 
-struct Setup {
-    work: tempfile::TempDir,
-    project: PathBuf,
-    out: PathBuf,
-    mirror: String,
-    cache: PathBuf,
-}
+type Setup = E2eProject;
 
 /// e2e_doca's project, mirror and DOCA stand-in (the DKMS release only), with e2e_debian's
 /// layer cache.
 fn setup() -> Setup {
-    let shared = doca_project("imgbuild-e2e-signing-", &["3.2.1:25.10-1.7.1"]);
-    let cache = test_cache().join("e2e-cache");
-    std::fs::create_dir_all(&cache).expect("cache");
-    Setup {
-        work: shared.work,
-        project: shared.project,
-        out: shared.out,
-        mirror: shared.mirror,
-        cache,
-    }
-}
-
-/// A key pair in `test_cache()/module-signing/<name>` (made once: the same key run after run
-/// keeps the signed layers cached): the secret folder.
-fn site_key(name: &str) -> PathBuf {
-    let dir = test_cache().join("module-signing").join(name);
-    if dir.join("cert.pem").exists() {
-        return dir;
-    }
-    let making = dir.with_extension("tmp");
-    let _ = std::fs::remove_dir_all(&making);
-    std::fs::create_dir_all(&making).expect("mkdir");
-    let out = Command::new("openssl")
-        .args(["req", "-new", "-x509", "-newkey", "rsa:2048", "-nodes"])
-        .args(["-days", "36500", "-subj"])
-        .arg(format!("/CN=imgbuild e2e {name} module signing key"))
-        .args(["-keyout", "key.pem", "-out", "cert.pem"])
-        .current_dir(&making)
-        .output()
-        .expect("openssl req");
-    assert!(out.status.success(), "{}", stderr(&out));
-    std::fs::rename(&making, &dir).expect("rename");
-    dir
+    doca_project("imgbuild-e2e-signing-", &["3.2.1:25.10-1.7.1"])
 }
 
 /// The key's private bytes as they could leak: the lines of its PEM body and its DER. Its
@@ -144,27 +109,10 @@ fn leaks(dir: &Path, since: Option<i64>, needles: &[Vec<u8>]) -> Vec<PathBuf> {
 }
 
 fn build(s: &Setup, secret: &Path) -> (Output, Value) {
-    let out = s.out.to_string_lossy().into_owned();
     let secret = format!("id=module-signing,src={}", secret.display());
-    let args = [
-        "--json", "build", IMAGE, "--mirror", &s.mirror, "--out", &out, "--format", "oci",
-        "--secret", &secret,
-    ];
-    let env = [
-        ("IMGBUILD_CACHE", s.cache.as_path()),
-        ("IMGBUILD_CACHE_MAX", Path::new("9G")),
-        ("SOURCE_DATE_EPOCH", Path::new("1700000000")),
-    ];
-    let result = imgbuild_env(&s.project, &args, &env);
+    let (result, _) = s.build(IMAGE, &["--secret", &secret]);
     let built = built_event(&result);
     (result, built)
-}
-
-fn check<'a>(verify: &'a Value, id: &str) -> &'a Value {
-    verify["checks"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["id"] == id))
-        .unwrap_or_else(|| panic!("no check {id}: {verify:#}"))
 }
 
 fn layers(built: &Value) -> Vec<(String, String, bool)> {
@@ -182,18 +130,7 @@ fn layers(built: &Value) -> Vec<(String, String, bool)> {
 
 /// The inputs each role's layer was keyed by in the last build (the cache's `last` records).
 fn inputs(s: &Setup) -> Vec<(String, Value)> {
-    let dir = s.cache.join("last").join(IMAGE);
-    let mut found: Vec<(String, Value)> = std::fs::read_dir(&dir)
-        .expect("last")
-        .flatten()
-        .map(|e| {
-            let text = std::fs::read(e.path()).expect("last record");
-            let name = e.file_name().to_string_lossy().into_owned();
-            (name, serde_json::from_slice(&text).expect("JSON"))
-        })
-        .collect();
-    found.sort_by(|a, b| a.0.cmp(&b.0));
-    found
+    s.last_inputs(IMAGE)
 }
 
 fn verify_image(s: &Setup, extra: &[&str]) -> (Output, Value) {
@@ -208,42 +145,17 @@ fn verify_image(s: &Setup, extra: &[&str]) -> (Output, Value) {
 
 /// The `.ko` files (with their signatures) of the cached layer `digest`, by name.
 fn signed_modules(s: &Setup, digest: &str) -> std::collections::BTreeMap<String, Vec<u8>> {
-    let mut found = std::collections::BTreeMap::new();
-    for entry in std::fs::read_dir(s.cache.join("layers"))
-        .expect("layers")
-        .flatten()
-    {
-        let record = std::fs::read_to_string(entry.path().join("entry.json")).unwrap_or_default();
-        if !record.contains(digest) {
-            continue;
-        }
-        let mut stack = vec![entry.path().join("tree")];
-        while let Some(dir) = stack.pop() {
-            for file in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                let path = file.path();
-                if path.is_dir() && !path.is_symlink() {
-                    stack.push(path);
-                } else if path.extension().is_some_and(|e| e == "ko") {
-                    let name = file.file_name().to_string_lossy().into_owned();
-                    found.insert(name, std::fs::read(&path).expect("module"));
-                }
-            }
-        }
-    }
-    found
+    s.layer_modules(digest)
+        .into_iter()
+        .map(|(name, path)| (name, std::fs::read(&path).expect("module")))
+        .collect()
 }
 
 /// Drops the cached layers of `digests` (their `layers/<key>` folders), so the next build
 /// makes them from nothing.
 fn forget(s: &Setup, digests: &[&str]) {
-    for entry in std::fs::read_dir(s.cache.join("layers"))
-        .expect("layers")
-        .flatten()
-    {
-        let record = std::fs::read_to_string(entry.path().join("entry.json")).unwrap_or_default();
-        if digests.iter().any(|d| record.contains(d)) {
-            std::fs::remove_dir_all(entry.path()).expect("forget a layer");
-        }
+    for layer in digests.iter().flat_map(|d| s.cached_layers(d)) {
+        std::fs::remove_dir_all(layer).expect("forget a layer");
     }
 }
 

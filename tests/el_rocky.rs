@@ -12,6 +12,8 @@
 //! Needs root, debootstrap, dnf, rpm, rpmbuild, createrepo-c, gnupg, qemu and the machine's
 //! Debian archive, as CI has.
 
+#[path = "support/boot_record.rs"]
+mod boot_record;
 mod common;
 #[path = "el_rocky/standin_oci.rs"]
 mod standin_oci;
@@ -23,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use boot_record::{boot_record, boot_tcg, booted_once};
 use common::*;
 use serde_json::Value;
 
@@ -283,65 +286,13 @@ fn initramfs_by_dracut(rootfs: &Path) {
     assert!(listed.contains("Warewulf's wwinit"), "{listed}");
 }
 
-/// The boot's record for `manifest` and the code a boot runs: a TCG boot costs minutes, so an
-/// image already booted by the same code is not booted again, and a changed image or changed
-/// code boots again. That code is the boot crate (packing, the probe, QEMU) and what it reads
-/// the image with: the OCI layout reader, the layer applier and the rootfs it writes through.
-fn boot_record(manifest: &str) -> PathBuf {
-    use sha2::{Digest, Sha256};
-    let mut digest = Sha256::new();
-    digest.update(manifest);
-    let crates = repo_root().join("crates");
-    let mut files: Vec<PathBuf> = ["boot/src", "oci-layout/src"]
-        .iter()
-        .flat_map(|dir| {
-            std::fs::read_dir(crates.join(dir))
-                .expect("boot sources")
-                .flatten()
-                .map(|e| e.path())
-        })
-        .chain(
-            [
-                "image/src/apply.rs",
-                "image/src/compression.rs",
-                "engine/src/rootfs.rs",
-            ]
-            .iter()
-            .map(|file| crates.join(file)),
-        )
-        .filter(|path| path.is_file())
-        .collect();
-    files.sort();
-    for file in files {
-        let name = file.strip_prefix(&crates).unwrap_or(&file);
-        digest.update(name.to_string_lossy().as_bytes());
-        digest.update(std::fs::read(&file).expect("boot source"));
-    }
-    let key = format!("{:x}", digest.finalize());
-    test_cache()
-        .join("el-rocky-boots")
-        .join(format!("{}.json", &key[..16]))
-}
-
 /// `imgbuild boot` under TCG (once per image and boot code): the pinned kernel runs and MOFED's
 /// modules, from the kmod RPMs, load; openibd runs.
 fn boots_and_loads_mofed(s: &Setup, manifest: &str) {
-    let record = boot_record(manifest);
-    let report: Value = match std::fs::read(&record) {
-        Ok(bytes) => {
-            eprintln!(
-                "{IMAGE}: booted before, same image and boot code: {}",
-                record.display()
-            );
-            serde_json::from_slice(&bytes).expect("boot record")
-        }
-        Err(_) => {
-            let report = boot(s);
-            std::fs::create_dir_all(record.parent().expect("folder")).expect("boots");
-            std::fs::write(&record, report.to_string()).expect("record");
-            report
-        }
-    };
+    let record = boot_record("el-rocky-boots", manifest);
+    let report = booted_once(&record, IMAGE, || {
+        boot_tcg(&s.project, &s.out.join(IMAGE), IMAGE)
+    });
     assert_eq!(report["findings"]["kernel"], KERNEL, "{report:#}");
     for name in ["mlx_compat", "ib_core", "mlx5_core", "mlx5_ib", "ib_ipoib"] {
         let module = report["findings"]["modules"]
@@ -352,19 +303,4 @@ fn boots_and_loads_mofed(s: &Setup, manifest: &str) {
     }
     assert_eq!(report["findings"]["openibd"][1], "active", "{report:#}");
     assert_eq!(report["ok"], true, "{report:#}");
-}
-
-fn boot(s: &Setup) -> Value {
-    let dir = s.out.join(IMAGE).to_string_lossy().into_owned();
-    let started = Instant::now();
-    let out = imgbuild_env(
-        &s.project,
-        &["--json", "boot", &dir, "--accel", "tcg", "--timeout", "600"],
-        &[],
-    );
-    let seconds = started.elapsed().as_secs_f64();
-    let report: Value = serde_json::from_str(stdout(&out).trim())
-        .unwrap_or_else(|e| panic!("boot: {e}: {}", stderr(&out)));
-    eprintln!("{IMAGE}: booted under TCG in {seconds:.1}s");
-    report
 }
