@@ -10,6 +10,7 @@ mod input;
 mod pack;
 mod probe;
 mod qemu;
+mod varstore;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -22,6 +23,7 @@ pub use excludes::{go_match, Excludes};
 pub use pack::{pack_tree, Packed};
 pub use probe::{Findings, ModuleResult, Outcome};
 pub use qemu::{available as qemu_available, Accel, Chosen};
+pub use varstore::{enroll_mok, variables, VarStoreError, Variable};
 
 /// What to boot and how.
 #[derive(Debug, Clone)]
