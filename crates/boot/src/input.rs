@@ -29,9 +29,14 @@ pub fn root_of(input: &Path, dest: &Path) -> Result<PathBuf, BootError> {
 /// overlays (the `io.imgbuild.boot-expect-failed` label, comma-separated), when `input` is an
 /// image; none for a rootfs folder.
 pub fn expected_failures(input: &Path) -> Vec<String> {
+    labels(input).boot_expect_failed
+}
+
+/// The image's labels, when `input` is an image; none for a rootfs folder.
+pub fn labels(input: &Path) -> verify::ImageLabels {
     Layout::of(input)
         .and_then(|layout| layout.config().ok())
-        .map(|config| verify::ImageLabels::of_config(&config).boot_expect_failed)
+        .map(|config| verify::ImageLabels::of_config(&config))
         .unwrap_or_default()
 }
 
