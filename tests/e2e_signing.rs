@@ -15,6 +15,8 @@
 mod common;
 #[path = "support/doca_project.rs"]
 mod doca_project;
+#[path = "support/module_signing.rs"]
+mod module_signing;
 
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
@@ -24,6 +26,7 @@ use std::time::{Instant, SystemTime};
 
 use common::*;
 use doca_project::doca_project;
+use module_signing::site_key;
 use serde_json::Value;
 
 const IMAGE: &str = "debian-12-doca-dkms";
@@ -49,29 +52,6 @@ fn setup() -> Setup {
         mirror: shared.mirror,
         cache,
     }
-}
-
-/// A key pair in `test_cache()/module-signing/<name>` (made once: the same key run after run
-/// keeps the signed layers cached): the secret folder.
-fn site_key(name: &str) -> PathBuf {
-    let dir = test_cache().join("module-signing").join(name);
-    if dir.join("cert.pem").exists() {
-        return dir;
-    }
-    let making = dir.with_extension("tmp");
-    let _ = std::fs::remove_dir_all(&making);
-    std::fs::create_dir_all(&making).expect("mkdir");
-    let out = Command::new("openssl")
-        .args(["req", "-new", "-x509", "-newkey", "rsa:2048", "-nodes"])
-        .args(["-days", "36500", "-subj"])
-        .arg(format!("/CN=imgbuild e2e {name} module signing key"))
-        .args(["-keyout", "key.pem", "-out", "cert.pem"])
-        .current_dir(&making)
-        .output()
-        .expect("openssl req");
-    assert!(out.status.success(), "{}", stderr(&out));
-    std::fs::rename(&making, &dir).expect("rename");
-    dir
 }
 
 /// The key's private bytes as they could leak: the lines of its PEM body and its DER. Its

@@ -1,0 +1,30 @@
+//! The throwaway module-signing keys the signing tests share (e2e_signing, e2e_secure_boot),
+//! kept with the layer cache so that the signed layers stay cached run after run.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use super::common::{stderr, test_cache};
+
+/// A key pair in `test_cache()/module-signing/<name>` (made once: the same key run after run
+/// keeps the signed layers cached): the secret folder.
+pub fn site_key(name: &str) -> PathBuf {
+    let dir = test_cache().join("module-signing").join(name);
+    if dir.join("cert.pem").exists() {
+        return dir;
+    }
+    let making = dir.with_extension("tmp");
+    let _ = std::fs::remove_dir_all(&making);
+    std::fs::create_dir_all(&making).expect("mkdir");
+    let out = Command::new("openssl")
+        .args(["req", "-new", "-x509", "-newkey", "rsa:2048", "-nodes"])
+        .args(["-days", "36500", "-subj"])
+        .arg(format!("/CN=imgbuild e2e {name} module signing key"))
+        .args(["-keyout", "key.pem", "-out", "cert.pem"])
+        .current_dir(&making)
+        .output()
+        .expect("openssl req");
+    assert!(out.status.success(), "{}", stderr(&out));
+    std::fs::rename(&making, &dir).expect("rename");
+    dir
+}
