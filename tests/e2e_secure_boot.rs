@@ -107,10 +107,11 @@ fn strip_signature(module: &[u8]) -> Vec<u8> {
     stripped
 }
 
-/// An overlay holding the unsigned copy, under another name, where the probe loads it from.
+/// An overlay holding the unsigned copy, under another name, where the probe loads it from
+/// (under usr/lib: the image's /lib is a link to it, which a folder would replace).
 fn unsigned_overlay(work: &Path, name: &str, unsigned: &[u8]) -> (PathBuf, String) {
     let overlay = work.join("unsigned-overlay");
-    let extra = overlay.join("lib/modules").join(KERNEL).join("extra");
+    let extra = overlay.join("usr/lib/modules").join(KERNEL).join("extra");
     std::fs::create_dir_all(&extra).expect("overlay");
     let copy = format!("unsigned_{}", name.trim_end_matches(".ko"));
     std::fs::write(extra.join(format!("{copy}.ko")), unsigned).expect("unsigned module");

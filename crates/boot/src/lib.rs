@@ -518,6 +518,9 @@ fn units_check(findings: &Findings, expected: &[String]) -> Check {
 /// The image as a gzip newc archive, then the probe's archive, in one file (the kernel reads
 /// concatenated archives in order, as Warewulf sends the image and its overlays).
 fn write_initrd(root: &Path, overlays: &[PathBuf], path: &Path) -> Result<Packed, BootError> {
+    for overlay in overlays {
+        input::check_overlay(root, overlay)?;
+    }
     let file = std::fs::File::create(path).map_err(|e| BootError::io(path, e))?;
     // One gzip member: the kernel unpacks each compressed archive whole, and a member that
     // ends inside a cpio entry is "junk at the end of compressed archive" (so not pargz).
