@@ -66,7 +66,12 @@ impl Mok {
 
     /// The certificate in `path`, PEM or DER.
     pub fn from_file(path: &Path) -> Result<Mok, BootError> {
-        let bytes = std::fs::read(path).map_err(|e| BootError::io(path, e))?;
+        let bytes = std::fs::read(path).map_err(|e| {
+            BootError::Input(format!(
+                "--mok-cert {}: cannot be read ({e}); give the site's module-signing certificate (PEM or DER)",
+                path.display()
+            ))
+        })?;
         let cert = verify::SignerCert::parse(&bytes).map_err(|e| {
             BootError::Input(format!(
                 "--mok-cert {}: {e}; give the site's module-signing certificate (PEM or DER)",
@@ -245,6 +250,12 @@ mod tests {
         let error = Mok::from_file(&path).expect_err("refused");
         assert!(matches!(error, BootError::Input(_)));
         assert!(error.to_string().contains("site.pem"), "{error}");
+        let missing = Mok::from_file(&dir.path().join("none.pem")).expect_err("no file");
+        assert!(matches!(missing, BootError::Input(_)));
+        assert!(
+            missing.to_string().contains("none.pem: cannot be read"),
+            "{missing}"
+        );
         let (_, pem) = verify::signing_fixture::signing_key(dir.path(), "site");
         let read = Mok::from_file(&pem).expect("a certificate");
         assert_eq!(read.kernel_name(), "site module signing key");
