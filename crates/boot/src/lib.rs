@@ -23,7 +23,7 @@ use serde::Serialize;
 
 pub use error::BootError;
 pub use excludes::{go_match, Excludes};
-pub use pack::{pack_tree, Packed};
+pub use pack::{pack_tree, Codec, Encoder, Packed};
 pub use probe::{Findings, ModuleResult, Outcome, SecureBootState};
 pub use qemu::{available as qemu_available, Accel, Chosen};
 pub use secure_boot::{boot_files as secure_boot_files, BootFile, Mok};
@@ -196,7 +196,12 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
     let chosen = qemu::choose(request.accel, &vmlinuz, work.path())?;
     let initrd = work.path().join("initrd");
     let packing = Instant::now();
-    let packed = write_initrd(&root, &request.overlays, &initrd)?;
+    // GRUB loads the initrd below 1 GiB (about 500 MB fit): zstd's smaller archive for it.
+    let codec = match secure_boot {
+        Some(_) => Codec::Zstd,
+        None => Codec::Gzip,
+    };
+    let packed = write_initrd(&root, &request.overlays, &initrd, codec)?;
     let (vmlinuz, removal) = clear_while_booting(&root, &unpacked, &vmlinuz, work.path())?;
     let compressed = std::fs::metadata(&initrd).map_or(0, |m| m.len());
     let memory_mb = request
@@ -314,11 +319,19 @@ impl Machine {
 /// The `boot` check of a VM that stopped, or ran out of time, before the probe's end.
 fn unfinished(console: &str, timeout: Duration) -> Check {
     let tail: Vec<&str> = console.lines().rev().take(15).collect();
+    // Debian's signed GRUB places the initrd below 1 GiB: a larger one does not load.
+    let grub = if console.contains("imgbuild: GRUB loads")
+        && console.contains("error: out of memory")
+    {
+        "GRUB could not load the initrd (Debian's signed GRUB places it below 1 GiB, where about 500 MB of compressed image fit; a larger image boots without --secure-boot); "
+    } else {
+        ""
+    };
     Check {
         id: "boot",
         ok: false,
         detail: format!(
-            "the VM stopped, or {} s passed, before the probe finished; the console's last lines:\n{}",
+            "{grub}the VM stopped, or {} s passed, before the probe finished; the console's last lines:\n{}",
             timeout.as_secs(),
             tail.into_iter().rev().collect::<Vec<_>>().join("\n")
         ),
@@ -517,33 +530,36 @@ fn units_check(findings: &Findings, expected: &[String]) -> Check {
 
 /// The image as a gzip newc archive, then the probe's archive, in one file (the kernel reads
 /// concatenated archives in order, as Warewulf sends the image and its overlays).
-fn write_initrd(root: &Path, overlays: &[PathBuf], path: &Path) -> Result<Packed, BootError> {
+fn write_initrd(
+    root: &Path,
+    overlays: &[PathBuf],
+    path: &Path,
+    codec: Codec,
+) -> Result<Packed, BootError> {
     for overlay in overlays {
         input::check_overlay(root, overlay)?;
     }
     let file = std::fs::File::create(path).map_err(|e| BootError::io(path, e))?;
-    // One gzip member: the kernel unpacks each compressed archive whole, and a member that
-    // ends inside a cpio entry is "junk at the end of compressed archive" (so not pargz).
-    let gz = flate2::write::GzEncoder::new(
-        std::io::BufWriter::with_capacity(1 << 20, file),
-        flate2::Compression::fast(),
-    );
-    let (gz, packed) =
-        pack::pack_tree(root, gz, &Excludes::of_tree(root)).map_err(|e| BootError::io(root, e))?;
-    let mut out = gz.finish().map_err(|e| BootError::io(path, e))?;
+    // One compressed member per archive: the kernel unpacks each compressed archive whole, and
+    // a member that ends inside a cpio entry is "junk at the end of compressed archive" (so
+    // not pargz).
+    let encoder = Encoder::new(codec, std::io::BufWriter::with_capacity(1 << 20, file))
+        .map_err(|e| BootError::io(path, e))?;
+    let (encoder, packed) = pack::pack_tree(root, encoder, &Excludes::of_tree(root))
+        .map_err(|e| BootError::io(root, e))?;
+    let mut out = encoder.finish().map_err(|e| BootError::io(path, e))?;
     for overlay in overlays {
-        let gz = flate2::write::GzEncoder::new(out, flate2::Compression::fast());
-        let (gz, _) = pack::pack_tree(overlay, gz, &Excludes::default())
+        let encoder = Encoder::new(codec, out).map_err(|e| BootError::io(path, e))?;
+        let (encoder, _) = pack::pack_tree(overlay, encoder, &Excludes::default())
             .map_err(|e| BootError::io(overlay, e))?;
-        out = gz.finish().map_err(|e| BootError::io(path, e))?;
+        out = encoder.finish().map_err(|e| BootError::io(path, e))?;
     }
     let probe = probe::archive().map_err(|e| BootError::io(path, e))?;
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut encoder = Encoder::new(codec, out).map_err(|e| BootError::io(path, e))?;
     encoder
         .write_all(&probe)
         .map_err(|e| BootError::io(path, e))?;
-    let probe = encoder.finish().map_err(|e| BootError::io(path, e))?;
-    out.write_all(&probe).map_err(|e| BootError::io(path, e))?;
+    let mut out = encoder.finish().map_err(|e| BootError::io(path, e))?;
     out.flush().map_err(|e| BootError::io(path, e))?;
     Ok(packed)
 }
@@ -677,6 +693,21 @@ mod tests {
         assert!(secure_boot_checks(&none, &findings(&[]))[1]
             .detail
             .starts_with("no MOK enrolled"));
+    }
+
+    #[test]
+    fn grub_out_of_memory_is_explained() {
+        let console = "imgbuild: GRUB loads the image kernel\nerror: out of memory.\n";
+        let check = unfinished(console, Duration::from_secs(9));
+        assert!(!check.ok);
+        assert!(
+            check.detail.starts_with("GRUB could not load the initrd"),
+            "{}",
+            check.detail
+        );
+        assert!(!unfinished("Kernel panic", Duration::from_secs(9))
+            .detail
+            .contains("GRUB"));
     }
 
     #[test]
