@@ -80,7 +80,7 @@ fn a_signed_module(oci: &Path) -> (String, Vec<u8>) {
     for layer in layers.iter().rev() {
         let file =
             std::fs::File::open(blob(layer["digest"].as_str().expect("digest"))).expect("layer");
-        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+        let mut archive = tar::Archive::new(flate2::read::MultiGzDecoder::new(file));
         for entry in archive.entries().expect("tar") {
             let mut entry = entry.expect("entry");
             let path = entry.path().expect("path").to_string_lossy().into_owned();
