@@ -29,10 +29,43 @@ pub fn root_of(input: &Path, dest: &Path) -> Result<PathBuf, BootError> {
 /// overlays (the `io.imgbuild.boot-expect-failed` label, comma-separated), when `input` is an
 /// image; none for a rootfs folder.
 pub fn expected_failures(input: &Path) -> Vec<String> {
+    labels(input).boot_expect_failed
+}
+
+/// The image's labels, when `input` is an image; none for a rootfs folder.
+pub fn labels(input: &Path) -> verify::ImageLabels {
     Layout::of(input)
         .and_then(|layout| layout.config().ok())
-        .map(|config| verify::ImageLabels::of_config(&config).boot_expect_failed)
+        .map(|config| verify::ImageLabels::of_config(&config))
         .unwrap_or_default()
+}
+
+/// Refuses an overlay with a folder where the image has a link (`lib` over a merged /usr's
+/// `lib -> usr/lib`): the kernel replaces the link with the folder when it unpacks the
+/// overlay, as it would at a node, and the image's programs no longer start.
+pub fn check_overlay(root: &Path, overlay: &Path) -> Result<(), BootError> {
+    let mut pending = vec![PathBuf::new()];
+    while let Some(relative) = pending.pop() {
+        let dir = overlay.join(&relative);
+        let entries = std::fs::read_dir(&dir).map_err(|e| BootError::io(&dir, e))?;
+        for entry in entries.flatten() {
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let path = relative.join(entry.file_name());
+            let in_image = root.join(&path);
+            if let Ok(target) = std::fs::read_link(&in_image) {
+                return Err(BootError::Input(format!(
+                    "--overlay {}: {} is a folder in the overlay but a link to {} in the image; unpacked after the image it would replace the link and the node would not start: put its files under the link's target",
+                    overlay.display(),
+                    path.display(),
+                    target.display()
+                )));
+            }
+            pending.push(path);
+        }
+    }
+    Ok(())
 }
 
 /// An OCI image layout: `out/<image>/oci`, or the folder itself, read by the one image reader
@@ -153,6 +186,26 @@ mod tests {
         );
         assert!(expected_failures(layout(serde_json::json!({})).path()).is_empty());
         assert!(expected_failures(Path::new("/nonexistent")).is_empty());
+    }
+
+    #[test]
+    fn an_overlay_folder_over_a_link_of_the_image_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("usr/lib/modules")).expect("image");
+        std::os::unix::fs::symlink("usr/lib", root.join("lib")).expect("merged /usr");
+        let overlay = dir.path().join("overlay");
+        std::fs::create_dir_all(overlay.join("usr/lib/modules/6.1.0-50-amd64/extra"))
+            .expect("overlay");
+        check_overlay(&root, &overlay).expect("under usr/lib: fine");
+        std::fs::create_dir_all(overlay.join("lib/modules")).expect("overlay");
+        let error = check_overlay(&root, &overlay).expect_err("over the link");
+        assert!(
+            error
+                .to_string()
+                .contains("lib is a folder in the overlay but a link to usr/lib in the image"),
+            "{error}"
+        );
     }
 
     #[test]

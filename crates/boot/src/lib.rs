@@ -3,6 +3,8 @@
 //! packed as `wwctl image build` packs it (newc cpio, `/etc/warewulf/excludes` honoured,
 //! compressed), plus a probe of ours in a second archive. The probe loads the image's
 //! out-of-tree modules and reports on the serial console, which is kept beside the report.
+//! With Secure Boot the kernel is started as a Secure Boot node starts it, through the firmware,
+//! shim and GRUB, with the module-signing certificate enrolled as a MOK (`secure_boot`).
 
 mod error;
 mod excludes;
@@ -10,6 +12,8 @@ mod input;
 mod pack;
 mod probe;
 mod qemu;
+mod secure_boot;
+mod varstore;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -19,9 +23,11 @@ use serde::Serialize;
 
 pub use error::BootError;
 pub use excludes::{go_match, Excludes};
-pub use pack::{pack_tree, Packed};
-pub use probe::{Findings, ModuleResult, Outcome};
+pub use pack::{pack_tree, Codec, Encoder, Packed};
+pub use probe::{Findings, ModuleResult, Outcome, SecureBootState};
 pub use qemu::{available as qemu_available, Accel, Chosen};
+pub use secure_boot::{boot_files as secure_boot_files, BootFile, Mok};
+pub use varstore::{enroll_mok, variables, VarStoreError, Variable};
 
 /// What to boot and how.
 #[derive(Debug, Clone)]
@@ -42,6 +48,26 @@ pub struct BootRequest {
     /// Units (shell patterns) expected to fail without the site's overlays, beside those the
     /// image's `io.imgbuild.boot-expect-failed` label names.
     pub expect_failed: Vec<String>,
+    /// Boot through Secure Boot firmware, shim and GRUB instead of starting the kernel.
+    pub secure_boot: Option<SecureBootRequest>,
+}
+
+/// How to boot under Secure Boot.
+#[derive(Debug, Clone, Default)]
+pub struct SecureBootRequest {
+    /// The certificate to enrol as the MOK; else the image's module-signer label's.
+    pub mok_cert: Option<PathBuf>,
+    /// Enrol no MOK, whatever the image's label says.
+    pub no_mok: bool,
+}
+
+/// The boot's Secure Boot side: what it booted through and what it enrolled.
+#[derive(Debug, Clone, Serialize)]
+pub struct SecureBootReport {
+    /// The firmware, shim and GRUB, with their digests.
+    pub files: Vec<BootFile>,
+    /// The certificate enrolled as the MOK, if any.
+    pub mok: Option<Mok>,
 }
 
 /// One check on what the probe found.
@@ -80,6 +106,9 @@ pub struct BootReport {
     /// The units expected to fail without the site's overlays (patterns).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub expect_failed: Vec<String>,
+    /// What it booted through under Secure Boot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secure_boot: Option<SecureBootReport>,
     /// The checks.
     pub checks: Vec<Check>,
     /// Every check passed.
@@ -108,6 +137,7 @@ impl BootReport {
                         Outcome::Loaded => ModuleOutcome::Loaded,
                         Outcome::NoDevice => ModuleOutcome::NoDevice,
                         Outcome::Failed => ModuleOutcome::Failed,
+                        Outcome::Rejected => ModuleOutcome::Rejected,
                     },
                     message: module.message.clone(),
                 })
@@ -122,8 +152,23 @@ impl BootReport {
                     detail: check.detail.clone(),
                 })
                 .collect(),
+            secure_boot: self.secure_boot_record(),
             console_log: self.console_log.clone(),
         }
+    }
+
+    fn secure_boot_record(&self) -> Option<image::boot_record::SecureBootRecord> {
+        let asked = self.secure_boot.as_ref()?;
+        let state = self.findings.secure_boot.clone().unwrap_or_default();
+        Some(image::boot_record::SecureBootRecord {
+            enabled: state.enabled(),
+            lockdown: state.lockdown,
+            mok: asked.mok.as_ref().map(|m| m.subject.clone()),
+            mok_loaded: asked
+                .mok
+                .as_ref()
+                .is_some_and(|m| mok_line(&state.keys, m).is_some()),
+        })
     }
 }
 
@@ -133,14 +178,15 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
         .prefix("imgbuild-boot-")
         .tempdir_in(std::env::temp_dir())
         .map_err(|e| BootError::io(&std::env::temp_dir(), e))?;
-    for overlay in &request.overlays {
-        if !overlay.is_dir() {
-            return Err(BootError::Input(format!(
-                "--overlay {}: not a folder (an overlay is a folder whose files are laid over the image, as Warewulf renders a node's overlays)",
-                overlay.display()
-            )));
-        }
-    }
+    check_overlays(&request.overlays)?;
+    // What Secure Boot needs is there, and the certificate reads, before anything is unpacked.
+    let secure_boot = match &request.secure_boot {
+        Some(asked) => Some(SecureBootReport {
+            files: secure_boot::boot_files()?,
+            mok: mok_of(asked, &request.input)?,
+        }),
+        None => None,
+    };
     let unpacked = work.path().join("rootfs");
     let root = input::root_of(&request.input, &unpacked)?;
     let (kernel, vmlinuz) = input::kernel_of(&root)?;
@@ -150,26 +196,33 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
     let chosen = qemu::choose(request.accel, &vmlinuz, work.path())?;
     let initrd = work.path().join("initrd");
     let packing = Instant::now();
-    let packed = write_initrd(&root, &request.overlays, &initrd)?;
-    let pack_seconds = packing.elapsed().as_secs_f64();
+    // GRUB loads the initrd below 1 GiB (about 500 MB fit): zstd's smaller archive for it.
+    let codec = match secure_boot {
+        Some(_) => Codec::Zstd,
+        None => Codec::Gzip,
+    };
+    let packed = write_initrd(&root, &request.overlays, &initrd, codec)?;
     let (vmlinuz, removal) = clear_while_booting(&root, &unpacked, &vmlinuz, work.path())?;
     let compressed = std::fs::metadata(&initrd).map_or(0, |m| m.len());
     let memory_mb = request
         .memory_mb
         .unwrap_or_else(|| sized_memory(packed.bytes, compressed));
     let _ = std::fs::remove_file(&request.console_log);
-    let started = Instant::now();
     // An image with RDMA tools (SoftRoCE) gets a network card to run RDMA over.
     let network = root.join("usr/bin/ib_write_bw").exists();
-    let finished = qemu::boot(
-        chosen.accel,
+    let machine = Machine {
+        accel: chosen.accel,
+        memory_mb,
+        network,
+    };
+    let (finished, started) = machine.boot(
+        secure_boot.as_ref(),
+        work.path(),
         &vmlinuz,
         &initrd,
-        memory_mb,
-        &request.console_log,
-        request.timeout,
-        network,
+        request,
     )?;
+    let pack_seconds = started.duration_since(packing).as_secs_f64();
     if let Some(removal) = removal {
         let _ = removal.join();
     }
@@ -177,20 +230,11 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
     let findings = probe::parse(&console);
     let mut checks = checks(&kernel, &findings);
     checks.push(units_check(&findings, &expect_failed));
+    if let Some(sb) = &secure_boot {
+        checks.extend(secure_boot_checks(sb, &findings));
+    }
     if !finished {
-        let tail: Vec<&str> = console.lines().rev().take(15).collect();
-        checks.insert(
-            0,
-            Check {
-                id: "boot",
-                ok: false,
-                detail: format!(
-                    "the VM stopped, or {} s passed, before the probe finished; the console's last lines:\n{}",
-                    request.timeout.as_secs(),
-                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-                ),
-            },
-        );
+        checks.insert(0, unfinished(&console, request.timeout));
     }
     Ok(BootReport {
         ok: checks.iter().all(|c| c.ok),
@@ -204,9 +248,168 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
         findings,
         overlays: request.overlays.clone(),
         expect_failed,
+        secure_boot,
         checks,
         console_log: request.console_log.clone(),
     })
+}
+
+/// Every overlay is a folder.
+fn check_overlays(overlays: &[PathBuf]) -> Result<(), BootError> {
+    match overlays.iter().find(|o| !o.is_dir()) {
+        Some(overlay) => Err(BootError::Input(format!(
+            "--overlay {}: not a folder (an overlay is a folder whose files are laid over the image, as Warewulf renders a node's overlays)",
+            overlay.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The VM's accelerator, memory and network.
+struct Machine {
+    accel: &'static str,
+    memory_mb: u64,
+    network: bool,
+}
+
+impl Machine {
+    /// Boots the kernel with the initrd, or under Secure Boot the firmware with a variable
+    /// store and a system partition made now; whether the probe finished, and when the VM
+    /// started.
+    fn boot(
+        &self,
+        secure_boot: Option<&SecureBootReport>,
+        work: &Path,
+        vmlinuz: &Path,
+        initrd: &Path,
+        request: &BootRequest,
+    ) -> Result<(bool, Instant), BootError> {
+        let run = |start: &qemu::Start, initrd: Option<&Path>| {
+            let started = Instant::now();
+            let finished = qemu::boot(
+                self.accel,
+                start,
+                initrd,
+                self.memory_mb,
+                &request.console_log,
+                request.timeout,
+                self.network,
+            )?;
+            Ok((finished, started))
+        };
+        let Some(sb) = secure_boot else {
+            let start = qemu::Start::Kernel {
+                kernel: vmlinuz,
+                cmdline: qemu::CMDLINE,
+            };
+            return run(&start, Some(initrd));
+        };
+        let vars = secure_boot::variable_store(work, sb.mok.as_ref())?;
+        let esp = secure_boot::system_partition(work, vmlinuz, initrd, qemu::CMDLINE)?;
+        let _ = std::fs::remove_file(initrd);
+        let start = qemu::Start::Firmware {
+            code: Path::new(secure_boot::OVMF_CODE),
+            vars: &vars,
+            esp: &esp,
+        };
+        run(&start, None)
+    }
+}
+
+/// The `boot` check of a VM that stopped, or ran out of time, before the probe's end.
+fn unfinished(console: &str, timeout: Duration) -> Check {
+    let tail: Vec<&str> = console.lines().rev().take(15).collect();
+    // Debian's signed GRUB places the initrd below 1 GiB: a larger one does not load.
+    let grub = if console.contains("imgbuild: GRUB loads")
+        && console.contains("error: out of memory")
+    {
+        "GRUB could not load the initrd (Debian's signed GRUB places it below 1 GiB, where about 500 MB of compressed image fit; a larger image boots without --secure-boot); "
+    } else {
+        ""
+    };
+    Check {
+        id: "boot",
+        ok: false,
+        detail: format!(
+            "{grub}the VM stopped, or {} s passed, before the probe finished; the console's last lines:\n{}",
+            timeout.as_secs(),
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        ),
+    }
+}
+
+/// The MOK to enrol: `--mok-cert FILE`, else the certificate the image's label names as its
+/// modules' signer, else none.
+fn mok_of(asked: &SecureBootRequest, input: &Path) -> Result<Option<Mok>, BootError> {
+    if asked.no_mok {
+        return Ok(None);
+    }
+    if let Some(path) = &asked.mok_cert {
+        return Mok::from_file(path).map(Some);
+    }
+    match input::labels(input).expect().signer_cert {
+        Some(cert) if cert.der.is_empty() => Err(BootError::Input(format!(
+            "{}: its {} label does not read as a certificate; give the certificate with --mok-cert FILE",
+            input.display(),
+            verify::labels::MODULE_SIGNER_CERT
+        ))),
+        Some(cert) => Ok(Some(Mok::of(
+            &cert,
+            format!("the image's {} label", verify::labels::MODULE_SIGNER_CERT),
+        ))),
+        None => Ok(None),
+    }
+}
+
+/// The kernel's line for the enrolled certificate among the keys it loaded.
+fn mok_line<'a>(keys: &'a [String], mok: &Mok) -> Option<&'a String> {
+    let name = format!("'{}: ", mok.kernel_name());
+    keys.iter().find(|line| line.contains(&name))
+}
+
+/// Secure Boot was on and the kernel locked down; the enrolled MOK is among its keys.
+fn secure_boot_checks(sb: &SecureBootReport, findings: &Findings) -> Vec<Check> {
+    let state = findings.secure_boot.clone().unwrap_or_default();
+    let locked = ["integrity", "confidentiality"].contains(&state.lockdown.as_str());
+    let mut checks = vec![Check {
+        id: "secure_boot",
+        ok: state.enabled() && locked,
+        detail: if findings.secure_boot.is_none() {
+            "the probe found no EFI firmware: the kernel was not started by the firmware".into()
+        } else {
+            format!(
+                "booted through shim and GRUB; the firmware's SecureBoot variable is {}, the kernel says '{}', lockdown {}",
+                if state.variable.is_empty() { "unreadable" } else { &state.variable },
+                state.kernel_says,
+                if state.lockdown.is_empty() { "unknown" } else { &state.lockdown }
+            )
+        },
+    }];
+    checks.push(match &sb.mok {
+        None => Check {
+            id: "mok_loaded",
+            ok: true,
+            detail: "no MOK enrolled (--no-mok, or no --mok-cert and no module-signer label): modules are checked against the distribution's and the firmware's keys only".into(),
+        },
+        Some(mok) => match mok_line(&state.keys, mok) {
+            Some(line) => Check {
+                id: "mok_loaded",
+                ok: true,
+                detail: format!("the MOK enrolled from {} is a key the kernel trusts for modules: {line}", mok.from),
+            },
+            None => Check {
+                id: "mok_loaded",
+                ok: false,
+                detail: format!(
+                    "the MOK '{}' enrolled from {} is not among the keys the kernel loaded ({})",
+                    mok.kernel_name(),
+                    mok.from,
+                    state.keys.join("; ")
+                ),
+            },
+        },
+    });
+    checks
 }
 
 /// A rootfs unpacked for the boot is packed now: its kernel is moved out for QEMU and the rest
@@ -327,30 +530,36 @@ fn units_check(findings: &Findings, expected: &[String]) -> Check {
 
 /// The image as a gzip newc archive, then the probe's archive, in one file (the kernel reads
 /// concatenated archives in order, as Warewulf sends the image and its overlays).
-fn write_initrd(root: &Path, overlays: &[PathBuf], path: &Path) -> Result<Packed, BootError> {
-    let file = std::fs::File::create(path).map_err(|e| BootError::io(path, e))?;
-    // One gzip member: the kernel unpacks each compressed archive whole, and a member that
-    // ends inside a cpio entry is "junk at the end of compressed archive" (so not pargz).
-    let gz = flate2::write::GzEncoder::new(
-        std::io::BufWriter::with_capacity(1 << 20, file),
-        flate2::Compression::fast(),
-    );
-    let (gz, packed) =
-        pack::pack_tree(root, gz, &Excludes::of_tree(root)).map_err(|e| BootError::io(root, e))?;
-    let mut out = gz.finish().map_err(|e| BootError::io(path, e))?;
+fn write_initrd(
+    root: &Path,
+    overlays: &[PathBuf],
+    path: &Path,
+    codec: Codec,
+) -> Result<Packed, BootError> {
     for overlay in overlays {
-        let gz = flate2::write::GzEncoder::new(out, flate2::Compression::fast());
-        let (gz, _) = pack::pack_tree(overlay, gz, &Excludes::default())
+        input::check_overlay(root, overlay)?;
+    }
+    let file = std::fs::File::create(path).map_err(|e| BootError::io(path, e))?;
+    // One compressed member per archive: the kernel unpacks each compressed archive whole, and
+    // a member that ends inside a cpio entry is "junk at the end of compressed archive" (so
+    // not pargz).
+    let encoder = Encoder::new(codec, std::io::BufWriter::with_capacity(1 << 20, file))
+        .map_err(|e| BootError::io(path, e))?;
+    let (encoder, packed) = pack::pack_tree(root, encoder, &Excludes::of_tree(root))
+        .map_err(|e| BootError::io(root, e))?;
+    let mut out = encoder.finish().map_err(|e| BootError::io(path, e))?;
+    for overlay in overlays {
+        let encoder = Encoder::new(codec, out).map_err(|e| BootError::io(path, e))?;
+        let (encoder, _) = pack::pack_tree(overlay, encoder, &Excludes::default())
             .map_err(|e| BootError::io(overlay, e))?;
-        out = gz.finish().map_err(|e| BootError::io(path, e))?;
+        out = encoder.finish().map_err(|e| BootError::io(path, e))?;
     }
     let probe = probe::archive().map_err(|e| BootError::io(path, e))?;
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut encoder = Encoder::new(codec, out).map_err(|e| BootError::io(path, e))?;
     encoder
         .write_all(&probe)
         .map_err(|e| BootError::io(path, e))?;
-    let probe = encoder.finish().map_err(|e| BootError::io(path, e))?;
-    out.write_all(&probe).map_err(|e| BootError::io(path, e))?;
+    let mut out = encoder.finish().map_err(|e| BootError::io(path, e))?;
     out.flush().map_err(|e| BootError::io(path, e))?;
     Ok(packed)
 }
@@ -375,11 +584,27 @@ fn checks(kernel: &str, findings: &Findings) -> Vec<Check> {
         .filter(|m| m.outcome == Outcome::Failed)
         .map(|m| format!("{}: {}", m.name, m.message))
         .collect();
+    let rejected: Vec<String> = findings
+        .modules
+        .iter()
+        .filter(|m| m.outcome == Outcome::Rejected)
+        .map(|m| format!("{}: {}", m.name, m.message))
+        .collect();
     let count = |o: Outcome| findings.modules.iter().filter(|m| m.outcome == o).count();
+    let mut problems = Vec::new();
+    if !rejected.is_empty() {
+        problems.push(format!(
+            "refused for its signature (unsigned, or signed by a key the kernel does not trust): {}",
+            rejected.join("; ")
+        ));
+    }
+    if !failed.is_empty() {
+        problems.push(format!("failed to load: {}", failed.join("; ")));
+    }
     checks.push(Check {
         id: "modules_load",
-        ok: failed.is_empty() && findings.done,
-        detail: if failed.is_empty() {
+        ok: problems.is_empty() && findings.done,
+        detail: if problems.is_empty() {
             format!(
                 "{} loaded, {} found no device (hardware drivers on a VM), of {} under extra/ and updates/",
                 count(Outcome::Loaded),
@@ -387,7 +612,12 @@ fn checks(kernel: &str, findings: &Findings) -> Vec<Check> {
                 findings.modules.len()
             )
         } else {
-            format!("failed to load: {}", failed.join("; "))
+            format!(
+                "{} loaded of {}; {}",
+                count(Outcome::Loaded),
+                findings.modules.len(),
+                problems.join("; ")
+            )
         },
     });
     if let Some((enabled, active)) = &findings.openibd {
@@ -424,6 +654,78 @@ mod tests {
             done: true,
             ..Findings::default()
         }
+    }
+
+    #[test]
+    fn secure_boot_wants_it_on_locked_down_and_the_mok_loaded() {
+        let mok = Mok {
+            subject: "CN=site modules".into(),
+            fingerprint: "sha256:00".into(),
+            from: "--mok-cert site.pem".into(),
+            der: Vec::new(),
+        };
+        let sb = SecureBootReport {
+            files: Vec::new(),
+            mok: Some(mok),
+        };
+        let mut found = findings(&[]);
+        found.secure_boot = Some(SecureBootState {
+            variable: "1".into(),
+            kernel_says: "secureboot: Secure boot enabled".into(),
+            lockdown: "integrity".into(),
+            keys: vec!["Loaded X.509 cert 'site modules: 0a1b'".into()],
+        });
+        let checks = secure_boot_checks(&sb, &found);
+        assert!(checks.iter().all(|c| c.ok), "{checks:?}");
+        assert!(checks[1].detail.contains("--mok-cert site.pem"));
+        if let Some(state) = found.secure_boot.as_mut() {
+            state.keys = vec!["Loaded X.509 cert 'site modules old: 0a1b'".into()];
+            state.lockdown = "none".into();
+        }
+        let checks = secure_boot_checks(&sb, &found);
+        assert!(!checks[0].ok && !checks[1].ok, "{checks:?}");
+        let direct = secure_boot_checks(&sb, &findings(&[]));
+        assert!(direct[0].detail.contains("no EFI firmware"));
+        let none = SecureBootReport {
+            files: Vec::new(),
+            mok: None,
+        };
+        assert!(secure_boot_checks(&none, &findings(&[]))[1]
+            .detail
+            .starts_with("no MOK enrolled"));
+    }
+
+    #[test]
+    fn grub_out_of_memory_is_explained() {
+        let console = "imgbuild: GRUB loads the image kernel\nerror: out of memory.\n";
+        let check = unfinished(console, Duration::from_secs(9));
+        assert!(!check.ok);
+        assert!(
+            check.detail.starts_with("GRUB could not load the initrd"),
+            "{}",
+            check.detail
+        );
+        assert!(!unfinished("Kernel panic", Duration::from_secs(9))
+            .detail
+            .contains("GRUB"));
+    }
+
+    #[test]
+    fn a_module_refused_for_its_signature_fails_the_modules_check_saying_so() {
+        let mut found = findings(&[]);
+        found.modules.push(ModuleResult {
+            name: "unsigned_mlx".into(),
+            outcome: Outcome::Rejected,
+            message: "Key was rejected by service".into(),
+        });
+        let load = &checks("6.1.0-50-amd64", &found)[1];
+        assert_eq!(load.id, "modules_load");
+        assert!(!load.ok);
+        assert!(
+            load.detail.contains("refused for its signature"),
+            "{}",
+            load.detail
+        );
     }
 
     #[test]

@@ -66,6 +66,66 @@ pub fn pack_files<W: Write>(files: &[(&str, u32, &[u8])], mut out: W) -> std::io
     cpio::newc::trailer(out)
 }
 
+/// How the initrd's archives are compressed: gzip, or zstd where the initrd must be small
+/// (GRUB loads it below 1 GiB). The kernel reads both (`CONFIG_RD_GZIP`, `CONFIG_RD_ZSTD`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Codec {
+    /// gzip, fastest level.
+    Gzip,
+    /// zstd level 9, on every core.
+    Zstd,
+}
+
+/// One compressed member of the initrd.
+pub enum Encoder<W: Write> {
+    /// gzip.
+    Gzip(flate2::write::GzEncoder<W>),
+    /// zstd.
+    Zstd(zstd::stream::write::Encoder<'static, W>),
+}
+
+impl<W: Write> Encoder<W> {
+    /// A member written to `out`.
+    pub fn new(codec: Codec, out: W) -> std::io::Result<Self> {
+        Ok(match codec {
+            Codec::Gzip => Encoder::Gzip(flate2::write::GzEncoder::new(
+                out,
+                flate2::Compression::fast(),
+            )),
+            Codec::Zstd => {
+                let mut encoder = zstd::stream::write::Encoder::new(out, 9)?;
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                encoder.multithread(u32::try_from(cores).unwrap_or(1))?;
+                Encoder::Zstd(encoder)
+            }
+        })
+    }
+
+    /// Ends the member; returns what it was written to.
+    pub fn finish(self) -> std::io::Result<W> {
+        match self {
+            Encoder::Gzip(encoder) => encoder.finish(),
+            Encoder::Zstd(encoder) => encoder.finish(),
+        }
+    }
+}
+
+impl<W: Write> Write for Encoder<W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Encoder::Gzip(encoder) => encoder.write(bytes),
+            Encoder::Zstd(encoder) => encoder.write(bytes),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Encoder::Gzip(encoder) => encoder.flush(),
+            Encoder::Zstd(encoder) => encoder.flush(),
+        }
+    }
+}
+
 struct Packer<'a> {
     root: &'a Path,
     excludes: &'a Excludes,
@@ -145,6 +205,21 @@ fn minor(dev: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn both_codecs_write_members_that_read_back() {
+        let mut zstd = Encoder::new(Codec::Zstd, Vec::new()).expect("zstd");
+        zstd.write_all(b"070701 archive").expect("write");
+        let zstd = zstd.finish().expect("finish");
+        assert_eq!(zstd[..4], [0x28, 0xb5, 0x2f, 0xfd]);
+        assert_eq!(
+            zstd::decode_all(&zstd[..]).expect("decode"),
+            b"070701 archive"
+        );
+        let mut gzip = Encoder::new(Codec::Gzip, Vec::new()).expect("gzip");
+        gzip.write_all(b"070701 archive").expect("write");
+        assert_eq!(gzip.finish().expect("finish")[..2], [0x1f, 0x8b]);
+    }
 
     #[test]
     fn a_tree_packs_into_a_newc_archive_that_reads_back() {

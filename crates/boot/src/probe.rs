@@ -1,7 +1,9 @@
 //! The probe: a small program of ours, sent to the VM as a second cpio archive after the image
 //! (as Warewulf sends its overlays), run by systemd once `multi-user.target` is reached. It
-//! loads every module under `/lib/modules/<K>/{extra,updates}` with `modprobe` and writes one
-//! `IMGBUILD-PROBE` line per finding to the serial console, then powers the VM off.
+//! loads every module under `/lib/modules/<K>/{extra,updates}` with `modprobe` (`insmod` for
+//! one an overlay added, which `modules.dep` does not know) and writes one `IMGBUILD-PROBE` line
+//! per finding to the serial console, then powers the VM off. Booted through the firmware, it
+//! also reports Secure Boot, the kernel's lockdown and the X.509 keys the kernel loaded.
 
 use serde::Serialize;
 
@@ -11,14 +13,30 @@ const SCRIPT: &str = r#"#!/bin/sh
 say() { echo "IMGBUILD-PROBE $*" > /dev/ttyS0; }
 K=$(uname -r)
 say kernel "$K"
+# Secure Boot, when the firmware booted the kernel: its SecureBoot variable (the byte after
+# the 4 of attributes), what the kernel said of it, the lockdown mode, the keys it loaded.
+SB=/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c
+if [ -d /sys/firmware/efi ]; then
+    [ -e "$SB" ] || { modprobe efivarfs; mount -t efivarfs efivarfs /sys/firmware/efi/efivars; } 2>/dev/null
+    VALUE=$(head -c 5 "$SB" 2>/dev/null | tail -c 1 | od -An -tu1 | tr -d ' ')
+    say secure-boot "${VALUE:--}" "$(dmesg | grep -o 'secureboot: .*' | head -n 1)"
+    say lockdown "$(cat /sys/kernel/security/lockdown 2>/dev/null)"
+    dmesg | grep -o "Loaded X.509 cert '.*'" | while read -r line; do say x509 "$line"; done
+fi
+# A module modules.dep does not know (one an overlay added) is loaded from its file.
+load() { if modprobe --show-depends "$1" >/dev/null 2>&1; then modprobe "$1"; else insmod "$2"; fi; }
 for dir in "/lib/modules/$K/extra" "/lib/modules/$K/updates"; do
     [ -d "$dir" ] || continue
     find "$dir" -name '*.ko*' | sort | while read -r file; do
         name=$(basename "$file"); name=${name%%.ko*}
-        if out=$(modprobe "$name" 2>&1); then
+        seen=$(dmesg | wc -l)
+        if out=$(load "$name" "$file" 2>&1); then
             say module "$name" loaded
         else
-            log=$(dmesg | grep -i -- "$(echo "$name" | tr - _)" | tail -n 2 | tr '\n' ' ')
+            # What the kernel said since (a refused signature does not name the module),
+            # else its last lines naming it.
+            log=$(dmesg | tail -n +$((seen + 1)) | tail -n 2 | tr '\n' ' ')
+            [ -n "$log" ] || log=$(dmesg | grep -i -- "$(echo "$name" | tr - _)" | tail -n 2 | tr '\n' ' ')
             say module "$name" failed "$(echo "$out" | tr '\n' ' ')" "| $log"
         fi
     done
@@ -101,6 +119,49 @@ pub enum Outcome {
     NoDevice,
     /// It did not load (`Exec format error`, `Unknown symbol`, ...).
     Failed,
+    /// The kernel refused its signature (unsigned, or signed by a key it does not trust):
+    /// `Key was rejected by service`, `EKEYREJECTED`.
+    Rejected,
+}
+
+/// What the kernel says when it refuses a module for its signature: modprobe's
+/// `EKEYREJECTED`, the kernel's `Loading of unsigned module is rejected` (or `of module with
+/// unavailable key`), lockdown's `unsigned module loading is restricted`.
+const SIGNATURE_REFUSED: [&str; 5] = [
+    "Key was rejected by service",
+    "is rejected",
+    "unsigned module loading is restricted",
+    "module verification failed",
+    "Required key not available",
+];
+
+/// What the probe found of Secure Boot, when the firmware booted the kernel.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SecureBootState {
+    /// The firmware's `SecureBoot` variable (`1`: on).
+    pub variable: String,
+    /// What the kernel said (`secureboot: Secure boot enabled`).
+    pub kernel_says: String,
+    /// The kernel's lockdown mode (`integrity`, `confidentiality`, `none`).
+    pub lockdown: String,
+    /// The X.509 keys the kernel loaded (`Loaded X.509 cert '<name>: <key id>'`).
+    pub keys: Vec<String>,
+}
+
+impl SecureBootState {
+    /// Secure Boot is on, by the firmware's variable and by the kernel's word.
+    pub fn enabled(&self) -> bool {
+        self.variable == "1" && self.kernel_says.contains("Secure boot enabled")
+    }
+}
+
+/// The mode in brackets of `/sys/kernel/security/lockdown` (`none [integrity] confidentiality`).
+fn lockdown_mode(line: &str) -> String {
+    line.split('[')
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .unwrap_or(line)
+        .to_owned()
 }
 
 /// One module the probe loaded.
@@ -134,6 +195,9 @@ pub struct Findings {
     /// SoftRoCE, in an image with RDMA tools.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rdma: Option<Rdma>,
+    /// Secure Boot, when the firmware booted the kernel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secure_boot: Option<SecureBootState>,
     /// The probe got to its end.
     pub done: bool,
 }
@@ -197,6 +261,23 @@ pub fn parse(console: &str) -> Findings {
                     .collect()
             }
             "opensmd" => findings.opensmd = Some(value.to_owned()),
+            "secure-boot" => {
+                let (variable, says) = value.split_once(' ').unwrap_or((value, ""));
+                let state = findings.secure_boot.get_or_insert_with(Default::default);
+                state.variable = variable.to_owned();
+                state.kernel_says = says.trim().to_owned();
+            }
+            "lockdown" => {
+                findings
+                    .secure_boot
+                    .get_or_insert_with(Default::default)
+                    .lockdown = lockdown_mode(value)
+            }
+            "x509" => findings
+                .secure_boot
+                .get_or_insert_with(Default::default)
+                .keys
+                .push(value.to_owned()),
             "rdma" => findings.rdma = Some(rdma(value)),
             "done" => findings.done = true,
             _ => {}
@@ -213,6 +294,7 @@ fn module(value: &str) -> ModuleResult {
     let outcome = match status {
         "loaded" => Outcome::Loaded,
         _ if message.contains("No such device") => Outcome::NoDevice,
+        _ if SIGNATURE_REFUSED.iter().any(|m| message.contains(m)) => Outcome::Rejected,
         _ => Outcome::Failed,
     };
     ModuleResult {
@@ -274,6 +356,43 @@ IMGBUILD-PROBE done\r
         );
         assert_eq!(rdma.write_mb_per_s, Some(123.45));
         assert!(findings.done);
+    }
+
+    #[test]
+    fn secure_boot_lockdown_keys_and_refused_signatures_read_back() {
+        let console = "IMGBUILD-PROBE kernel 6.1.0-50-amd64\r
+IMGBUILD-PROBE secure-boot 1 secureboot: Secure boot enabled\r
+IMGBUILD-PROBE lockdown none [integrity] confidentiality\r
+IMGBUILD-PROBE x509 Loaded X.509 cert 'Debian Secure Boot CA: 6ccece7e'\r
+IMGBUILD-PROBE x509 Loaded X.509 cert 'imgbuild e2e site module signing key: db507e7a'\r
+IMGBUILD-PROBE module mlx5_core loaded\r
+IMGBUILD-PROBE module unsigned_mlx failed modprobe: can't load module unsigned_mlx (extra/unsigned_mlx.ko): Key was rejected by service | [ 5.2] Loading of unsigned module is rejected\r
+IMGBUILD-PROBE module other failed insmod: ERROR: could not insert module other.ko: Operation not permitted | [ 5.3] Lockdown: insmod: unsigned module loading is restricted; see man kernel_lockdown.7\r
+IMGBUILD-PROBE module broken failed modprobe: ERROR: could not insert 'broken': Exec format error | \r
+IMGBUILD-PROBE done\r
+";
+        let findings = parse(console);
+        let sb = findings.secure_boot.as_ref().expect("secure boot");
+        assert!(sb.enabled());
+        assert_eq!(sb.lockdown, "integrity");
+        assert_eq!(sb.keys.len(), 2);
+        assert!(sb.keys[1].contains("imgbuild e2e site"));
+        let outcomes: Vec<&Outcome> = findings.modules.iter().map(|m| &m.outcome).collect();
+        assert_eq!(
+            outcomes,
+            [
+                &Outcome::Loaded,
+                &Outcome::Rejected,
+                &Outcome::Rejected,
+                &Outcome::Failed
+            ]
+        );
+        let off =
+            parse("IMGBUILD-PROBE secure-boot 0 \r\nIMGBUILD-PROBE lockdown [none] integrity\r\n");
+        let off = off.secure_boot.expect("reported");
+        assert!(!off.enabled());
+        assert_eq!(off.lockdown, "none");
+        assert!(parse("IMGBUILD-PROBE done\r\n").secure_boot.is_none());
     }
 
     #[test]

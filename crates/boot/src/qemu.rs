@@ -40,17 +40,40 @@ fn nic(network: bool) -> &'static str {
     }
 }
 
-fn qemu(
-    accel: &str,
-    kernel: &Path,
-    memory_mb: u64,
-    cmdline: &str,
-    log: &Path,
-    network: bool,
-) -> Command {
+/// What the VM starts from.
+pub enum Start<'a> {
+    /// The kernel itself (`-kernel`, `-append`; the initrd is added by the caller).
+    Kernel {
+        /// The kernel.
+        kernel: &'a Path,
+        /// Its command line.
+        cmdline: &'a str,
+    },
+    /// Secure Boot firmware: its code, a private variable store, and a system partition.
+    Firmware {
+        /// The firmware's code (read only).
+        code: &'a Path,
+        /// The variable store (written by the firmware).
+        vars: &'a Path,
+        /// The FAT image of the EFI system partition.
+        esp: &'a Path,
+    },
+}
+
+/// A path as one value of a QEMU option list (a comma doubled).
+fn option_value(path: &Path) -> String {
+    path.to_string_lossy().replace(',', ",,")
+}
+
+fn qemu(accel: &str, start: &Start, memory_mb: u64, log: &Path, network: bool) -> Command {
     let mut command = Command::new(QEMU);
+    let machine = match start {
+        Start::Kernel { .. } => "q35",
+        // SMM keeps the variable store out of the guest's reach, as Secure Boot requires.
+        Start::Firmware { .. } => "q35,smm=on",
+    };
     command
-        .args(["-machine", "q35", "-accel", accel, "-smp", "2"])
+        .args(["-machine", machine, "-accel", accel, "-smp", "2"])
         .args(["-m", &memory_mb.to_string()])
         .args([
             "-display",
@@ -62,10 +85,36 @@ fn qemu(
             nic(network),
         ])
         .arg("-serial")
-        .arg(format!("file:{}", log.display()))
-        .arg("-kernel")
-        .arg(kernel)
-        .args(["-append", cmdline])
+        .arg(format!("file:{}", log.display()));
+    match start {
+        Start::Kernel { kernel, cmdline } => {
+            command
+                .arg("-kernel")
+                .arg(kernel)
+                .args(["-append", cmdline]);
+        }
+        Start::Firmware { code, vars, esp } => {
+            command
+                .args(["-global", "driver=cfi.pflash01,property=secure,value=on"])
+                .arg("-drive")
+                .arg(format!(
+                    "if=pflash,format=raw,unit=0,readonly=on,file={}",
+                    option_value(code)
+                ))
+                .arg("-drive")
+                .arg(format!(
+                    "if=pflash,format=raw,unit=1,file={}",
+                    option_value(vars)
+                ))
+                .arg("-drive")
+                .arg(format!(
+                    "if=none,id=esp,format=raw,file={}",
+                    option_value(esp)
+                ))
+                .args(["-device", "virtio-blk-pci,drive=esp"]);
+        }
+    }
+    command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -150,7 +199,11 @@ pub fn choose(accel: Accel, kernel: &Path, work: &Path) -> Result<Chosen, BootEr
         }),
         Accel::Auto => {
             let log = work.join("kvm-probe.log");
-            let command = qemu("kvm", kernel, 256, "console=ttyS0 panic=-1", &log, false);
+            let start = Start::Kernel {
+                kernel,
+                cmdline: "console=ttyS0 panic=-1",
+            };
+            let command = qemu("kvm", &start, 256, &log, false);
             let printed = |text: &str| text.contains("Linux version");
             let started = Instant::now();
             if run_until(command, &log, Duration::from_secs(15), printed)?
@@ -173,23 +226,64 @@ pub fn choose(accel: Accel, kernel: &Path, work: &Path) -> Result<Chosen, BootEr
     }
 }
 
-/// Boots `kernel` with `initrd` as its root under `accel`, the console in `log`, until the
-/// probe is done or `timeout` passes. Returns whether the probe finished.
+/// The kernel's command line: the image is the initramfs, as Warewulf provisions it, and
+/// systemd is its init; ramfs, not the default tmpfs capped at half the memory, so the whole
+/// image lives in RAM.
+pub const CMDLINE: &str =
+    "console=ttyS0,115200 rdinit=/sbin/init rootfstype=ramfs panic=-1 loglevel=4";
+
+/// Boots from `start` (with `initrd` when it is the kernel itself) under `accel`, the console
+/// in `log`, until the probe is done or `timeout` passes. Returns whether the probe finished.
 pub fn boot(
     accel: &str,
-    kernel: &Path,
-    initrd: &Path,
+    start: &Start,
+    initrd: Option<&Path>,
     memory_mb: u64,
     log: &Path,
     timeout: Duration,
     network: bool,
 ) -> Result<bool, BootError> {
-    // The image is the initramfs, as Warewulf provisions it; systemd is its init.
-    // ramfs, not the default tmpfs capped at half the memory: the whole image lives in RAM.
-    let cmdline = "console=ttyS0,115200 rdinit=/sbin/init rootfstype=ramfs panic=-1 loglevel=4";
-    let mut command = qemu(accel, kernel, memory_mb, cmdline, log, network);
-    command.arg("-initrd").arg(initrd);
+    let mut command = qemu(accel, start, memory_mb, log, network);
+    if let Some(initrd) = initrd {
+        command.arg("-initrd").arg(initrd);
+    }
     let finished = |text: &str| text.contains("IMGBUILD-PROBE done");
     run_until(command, log, timeout, finished)?;
     Ok(finished(&std::fs::read_to_string(log).unwrap_or_default()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(command: &Command) -> Vec<String> {
+        command
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn the_firmware_boots_with_smm_secure_flash_and_the_partition() {
+        let start = Start::Firmware {
+            code: Path::new("code.fd"),
+            vars: Path::new("a,b/vars.fd"),
+            esp: Path::new("esp.img"),
+        };
+        let args = args(&qemu("tcg", &start, 2048, Path::new("log"), false));
+        let joined = args.join(" ");
+        assert!(joined.contains("-machine q35,smm=on"), "{joined}");
+        assert!(joined.contains("driver=cfi.pflash01,property=secure,value=on"));
+        assert!(joined.contains("if=pflash,format=raw,unit=0,readonly=on,file=code.fd"));
+        assert!(joined.contains("unit=1,file=a,,b/vars.fd"), "{joined}");
+        assert!(joined.contains("virtio-blk-pci,drive=esp"));
+        assert!(!args.contains(&"-kernel".to_owned()));
+        let direct = Start::Kernel {
+            kernel: Path::new("vmlinuz"),
+            cmdline: CMDLINE,
+        };
+        let joined = self::args(&qemu("tcg", &direct, 2048, Path::new("log"), false)).join(" ");
+        assert!(joined.contains("-machine q35 ") && joined.contains("-kernel vmlinuz"));
+        assert!(!joined.contains("pflash"));
+    }
 }

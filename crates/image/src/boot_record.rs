@@ -16,6 +16,21 @@ pub enum ModuleOutcome {
     NoDevice,
     /// It did not load.
     Failed,
+    /// The kernel refused its signature (Secure Boot's enforcement).
+    Rejected,
+}
+
+/// The boot's Secure Boot side.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SecureBootRecord {
+    /// The firmware had Secure Boot on and the kernel said so.
+    pub enabled: bool,
+    /// The kernel's lockdown mode.
+    pub lockdown: String,
+    /// The subject of the certificate enrolled as the MOK.
+    pub mok: Option<String>,
+    /// The kernel loaded that certificate.
+    pub mok_loaded: bool,
 }
 
 /// One module the boot loaded.
@@ -60,6 +75,9 @@ pub struct BootRecord {
     pub failed_units: Vec<String>,
     /// The checks.
     pub checks: Vec<BootCheck>,
+    /// Secure Boot, when the boot went through it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secure_boot: Option<SecureBootRecord>,
     /// The serial console's log.
     pub console_log: PathBuf,
 }
@@ -77,6 +95,9 @@ impl BootRecord {
             self.accel,
             self.memory_mb
         );
+        if let Some(sb) = &self.secure_boot {
+            let _ = writeln!(md, "\n{}\n", sb.describe());
+        }
         for module in &self.modules {
             let _ = writeln!(
                 md,
@@ -106,7 +127,28 @@ impl BootModule {
             ModuleOutcome::Loaded => "loaded".to_owned(),
             ModuleOutcome::NoDevice => "no such device (a hardware driver on a VM)".to_owned(),
             ModuleOutcome::Failed => format!("FAILED: {}", self.message),
+            ModuleOutcome::Rejected => format!("REFUSED for its signature: {}", self.message),
         }
+    }
+}
+
+impl SecureBootRecord {
+    /// One line: Secure Boot, lockdown, the MOK and whether the kernel loaded it.
+    pub fn describe(&self) -> String {
+        format!(
+            "Secure Boot {} (shim, GRUB), lockdown {}, MOK {}",
+            if self.enabled { "on" } else { "**off**" },
+            if self.lockdown.is_empty() {
+                "unknown"
+            } else {
+                &self.lockdown
+            },
+            match (&self.mok, self.mok_loaded) {
+                (None, _) => "none enrolled".to_owned(),
+                (Some(mok), true) => format!("{mok}, loaded by the kernel"),
+                (Some(mok), false) => format!("{mok}, **not loaded by the kernel**"),
+            }
+        )
     }
 }
 
@@ -139,8 +181,40 @@ mod tests {
                 ok,
                 detail: "ran 6.1.0-50-amd64\nas pinned".into(),
             }],
+            secure_boot: None,
             console_log: "boot-console.log".into(),
         }
+    }
+
+    #[test]
+    fn a_secure_boot_is_described_with_its_refused_modules() {
+        let mut booted = record(false);
+        booted.secure_boot = Some(SecureBootRecord {
+            enabled: true,
+            lockdown: "integrity".into(),
+            mok: Some("CN=site".into()),
+            mok_loaded: true,
+        });
+        booted.modules[1].outcome = ModuleOutcome::Rejected;
+        booted.modules[1].message = "Key was rejected by service".into();
+        let md = booted.markdown();
+        assert!(
+            md.contains("Secure Boot on (shim, GRUB), lockdown integrity, MOK CN=site, loaded by the kernel"),
+            "{md}"
+        );
+        assert!(md.contains("| stray | REFUSED for its signature: Key was rejected by service |"));
+        let json = serde_json::to_string(&booted).expect("JSON");
+        assert_eq!(
+            serde_json::from_str::<BootRecord>(&json).expect("back"),
+            booted
+        );
+        // A report written before Secure Boot reads (no such member).
+        let old = json.replace(r#","secure_boot":{"enabled":true,"lockdown":"integrity","mok":"CN=site","mok_loaded":true}"#, "");
+        assert!(!old.contains("secure_boot"));
+        assert!(serde_json::from_str::<BootRecord>(&old)
+            .expect("old")
+            .secure_boot
+            .is_none());
     }
 
     #[test]

@@ -549,6 +549,7 @@ mod tests {
             modules: Vec::new(),
             failed_units: Vec::new(),
             checks: Vec::new(),
+            secure_boot: None,
             console_log: "boot-console.log".into(),
         };
         back.boot = Some(boot.clone());

@@ -205,6 +205,9 @@ pub struct BuildArgs {
     /// (a munge key, sssd.conf), so units that need the site's files start (repeatable).
     #[arg(long = "boot-overlay", value_name = "DIR", requires = "boot")]
     pub boot_overlays: Vec<PathBuf>,
+    /// With --boot: Secure Boot, as `boot --secure-boot`.
+    #[command(flatten)]
+    pub boot_secure: SecureBootArgs,
     /// gzip level of the layers (1 fastest, 9 smallest).
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=9))]
     pub gzip_level: u32,
@@ -390,6 +393,42 @@ pub struct BootArgs {
     /// recipe's boot_expect_failed names (repeatable).
     #[arg(long = "expect-failed", value_name = "UNIT")]
     pub expect_failed: Vec<String>,
+    /// Secure Boot.
+    #[command(flatten)]
+    pub secure: SecureBootArgs,
+}
+
+/// Booting under Secure Boot (`boot`, `build --boot`).
+#[derive(Debug, Args, Clone, Default)]
+pub struct SecureBootArgs {
+    /// Boot as a Warewulf 4.5+ node with Secure Boot boots: Debian's Secure Boot OVMF
+    /// (Microsoft's keys), shim, Debian's signed GRUB, the image's own signed kernel, which
+    /// then enforces module signatures; the modules' signer (the image's label) is enrolled as
+    /// a MOK. Needs ovmf, shim-signed, grub-efi-amd64-signed, mtools and dosfstools.
+    #[arg(long)]
+    pub secure_boot: bool,
+    /// With --secure-boot: the certificate (PEM or DER) to enrol as the MOK, instead of the
+    /// image's module-signer label's.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "secure_boot",
+        conflicts_with = "no_mok"
+    )]
+    pub mok_cert: Option<PathBuf>,
+    /// With --secure-boot: enrol no MOK (modules signed with the site's key are then refused).
+    #[arg(long, requires = "secure_boot")]
+    pub no_mok: bool,
+}
+
+impl SecureBootArgs {
+    /// The boot crate's request, when Secure Boot is asked for.
+    pub fn request(&self) -> Option<boot::SecureBootRequest> {
+        self.secure_boot.then(|| boot::SecureBootRequest {
+            mok_cert: self.mok_cert.clone(),
+            no_mok: self.no_mok,
+        })
+    }
 }
 
 /// `imgbuild cache`.

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{anyhow, Context};
 use boot::{Accel, BootError, BootRequest};
 
-use crate::cli::{AccelArg, BootArgs};
+use crate::cli::{AccelArg, BootArgs, SecureBootArgs};
 use crate::Failure;
 
 /// Boots `args.image` and prints what loaded; exit 1 when a check failed.
@@ -31,6 +31,7 @@ pub fn run(args: &BootArgs, json: bool) -> Result<ExitCode, Failure> {
         console_log: console,
         overlays: args.overlays.clone(),
         expect_failed: args.expect_failed.clone(),
+        secure_boot: args.secure.request(),
     };
     if !json {
         eprintln!(
@@ -42,9 +43,15 @@ pub fn run(args: &BootArgs, json: bool) -> Result<ExitCode, Failure> {
     super::report_out(json, &report, report.ok, print_report)
 }
 
-/// `build --boot`: boots the image just written to `dir` with the defaults and the given
-/// overlays, records it in its report and prints it; whether every check passed.
-pub fn after_build(dir: &Path, overlays: &[PathBuf], json: bool) -> Result<bool, Failure> {
+/// `build --boot`: boots the image just written to `dir` with the defaults, the given
+/// overlays and Secure Boot if asked, records it in its report and prints it; whether every
+/// check passed.
+pub fn after_build(
+    dir: &Path,
+    overlays: &[PathBuf],
+    secure: &SecureBootArgs,
+    json: bool,
+) -> Result<bool, Failure> {
     let request = BootRequest {
         input: dir.to_owned(),
         memory_mb: None,
@@ -53,6 +60,7 @@ pub fn after_build(dir: &Path, overlays: &[PathBuf], json: bool) -> Result<bool,
         console_log: dir.join("boot-console.log"),
         overlays: overlays.to_vec(),
         expect_failed: Vec::new(),
+        secure_boot: secure.request(),
     };
     let report = boot_and_record(&request)?;
     if json {
@@ -93,7 +101,11 @@ fn print_report(report: &boot::BootReport) {
         "boot: kernel {} under {} ({}), {} MB",
         report.kernel, report.accel, report.accel_reason, report.memory_mb
     );
-    for module in &report.record().modules {
+    let record = report.record();
+    if let Some(sb) = &record.secure_boot {
+        println!("  {}", sb.describe().replace("**", ""));
+    }
+    for module in &record.modules {
         println!("  module {:<24} {}", module.name, module.describe());
     }
     for check in &report.checks {

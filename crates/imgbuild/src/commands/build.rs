@@ -111,7 +111,11 @@ pub fn run(
     let out = std::path::absolute(&args.out).unwrap_or_else(|_| args.out.clone());
     check_outputs(&out, &plans, formats)?;
     if args.boot {
-        check_bootable(formats, &args.boot_overlays)?;
+        check_bootable(formats, &args.boot_overlays, &args.boot_secure)?;
+    } else if args.boot_secure.secure_boot {
+        return Err(Failure::Input(anyhow!(
+            "--secure-boot is how --boot boots the image: add --boot"
+        )));
     }
     super::session::ensure_writable(&out, "--out", "choose a folder imgbuild can write")?;
     let context = Shared {
@@ -215,9 +219,14 @@ fn build_all(
     errors.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
-/// `--boot` needs QEMU, an output it can boot from and overlays that are folders: refused
-/// before any work.
-fn check_bootable(formats: Formats, overlays: &[std::path::PathBuf]) -> Result<(), Failure> {
+/// `--boot` needs QEMU, an output it can boot from, overlays that are folders and, with
+/// `--secure-boot`, the firmware, shim, GRUB and a certificate that reads: refused before any
+/// work.
+fn check_bootable(
+    formats: Formats,
+    overlays: &[std::path::PathBuf],
+    secure: &crate::cli::SecureBootArgs,
+) -> Result<(), Failure> {
     if !formats.oci && !formats.chroot {
         return Err(Failure::Input(anyhow!(
             "--boot boots the image from its OCI layout or rootfs folder: add oci or chroot to --format"
@@ -228,6 +237,12 @@ fn check_bootable(formats: Formats, overlays: &[std::path::PathBuf]) -> Result<(
             "--boot-overlay {}: not a folder; give a folder whose files are laid over the image at boot",
             overlay.display()
         )));
+    }
+    if secure.secure_boot {
+        boot::secure_boot_files().map_err(|e| Failure::Input(anyhow!(e)))?;
+        if let Some(cert) = &secure.mok_cert {
+            boot::Mok::from_file(cert).map_err(|e| Failure::Input(anyhow!(e)))?;
+        }
     }
     boot::qemu_available().map_err(|e| Failure::Input(anyhow!(e)))
 }
@@ -245,7 +260,12 @@ fn boot_each(context: &Shared, plans: &[planner::Plan]) -> Result<ExitCode, Fail
                 dir.display()
             ),
         });
-        all_ok &= super::boot::after_build(&dir, &context.args.boot_overlays, context.json)?;
+        all_ok &= super::boot::after_build(
+            &dir,
+            &context.args.boot_overlays,
+            &context.args.boot_secure,
+            context.json,
+        )?;
     }
     Ok(if all_ok {
         ExitCode::SUCCESS
