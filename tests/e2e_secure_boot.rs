@@ -11,6 +11,8 @@
 //! Needs root, debootstrap, the machine's Debian archive, qemu, ovmf, shim-signed,
 //! grub-efi-amd64-signed, mtools and dosfstools, as CI has.
 
+#[path = "support/boot_record.rs"]
+mod boot_record;
 mod common;
 #[path = "support/e2e_project.rs"]
 mod e2e_project;
@@ -21,10 +23,10 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use boot_record::boot_record_keyed;
 use common::*;
 use e2e_project::doca_project;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use site_key::site_key;
 
 const IMAGE: &str = "debian-12-doca-dkms";
@@ -99,45 +101,13 @@ fn unsigned_overlay(work: &Path, name: &str, unsigned: &[u8]) -> (PathBuf, Strin
 /// Where the report of a boot of `manifest` with `inputs` (certificate, overlay module) is
 /// kept: keyed by them, the code that packs and boots the image, and the firmware's files.
 fn boot_record(manifest: &str, inputs: &[&[u8]]) -> PathBuf {
-    let mut digest = Sha256::new();
-    digest.update(manifest);
-    let crates = repo_root().join("crates");
-    let mut files: Vec<PathBuf> = ["boot/src", "oci-layout/src"]
-        .iter()
-        .flat_map(|dir| {
-            std::fs::read_dir(crates.join(dir))
-                .expect("boot sources")
-                .flatten()
-                .map(|e| e.path())
-        })
-        .chain(
-            [
-                "image/src/apply.rs",
-                "image/src/compression.rs",
-                "image/src/boot_record.rs",
-                "engine/src/rootfs.rs",
-                "verify/src/labels.rs",
-                "verify/src/signature.rs",
-                "imgbuild/src/commands/boot.rs",
-            ]
-            .iter()
-            .map(|file| crates.join(file)),
-        )
-        .filter(|path| path.is_file())
-        .collect();
-    files.sort();
-    files.extend(BOOT_FILES.iter().map(PathBuf::from));
-    for file in files {
-        digest.update(file.to_string_lossy().as_bytes());
-        digest.update(std::fs::read(&file).expect("a boot input"));
-    }
-    for input in inputs {
-        digest.update(input);
-    }
-    let key = format!("{:x}", digest.finalize());
-    test_cache()
-        .join("secure-boots")
-        .join(format!("{}.json", &key[..16]))
+    let sources = [
+        "image/src/boot_record.rs",
+        "verify/src/labels.rs",
+        "verify/src/signature.rs",
+        "imgbuild/src/commands/boot.rs",
+    ];
+    boot_record_keyed("secure-boots", manifest, &sources, &BOOT_FILES, inputs)
 }
 
 /// `imgbuild boot --secure-boot` (under TCG) with `extra` flags, or its kept report: its exit

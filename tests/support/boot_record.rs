@@ -13,7 +13,21 @@ use super::common::{imgbuild, repo_root, stderr, stdout, test_cache};
 /// by the manifest and the code a boot runs: the boot crate (packing, the probe, QEMU) and what
 /// it reads the image with (the OCI layout reader, the layer applier and the rootfs it writes
 /// through).
+#[allow(dead_code)] // e2e_secure_boot keys its boots only
 pub fn boot_record(folder: &str, manifest: &str) -> PathBuf {
+    boot_record_keyed(folder, manifest, &[], &[], &[])
+}
+
+/// [`boot_record`] keyed by more: `sources` (more of the repository's crates' files, relative
+/// to `crates/`), `machine_files` (files of the machine the boot reads, such as firmware) and
+/// `inputs` (bytes the test gives the boot).
+pub fn boot_record_keyed(
+    folder: &str,
+    manifest: &str,
+    sources: &[&str],
+    machine_files: &[&str],
+    inputs: &[&[u8]],
+) -> PathBuf {
     use sha2::{Digest, Sha256};
     let mut digest = Sha256::new();
     digest.update(manifest);
@@ -33,6 +47,7 @@ pub fn boot_record(folder: &str, manifest: &str) -> PathBuf {
                 "engine/src/rootfs.rs",
             ]
             .iter()
+            .chain(sources)
             .map(|file| crates.join(file)),
         )
         .filter(|path| path.is_file())
@@ -43,6 +58,13 @@ pub fn boot_record(folder: &str, manifest: &str) -> PathBuf {
         digest.update(name.to_string_lossy().as_bytes());
         digest.update(std::fs::read(&file).expect("boot source"));
     }
+    for file in machine_files {
+        digest.update(file.as_bytes());
+        digest.update(std::fs::read(file).expect("a boot input"));
+    }
+    for input in inputs {
+        digest.update(input);
+    }
     let key = format!("{:x}", digest.finalize());
     test_cache()
         .join(folder)
@@ -50,6 +72,7 @@ pub fn boot_record(folder: &str, manifest: &str) -> PathBuf {
 }
 
 /// The boot's report kept at `record`, or, when there is none, what `boot` returns, kept there.
+#[allow(dead_code)] // e2e_secure_boot keys its boots only
 pub fn booted_once(record: &Path, image: &str, boot: impl FnOnce() -> Value) -> Value {
     match std::fs::read(record) {
         Ok(bytes) => {
@@ -69,6 +92,7 @@ pub fn booted_once(record: &Path, image: &str, boot: impl FnOnce() -> Value) -> 
 }
 
 /// `imgbuild --json boot DIR` of the project `project` under TCG: its report.
+#[allow(dead_code)] // e2e_secure_boot keys its boots only
 pub fn boot_tcg(project: &Path, dir: &Path, image: &str) -> Value {
     let dir = dir.to_string_lossy().into_owned();
     let started = Instant::now();
