@@ -66,13 +66,9 @@ pub fn run(
     json: bool,
 ) -> Result<ExitCode, Failure> {
     let since = std::time::SystemTime::now();
-    let config_path = project.root.join("mirror.toml");
-    let config =
-        mirror::MirrorConfig::load(&config_path).map_err(|e| Failure::Input(anyhow!(e)))?;
-    let config_text = std::fs::read_to_string(&config_path).unwrap_or_default();
-    let secrets =
-        crate::secret::with_site_secrets(&args.secrets, &config, &config_text, &project.root)?;
-    let signing = crate::secret::module_signing(&secrets)?.map(std::sync::Arc::new);
+    let config = mirror::MirrorConfig::load(&project.root.join("mirror.toml"))
+        .map_err(|e| Failure::Input(anyhow!(e)))?;
+    let signing = module_signing(project, args, &config)?;
     let mut opts = opts.clone();
     if signing.is_some() {
         for (name, path) in image::signing::ModuleSigning::vars() {
@@ -348,6 +344,17 @@ fn build_one(
         }
         None => Ok(()),
     }
+}
+
+/// The module-signing secret of `--secret` or mirror.toml's `[secrets]` (`config`), checked.
+fn module_signing(
+    project: &Project,
+    args: &BuildArgs,
+    config: &mirror::MirrorConfig,
+) -> Result<Option<std::sync::Arc<image::signing::ModuleSigning>>, Failure> {
+    let text = std::fs::read_to_string(project.root.join("mirror.toml")).unwrap_or_default();
+    let secrets = crate::secret::with_site_secrets(&args.secrets, config, &text, &project.root)?;
+    Ok(crate::secret::module_signing(&secrets)?.map(std::sync::Arc::new))
 }
 
 /// The registry cache: `--cache-from` and `--cache-to`, else `IMGBUILD_CACHE_FROM` and
