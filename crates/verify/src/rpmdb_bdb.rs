@@ -160,9 +160,8 @@ fn truncated(at: usize) -> String {
     format!("the file ends at byte {at}, inside a page")
 }
 
-/// Every key and value of a Berkeley DB hash database, by key.
-pub fn hash_records(bytes: &[u8]) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, String> {
-    let db = Db::open(bytes)?;
+/// Every key and value of the Berkeley DB hash database `db`, by key.
+fn hash_records(db: &Db) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, String> {
     let mut records = BTreeMap::new();
     for pgno in 1..db.pages() {
         let kind = db.page(pgno)?[25];
@@ -185,7 +184,7 @@ pub fn hash_records(bytes: &[u8]) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, String> 
 pub fn header_blobs(bytes: &[u8]) -> Result<Vec<Vec<u8>>, String> {
     let db = Db::open(bytes)?;
     let mut blobs: Vec<(u32, Vec<u8>)> = Vec::new();
-    for (key, data) in hash_records(bytes)? {
+    for (key, data) in hash_records(&db)? {
         let Ok(key) = <[u8; 4]>::try_from(key.as_slice()) else {
             return Err(format!("a key of {} bytes, not a header number", key.len()));
         };
