@@ -11,14 +11,19 @@
 //! `ib_register_peer_memory_client`, as in MOFED's `Module.symvers`). The image boots under
 //! TCG (once per image and boot code): MOFED's modules load, and the kernel takes each open
 //! NVIDIA module, whose init then finds no GPU (a VM has none, so nvidia, and peermem above
-//! it, end with "No such device"). A second build is served from the cache.
-//! Needs root, debootstrap, qemu and the machine's Debian archive, as CI has.
+//! it, end with "No such device"). Booted again under Secure Boot with the site's certificate
+//! enrolled, the kernel takes every signed module and refuses an unsigned one (issue 32, part
+//! 3, on debian-12-compute's recipe). A second build is served from the cache.
+//! Needs root, debootstrap, qemu, ovmf, shim-signed, grub-efi-amd64-signed, mtools, dosfstools
+//! and the machine's Debian archive, as CI has.
 
 #[path = "support/boot_record.rs"]
 mod boot_record;
 mod common;
 #[path = "support/e2e_project.rs"]
 mod e2e_project;
+#[path = "support/secure_boot.rs"]
+mod secure_boot;
 #[path = "support/site_key.rs"]
 mod site_key;
 
@@ -29,6 +34,10 @@ use std::time::Instant;
 use boot_record::{boot_record, boot_tcg, booted_once};
 use common::*;
 use e2e_project::{e2e_project, E2eProject, STACK_CHECKS};
+use secure_boot::{
+    a_signed_module, locked_down_with, modules_with, secure_boot, secure_boot_record,
+    strip_signature, unsigned_overlay, unsigned_refused,
+};
 use serde_json::Value;
 use site_key::site_key;
 
@@ -299,6 +308,38 @@ fn booted(report: &Value) {
     assert_eq!(check(report, "units_started")["ok"], true, "{report:#}");
 }
 
+/// Under Secure Boot (shim, Debian's signed GRUB, the kernel locked down) with the site's
+/// certificate, from the image's label, enrolled as a MOK: every MOFED module loads, the kernel
+/// takes every NVIDIA module (each is refused by its own init, for want of a GPU, never for its
+/// signature), and in the same boot an unsigned copy of MOFED's mlx_compat is refused.
+fn booted_under_secure_boot(s: &E2eProject, manifest: &str, site: &Path) {
+    let dir = s.out.join(IMAGE);
+    let (name, signed) = a_signed_module(&dir.join("oci"), |name| name == "mlx_compat.ko");
+    let (overlay, unsigned) =
+        unsigned_overlay(s.work.path(), KERNEL, &name, &strip_signature(&signed));
+    let overlay = overlay.to_string_lossy().into_owned();
+    let cert = std::fs::read(site.join("cert.pem")).expect("site cert");
+    let record = secure_boot_record(manifest, &[&cert, &signed, b"overlay"]);
+    let (code, report) = secure_boot(IMAGE, &dir, &record, &["--overlay", &overlay]);
+    locked_down_with(&report, SIGNER);
+    assert_eq!(report["findings"]["kernel"], KERNEL, "{report:#}");
+    let loaded = modules_with(&report, "loaded");
+    for module in MOFED_LOADED {
+        assert!(loaded.contains(module), "{module}: {report:#}");
+    }
+    let mut no_device = modules_with(&report, "no_device");
+    no_device.sort_unstable();
+    let mut open = OPEN_MODULES.to_vec();
+    open.sort_unstable();
+    assert_eq!(no_device, open, "{report:#}");
+    unsigned_refused(&report, code, &unsigned);
+    eprintln!(
+        "{IMAGE}: under Secure Boot, {} modules loaded, {} taken and then found no GPU, {unsigned} refused",
+        loaded.len(),
+        no_device.len()
+    );
+}
+
 #[test]
 fn open_nvidia_modules_signed_with_the_sites_key_verify_and_boot_on_mofeds_ib_core() {
     let s = e2e_project("imgbuild-e2e-open-");
@@ -319,6 +360,7 @@ fn open_nvidia_modules_signed_with_the_sites_key_verify_and_boot_on_mofeds_ib_co
     booted(&booted_once(&record, IMAGE, || {
         boot_tcg(&s.project, &s.out.join(IMAGE), IMAGE)
     }));
+    booted_under_secure_boot(&s, manifest, &site);
     let booting = started.elapsed().as_secs_f64();
 
     let (again, second) = build(&s, &site);
