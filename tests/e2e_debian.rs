@@ -5,6 +5,8 @@
 //! Needs root, debootstrap, skopeo and umoci, and the machine's Debian archive, as CI has.
 
 mod common;
+#[path = "support/layer_trees.rs"]
+mod layer_trees;
 #[path = "e2e_debian/verify_forms.rs"]
 mod verify_forms;
 
@@ -13,6 +15,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use common::*;
+use layer_trees::roles_whose_layer_holds;
 use serde_json::Value;
 
 const KERNEL: &str = "6.1.0-50-amd64";
@@ -136,6 +139,12 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
     let built = built.expect("a built event");
     let verify = &built["verify"];
     assert_eq!(verify["ok"], true, "{verify:#}");
+    // One initramfs per image: the kernel's, NVIDIA's and dracut's installation hooks deferred
+    // theirs; the dracut role's own build is the only one in any layer.
+    assert_eq!(
+        roles_whose_layer_holds(&s.cache, &built, &format!("boot/initrd.img-{KERNEL}")),
+        ["dracut"]
+    );
 
     // Every module in the image is built for the pinned kernel, none for the host's: MOFED's
     // (the stand-in's, compiled with kbuild) and NVIDIA's real 535 driver, built by DKMS.
@@ -378,7 +387,20 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
 /// `build debian-12-softroce --boot`: the probe finds the image's rxe device on the VM's card,
 /// its port active, and an `ib_write_bw` loopback moves data.
 fn softroce_moves_data_over_rdma(s: &Setup) {
-    let (result, _) = build(s, "debian-12-softroce", &["--format", "oci", "--boot"]);
+    let (result, built) = build(s, "debian-12-softroce", &["--format", "oci", "--boot"]);
+    // No role builds an initramfs here: the kernel's hook deferred its build, and the image's
+    // one initramfs is built by that hook at the end of the last role.
+    let built = built.unwrap_or_else(|| panic!("no built event: {}", stderr(&result)));
+    let last = built["layers"]
+        .as_array()
+        .and_then(|l| l.last())
+        .and_then(|l| l["role"].as_str())
+        .expect("a last layer");
+    assert_eq!(
+        roles_whose_layer_holds(&s.cache, &built, &format!("boot/initrd.img-{KERNEL}")),
+        [last],
+        "{built:#}"
+    );
     let booted = stdout(&result)
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())

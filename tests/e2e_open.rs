@@ -22,6 +22,8 @@ mod boot_record;
 mod common;
 #[path = "support/e2e_project.rs"]
 mod e2e_project;
+#[path = "support/layer_trees.rs"]
+mod layer_trees;
 #[path = "support/secure_boot.rs"]
 mod secure_boot;
 #[path = "support/site_key.rs"]
@@ -34,6 +36,7 @@ use std::time::Instant;
 use boot_record::{boot_record, boot_tcg, booted_once};
 use common::*;
 use e2e_project::{e2e_project, E2eProject, STACK_CHECKS};
+use layer_trees::roles_whose_layer_holds;
 use secure_boot::{
     a_signed_module, locked_down_with, modules_with, secure_boot, secure_boot_record,
     strip_signature, unsigned_overlay, unsigned_refused,
@@ -352,6 +355,14 @@ fn open_nvidia_modules_signed_with_the_sites_key_verify_and_boot_on_mofeds_ib_co
     );
     verified_open_and_signed(&built["verify"]);
     the_modules_say_so_themselves(&s, &built);
+    // One initramfs: the kernel's, NVIDIA's and dracut's installation hooks deferred theirs,
+    // and the dracut role's own build is the only one in any layer.
+    let initrd = format!("boot/initrd.img-{KERNEL}");
+    assert_eq!(
+        roles_whose_layer_holds(&s.cache, &built, &initrd),
+        ["dracut"],
+        "the layers that hold {initrd}"
+    );
     shared_with_debian_12_compute(&s);
 
     let manifest = built["manifest"].as_str().expect("manifest");

@@ -11,6 +11,7 @@ pub mod costs;
 pub mod events;
 pub mod executor;
 pub mod facts_check;
+pub mod initramfs;
 pub mod live_output;
 pub mod modules;
 pub mod package_cache;

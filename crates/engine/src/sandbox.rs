@@ -410,6 +410,7 @@ fn enter(config: &Config) -> Result<String, String> {
     )
     .map_err(|e| fail("/run", e))?;
     let path = crate::pinned_uname::install(&run_dir, &config.kernel_version)?;
+    crate::initramfs::install_shims(&run_dir)?;
     let tmp_dir = mount_point(root, "tmp", 0o1777)?;
     mount_bind(&config.scratch, &tmp_dir).map_err(|e| fail("/tmp", e))?;
     let resolv = root.join("etc/resolv.conf");

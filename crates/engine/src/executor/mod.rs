@@ -6,6 +6,7 @@ mod attempts;
 mod controller;
 mod controller_folder;
 mod image_facts;
+mod initramfs_steps;
 mod inventory;
 mod local_facts;
 mod loops;
@@ -119,6 +120,7 @@ impl<'a> Executor<'a> {
             image_facts_gathered: false,
             inventory: None,
             controller: None,
+            initramfs: Default::default(),
         }
     }
 
@@ -164,6 +166,7 @@ impl<'a> Executor<'a> {
             .cloned()
             .collect();
         let mut report = RoleReport::default();
+        self.initramfs_begin_role(target);
         let outcome = if self.ending == Some(Ending::Play) {
             Ok(())
         } else {
@@ -174,7 +177,9 @@ impl<'a> Executor<'a> {
         }
         // Handlers run at the end of the role, even when a later task failed (as --force-handlers would not:
         // Ansible skips them on failure, and so does imgbuild).
-        let outcome = outcome.and_then(|()| self.flush_handlers(target, &mut report));
+        let outcome = outcome
+            .and_then(|()| self.flush_handlers(target, &mut report))
+            .and_then(|()| self.initramfs_at_end(role, target, &mut report));
         self.reporter.event(&Event::RoleEnd {
             role: role.to_owned(),
             tasks: report.tasks,
@@ -373,6 +378,7 @@ impl<'a> Executor<'a> {
                 .ignore_errors
                 .as_ref()
                 .is_some_and(|v| self.truthy(task, v));
+        self.initramfs_after_task(task, target);
         let result = registered_result(task, run.result, run.failure.as_ref(), run.status);
         if let Some(register) = &task.register {
             let registered = match &task.item {

@@ -77,6 +77,8 @@ pub struct Executor<'a> {
     pub(super) inventory: Option<planner::inventory::Inventory>,
     /// What tasks delegated to `localhost` work in, once one runs.
     pub(super) controller: Option<controller_folder::ControllerFolder>,
+    /// The initramfs builds packages' hooks asked for, deferred (crate::initramfs).
+    pub(super) initramfs: crate::initramfs::Deferred,
 }
 
 pub(super) struct Run {

@@ -87,7 +87,7 @@ impl AptRequest<'_> {
     }
 
     /// apt-get's command line before its verb: no questions, the old config files kept, the
-    /// recommends choice and the task's extra options.
+    /// initramfs shims in dpkg's `PATH`, the recommends choice and the task's extra options.
     fn argv(&self) -> Vec<String> {
         let mut argv: Vec<String> = vec![
             "apt-get".into(),
@@ -100,6 +100,9 @@ impl AptRequest<'_> {
             "-o".into(),
             // No fsync per file: a role that is interrupted leaves no layer anyway.
             "Dpkg::Options::=--force-unsafe-io".into(),
+            // apt sets dpkg's PATH itself: the initramfs shims first (crate::initramfs).
+            "-o".into(),
+            format!("DPkg::Path={}", crate::initramfs::package_path()),
         ];
         match self.install_recommends {
             Some(false) => argv.push("--no-install-recommends".into()),

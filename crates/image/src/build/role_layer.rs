@@ -225,6 +225,8 @@ impl Roles<'_> {
             return Ok(None);
         };
         self.executor.restore_registered(&made.registered);
+        self.executor
+            .restore_initramfs_pending(made.initramfs_pending.clone());
         let entry = Entry {
             blob,
             tree: PathBuf::new(),
@@ -233,6 +235,7 @@ impl Roles<'_> {
             seconds: made.seconds,
             built_at: made.built_at,
             costs: Vec::new(),
+            initramfs_pending: made.initramfs_pending,
         };
         let stored = self
             .stores
@@ -270,6 +273,7 @@ impl Roles<'_> {
                 registered: entry.registered.clone(),
                 seconds: entry.seconds,
                 built_at: entry.built_at,
+                initramfs_pending: entry.initramfs_pending.clone(),
             }),
         };
         self.registry_cache()
@@ -280,6 +284,8 @@ impl Roles<'_> {
     /// this build asks for another compression.
     fn reuse(&mut self, role: &str, mut entry: Entry) -> Result<Entry, BuildError> {
         self.executor.restore_registered(&entry.registered);
+        self.executor
+            .restore_initramfs_pending(entry.initramfs_pending.clone());
         if entry.blob.compression != self.settings.codec.compression {
             entry.blob = self
                 .stores
@@ -360,6 +366,7 @@ impl Roles<'_> {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
             costs,
+            initramfs_pending: self.executor.initramfs_pending(),
         };
         self.stores
             .cache

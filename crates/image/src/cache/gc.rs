@@ -270,6 +270,7 @@ mod tests {
             seconds: 0.0,
             built_at: 0,
             costs: Vec::new(),
+            initramfs_pending: Vec::new(),
         };
         cache.put(&tree, &entry).expect("put");
         inputs

@@ -109,6 +109,10 @@ pub struct Entry {
     /// taken from a registry).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub costs: Vec<engine::costs::TaskCost>,
+    /// The initramfs builds its packages' hooks asked for that were deferred and not yet done
+    /// when it ended (restored on a hit, so the last role builds them once).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub initramfs_pending: Vec<String>,
 }
 
 /// The cache folder: `layers/<key>/{tree, entry.json}` and `last/<image>/<role>.json`.
@@ -524,6 +528,7 @@ mod tests {
             seconds: 1.0,
             built_at: 0,
             costs: Vec::new(),
+            initramfs_pending: Vec::new(),
         };
         cache.put(&tree, &entry).expect("put");
         assert!(cache
@@ -560,6 +565,7 @@ mod tests {
             seconds: 1.0,
             built_at: 0,
             costs: Vec::new(),
+            initramfs_pending: Vec::new(),
         };
         cache.put(&tree, &entry).expect("put");
         match cache.lookup(&inputs) {

@@ -74,6 +74,9 @@ pub struct RoleRecord {
     pub seconds: f64,
     /// When it ran (seconds since 1970).
     pub built_at: u64,
+    /// The initramfs builds deferred and not yet done when it ended, restored on a hit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub initramfs_pending: Vec<String>,
 }
 
 /// A cache record: the layer, and for a role's layer what the role left for later roles.
@@ -424,6 +427,7 @@ mod tests {
             registered: Json::Null,
             seconds: 1.0,
             built_at: 0,
+            initramfs_pending: Vec::new(),
         };
         let tag = role_tag(&inputs);
         assert!(record(Some(made.clone()), &tag).is_for(&tag));

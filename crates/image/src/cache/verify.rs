@@ -203,6 +203,7 @@ mod tests {
             seconds: 0.0,
             built_at: 0,
             costs: Vec::new(),
+            initramfs_pending: Vec::new(),
         };
         let stored = cache.put(&tree, &entry).expect("put");
         (cache, inputs, stored)
