@@ -41,7 +41,7 @@ fn registered_result(
         result
             .entry("msg")
             .or_insert_with(|| Json::from(failure.msg.clone()));
-        if task.module == "include_vars" {
+        if task.module == planner::modules::include_vars::SPEC.name {
             // Ansible's include_vars says why under `message`.
             result.insert("message".into(), Json::from(failure.msg.clone()));
         }
@@ -482,7 +482,7 @@ impl<'a> Executor<'a> {
         if task.deferred.is_empty() {
             return Ok(args);
         }
-        if task.module == "set_fact" {
+        if task.module == planner::modules::set_fact::SPEC.name {
             controller::name_facts(map, &self.templar, scope)?;
         }
         let spec = planner::modules::lookup(&task.module)
@@ -558,9 +558,10 @@ impl<'a> Executor<'a> {
         let found_now = self.find_local_source(task, args)?;
         let local_file = task.local_file.as_ref().or(found_now.as_ref());
         let rendered_now;
-        let rendered = match (&task.rendered, module, local_file) {
+        let is_template = module == planner::modules::template::SPEC.name;
+        let rendered = match (&task.rendered, is_template, local_file) {
             (Some(text), _, _) => Some(text.as_str()),
-            (None, "template", Some(file)) => {
+            (None, true, Some(file)) => {
                 let text = std::fs::read_to_string(self.project_root.join(file))
                     .map_err(|e| ModuleError::new(format!("{file}: {e}")))?;
                 let options = planner::modules::template::file_options(args);
@@ -635,34 +636,47 @@ struct ControllerCall<'c> {
 type RunController =
     for<'p> fn(&mut Executor<'p>, &ControllerCall) -> Result<ModuleResult, ModuleError>;
 
-/// Every module imgbuild runs itself instead of in the rootfs, by the name the planner's table
-/// gives it (`Runs::Controller`).
-const CONTROLLER_MODULES: &[(&str, RunController)] = &[
-    ("set_fact", |ex, call| ex.set_fact(call.args)),
-    ("debug", |ex, call| ex.debug(call.args, call.scope)),
-    ("fail", |_, call| Err(controller::fail(call.args))),
-    ("ping", |_, call| controller::ping(call.args)),
-    ("assert", |ex, call| {
-        ex.assert(call.task, call.args, call.scope)
-    }),
-    ("meta", |ex, call| ex.meta(call.args, call.target)),
-    ("pause", |_, call| Ok(controller::waits(call.task))),
-    ("reboot", |_, call| Ok(controller::waits(call.task))),
-    ("wait_for", |_, call| Ok(controller::waits(call.task))),
-    ("wait_for_connection", |_, call| {
-        Ok(controller::waits(call.task))
-    }),
-    ("group_by", |ex, call| {
-        ex.change_inventory(call.task, call.args, call.scope)
-    }),
-    ("add_host", |ex, call| {
-        ex.change_inventory(call.task, call.args, call.scope)
-    }),
-    ("setup", |ex, call| ex.setup(call.args, call.target)),
-    ("include_vars", |ex, call| {
-        ex.include_vars(call.task, call.args)
-    }),
-];
+/// Every module imgbuild runs itself instead of in the rootfs (`name: controller` in the
+/// planner's registry), by its planner spec's name.
+static CONTROLLER_MODULES: &[(&str, RunController)] = {
+    use planner::modules::{
+        assert, debug, fail, host_only, include_vars, inventory, meta, ping, set_fact,
+    };
+    &[
+        (set_fact::SPEC.name, |ex, call| ex.set_fact(call.args)),
+        (debug::SPEC.name, |ex, call| ex.debug(call.args, call.scope)),
+        (fail::SPEC.name, |_, call| Err(controller::fail(call.args))),
+        (ping::SPEC.name, |_, call| controller::ping(call.args)),
+        (assert::SPEC.name, |ex, call| {
+            ex.assert(call.task, call.args, call.scope)
+        }),
+        (meta::SPEC.name, |ex, call| ex.meta(call.args, call.target)),
+        (host_only::PAUSE.name, |_, call| {
+            Ok(controller::waits(call.task))
+        }),
+        (host_only::REBOOT.name, |_, call| {
+            Ok(controller::waits(call.task))
+        }),
+        (host_only::WAIT_FOR.name, |_, call| {
+            Ok(controller::waits(call.task))
+        }),
+        (host_only::WAIT_FOR_CONNECTION.name, |_, call| {
+            Ok(controller::waits(call.task))
+        }),
+        (inventory::GROUP_BY.name, |ex, call| {
+            ex.change_inventory(call.task, call.args, call.scope)
+        }),
+        (inventory::ADD_HOST.name, |ex, call| {
+            ex.change_inventory(call.task, call.args, call.scope)
+        }),
+        (host_only::SETUP.name, |ex, call| {
+            ex.setup(call.args, call.target)
+        }),
+        (include_vars::SPEC.name, |ex, call| {
+            ex.include_vars(call.task, call.args)
+        }),
+    ]
+};
 
 #[cfg(test)]
 mod controller_table_tests {
@@ -674,7 +688,7 @@ mod controller_table_tests {
     fn the_planner_and_the_engine_know_the_same_controller_modules() {
         let mut planned: Vec<&str> = planner::modules::ALL
             .iter()
-            .filter(|spec| spec.runs == planner::modules::Runs::Controller)
+            .filter(|spec| spec.runs() == planner::modules::Runs::Controller)
             .map(|spec| spec.name)
             .collect();
         let mut implemented: Vec<&str> = CONTROLLER_MODULES.iter().map(|(name, _)| *name).collect();

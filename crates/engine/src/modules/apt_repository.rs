@@ -87,7 +87,7 @@ fn write(ctx: &ModuleCtx, path: &Path, text: &str, mode: &Option<Mode>) -> Resul
 }
 
 /// `apt_repository`.
-pub fn apt_repository(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: AptRepositoryParams = params("apt_repository", args)?;
     let repo = p.repo.as_str().trim();
     let source = normalized(repo)

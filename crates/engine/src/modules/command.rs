@@ -254,7 +254,7 @@ pub fn shell(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> 
 }
 
 /// `command`.
-pub fn command(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: CommandParams = params("command", args)?;
     let refuse = |msg: &str| {
         let mut error = ModuleError::new(msg);

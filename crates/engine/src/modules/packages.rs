@@ -1,7 +1,5 @@
-//! `package`, `apt` and `dnf`: packages inside the rootfs, through its own package manager
-//! (dnf's in `packages/dnf.rs`).
-
-mod dnf;
+//! `package` and `apt`: packages inside the rootfs, through its own package manager (dnf's in
+//! `dnf.rs`).
 
 use std::collections::HashMap;
 
@@ -12,8 +10,6 @@ use serde_json::{json, Value as Json};
 
 use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use super::package_cmd::{failed, run, APT_ENV};
-
-pub use dnf::dnf;
 
 /// Package name without a `=version` pin.
 fn bare(name: &str) -> &str {
@@ -269,13 +265,13 @@ pub fn package(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
                 extra: &[],
             },
         ),
-        "dnf" | "yum" => dnf::run_request(
+        "dnf" | "yum" => super::dnf::run_request(
             ctx,
-            &dnf::Request {
+            &super::dnf::Request {
                 names: p.name.0,
                 state,
                 options: vec![
-                    dnf::LOCAL_GPGCHECK.into(),
+                    super::dnf::LOCAL_GPGCHECK.into(),
                     "--setopt=clean_requirements_on_remove=False".into(),
                 ],
                 nobest: false,

@@ -1,10 +1,7 @@
-//! Package repositories and their keys in the image: `yum_repository` (a `.repo` file section),
-//! `rpm_key` (the image's rpm database, `rpm --import`), `apt_key` (a key in `/etc/apt/trusted.gpg.d`),
-//! `apt_repository` (a `.list` line) and `deb822_repository` (a `.sources` file). Keys given as
-//! URLs come through the site mirror and are pinned like every artifact.
-
-mod rpm_key;
-mod yum_repository;
+//! Package repositories and their keys in the image: `apt_key` (a key in
+//! `/etc/apt/trusted.gpg.d`) and `deb822_repository` (a `.sources` file); `yum_repository`,
+//! `rpm_key` and `apt_repository` have files of their own. Keys given as URLs come through the
+//! site mirror and are pinned like every artifact.
 
 use std::path::{Path, PathBuf};
 
@@ -15,9 +12,6 @@ use serde_json::Value as Json;
 
 use super::api::{params, ModuleCtx, ModuleError, ModuleResult};
 use super::copy::{place, Placement};
-
-pub use rpm_key::rpm_key;
-pub use yum_repository::yum_repository;
 
 fn list(v: &Option<TextList>, sep: &str) -> Option<String> {
     v.as_ref().map(|l| l.0.join(sep))

@@ -352,7 +352,7 @@ fn state_in_image<S: planner::modules::types::Choices>(
 }
 
 /// `systemd`.
-pub fn systemd(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: SystemdParams = params("systemd", args)?;
     let fs = ctx.target.fs();
     let Some(name) = &p.name else {

@@ -178,7 +178,7 @@ fn refuse(p: &YumRepositoryParams, present: bool) -> Result<(), ModuleError> {
 }
 
 /// `yum_repository`.
-pub fn yum_repository(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: YumRepositoryParams = params("yum_repository", args)?;
     let present = !matches!(p.state, Some(Choice::Known(RepoState::Absent)));
     refuse(&p, present)?;

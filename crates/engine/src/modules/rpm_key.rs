@@ -95,7 +95,7 @@ fn key_file(ctx: &ModuleCtx, key: &str) -> Result<Option<(String, bool)>, Module
 }
 
 /// `rpm_key`.
-pub fn rpm_key(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: RpmKeyParams = params("rpm_key", args)?;
     let key = p.key.as_str();
     let file = key_file(ctx, key)?;

@@ -1,0 +1,3 @@
+//! `apt`: its run is in `packages.rs`.
+
+pub(crate) use super::packages::apt as run;

@@ -1,0 +1,3 @@
+//! `find`: its run is in `inspect.rs`.
+
+pub(crate) use super::inspect::find as run;

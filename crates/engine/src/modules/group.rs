@@ -1,0 +1,3 @@
+//! `group`: its run is in `users.rs`.
+
+pub(crate) use super::users::group as run;

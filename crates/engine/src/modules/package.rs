@@ -1,0 +1,3 @@
+//! `package`: its run is in `packages.rs`.
+
+pub(crate) use super::packages::package as run;

@@ -1,0 +1,3 @@
+//! `replace`: its run is in `textedit.rs`.
+
+pub(crate) use super::textedit::replace as run;

@@ -1,0 +1,3 @@
+//! `service`: its run is in `systemd.rs`.
+
+pub(crate) use super::systemd::service as run;

@@ -1,0 +1,3 @@
+//! `slurp`: its run is in `inspect.rs`.
+
+pub(crate) use super::inspect::slurp as run;

@@ -1,0 +1,3 @@
+//! `sysctl`: its run is in `hostconf.rs`.
+
+pub(crate) use super::hostconf::sysctl as run;

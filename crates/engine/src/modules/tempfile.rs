@@ -1,0 +1,3 @@
+//! `tempfile`: its run is in `inspect.rs`.
+
+pub(crate) use super::inspect::tempfile as run;
