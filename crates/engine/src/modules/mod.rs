@@ -3,7 +3,8 @@
 //! made from the registry (`planner::for_each_target_module!`), so a module without its file
 //! here does not compile. Each reads its typed parameters (from the planner) and acts on the
 //! target, reporting `changed` honestly and changing nothing in check mode. The other files
-//! are what several modules share.
+//! are the build-only step (`build_only.rs`, which a recipe variable plans) and what several
+//! modules share.
 
 mod api;
 mod attrs;
@@ -13,7 +14,6 @@ mod file_diff;
 mod file_links;
 mod file_times;
 mod hostconf;
-mod inspect;
 mod lineinfile_edit;
 mod package_cmd;
 mod packages;
@@ -24,7 +24,6 @@ mod repos;
 pub(crate) mod required;
 mod symbolic_mode;
 mod textdiff;
-mod textedit;
 mod tzif;
 mod users;
 
