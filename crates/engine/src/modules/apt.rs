@@ -9,7 +9,7 @@ use super::packages::{AptRequest, apt_run};
 
 /// `apt`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: AptParams = params("apt", args)?;
+    let p: AptParams = params(planner::modules::apt::SPEC.name, args)?;
     let mut names: Vec<String> = p.name.map(|TextList(n)| n).unwrap_or_default();
     if let Some(deb) = &p.deb {
         names.push(deb.to_string());

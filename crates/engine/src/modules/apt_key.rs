@@ -11,7 +11,7 @@ use super::repos::put;
 
 /// `apt_key`: the key as an armored file apt reads from `trusted.gpg.d` (or `keyring`).
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: AptKeyParams = params("apt_key", args)?;
+    let p: AptKeyParams = params(planner::modules::apt_key::SPEC.name, args)?;
     let stem =
         p.id.as_ref()
             .map(|t| t.as_str().trim().to_owned())

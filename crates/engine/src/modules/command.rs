@@ -224,7 +224,7 @@ pub(super) fn not_in_check_mode(creates: &Option<Text>, removes: &Option<Text>, 
 
 /// `command`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: CommandParams = params("command", args)?;
+    let p: CommandParams = params(planner::modules::command::SPEC.name, args)?;
     let refuse = |msg: &str| {
         let mut error = ModuleError::new(msg);
         error.fields.insert("rc".into(), Json::from(256));

@@ -12,7 +12,7 @@ use super::repos::put;
 /// A file name for a one-line source, as Ansible makes it from the URL.
 /// `deb822_repository`: a `.sources` stanza.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: Deb822RepositoryParams = params("deb822_repository", args)?;
+    let p: Deb822RepositoryParams = params(planner::modules::deb822_repository::SPEC.name, args)?;
     let name = p.name.as_str().trim();
     let path = PathBuf::from(format!("/etc/apt/sources.list.d/{name}.sources"));
     if matches!(p.state, Some(Choice::Known(Deb822State::Absent))) {

@@ -454,7 +454,7 @@ fn flag_options(p: &DnfParams) -> Vec<String> {
 
 /// `dnf` and `yum`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: DnfParams = params("dnf", args)?;
+    let p: DnfParams = params(planner::modules::dnf::SPEC.name, args)?;
     let state = match &p.state {
         Some(Choice::Known(s)) => Some(*s),
         Some(Choice::Deferred(t)) => {

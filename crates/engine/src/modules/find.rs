@@ -13,7 +13,7 @@ use crate::rootfs::{Kind, Meta, RootFs};
 
 /// `find`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: FindParams = params("find", args)?;
+    let p: FindParams = params(planner::modules::find::SPEC.name, args)?;
     let filter = FindFilter::new(&p)?;
     let recurse = flag(&p.recurse, false);
     let hidden = filter.hidden;

@@ -8,7 +8,7 @@ use super::users::{absent, entry, int, run_argv};
 
 /// `group`, with the result fields Ansible's group module returns.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: GroupParams = params("group", args)?;
+    let p: GroupParams = params(planner::modules::group::SPEC.name, args)?;
     let mut result = group_apply(&p, ctx)?;
     let present = !absent(&p.state);
     let fields = &mut result.fields;

@@ -12,7 +12,7 @@ use super::lineinfile::{read_lines, write_lines};
 
 /// `ini_file`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: IniFileParams = params("ini_file", args)?;
+    let p: IniFileParams = params(planner::modules::ini_file::SPEC.name, args)?;
     let path = Path::new(p.path.as_str());
     let existing = read_lines(ctx, path)?;
     if existing.is_none() && !flag(&p.create, true) {

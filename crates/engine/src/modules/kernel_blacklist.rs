@@ -11,7 +11,7 @@ use super::hostconf::{set_line, text, words, ensure_parent};
 
 /// `kernel_blacklist`: `blacklist <module>` in a modprobe.d file.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: KernelBlacklistParams = params("kernel_blacklist", args)?;
+    let p: KernelBlacklistParams = params(planner::modules::kernel_blacklist::SPEC.name, args)?;
     let name = text(&p.name).trim().to_owned();
     let file = p
         .blacklist_file

@@ -12,7 +12,7 @@ use super::hostconf::{text, whole_file};
 
 /// `modprobe`: boot-time loading and options; loading now is skipped with a note.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: ModprobeParams = params("modprobe", args)?;
+    let p: ModprobeParams = params(planner::modules::modprobe::SPEC.name, args)?;
     let name = text(&p.name).trim();
     let load = Path::new("/etc/modules-load.d").join(format!("{name}.conf"));
     let options = Path::new("/etc/modprobe.d").join(format!("{name}.conf"));

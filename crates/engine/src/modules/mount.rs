@@ -11,7 +11,7 @@ use super::hostconf::{set_line, text, words};
 
 /// `mount`: an `/etc/fstab` entry (present or absent); nothing is mounted.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: MountParams = params("mount", args)?;
+    let p: MountParams = params(planner::modules::mount::SPEC.name, args)?;
     let fstab = p.fstab.as_ref().map_or("/etc/fstab", text);
     let path = text(&p.path).trim().to_owned();
     let matches = |l: &str| words(l).get(1) == Some(&path.as_str());

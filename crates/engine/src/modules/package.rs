@@ -10,7 +10,7 @@ use super::packages::{AptRequest, apt_run};
 
 /// `package`: the image's own package manager (`ansible_pkg_mgr`).
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: PackageParams = params("package", args)?;
+    let p: PackageParams = params(planner::modules::package::SPEC.name, args)?;
     let state = match p.state {
         Some(Choice::Known(s)) => s,
         Some(Choice::Deferred(t)) => {

@@ -8,7 +8,7 @@ use crate::target::Cmd;
 
 /// `patch`: applied unless it already is (a reverse dry run succeeds).
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: PatchParams = params("patch", args)?;
+    let p: PatchParams = params(planner::modules::patch::SPEC.name, args)?;
     let text = std::fs::read_to_string(ctx.local_path()?)
         .map_err(|e| ModuleError::new(format!("reading the patch {}: {e}", p.src.as_str())))?;
     let strip = p

@@ -13,7 +13,7 @@ use super::lineinfile_edit::python_backrefs;
 
 /// `replace`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: ReplaceParams = params("replace", args)?;
+    let p: ReplaceParams = params(planner::modules::replace::SPEC.name, args)?;
     let path = Path::new(p.path.as_str());
     let fail = |rc: i64, msg: String| {
         let mut error = ModuleError::new(msg);

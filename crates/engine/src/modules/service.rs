@@ -9,7 +9,7 @@ use super::systemd::{unit_dirs, set_enabled, state_in_image};
 
 /// `service`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: ServiceParams = params("service", args)?;
+    let p: ServiceParams = params(planner::modules::service::SPEC.name, args)?;
     let mut changed = false;
     if let Some(enabled) = &p.enabled {
         changed = set_enabled(

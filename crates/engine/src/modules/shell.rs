@@ -9,7 +9,7 @@ use super::command::{creates_removes, command_result, run_cmd, enter_chdir, not_
 
 /// `shell`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: ShellParams = params("shell", args)?;
+    let p: ShellParams = params(planner::modules::shell::SPEC.name, args)?;
     let shown = Json::from(p.cmd.as_str());
     enter_chdir(ctx, &p.chdir)?;
     if let Some(skip) = creates_removes(ctx, &p.creates, &p.removes, Some(shown.clone()))? {

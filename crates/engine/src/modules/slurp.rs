@@ -10,7 +10,7 @@ use super::api::{params, ModuleCtx, ModuleError, ModuleResult};
 
 /// `slurp`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: SlurpParams = params("slurp", args)?;
+    let p: SlurpParams = params(planner::modules::slurp::SPEC.name, args)?;
     let src = p.src.as_str();
     let bytes = ctx
         .target

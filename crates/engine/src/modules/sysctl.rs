@@ -12,7 +12,7 @@ use super::hostconf::{set_line, text, ensure_parent};
 
 /// `sysctl`: `name = value` in the sysctl file; never applied to the build host.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: SysctlParams = params("sysctl", args)?;
+    let p: SysctlParams = params(planner::modules::sysctl::SPEC.name, args)?;
     let name = text(&p.name).trim().to_owned();
     let file = p
         .sysctl_file

@@ -353,7 +353,7 @@ pub(super) fn state_in_image<S: planner::modules::types::Choices>(
 
 /// `systemd`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: SystemdParams = params("systemd", args)?;
+    let p: SystemdParams = params(planner::modules::systemd::SPEC.name, args)?;
     let fs = ctx.target.fs();
     let Some(name) = &p.name else {
         return Ok(ModuleResult {

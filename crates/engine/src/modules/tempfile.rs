@@ -11,7 +11,7 @@ use crate::rootfs::Kind;
 
 /// `tempfile`: a new name each call (the role's `/tmp` is not part of the layer).
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: TempfileParams = params("tempfile", args)?;
+    let p: TempfileParams = params(planner::modules::tempfile::SPEC.name, args)?;
     let dir = PathBuf::from(p.path.as_ref().map_or("/tmp", |t| t.as_str()));
     let prefix = p.prefix.as_ref().map_or("ansible.", |t| t.as_str());
     let suffix = p.suffix.as_ref().map_or("", |t| t.as_str());

@@ -10,7 +10,7 @@ use super::hostconf::{text, whole_file};
 
 /// `timezone`: `/etc/localtime` links to the zone, `/etc/timezone` names it where it exists.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: TimezoneParams = params("timezone", args)?;
+    let p: TimezoneParams = params(planner::modules::timezone::SPEC.name, args)?;
     let name = p.name.as_ref().map(text).unwrap_or("UTC").trim().to_owned();
     if name.split('/').any(|c| c == ".." || c.is_empty()) {
         return Err(ModuleError::new(format!(

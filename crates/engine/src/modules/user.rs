@@ -9,7 +9,7 @@ use super::users::{absent, entry, groups_of, int, run_argv};
 
 /// `user`, with the result fields Ansible's user module returns.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: UserParams = params("user", args)?;
+    let p: UserParams = params(planner::modules::user::SPEC.name, args)?;
     let existed = entry(ctx, "/etc/passwd", p.name.as_str())?.is_some();
     let mut result = user_apply(&p, ctx)?;
     let fields = &mut result.fields;
