@@ -101,13 +101,12 @@ pub fn not_yet_supported(module: &str, field: &str) -> Option<String> {
     })
 }
 
-/// Declares each module's file, puts its specs in [`ALL`] in order, and says where each runs.
-/// A module is its file and one line of the `registry!` below:
+/// Declares each module's file, puts its specs in [`ALL`] in order, and says where each runs
+/// ([`ModuleSpec::runs`]). A module is its file and one line of the `registry!` below:
 ///
 /// - `name: target,` for a module that runs in the image: its file's spec is `SPEC`, and the
-///   engine runs it with `engine::modules::name::run` (the file `crates/engine/src/modules/name.rs`,
-///   which the engine declares through [`for_each_target_module!`](crate::for_each_target_module):
-///   a missing one does not compile);
+///   engine runs it with the `pub fn run` of `crates/engine/src/modules/name.rs`, a file the
+///   engine declares from `for_each_target_module!` (so a missing one does not compile);
 /// - `name: controller,` for one imgbuild runs itself (the engine's executor dispatches it by
 ///   its spec's name), `name: controller [A, B],` for a file of several such specs;
 /// - `name: target [],` for a target module no task names directly (a role's own module).
