@@ -636,47 +636,71 @@ struct ControllerCall<'c> {
 type RunController =
     for<'p> fn(&mut Executor<'p>, &ControllerCall) -> Result<ModuleResult, ModuleError>;
 
-/// Every module imgbuild runs itself instead of in the rootfs (`name: controller` in the
-/// planner's registry), by its planner spec's name.
-static CONTROLLER_MODULES: &[(&str, RunController)] = {
-    use planner::modules::{
-        assert, debug, fail, host_only, include_vars, inventory, meta, ping, set_fact,
+/// Each module imgbuild runs itself instead of in the rootfs (`name: controller` in the
+/// planner's registry), at the path of its spec in `planner::modules`: `host_only::PAUSE`
+/// runs `pause`. [`CONTROLLER_MODULES`] is made from the registry, so a registered controller
+/// module without its implementation here does not compile.
+mod controller_modules {
+    use crate::executor::{controller, RunController};
+
+    pub mod set_fact {
+        use super::*;
+        pub const SPEC: RunController = |ex, call| ex.set_fact(call.args);
+    }
+    pub mod debug {
+        use super::*;
+        pub const SPEC: RunController = |ex, call| ex.debug(call.args, call.scope);
+    }
+    pub mod fail {
+        use super::*;
+        pub const SPEC: RunController = |_, call| Err(controller::fail(call.args));
+    }
+    pub mod ping {
+        use super::*;
+        pub const SPEC: RunController = |_, call| controller::ping(call.args);
+    }
+    pub mod assert {
+        use super::*;
+        pub const SPEC: RunController = |ex, call| ex.assert(call.task, call.args, call.scope);
+    }
+    pub mod meta {
+        use super::*;
+        pub const SPEC: RunController = |ex, call| ex.meta(call.args, call.target);
+    }
+    pub mod include_vars {
+        use super::*;
+        pub const SPEC: RunController = |ex, call| ex.include_vars(call.task, call.args);
+    }
+    pub mod host_only {
+        use super::*;
+        /// Skipped with a note: the node boots from the image, nothing waits in a build.
+        const WAITS: RunController = |_, call| Ok(controller::waits(call.task));
+        pub const PAUSE: RunController = WAITS;
+        pub const REBOOT: RunController = WAITS;
+        pub const WAIT_FOR: RunController = WAITS;
+        pub const WAIT_FOR_CONNECTION: RunController = WAITS;
+        pub const SETUP: RunController = |ex, call| ex.setup(call.args, call.target);
+    }
+    pub mod inventory {
+        use super::*;
+        const CHANGE: RunController =
+            |ex, call| ex.change_inventory(call.task, call.args, call.scope);
+        pub const GROUP_BY: RunController = CHANGE;
+        pub const ADD_HOST: RunController = CHANGE;
+    }
+}
+
+/// Makes [`CONTROLLER_MODULES`] from the registry's controller specs.
+macro_rules! controller_table {
+    ($($module:ident::$spec:ident),*) => {
+        /// Every module imgbuild runs itself, by its planner spec's name.
+        static CONTROLLER_MODULES: &[(&str, RunController)] = &[
+            $((planner::modules::$module::$spec.name, controller_modules::$module::$spec),)*
+        ];
     };
-    &[
-        (set_fact::SPEC.name, |ex, call| ex.set_fact(call.args)),
-        (debug::SPEC.name, |ex, call| ex.debug(call.args, call.scope)),
-        (fail::SPEC.name, |_, call| Err(controller::fail(call.args))),
-        (ping::SPEC.name, |_, call| controller::ping(call.args)),
-        (assert::SPEC.name, |ex, call| {
-            ex.assert(call.task, call.args, call.scope)
-        }),
-        (meta::SPEC.name, |ex, call| ex.meta(call.args, call.target)),
-        (host_only::PAUSE.name, |_, call| {
-            Ok(controller::waits(call.task))
-        }),
-        (host_only::REBOOT.name, |_, call| {
-            Ok(controller::waits(call.task))
-        }),
-        (host_only::WAIT_FOR.name, |_, call| {
-            Ok(controller::waits(call.task))
-        }),
-        (host_only::WAIT_FOR_CONNECTION.name, |_, call| {
-            Ok(controller::waits(call.task))
-        }),
-        (inventory::GROUP_BY.name, |ex, call| {
-            ex.change_inventory(call.task, call.args, call.scope)
-        }),
-        (inventory::ADD_HOST.name, |ex, call| {
-            ex.change_inventory(call.task, call.args, call.scope)
-        }),
-        (host_only::SETUP.name, |ex, call| {
-            ex.setup(call.args, call.target)
-        }),
-        (include_vars::SPEC.name, |ex, call| {
-            ex.include_vars(call.task, call.args)
-        }),
-    ]
-};
+}
+
+planner::for_each_controller_module!(controller_table);
 
 #[cfg(test)]
 mod controller_table_tests {

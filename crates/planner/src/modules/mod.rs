@@ -107,16 +107,18 @@ pub fn not_yet_supported(module: &str, field: &str) -> Option<String> {
 /// - `name: target,` for a module that runs in the image: its file's spec is `SPEC`, and the
 ///   engine runs it with the `pub fn run` of `crates/engine/src/modules/name.rs`, a file the
 ///   engine declares from `for_each_target_module!` (so a missing one does not compile);
-/// - `name: controller,` for one imgbuild runs itself (the engine's executor dispatches it by
-///   its spec's name), `name: controller [A, B],` for a file of several such specs;
+/// - `name: controller,` for one imgbuild runs itself: the engine's executor runs it with the
+///   implementation at the same path in its `controller_modules` (`set_fact::SPEC`), made
+///   into its table from `for_each_controller_module!` (a missing one does not compile);
+///   `name: controller [A, B],` for a file of several such specs (`host_only::PAUSE`);
 /// - `name: target [],` for a target module no task names directly (a role's own module).
 macro_rules! registry {
-    (@collect [$($all:tt)*] [$($controller:tt)*] [$($target:ident)*] ($d:tt)) => {
+    (@collect [$($all:tt)*] [$(($cm:ident $cs:ident))*] [$($t:ident)*] ($d:tt)) => {
         /// Every module.
         pub static ALL: &[&ModuleSpec] = &[$($all)*];
 
         /// The modules imgbuild runs itself (`name: controller` in the registry).
-        static CONTROLLER: &[&ModuleSpec] = &[$($controller)*];
+        static CONTROLLER: &[&ModuleSpec] = &[$(&$cm::$cs,)*];
 
         /// Calls the macro named `$callback` with every module that runs in the image (`name:
         /// target` in the planner's registry), as `callback! { alternatives, apt, ... }`: the
@@ -124,7 +126,17 @@ macro_rules! registry {
         #[macro_export]
         macro_rules! for_each_target_module {
             ($d callback:ident) => {
-                $d callback! { $($target),* }
+                $d callback! { $($t),* }
+            };
+        }
+
+        /// Calls the macro named `$callback` with the path of every spec imgbuild runs itself
+        /// (`name: controller` in the planner's registry), as `callback! { assert::SPEC, ...,
+        /// host_only::PAUSE, ... }`: the engine's executor makes its table of them from it.
+        #[macro_export]
+        macro_rules! for_each_controller_module {
+            ($d callback:ident) => {
+                $d callback! { $($cm::$cs),* }
             };
         }
     };
@@ -141,13 +153,13 @@ macro_rules! registry {
     (@collect [$($all:tt)*] [$($c:tt)*] [$($t:ident)*] ($d:tt)
         $module:ident: controller, $($rest:tt)*) => {
         pub mod $module;
-        registry!(@collect [$($all)* &$module::SPEC,] [$($c)* &$module::SPEC,] [$($t)*] ($d)
+        registry!(@collect [$($all)* &$module::SPEC,] [$($c)* ($module SPEC)] [$($t)*] ($d)
             $($rest)*);
     };
     (@collect [$($all:tt)*] [$($c:tt)*] [$($t:ident)*] ($d:tt)
         $module:ident: controller [$($spec:ident),*], $($rest:tt)*) => {
         pub mod $module;
-        registry!(@collect [$($all)* $(&$module::$spec,)*] [$($c)* $(&$module::$spec,)*]
+        registry!(@collect [$($all)* $(&$module::$spec,)*] [$($c)* $(($module $spec))*]
             [$($t)*] ($d) $($rest)*);
     };
     ($($body:tt)*) => {
