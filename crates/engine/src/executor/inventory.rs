@@ -26,8 +26,9 @@ impl Executor<'_> {
             _ => self.plan.image.clone(),
         };
         let inventory = self.inventory.get_or_insert_with(|| Inventory::new(&host));
-        let result = if task.module == "group_by" {
-            let p: GroupByParams = crate::modules::params("group_by", args)?;
+        let group_by = planner::modules::inventory::GROUP_BY.name;
+        let result = if task.module == group_by {
+            let p: GroupByParams = crate::modules::params(group_by, args)?;
             let Some(key) = &p.key else {
                 // Ansible's words.
                 return Err(ModuleError::new(

@@ -42,7 +42,7 @@ fn registered_result(
         result
             .entry("msg")
             .or_insert_with(|| Json::from(failure.msg.clone()));
-        if task.module == "include_vars" {
+        if task.module == planner::modules::include_vars::SPEC.name {
             // Ansible's include_vars says why under `message`.
             result.insert("message".into(), Json::from(failure.msg.clone()));
         }
@@ -488,7 +488,7 @@ impl<'a> Executor<'a> {
         if task.deferred.is_empty() {
             return Ok(args);
         }
-        if task.module == "set_fact" {
+        if task.module == planner::modules::set_fact::SPEC.name {
             controller::name_facts(map, &self.templar, scope)?;
         }
         let spec = planner::modules::lookup(&task.module)
@@ -564,9 +564,10 @@ impl<'a> Executor<'a> {
         let found_now = self.find_local_source(task, args)?;
         let local_file = task.local_file.as_ref().or(found_now.as_ref());
         let rendered_now;
-        let rendered = match (&task.rendered, module, local_file) {
+        let is_template = module == planner::modules::template::SPEC.name;
+        let rendered = match (&task.rendered, is_template, local_file) {
             (Some(text), _, _) => Some(text.as_str()),
-            (None, "template", Some(file)) => {
+            (None, true, Some(file)) => {
                 let text = std::fs::read_to_string(self.project_root.join(file))
                     .map_err(|e| ModuleError::new(format!("{file}: {e}")))?;
                 let options = planner::modules::template::file_options(args);
@@ -641,34 +642,71 @@ struct ControllerCall<'c> {
 type RunController =
     for<'p> fn(&mut Executor<'p>, &ControllerCall) -> Result<ModuleResult, ModuleError>;
 
-/// Every module imgbuild runs itself instead of in the rootfs, by the name the planner's table
-/// gives it (`Runs::Controller`).
-const CONTROLLER_MODULES: &[(&str, RunController)] = &[
-    ("set_fact", |ex, call| ex.set_fact(call.args)),
-    ("debug", |ex, call| ex.debug(call.args, call.scope)),
-    ("fail", |_, call| Err(controller::fail(call.args))),
-    ("ping", |_, call| controller::ping(call.args)),
-    ("assert", |ex, call| {
-        ex.assert(call.task, call.args, call.scope)
-    }),
-    ("meta", |ex, call| ex.meta(call.args, call.target)),
-    ("pause", |_, call| Ok(controller::waits(call.task))),
-    ("reboot", |_, call| Ok(controller::waits(call.task))),
-    ("wait_for", |_, call| Ok(controller::waits(call.task))),
-    ("wait_for_connection", |_, call| {
-        Ok(controller::waits(call.task))
-    }),
-    ("group_by", |ex, call| {
-        ex.change_inventory(call.task, call.args, call.scope)
-    }),
-    ("add_host", |ex, call| {
-        ex.change_inventory(call.task, call.args, call.scope)
-    }),
-    ("setup", |ex, call| ex.setup(call.args, call.target)),
-    ("include_vars", |ex, call| {
-        ex.include_vars(call.task, call.args)
-    }),
-];
+/// Each module imgbuild runs itself instead of in the rootfs (`name: controller` in the
+/// planner's registry), at the path of its spec in `planner::modules`: `host_only::PAUSE`
+/// runs `pause`. [`CONTROLLER_MODULES`] is made from the registry, so a registered controller
+/// module without its implementation here does not compile.
+mod controller_modules {
+    use crate::executor::{controller, RunController};
+
+    pub mod set_fact {
+        use super::*;
+        pub const SPEC: RunController = |ex, call| ex.set_fact(call.args);
+    }
+    pub mod debug {
+        use super::*;
+        pub const SPEC: RunController = |ex, call| ex.debug(call.args, call.scope);
+    }
+    pub mod fail {
+        use super::*;
+        pub const SPEC: RunController = |_, call| Err(controller::fail(call.args));
+    }
+    pub mod ping {
+        use super::*;
+        pub const SPEC: RunController = |_, call| controller::ping(call.args);
+    }
+    pub mod assert {
+        use super::*;
+        pub const SPEC: RunController = |ex, call| ex.assert(call.task, call.args, call.scope);
+    }
+    pub mod meta {
+        use super::*;
+        pub const SPEC: RunController = |ex, call| ex.meta(call.args, call.target);
+    }
+    pub mod include_vars {
+        use super::*;
+        pub const SPEC: RunController = |ex, call| ex.include_vars(call.task, call.args);
+    }
+    pub mod host_only {
+        use super::*;
+        /// Skipped with a note: the node boots from the image, nothing waits in a build.
+        const WAITS: RunController = |_, call| Ok(controller::waits(call.task));
+        pub const PAUSE: RunController = WAITS;
+        pub const REBOOT: RunController = WAITS;
+        pub const WAIT_FOR: RunController = WAITS;
+        pub const WAIT_FOR_CONNECTION: RunController = WAITS;
+        pub const SETUP: RunController = |ex, call| ex.setup(call.args, call.target);
+    }
+    pub mod inventory {
+        use super::*;
+        const CHANGE: RunController =
+            |ex, call| ex.change_inventory(call.task, call.args, call.scope);
+        pub const GROUP_BY: RunController = CHANGE;
+        pub const ADD_HOST: RunController = CHANGE;
+    }
+}
+
+/// Makes [`CONTROLLER_MODULES`] from the registry's controller specs.
+macro_rules! controller_table {
+    ($($module:ident::$spec:ident),*) => {
+        /// Every module imgbuild runs itself, by its planner spec's name.
+        static CONTROLLER_MODULES: &[(&str, RunController)] = &[
+            $((planner::modules::$module::$spec.name, controller_modules::$module::$spec),)*
+        ];
+    };
+}
+
+planner::for_each_controller_module!(controller_table);
 
 #[cfg(test)]
 mod controller_table_tests {
@@ -680,7 +718,7 @@ mod controller_table_tests {
     fn the_planner_and_the_engine_know_the_same_controller_modules() {
         let mut planned: Vec<&str> = planner::modules::ALL
             .iter()
-            .filter(|spec| spec.runs == planner::modules::Runs::Controller)
+            .filter(|spec| spec.runs() == planner::modules::Runs::Controller)
             .map(|spec| spec.name)
             .collect();
         let mut implemented: Vec<&str> = CONTROLLER_MODULES.iter().map(|(name, _)| *name).collect();

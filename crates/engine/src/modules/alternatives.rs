@@ -45,7 +45,7 @@ struct Wanted<'p> {
 
 /// `alternatives`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: AlternativesParams = params("alternatives", args)?;
+    let p: AlternativesParams = params(planner::modules::alternatives::SPEC.name, args)?;
     let state = match &p.state {
         None => AlternativeState::Selected,
         Some(Choice::Known(state)) => *state,

@@ -87,8 +87,8 @@ fn write(ctx: &ModuleCtx, path: &Path, text: &str, mode: &Option<Mode>) -> Resul
 }
 
 /// `apt_repository`.
-pub fn apt_repository(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: AptRepositoryParams = params("apt_repository", args)?;
+pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: AptRepositoryParams = params(planner::modules::apt_repository::SPEC.name, args)?;
     let repo = p.repo.as_str().trim();
     let source = normalized(repo)
         .ok_or_else(|| ModuleError::new(format!("Invalid repository string: {repo}")))?;

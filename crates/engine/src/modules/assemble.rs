@@ -30,7 +30,7 @@ impl Filter {
 
 /// `assemble`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: AssembleParams = params("assemble", args)?;
+    let p: AssembleParams = params(planner::modules::assemble::SPEC.name, args)?;
     if ctx.check {
         // Ansible's action plugin does not run it in check mode.
         return Ok(ModuleResult {

@@ -155,7 +155,7 @@ fn block_of(p: &BlockinfileParams, present: bool) -> Block<'_> {
 
 /// `blockinfile`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: BlockinfileParams = params("blockinfile", args)?;
+    let p: BlockinfileParams = params(planner::modules::blockinfile::SPEC.name, args)?;
     let path = Path::new(p.path.as_str());
     let fs = ctx.target.fs();
     let fail = |rc: i64, msg: String| {

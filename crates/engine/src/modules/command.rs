@@ -1,9 +1,9 @@
-//! `shell` and `command`: run a program in the rootfs.
+//! `command`: run a program in the rootfs; what `shell` shares with it (`creates`/`removes`,
+//! `chdir`, the registered result).
 
 use std::path::Path;
 
 use planner::modules::command::CommandParams;
-use planner::modules::shell::ShellParams;
 use planner::modules::types::Text;
 use serde_json::{Map, Value as Json};
 
@@ -167,7 +167,7 @@ pub fn command_result(cmd: Json, out: CmdOutput, strip: bool) -> Result<ModuleRe
     })
 }
 
-fn run_cmd(
+pub(super) fn run_cmd(
     ctx: &ModuleCtx,
     argv: Vec<String>,
     chdir: &Option<Text>,
@@ -193,7 +193,7 @@ fn run_cmd(
 
 /// A `chdir` that is not a folder of the image fails the task before anything runs, in the
 /// words of Ansible's module (Python's `os.chdir` error).
-fn enter_chdir(ctx: &ModuleCtx, chdir: &Option<Text>) -> Result<(), ModuleError> {
+pub(super) fn enter_chdir(ctx: &ModuleCtx, chdir: &Option<Text>) -> Result<(), ModuleError> {
     let Some(chdir) = chdir else { return Ok(()) };
     let path = Path::new(chdir.as_str());
     let why = match ctx.target.fs().meta_follow(path)? {
@@ -208,7 +208,7 @@ fn enter_chdir(ctx: &ModuleCtx, chdir: &Option<Text>) -> Result<(), ModuleError>
 
 /// What Ansible's command module reports in check mode once creates/removes let it run: the
 /// change it would make when either was given, else a skip.
-fn not_in_check_mode(creates: &Option<Text>, removes: &Option<Text>, cmd: Json) -> ModuleResult {
+pub(super) fn not_in_check_mode(creates: &Option<Text>, removes: &Option<Text>, cmd: Json) -> ModuleResult {
     let msg = "Command would have run if not in check mode";
     let guarded = creates.is_some() || removes.is_some();
     let mut result = ModuleResult::changed(guarded)
@@ -222,40 +222,9 @@ fn not_in_check_mode(creates: &Option<Text>, removes: &Option<Text>, cmd: Json) 
     result
 }
 
-/// `shell`.
-pub fn shell(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: ShellParams = params("shell", args)?;
-    let shown = Json::from(p.cmd.as_str());
-    enter_chdir(ctx, &p.chdir)?;
-    if let Some(skip) = creates_removes(ctx, &p.creates, &p.removes, Some(shown.clone()))? {
-        return Ok(skip);
-    }
-    if ctx.check {
-        return Ok(not_in_check_mode(&p.creates, &p.removes, shown));
-    }
-    let shell = p
-        .executable
-        .as_ref()
-        .map(|e| e.to_string())
-        .unwrap_or_else(|| "/bin/sh".into());
-    let argv = vec![shell, "-c".into(), p.cmd.to_string()];
-    let out = run_cmd(
-        ctx,
-        argv,
-        &p.chdir,
-        &p.stdin,
-        flag(&p.stdin_add_newline, true),
-    )?;
-    command_result(
-        Json::from(p.cmd.as_str()),
-        out,
-        flag(&p.strip_empty_ends, true),
-    )
-}
-
 /// `command`.
-pub fn command(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: CommandParams = params("command", args)?;
+pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: CommandParams = params(planner::modules::command::SPEC.name, args)?;
     let refuse = |msg: &str| {
         let mut error = ModuleError::new(msg);
         error.fields.insert("rc".into(), Json::from(256));

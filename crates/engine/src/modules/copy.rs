@@ -187,7 +187,7 @@ fn copy_tree(ctx: &ModuleCtx, from: &Path, to: &Path, p: &CopyParams) -> Result<
 
 /// `copy`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let mut p: CopyParams = params("copy", args)?;
+    let mut p: CopyParams = params(planner::modules::copy::SPEC.name, args)?;
     let fs = ctx.target.fs();
     if matches!(&p.mode, Some(Mode::Symbolic(m)) if m == "preserve") {
         p.mode = preserved_mode(&p, ctx)?.map(Mode::Octal);

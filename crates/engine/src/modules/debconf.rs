@@ -11,7 +11,7 @@ use crate::target::{Cmd, CmdOutput};
 
 /// `debconf`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: DebconfParams = params("debconf", args)?;
+    let p: DebconfParams = params(planner::modules::debconf::SPEC.name, args)?;
     let package = p.name.as_str();
     let out = required::run(ctx, &Cmd::new(&["debconf-show", package]))?;
     if out.rc != 0 {

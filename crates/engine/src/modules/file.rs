@@ -58,7 +58,7 @@ fn appears_binary(fs: &RootFs, path: &Path) -> bool {
 
 /// `file`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: FileParams = params("file", args)?;
+    let p: FileParams = params(planner::modules::file::SPEC.name, args)?;
     let absent = matches!(p.state, Some(Choice::Known(FileState::Absent)));
     let warnings = if ctx.check && !absent {
         missing_owners(ctx.target.fs(), &p)?

@@ -81,7 +81,7 @@ fn url_file_name(url: &str) -> &str {
 
 /// `get_url`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: GetUrlParams = params("get_url", args)?;
+    let p: GetUrlParams = params(planner::modules::get_url::SPEC.name, args)?;
     let url = p.url.as_str();
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err(ModuleError::new(format!(

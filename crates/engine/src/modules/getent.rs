@@ -12,7 +12,7 @@ const COLON: &[&str] = &["passwd", "shadow", "group", "gshadow"];
 
 /// `getent`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: GetentParams = params("getent", args)?;
+    let p: GetentParams = params(planner::modules::getent::SPEC.name, args)?;
     let database = p.database.as_str();
     let mut argv = vec!["getent", database];
     if let Some(key) = &p.key {

@@ -28,7 +28,7 @@ struct Found {
 
 /// `known_hosts`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: KnownHostsParams = params("known_hosts", args)?;
+    let p: KnownHostsParams = params(planner::modules::known_hosts::SPEC.name, args)?;
     let host = p.name.as_str().to_lowercase();
     let path = expand_user(p.path.as_ref().map_or("~/.ssh/known_hosts", |t| t.as_str()));
     let present = !matches!(p.state, Some(Choice::Known(LineState::Absent)));

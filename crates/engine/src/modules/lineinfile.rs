@@ -133,7 +133,7 @@ pub fn missing_file(path: &Path) -> ModuleError {
 
 /// `lineinfile`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: LineinfileParams = params("lineinfile", args)?;
+    let p: LineinfileParams = params(planner::modules::lineinfile::SPEC.name, args)?;
     let path = Path::new(p.path.as_str());
     let fs = ctx.target.fs();
     let absent = matches!(p.state, Some(Choice::Known(LineState::Absent)));

@@ -17,7 +17,7 @@ const AUTO: &[&str] = &["rpm", "apt"];
 
 /// `package_facts`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: PackageFactsParams = params("package_facts", args)?;
+    let p: PackageFactsParams = params(planner::modules::package_facts::SPEC.name, args)?;
     let mut managers: Vec<String> = p
         .manager
         .map(|m| m.0.iter().map(|s| s.to_ascii_lowercase()).collect())

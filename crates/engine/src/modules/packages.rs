@@ -1,19 +1,13 @@
-//! `package`, `apt` and `dnf`: packages inside the rootfs, through its own package manager
-//! (dnf's in `packages/dnf.rs`).
-
-mod dnf;
+//! What `apt` and `package` (on apt) share, each in its own file: an apt request run through
+//! the image's own apt-get, and dpkg's versions. dnf's is in `dnf.rs`.
 
 use std::collections::HashMap;
 
-use planner::modules::apt::{AptParams, AptState};
-use planner::modules::package::{PackageParams, PackageState};
-use planner::modules::types::{Choice, TextList};
-use serde_json::{json, Value as Json};
+use planner::modules::apt::AptState;
+use serde_json::json;
 
-use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
+use super::api::{ModuleCtx, ModuleError, ModuleResult};
 use super::package_cmd::{failed, run, APT_ENV};
-
-pub use dnf::dnf;
 
 /// Package name without a `=version` pin.
 fn bare(name: &str) -> &str {
@@ -49,14 +43,14 @@ fn dpkg_versions(
 }
 
 /// What an `apt` (or `package` on apt) task asks for.
-struct AptRequest<'a> {
-    names: Vec<String>,
-    state: AptState,
-    update_cache: bool,
-    install_recommends: Option<bool>,
-    purge: bool,
-    autoremove: bool,
-    extra: &'a [String],
+pub(super) struct AptRequest<'a> {
+    pub(super) names: Vec<String>,
+    pub(super) state: AptState,
+    pub(super) update_cache: bool,
+    pub(super) install_recommends: Option<bool>,
+    pub(super) purge: bool,
+    pub(super) autoremove: bool,
+    pub(super) extra: &'a [String],
 }
 
 impl AptRequest<'_> {
@@ -164,7 +158,7 @@ fn apt_get(
 
 /// Runs an apt request: the cache update, the packages' install or removal, the report of what
 /// changed, as Ansible's apt reports it.
-fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError> {
+pub(super) fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError> {
     let cache_updated = apt_update(ctx, &req)?;
     if req.names.is_empty() && !req.autoremove {
         // Matched with ansible-playbook (Debian's ansible 7.7 / core 2.14): update_cache alone
@@ -200,95 +194,4 @@ fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError
         result = result.with("cache_updated", cache_updated);
     }
     Ok(result)
-}
-
-/// `apt`.
-pub fn apt(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: AptParams = params("apt", args)?;
-    let mut names: Vec<String> = p.name.map(|TextList(n)| n).unwrap_or_default();
-    if let Some(deb) = &p.deb {
-        names.push(deb.to_string());
-    }
-    let state = match p.state {
-        Some(Choice::Known(s)) => s,
-        Some(Choice::Deferred(t)) => {
-            return Err(ModuleError::new(format!("state '{t}' was not resolved")))
-        }
-        None => AptState::Present,
-    };
-    let mut extra = Vec::new();
-    if let Some(release) = &p.default_release {
-        extra.extend(["-t".to_owned(), release.to_string()]);
-    }
-    if flag(&p.allow_downgrade, false) {
-        extra.push("--allow-downgrades".into());
-    }
-    if flag(&p.allow_change_held_packages, false) {
-        extra.push("--allow-change-held-packages".into());
-    }
-    apt_run(
-        ctx,
-        AptRequest {
-            names,
-            state,
-            update_cache: flag(&p.update_cache, false),
-            install_recommends: p.install_recommends.as_ref().map(|f| f.or(true)),
-            purge: flag(&p.purge, false),
-            autoremove: flag(&p.autoremove, false),
-            extra: &extra,
-        },
-    )
-}
-
-/// `package`: the image's own package manager (`ansible_pkg_mgr`).
-pub fn package(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: PackageParams = params("package", args)?;
-    let state = match p.state {
-        Some(Choice::Known(s)) => s,
-        Some(Choice::Deferred(t)) => {
-            return Err(ModuleError::new(format!("state '{t}' was not resolved")))
-        }
-        None => PackageState::Present,
-    };
-    let manager = p
-        .use_
-        .as_ref()
-        .map(|u| u.to_string())
-        .unwrap_or_else(|| ctx.pkg_mgr.to_owned());
-    match manager.as_str() {
-        "apt" => apt_run(
-            ctx,
-            AptRequest {
-                names: p.name.0,
-                state: match state {
-                    PackageState::Present => AptState::Present,
-                    PackageState::Latest => AptState::Latest,
-                    PackageState::Absent => AptState::Absent,
-                },
-                update_cache: false,
-                install_recommends: None,
-                purge: false,
-                autoremove: false,
-                extra: &[],
-            },
-        ),
-        "dnf" | "yum" => dnf::run_request(
-            ctx,
-            &dnf::Request {
-                names: p.name.0,
-                state,
-                options: vec![
-                    dnf::LOCAL_GPGCHECK.into(),
-                    "--setopt=clean_requirements_on_remove=False".into(),
-                ],
-                nobest: false,
-                autoremove: false,
-                update_only: false,
-                download_only: false,
-            },
-        ),
-        other => Err(ModuleError::new(format!(
-            "package manager '{other}' is not supported; imgbuild drives apt and dnf"
-        ))),
-    }
 }

@@ -115,8 +115,8 @@ fn set_limit(
 }
 
 /// `pam_limits`.
-pub fn pam_limits(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: PamLimitsParams = params("pam_limits", args)?;
+pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: PamLimitsParams = params(planner::modules::pam_limits::SPEC.name, args)?;
     let (use_max, use_min) = (flag(&p.use_max, false), flag(&p.use_min, false));
     if use_max && use_min {
         return Err(ModuleError::new(

@@ -78,7 +78,7 @@ fn state_of(p: &PipParams) -> Result<PipState, ModuleError> {
 
 /// `pip`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: PipParams = params("pip", args)?;
+    let p: PipParams = params(planner::modules::pip::SPEC.name, args)?;
     let state = state_of(&p)?;
     if state == PipState::Latest && p.version.is_some() {
         return Err(ModuleError::new(

@@ -11,7 +11,7 @@ use crate::target::Cmd;
 
 /// `script`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: ScriptParams = params("script", args)?;
+    let p: ScriptParams = params(planner::modules::script::SPEC.name, args)?;
     let fs = ctx.target.fs();
     let skip = |msg: String| ModuleResult {
         skipped: true,

@@ -124,7 +124,7 @@ fn set_policy(
 
 /// `selinux`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: SelinuxParams = params("selinux", args)?;
+    let p: SelinuxParams = params(planner::modules::selinux::SPEC.name, args)?;
     let state = match &p.state {
         Choice::Known(state) => *state,
         Choice::Deferred(text) => {

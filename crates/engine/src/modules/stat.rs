@@ -69,7 +69,7 @@ fn checksum(fs: &RootFs, path: &Path, algorithm: Option<&str>) -> Result<String,
 
 /// `stat`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: StatParams = params("stat", args)?;
+    let p: StatParams = params(planner::modules::stat::SPEC.name, args)?;
     let fs = ctx.target.fs();
     let path = Path::new(p.path.as_str());
     let meta = if flag(&p.follow, false) {

@@ -21,7 +21,7 @@ const CHANGED_MARKER: &str = "<<CHANGED>>";
 
 /// `synchronize`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: SynchronizeParams = params("synchronize", args)?;
+    let p: SynchronizeParams = params(planner::modules::synchronize::SPEC.name, args)?;
     let staged = match ctx.local_file {
         Some(_) => Some(stage(ctx, &ctx.local_path()?)?),
         None => None,

@@ -1,10 +1,10 @@
-//! `systemd` and `service`: enable, disable and mask units offline, the way `systemctl enable`
-//! does: by reading the unit's `[Install]` section and writing the `.wants`/`.requires` and
-//! alias links under `/etc/systemd/system`. No daemon is asked anything.
+//! `systemd` (and, through it, `service`): enable, disable and mask units offline, the way
+//! `systemctl enable` does: by reading the unit's `[Install]` section and writing the
+//! `.wants`/`.requires` and alias links under `/etc/systemd/system`. No daemon is asked
+//! anything.
 
 use std::path::{Path, PathBuf};
 
-use planner::modules::service::ServiceParams;
 use planner::modules::systemd::SystemdParams;
 use planner::modules::types::Choice;
 use serde_json::Value as Json;
@@ -91,7 +91,7 @@ fn template_of(unit: &str) -> Option<String> {
 /// unit-paths` in the image prints them: Debian 12's looks in `/lib/systemd/system` before
 /// `/usr/lib/systemd/system`, so `systemctl enable` there links `/lib/...` (the runtime folders
 /// under `/run` are left out). The usual folders where the image cannot say.
-fn unit_dirs(ctx: &ModuleCtx) -> Vec<String> {
+pub(super) fn unit_dirs(ctx: &ModuleCtx) -> Vec<String> {
     let asked = ctx
         .target
         .run(&Cmd::new(&["systemd-analyze", "unit-paths"]));
@@ -156,7 +156,7 @@ fn ensure_link(fs: &RootFs, link: &Path, target: &str, check: bool) -> Result<bo
 
 /// Enables or disables `name` (following an alias to its unit, an instance to its template,
 /// and `Also=` units) by its links under /etc; whether a link changed.
-fn set_enabled(
+pub(super) fn set_enabled(
     fs: &RootFs,
     dirs: &[String],
     name: &str,
@@ -315,7 +315,7 @@ fn set_masked(fs: &RootFs, name: &str, masked: bool, check: bool) -> Result<bool
 /// stopped or restarted, and nothing changes, as Ansible's systemd module does in a chroot
 /// (it warns and leaves the state alone); the unit must exist, as there. `enabled:` decides
 /// what the node starts when it boots.
-fn state_in_image<S: planner::modules::types::Choices>(
+pub(super) fn state_in_image<S: planner::modules::types::Choices>(
     ctx: &ModuleCtx,
     name: &str,
     state: &Option<Choice<S>>,
@@ -352,8 +352,8 @@ fn state_in_image<S: planner::modules::types::Choices>(
 }
 
 /// `systemd`.
-pub fn systemd(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: SystemdParams = params("systemd", args)?;
+pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: SystemdParams = params(planner::modules::systemd::SPEC.name, args)?;
     let fs = ctx.target.fs();
     let Some(name) = &p.name else {
         return Ok(ModuleResult {
@@ -378,30 +378,6 @@ pub fn systemd(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError
     let mut result = state_in_image(ctx, name.as_str(), &p.state)?.unwrap_or_default();
     result.changed = changed;
     result = result.with("name", name.to_string());
-    if let Some(enabled) = &p.enabled {
-        result = result.with("enabled", enabled.or(false));
-    }
-    Ok(result)
-}
-
-/// `service`.
-pub fn service(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: ServiceParams = params("service", args)?;
-    let mut changed = false;
-    if let Some(enabled) = &p.enabled {
-        changed = set_enabled(
-            ctx.target.fs(),
-            &unit_dirs(ctx),
-            p.name.as_str(),
-            enabled.or(false),
-            ctx.check,
-            &mut Vec::new(),
-        )?;
-    }
-    let mut result = state_in_image(ctx, p.name.as_str(), &p.state)?.unwrap_or_default();
-    result.changed = changed;
-    result = result.with("name", p.name.to_string());
-    // As Ansible's service module returns it.
     if let Some(enabled) = &p.enabled {
         result = result.with("enabled", enabled.or(false));
     }

@@ -12,7 +12,7 @@ use super::copy::{place, Placement};
 /// `template` (the text was rendered by the planner, or by the executor when it used
 /// build-time results).
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: TemplateParams = params("template", args)?;
+    let p: TemplateParams = params(planner::modules::template::SPEC.name, args)?;
     let text = ctx
         .rendered
         .ok_or_else(|| ModuleError::new("the template was not rendered"))?;

@@ -56,7 +56,7 @@ fn handler_name(src: &str) -> &'static str {
 
 /// `unarchive`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: UnarchiveParams = params("unarchive", args)?;
+    let p: UnarchiveParams = params(planner::modules::unarchive::SPEC.name, args)?;
     let fs = ctx.target.fs();
     let dest = PathBuf::from(p.dest.as_str());
     if let Some(creates) = &p.creates {

@@ -18,7 +18,7 @@ use crate::rootfs::Kind;
 
 /// `uri`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: UriParams = params("uri", args)?;
+    let p: UriParams = params(planner::modules::uri::SPEC.name, args)?;
     let fs = ctx.target.fs();
     if let Some(creates) = &p.creates {
         if fs.exists(Path::new(creates.as_str()))? {

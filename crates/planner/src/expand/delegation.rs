@@ -92,7 +92,7 @@ impl Planner<'_> {
             .templar
             .render(&Json::from("{{ inventory_hostname }}"), &full);
         let spec = module_of(action);
-        if spec.is_some_and(|s| s.runs == crate::modules::Runs::Controller) {
+        if spec.is_some_and(|s| s.runs() == crate::modules::Runs::Controller) {
             // set_fact, assert, debug...: imgbuild runs them itself wherever they are sent.
             return Delegation::Image;
         }

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Int, Text};
 
 crate::choices!(
@@ -56,7 +56,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "alternatives",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<AlternativesParams>,
     plan_time: PlanTime::Nothing,

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Int, Text, TextList};
 
 crate::choices!(
@@ -83,7 +83,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "apt",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &["deb"],
     normalize: super::spec::normalize_with::<AptParams>,
     plan_time: PlanTime::Nothing,

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Text};
 
 crate::choices!(
@@ -59,7 +59,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "apt_key",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &["url"],
     normalize: super::spec::normalize_with::<AptKeyParams>,
     plan_time: PlanTime::Nothing,

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Mode, Text};
 
 crate::choices!(
@@ -41,7 +41,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "apt_repository",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<AptRepositoryParams>,
     plan_time: PlanTime::Nothing,

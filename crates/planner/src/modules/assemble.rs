@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Flag, Mode, Text};
 
 /// Parameters of `assemble`.
@@ -59,7 +59,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "assemble",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<AssembleParams>,
     plan_time: PlanTime::PushSourceWhenNotRemote,

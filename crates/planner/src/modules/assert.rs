@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::Flag;
 
 /// Parameters of `assert`.
@@ -48,7 +48,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "assert",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Controller,
     url_params: &[],
     normalize: super::spec::normalize_with::<AssertParams>,
     plan_time: PlanTime::Nothing,

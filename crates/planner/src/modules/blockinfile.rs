@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::lineinfile::LineState;
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Mode, Text};
 
 /// Parameters of `blockinfile`.
@@ -66,7 +66,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "blockinfile",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<BlockinfileParams>,
     plan_time: PlanTime::Nothing,

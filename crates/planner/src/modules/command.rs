@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Flag, Text};
 
 /// Parameters of `command`.
@@ -41,7 +41,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "command",
     aliases: &[],
     free_form: FreeForm::Command(super::shell::FREE_FORM_KEYS),
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<CommandParams>,
     plan_time: PlanTime::RunsCommand,

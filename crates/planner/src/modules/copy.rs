@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{exactly_one, FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{exactly_one, FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Content, Flag, Mode, Text};
 
 /// Parameters of `copy`.
@@ -62,7 +62,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "copy",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<CopyParams>,
     plan_time: PlanTime::PushSource,

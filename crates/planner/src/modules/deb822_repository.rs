@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Mode, Text, TextList};
 
 crate::choices!(
@@ -55,7 +55,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "deb822_repository",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &["uris"],
     normalize: super::spec::normalize_with::<Deb822RepositoryParams>,
     plan_time: PlanTime::Nothing,

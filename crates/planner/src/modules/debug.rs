@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Int, Text};
 
 /// Parameters of `debug`.
@@ -32,7 +32,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "debug",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Controller,
     url_params: &[],
     normalize: super::spec::normalize_with::<DebugParams>,
     plan_time: PlanTime::Nothing,

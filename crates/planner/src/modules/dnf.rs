@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::package::PackageState;
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Int, Text, TextList};
 
 /// Parameters of `dnf` and `yum`.
@@ -91,7 +91,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "dnf",
     aliases: &["yum", "dnf5"],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &["name"],
     normalize: super::spec::normalize_with::<DnfParams>,
     plan_time: PlanTime::Nothing,

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 
 /// Parameters of `fail`.
 #[serde_with::skip_serializing_none]
@@ -20,7 +20,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "fail",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Controller,
     url_params: &[],
     normalize: super::spec::normalize_with::<FailParams>,
     plan_time: PlanTime::Nothing,

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Text, TextList};
 
 crate::choices!(
@@ -52,7 +52,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "find",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<FindParams>,
     plan_time: PlanTime::Nothing,

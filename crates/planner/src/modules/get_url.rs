@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Flag, Int, Mode, Text};
 
 /// Parameters of `get_url`.
@@ -114,7 +114,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "get_url",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &["url"],
     normalize: super::spec::normalize_with::<GetUrlParams>,
     plan_time: PlanTime::Nothing,

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::lineinfile::LineState;
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Int, Text};
 
 /// Parameters of `group`.
@@ -38,7 +38,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "group",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<GroupParams>,
     plan_time: PlanTime::Nothing,

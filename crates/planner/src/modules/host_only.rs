@@ -6,7 +6,7 @@
 
 use serde_json::Value as Json;
 
-use super::spec::{FreeForm, ModuleSpec, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, PlanTime};
 
 /// Any arguments: none of them has an effect in an image build.
 fn any(args: Json) -> Result<Json, String> {
@@ -25,7 +25,6 @@ pub static PAUSE: ModuleSpec = ModuleSpec {
     name: "pause",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Controller,
     url_params: &[],
     normalize: any,
     plan_time: PlanTime::Nothing,
@@ -35,7 +34,6 @@ pub static REBOOT: ModuleSpec = ModuleSpec {
     name: "reboot",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Controller,
     url_params: &[],
     normalize: any,
     plan_time: PlanTime::Nothing,
@@ -45,7 +43,6 @@ pub static WAIT_FOR: ModuleSpec = ModuleSpec {
     name: "wait_for",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Controller,
     url_params: &[],
     normalize: any,
     plan_time: PlanTime::Nothing,
@@ -55,7 +52,6 @@ pub static WAIT_FOR_CONNECTION: ModuleSpec = ModuleSpec {
     name: "wait_for_connection",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Controller,
     url_params: &[],
     normalize: any,
     plan_time: PlanTime::Nothing,
@@ -65,7 +61,6 @@ pub static SETUP: ModuleSpec = ModuleSpec {
     name: "setup",
     aliases: &["gather_facts"],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Controller,
     url_params: &[],
     normalize: any,
     plan_time: PlanTime::GatherFacts,

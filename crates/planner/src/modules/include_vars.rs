@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Flag, Text, TextList};
 
 /// Parameters of `include_vars`.
@@ -54,7 +54,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "include_vars",
     aliases: &[],
     free_form: FreeForm::Command(&[]),
-    runs: Runs::Controller,
     url_params: &[],
     normalize: super::spec::normalize_with::<IncludeVarsParams>,
     plan_time: PlanTime::IncludeVars,

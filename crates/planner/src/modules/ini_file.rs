@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Mode, Text};
 
 crate::choices!(
@@ -53,7 +53,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "ini_file",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<IniFileParams>,
     plan_time: PlanTime::Nothing,

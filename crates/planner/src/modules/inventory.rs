@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Text, TextList};
 
 /// Parameters of `group_by`.
@@ -46,7 +46,6 @@ pub static GROUP_BY: ModuleSpec = ModuleSpec {
     name: "group_by",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Controller,
     url_params: &[],
     normalize: super::spec::normalize_with::<GroupByParams>,
     plan_time: PlanTime::Inventory,
@@ -115,7 +114,6 @@ pub static ADD_HOST: ModuleSpec = ModuleSpec {
     name: "add_host",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Controller,
     url_params: &[],
     normalize: normalize_add_host,
     plan_time: PlanTime::Inventory,

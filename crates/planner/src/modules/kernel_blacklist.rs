@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Text};
 
 crate::choices!(
@@ -31,7 +31,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "kernel_blacklist",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<KernelBlacklistParams>,
     plan_time: PlanTime::Nothing,

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::lineinfile::LineState;
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Text};
 
 /// Parameters of `known_hosts`.
@@ -32,7 +32,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "known_hosts",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<KnownHostsParams>,
     plan_time: PlanTime::Nothing,

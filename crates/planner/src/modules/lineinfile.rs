@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Mode, Text};
 
 crate::choices!(
@@ -96,7 +96,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "lineinfile",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<LineinfileParams>,
     plan_time: PlanTime::Nothing,

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::Choice;
 
 crate::choices!(
@@ -29,7 +29,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "meta",
     aliases: &[],
     free_form: FreeForm::Command(&[]),
-    runs: Runs::Controller,
     url_params: &[],
     normalize: super::spec::normalize_with::<MetaParams>,
     plan_time: PlanTime::Nothing,

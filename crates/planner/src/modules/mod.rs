@@ -101,84 +101,139 @@ pub fn not_yet_supported(module: &str, field: &str) -> Option<String> {
     })
 }
 
-/// Declares each module's file and puts its specs in [`ALL`], in order: a module is its file
-/// and one line of the `registry!` below (`name,` for a file whose spec is `SPEC`,
-/// `name: [A, B],` for a file of several, `name: [],` for one that no task names directly).
+/// Declares each module's file, puts its specs in [`ALL`] in order, and says where each runs
+/// ([`ModuleSpec::runs`]). A module is its file and one line of the `registry!` below:
+///
+/// - `name: target,` for a module that runs in the image: its file's spec is `SPEC`, and the
+///   engine runs it with the `pub fn run` of `crates/engine/src/modules/name.rs`, a file the
+///   engine declares from `for_each_target_module!` (so a missing one does not compile);
+/// - `name: controller,` for one imgbuild runs itself: the engine's executor runs it with the
+///   implementation at the same path in its `controller_modules` (`set_fact::SPEC`), made
+///   into its table from `for_each_controller_module!` (a missing one does not compile);
+///   `name: controller [A, B],` for a file of several such specs (`host_only::PAUSE`);
+/// - `name: target [],` for a target module no task names directly (a role's own module).
 macro_rules! registry {
-    (@collect [$($specs:tt)*]) => {
+    (@collect [$($all:tt)*] [$(($cm:ident $cs:ident))*] [$($t:ident)*] ($d:tt)) => {
         /// Every module.
-        pub static ALL: &[&ModuleSpec] = &[$($specs)*];
+        pub static ALL: &[&ModuleSpec] = &[$($all)*];
+
+        /// The modules imgbuild runs itself (`name: controller` in the registry).
+        static CONTROLLER: &[&ModuleSpec] = &[$(&$cm::$cs,)*];
+
+        /// Calls the macro named `$callback` with every module that runs in the image (`name:
+        /// target` in the planner's registry), as `callback! { alternatives, apt, ... }`: the
+        /// engine declares each one's file and its table of implementations from it.
+        #[macro_export]
+        macro_rules! for_each_target_module {
+            ($d callback:ident) => {
+                $d callback! { $($t),* }
+            };
+        }
+
+        /// Calls the macro named `$callback` with the path of every spec imgbuild runs itself
+        /// (`name: controller` in the planner's registry), as `callback! { assert::SPEC, ...,
+        /// host_only::PAUSE, ... }`: the engine's executor makes its table of them from it.
+        #[macro_export]
+        macro_rules! for_each_controller_module {
+            ($d callback:ident) => {
+                $d callback! { $($cm::$cs),* }
+            };
+        }
     };
-    (@collect [$($specs:tt)*] $module:ident: [$($spec:ident),*], $($rest:tt)*) => {
+    (@collect [$($all:tt)*] [$($c:tt)*] [$($t:ident)*] ($d:tt)
+        $module:ident: target, $($rest:tt)*) => {
         pub mod $module;
-        registry!(@collect [$($specs)* $(&$module::$spec,)*] $($rest)*);
+        registry!(@collect [$($all)* &$module::SPEC,] [$($c)*] [$($t)* $module] ($d) $($rest)*);
     };
-    (@collect [$($specs:tt)*] $module:ident, $($rest:tt)*) => {
+    (@collect [$($all:tt)*] [$($c:tt)*] [$($t:ident)*] ($d:tt)
+        $module:ident: target [], $($rest:tt)*) => {
         pub mod $module;
-        registry!(@collect [$($specs)* &$module::SPEC,] $($rest)*);
+        registry!(@collect [$($all)*] [$($c)*] [$($t)* $module] ($d) $($rest)*);
+    };
+    (@collect [$($all:tt)*] [$($c:tt)*] [$($t:ident)*] ($d:tt)
+        $module:ident: controller, $($rest:tt)*) => {
+        pub mod $module;
+        registry!(@collect [$($all)* &$module::SPEC,] [$($c)* ($module SPEC)] [$($t)*] ($d)
+            $($rest)*);
+    };
+    (@collect [$($all:tt)*] [$($c:tt)*] [$($t:ident)*] ($d:tt)
+        $module:ident: controller [$($spec:ident),*], $($rest:tt)*) => {
+        pub mod $module;
+        registry!(@collect [$($all)* $(&$module::$spec,)*] [$($c)* $(($module $spec))*]
+            [$($t)*] ($d) $($rest)*);
     };
     ($($body:tt)*) => {
-        registry!(@collect [] $($body)*);
+        registry!(@collect [] [] [] ($) $($body)*);
     };
 }
 
 registry! {
-    alternatives,
-    apt,
-    apt_key,
-    apt_repository,
-    assemble,
-    assert,
-    blockinfile,
-    command,
-    copy,
-    deb822_repository,
-    debconf,
-    debug,
-    dnf,
-    fail,
-    file,
-    find,
-    get_url,
-    group,
-    host_only: [PAUSE, REBOOT, SETUP, WAIT_FOR, WAIT_FOR_CONNECTION],
-    include_vars,
-    inventory: [ADD_HOST, GROUP_BY],
-    ini_file,
-    kernel_blacklist,
-    known_hosts,
-    lineinfile,
-    meta,
-    modprobe,
-    mount,
-    package,
-    package_facts,
-    pam_limits,
-    patch,
-    ping,
-    pip,
-    replace,
-    rpm_key,
-    script,
-    selinux,
-    service,
-    service_facts,
-    set_fact,
-    shell,
-    slurp,
-    getent,
-    stat,
-    synchronize,
-    sysctl,
-    systemd,
-    tempfile,
-    template,
-    timezone,
-    unarchive,
-    uri,
-    user,
-    yum_repository,
-    role_module: [],
+    alternatives: target,
+    apt: target,
+    apt_key: target,
+    apt_repository: target,
+    assemble: target,
+    assert: controller,
+    blockinfile: target,
+    command: target,
+    copy: target,
+    deb822_repository: target,
+    debconf: target,
+    debug: controller,
+    dnf: target,
+    fail: controller,
+    file: target,
+    find: target,
+    get_url: target,
+    group: target,
+    host_only: controller [PAUSE, REBOOT, SETUP, WAIT_FOR, WAIT_FOR_CONNECTION],
+    include_vars: controller,
+    inventory: controller [ADD_HOST, GROUP_BY],
+    ini_file: target,
+    kernel_blacklist: target,
+    known_hosts: target,
+    lineinfile: target,
+    meta: controller,
+    modprobe: target,
+    mount: target,
+    package: target,
+    package_facts: target,
+    pam_limits: target,
+    patch: target,
+    ping: controller,
+    pip: target,
+    replace: target,
+    rpm_key: target,
+    script: target,
+    selinux: target,
+    service: target,
+    service_facts: target,
+    set_fact: controller,
+    shell: target,
+    slurp: target,
+    getent: target,
+    stat: target,
+    synchronize: target,
+    sysctl: target,
+    systemd: target,
+    tempfile: target,
+    template: target,
+    timezone: target,
+    unarchive: target,
+    uri: target,
+    user: target,
+    yum_repository: target,
+    role_module: target [],
+}
+
+impl ModuleSpec {
+    /// Where the module runs, as its line of the registry says.
+    pub fn runs(&self) -> Runs {
+        match CONTROLLER.iter().any(|spec| std::ptr::eq(*spec, self)) {
+            true => Runs::Controller,
+            false => Runs::Target,
+        }
+    }
 }
 
 /// Collection prefixes whose modules imgbuild implements under their short names.

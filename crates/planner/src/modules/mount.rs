@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Choices, Flag, Text};
 
 crate::choices!(
@@ -63,7 +63,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "mount",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<MountParams>,
     plan_time: PlanTime::Nothing,

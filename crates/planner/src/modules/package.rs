@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Text, TextList};
 
 crate::choices!(
@@ -32,7 +32,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "package",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &["name"],
     normalize: super::spec::normalize_with::<PackageParams>,
     plan_time: PlanTime::Nothing,

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, TextList};
 
 crate::choices!(
@@ -41,7 +41,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "package_facts",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<PackageFactsParams>,
     plan_time: PlanTime::FactsAtBuild(&["packages"]),

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Flag, Text};
 
 /// Parameters of `patch`.
@@ -44,7 +44,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "patch",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<PatchParams>,
     plan_time: PlanTime::PushPatch,

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::Text;
 
 /// Parameters of `ping`.
@@ -21,7 +21,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "ping",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Controller,
     url_params: &[],
     normalize: super::spec::normalize_with::<PingParams>,
     plan_time: PlanTime::Nothing,

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Text, TextList};
 
 crate::choices!(
@@ -73,7 +73,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "pip",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<PipParams>,
     plan_time: PlanTime::Nothing,

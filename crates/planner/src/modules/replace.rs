@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Flag, Mode, Text};
 
 /// Parameters of `replace`.
@@ -55,7 +55,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "replace",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<ReplaceParams>,
     plan_time: PlanTime::Nothing,

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::spec::{FreeForm, ModuleSpec, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, PlanTime};
 
 /// The planned task's module name for a role's own module (no task can name it).
 pub const MODULE: &str = "role_module";
@@ -35,7 +35,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: MODULE,
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize,
     plan_time: PlanTime::RoleModule,

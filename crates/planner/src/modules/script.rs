@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::Text;
 
 /// Parameters of `script`.
@@ -30,7 +30,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "script",
     aliases: &[],
     free_form: FreeForm::Command(&["chdir", "creates", "removes", "executable"]),
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<ScriptParams>,
     plan_time: PlanTime::PushScript,

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Text};
 
 crate::choices!(
@@ -39,7 +39,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "selinux",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<SelinuxParams>,
     plan_time: PlanTime::Nothing,

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::systemd::ServiceState;
 use super::types::{Choice, Flag, Int, Text};
 
@@ -45,7 +45,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "service",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<ServiceParams>,
     plan_time: PlanTime::ManagesServices,

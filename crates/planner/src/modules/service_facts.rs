@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 
 /// `service_facts` takes no parameters.
 #[derive(Debug, Deserialize, Serialize)]
@@ -17,7 +17,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "service_facts",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<ServiceFactsParams>,
     plan_time: PlanTime::FactsAtBuild(&["services"]),

@@ -3,7 +3,7 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::Flag;
 
 /// Parameters of `set_fact`: any variable names, and `cacheable`.
@@ -58,7 +58,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "set_fact",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Controller,
     url_params: &[],
     normalize,
     plan_time: PlanTime::SetFacts,

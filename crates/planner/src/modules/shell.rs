@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Flag, Text};
 
 /// Parameters of `shell`.
@@ -47,7 +47,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "shell",
     aliases: &[],
     free_form: FreeForm::Command(FREE_FORM_KEYS),
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<ShellParams>,
     plan_time: PlanTime::RunsCommand,

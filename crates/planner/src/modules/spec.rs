@@ -14,7 +14,7 @@ pub enum FreeForm {
     Command(&'static [&'static str]),
 }
 
-/// Where a module runs.
+/// Where a module runs: its line of the module registry says (`ModuleSpec::runs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Runs {
     /// Inside the build rootfs.
@@ -32,8 +32,6 @@ pub struct ModuleSpec {
     pub aliases: &'static [&'static str],
     /// How a plain string argument is read.
     pub free_form: FreeForm,
-    /// Where it runs.
-    pub runs: Runs,
     /// Parameters that are URLs of the site mirror (repeated slashes in their path collapse).
     pub url_params: &'static [&'static str],
     /// Checks and canonicalises the arguments.

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Flag, Text};
 
 /// Parameters of `stat`.
@@ -37,7 +37,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "stat",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<StatParams>,
     plan_time: PlanTime::Nothing,

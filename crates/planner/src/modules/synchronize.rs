@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Int, Text, TextList};
 
 crate::choices!(
@@ -115,7 +115,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "synchronize",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<SynchronizeParams>,
     plan_time: PlanTime::Synchronize,

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Text};
 
 crate::choices!(
@@ -49,7 +49,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "sysctl",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<SysctlParams>,
     plan_time: PlanTime::Nothing,

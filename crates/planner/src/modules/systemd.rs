@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Text};
 
 crate::choices!(
@@ -64,7 +64,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "systemd",
     aliases: &["systemd_service"],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<SystemdParams>,
     plan_time: PlanTime::ManagesServices,

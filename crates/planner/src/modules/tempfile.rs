@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Text};
 
 crate::choices!(
@@ -33,7 +33,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "tempfile",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<TempfileParams>,
     plan_time: PlanTime::Nothing,

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Flag, Mode, Text};
 
 /// Parameters of `template`.
@@ -66,7 +66,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "template",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<TemplateParams>,
     plan_time: PlanTime::RenderTemplate,

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::Text;
 
 /// Parameters of `timezone`.
@@ -31,7 +31,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "timezone",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<TimezoneParams>,
     plan_time: PlanTime::Nothing,

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Flag, Int, Mode, Text};
 
 /// Parameters of `unarchive`.
@@ -56,7 +56,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "unarchive",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &["src"],
     normalize: super::spec::normalize_with::<UnarchiveParams>,
     plan_time: PlanTime::PushSource,

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Int, Mode, Text};
 
 crate::choices!(
@@ -113,7 +113,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "uri",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<UriParams>,
     plan_time: PlanTime::Nothing,

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::lineinfile::LineState;
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Int, Text, TextList};
 
 crate::choices!(
@@ -85,7 +85,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "user",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &[],
     normalize: super::spec::normalize_with::<UserParams>,
     plan_time: PlanTime::Nothing,

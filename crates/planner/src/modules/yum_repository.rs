@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime, Runs};
+use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Mode, Text, TextList};
 
 crate::choices!(
@@ -142,7 +142,6 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     name: "yum_repository",
     aliases: &[],
     free_form: FreeForm::KeyValue,
-    runs: Runs::Target,
     url_params: &["baseurl", "gpgkey"],
     normalize: super::spec::normalize_with::<YumRepositoryParams>,
     plan_time: PlanTime::Nothing,

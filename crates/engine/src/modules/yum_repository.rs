@@ -178,8 +178,8 @@ fn refuse(p: &YumRepositoryParams, present: bool) -> Result<(), ModuleError> {
 }
 
 /// `yum_repository`.
-pub fn yum_repository(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: YumRepositoryParams = params("yum_repository", args)?;
+pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: YumRepositoryParams = params(planner::modules::yum_repository::SPEC.name, args)?;
     let present = !matches!(p.state, Some(Choice::Known(RepoState::Absent)));
     refuse(&p, present)?;
     let name = p.name.as_str();

@@ -16,7 +16,7 @@ mod streams;
 mod table;
 
 use crate::modules::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
-use crate::modules::package_cmd::{failed, run};
+use crate::modules::package_cmd::{failed, run as run_command};
 use crate::target::CmdOutput;
 
 /// Where package files from URLs are put in the image while dnf installs them.
@@ -48,7 +48,7 @@ pub(super) struct Request {
 
 /// The installed packages, as dnf prints them (without `gpg-pubkey`, rpm's imported keys).
 fn installed(ctx: &ModuleCtx) -> Result<BTreeSet<String>, ModuleError> {
-    let out = run(
+    let out = run_command(
         ctx,
         vec!["rpm".into(), "-qa".into(), "--qf".into(), NEVRA.into()],
         &[],
@@ -66,7 +66,7 @@ fn installed(ctx: &ModuleCtx) -> Result<BTreeSet<String>, ModuleError> {
 
 /// Whether rpm has `spec` (a name, `name-version` or `name-version-release`) installed.
 fn is_installed(ctx: &ModuleCtx, spec: &str) -> Result<bool, ModuleError> {
-    let out = run(ctx, vec!["rpm".into(), "-q".into(), spec.into()], &[])?;
+    let out = run_command(ctx, vec!["rpm".into(), "-q".into(), spec.into()], &[])?;
     Ok(out.rc == 0)
 }
 
@@ -177,7 +177,7 @@ fn failure(
         if found.len() > 2 && found.last().is_some_and(|a| !a.starts_with('-')) {
             let mut dry = found;
             dry.insert(1, "--assumeno".into());
-            problem = depsolve_problem(&run(ctx, dry, &[])?);
+            problem = depsolve_problem(&run_command(ctx, dry, &[])?);
         }
     }
     let mut error = match (problem, failures.is_empty()) {
@@ -321,12 +321,12 @@ pub(super) fn run_request(ctx: &ModuleCtx, req: &Request) -> Result<ModuleResult
     }
     let before = installed(ctx)?;
     let mut argv = command_line(ctx, req, &args);
-    let mut out = run(ctx, argv.clone(), &[])?;
+    let mut out = run_command(ctx, argv.clone(), &[])?;
     if out.rc != 0 && cli_key_refusal(&out) {
         // Repositories that set gpgcheck themselves still check; what the CLI's main
         // setting adds is the refusal.
         argv.insert(2, "--setopt=gpgcheck=False".into());
-        out = run(ctx, argv.clone(), &[])?;
+        out = run_command(ctx, argv.clone(), &[])?;
     }
     let _ = ctx.target.fs().remove_all(Path::new(DOWNLOADS));
     let said = format!("{}\n{}", out.stdout, out.stderr);
@@ -453,8 +453,8 @@ fn flag_options(p: &DnfParams) -> Vec<String> {
 }
 
 /// `dnf` and `yum`.
-pub fn dnf(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: DnfParams = params("dnf", args)?;
+pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: DnfParams = params(planner::modules::dnf::SPEC.name, args)?;
     let state = match &p.state {
         Some(Choice::Known(s)) => Some(*s),
         Some(Choice::Deferred(t)) => {
@@ -483,7 +483,7 @@ pub fn dnf(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         let mut argv = vec!["dnf".to_owned(), "-y".into()];
         argv.extend(options.iter().cloned());
         argv.push("makecache".into());
-        let out = run(ctx, argv, &[])?;
+        let out = run_command(ctx, argv, &[])?;
         if out.rc != 0 {
             return Err(failed("dnf makecache", &out));
         }

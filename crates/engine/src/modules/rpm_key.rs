@@ -95,8 +95,8 @@ fn key_file(ctx: &ModuleCtx, key: &str) -> Result<Option<(String, bool)>, Module
 }
 
 /// `rpm_key`.
-pub fn rpm_key(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
-    let p: RpmKeyParams = params("rpm_key", args)?;
+pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
+    let p: RpmKeyParams = params(planner::modules::rpm_key::SPEC.name, args)?;
     let key = p.key.as_str();
     let file = key_file(ctx, key)?;
     let result = apply(ctx, &p, file.as_ref().map(|f| f.0.as_str()));
