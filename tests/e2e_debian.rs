@@ -90,8 +90,9 @@ fn build(s: &Setup, image: &str, extra: &[&str]) -> (std::process::Output, Optio
         &args,
         &[
             ("IMGBUILD_CACHE", &s.cache),
-            // Four images' layers (5.4 GB) and room for one changed stack.
-            ("IMGBUILD_CACHE_MAX", Path::new("9G")),
+            // The e2e images' layers (debian-12-compute, its open and signed variants, softroce,
+            // the DOCA images) and room for one changed stack.
+            ("IMGBUILD_CACHE_MAX", Path::new("12G")),
             ("SOURCE_DATE_EPOCH", Path::new("1700000000")),
         ],
     );

@@ -122,7 +122,7 @@ impl E2eProject {
         args.extend_from_slice(extra);
         let env = [
             ("IMGBUILD_CACHE", self.cache.as_path()),
-            ("IMGBUILD_CACHE_MAX", Path::new("9G")),
+            ("IMGBUILD_CACHE_MAX", Path::new("12G")),
             ("SOURCE_DATE_EPOCH", Path::new("1700000000")),
         ];
         let result = imgbuild_env(&self.project, &args, &env);
