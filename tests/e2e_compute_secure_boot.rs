@@ -24,10 +24,7 @@ use std::time::Instant;
 
 use common::*;
 use e2e_project::{e2e_project, STACK_CHECKS};
-use secure_boot::{
-    a_signed_module, locked_down_with, modules_with, secure_boot, secure_boot_record,
-    strip_signature, unsigned_overlay, unsigned_refused,
-};
+use secure_boot::{compute_boots_signed, ComputeBoot};
 use site_key::site_key;
 
 const IMAGE: &str = "debian-12-compute";
@@ -72,31 +69,15 @@ fn debian_12_compute_signed_with_the_sites_key_boots_under_secure_boot() {
     );
     eprintln!("{IMAGE}: modules_signed: {signed}");
 
-    let dir = s.out.join(IMAGE);
-    let (name, module) = a_signed_module(&dir.join("oci"), |name| name == "mlx_compat.ko");
-    let (overlay, unsigned) =
-        unsigned_overlay(s.work.path(), KERNEL, &name, &strip_signature(&module));
-    let overlay = overlay.to_string_lossy().into_owned();
-    let cert = std::fs::read(site.join("cert.pem")).expect("site cert");
-    let manifest = built["manifest"].as_str().expect("manifest");
-    let record = secure_boot_record(manifest, &[&cert, &module, b"overlay"]);
-    let (code, report) = secure_boot(IMAGE, &dir, &record, &["--overlay", &overlay]);
-    locked_down_with(&report, SIGNER);
-    assert_eq!(report["findings"]["kernel"], KERNEL, "{report:#}");
-    let loaded = modules_with(&report, "loaded");
-    for module in MOFED_LOADED {
-        assert!(loaded.contains(module), "{module}: {report:#}");
-    }
-    let mut no_device = modules_with(&report, "no_device");
-    no_device.sort_unstable();
-    assert_eq!(
-        no_device, NVIDIA,
-        "each NVIDIA module passed its signature check: {report:#}"
-    );
-    unsigned_refused(&report, code, &unsigned);
-    eprintln!(
-        "{IMAGE}: under Secure Boot, {} signed modules loaded, {} NVIDIA modules taken and then found no GPU, {unsigned} refused",
-        loaded.len(),
-        no_device.len()
-    );
+    compute_boots_signed(&ComputeBoot {
+        image: IMAGE,
+        dir: &s.out.join(IMAGE),
+        manifest: built["manifest"].as_str().expect("manifest"),
+        work: s.work.path(),
+        site: &site,
+        signer: SIGNER,
+        kernel: KERNEL,
+        mofed_loaded: MOFED_LOADED,
+        nvidia: NVIDIA,
+    });
 }

@@ -206,3 +206,56 @@ pub fn unsigned_refused(report: &Value, code: i64, unsigned: &str) {
     );
     assert_eq!(code, 1, "a refused module fails the boot");
 }
+
+/// What a compute image is to show under Secure Boot.
+#[allow(dead_code)] // e2e_secure_boot boots a DOCA image, not a compute one
+pub struct ComputeBoot<'a> {
+    /// The image's name, and the folder its build wrote (`oci/` inside).
+    pub image: &'a str,
+    pub dir: &'a Path,
+    /// Its manifest digest (the boot record's key).
+    pub manifest: &'a str,
+    /// A scratch folder for the overlay.
+    pub work: &'a Path,
+    /// The site's key folder (`cert.pem`) and its certificate's subject.
+    pub site: &'a Path,
+    pub signer: &'a str,
+    pub kernel: &'a str,
+    /// MOFED's modules that must load, and the NVIDIA modules, sorted, that the kernel takes
+    /// and their own init then refuses for want of a GPU.
+    pub mofed_loaded: &'a [&'a str],
+    pub nvidia: &'a [&'a str],
+}
+
+/// Boots `boot.image` under Secure Boot with the site's certificate (the image's label)
+/// enrolled and an unsigned copy of MOFED's mlx_compat as an overlay: locked down, every MOFED
+/// module loaded, every NVIDIA module past its signature check, the unsigned copy refused.
+#[allow(dead_code)] // e2e_secure_boot boots a DOCA image, not a compute one
+pub fn compute_boots_signed(boot: &ComputeBoot) {
+    let (name, signed) = a_signed_module(&boot.dir.join("oci"), |name| name == "mlx_compat.ko");
+    let (overlay, unsigned) =
+        unsigned_overlay(boot.work, boot.kernel, &name, &strip_signature(&signed));
+    let overlay = overlay.to_string_lossy().into_owned();
+    let cert = std::fs::read(boot.site.join("cert.pem")).expect("site cert");
+    let record = secure_boot_record(boot.manifest, &[&cert, &signed, b"overlay"]);
+    let (code, report) = secure_boot(boot.image, boot.dir, &record, &["--overlay", &overlay]);
+    locked_down_with(&report, boot.signer);
+    assert_eq!(report["findings"]["kernel"], boot.kernel, "{report:#}");
+    let loaded = modules_with(&report, "loaded");
+    for module in boot.mofed_loaded {
+        assert!(loaded.contains(module), "{module}: {report:#}");
+    }
+    let mut no_device = modules_with(&report, "no_device");
+    no_device.sort_unstable();
+    assert_eq!(
+        no_device, boot.nvidia,
+        "each NVIDIA module passed its signature check: {report:#}"
+    );
+    unsigned_refused(&report, code, &unsigned);
+    eprintln!(
+        "{}: under Secure Boot, {} signed modules loaded, {} NVIDIA modules taken and then found no GPU, {unsigned} refused",
+        boot.image,
+        loaded.len(),
+        no_device.len()
+    );
+}
