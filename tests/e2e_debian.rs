@@ -15,7 +15,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use common::*;
-use layer_trees::roles_whose_layer_holds;
+use layer_trees::{layers_holding, roles_whose_layer_holds, LayerFile};
 use serde_json::Value;
 
 const KERNEL: &str = "6.1.0-50-amd64";
@@ -141,11 +141,22 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
     let verify = &built["verify"];
     assert_eq!(verify["ok"], true, "{verify:#}");
     // One initramfs per image: the kernel's, NVIDIA's and dracut's installation hooks deferred
-    // theirs; the dracut role's own build is the only one in any layer.
+    // theirs; the dracut role's own build is the only one in any layer. The kernel's deferred
+    // create left the file empty with mkinitramfs's mode, and dracut built into it, keeping
+    // that mode as it does over the kernel's real initramfs under Ansible.
+    let initrd = format!("boot/initrd.img-{KERNEL}");
     assert_eq!(
-        roles_whose_layer_holds(&s.cache, &built, &format!("boot/initrd.img-{KERNEL}")),
+        roles_whose_layer_holds(&s.cache, &built, &initrd),
         ["dracut"]
     );
+    let holding = layers_holding(&s.cache, &built, &initrd);
+    let placeholder = LayerFile {
+        role: "kernel".into(),
+        size: 0,
+        mode: 0o644,
+    };
+    assert_eq!(holding.first(), Some(&placeholder), "{holding:?}");
+    assert_eq!(holding.last().map(|f| f.mode), Some(0o644), "{holding:?}");
 
     // Every module in the image is built for the pinned kernel, none for the host's: MOFED's
     // (the stand-in's, compiled with kbuild) and NVIDIA's real 535 driver, built by DKMS.

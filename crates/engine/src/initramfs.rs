@@ -4,11 +4,16 @@
 //! `update-initramfs` task after them) or, for a recipe that relies on the hooks, by the hooks
 //! themselves at the end of the last role.
 //!
-//! A package task runs with [`PACKAGE_PATH`]: shims named `update-initramfs` and `dracut`, first
-//! in `PATH`, write what they were asked to [`REQUESTS`] and answer success (apt and dpkg pass
-//! `PATH` to maintainer scripts and hooks; rpm's scriptlets get a `PATH` of their own, so on an
-//! EL image nothing is deferred yet). The shims live on the sandbox's `/run` tmpfs and never
-//! enter a layer; any other task sees no shim, so a recipe's own build runs for real.
+//! An `apt` task gives dpkg [`package_path`] as its `PATH` (apt's `DPkg::Path`: apt sets
+//! dpkg's `PATH` itself): shims named `update-initramfs` and `dracut`, first in it, write what
+//! they were asked to [`REQUESTS`] and answer success. rpm gives its scriptlets a `PATH` of its
+//! own, so on an EL image nothing is deferred yet. The shims live on the sandbox's `/run` tmpfs
+//! and never enter a layer; any other task sees no shim, so a recipe's own build runs for real.
+//!
+//! A deferred build that would have created an initramfs leaves it in place, empty, with the
+//! mode its builder gives a new one, as the real build would have: a later build over it keeps
+//! that mode (dracut copies into an existing file) and a later `dracut` without `--force`
+//! refuses it, as both do after the real build.
 
 use std::path::Path;
 
@@ -32,14 +37,18 @@ pub fn package_path() -> String {
     format!("{SHIM_DIR}:{}:{BASE_PATH}", crate::pinned_uname::SHIM_DIR)
 }
 
-/// A shim: a builder that is not installed stays missing; one that is records the request.
+/// Where a shim looks for the real builder: it defers only a builder the image has.
+const SEARCH: &str = "/usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin";
+
+/// A shim: a builder that is not installed stays missing; one that is records the request and
+/// leaves the file a create would have made (module doc).
 fn shim() -> String {
     format!(
         r#"#!/bin/sh
 # imgbuild: the image's initramfs is built once; this build, asked for by a package's hook, waits.
 name=${{0##*/}}
 found=
-for dir in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+for dir in {SEARCH}; do
     if [ -x "$dir/$name" ]; then found=$dir/$name; break; fi
 done
 if [ -z "$found" ]; then
@@ -48,6 +57,32 @@ if [ -z "$found" ]; then
 fi
 printf '%s\n' "$name $*" >> {REQUESTS}
 echo "imgbuild: '$name $*' deferred: the image's initramfs is built once, after the packages" >&2
+placeholder() {{
+    [ -e "$1" ] || [ ! -d "${{1%/*}}" ] || (umask "$2" && : > "$1")
+}}
+case $name in
+update-initramfs)
+    create= version= dir=/boot
+    while [ $# -gt 0 ]; do
+        case $1 in
+            -c) create=1 ;;
+            -k) shift; version=$1 ;;
+            -b) shift; dir=$1 ;;
+        esac
+        [ $# -gt 0 ] && shift
+    done
+    if [ -n "$create" ] && [ -n "$version" ] && [ "$version" != all ]; then
+        mask=$(sed -n 's/^UMASK=//p' /etc/initramfs-tools/initramfs.conf /etc/initramfs-tools/conf.d/* 2>/dev/null | tail -n 1)
+        placeholder "$dir/initrd.img-$version" "${{mask:-0022}}"
+    fi ;;
+dracut)
+    # dracut [options] <image> <kernel version>, as the kernel hooks call it
+    image= version=
+    for arg; do image=$version; version=$arg; done
+    case $image in
+        /*"$version"*) placeholder "$image" 0077 ;;
+    esac ;;
+esac
 exit 0
 "#
     )
@@ -150,13 +185,7 @@ impl Deferred {
         let script = format!(
             "set -e\nfor image in /boot/vmlinuz-*; do\n  [ -e \"$image\" ] || continue\n  version=${{image#/boot/vmlinuz-}}\n  for hook in {hooks}; do\n    if [ -x \"$hook\" ]; then echo \"imgbuild: $hook $version\"; \"$hook\" \"$version\" \"$image\"; fi\n  done\ndone\n"
         );
-        let cmd = Cmd {
-            argv: vec!["/bin/sh".into(), "-c".into(), script],
-            env: Vec::new(),
-            cwd: None,
-            stdin: None,
-            user: None,
-        };
+        let cmd = Cmd::shell(&script);
         let requests = std::mem::take(&mut self.pending).join("; ");
         Some(match target.run(&cmd) {
             Ok(out) if out.rc == 0 => Ok(format!(
@@ -183,9 +212,24 @@ mod tests {
         assert!(package_path().ends_with(BASE_PATH));
     }
 
-    /// Runs a shim as a hook would, in a folder standing for the sandbox's `/run`.
+    /// Runs a shim as a hook would, in a folder standing for the sandbox's `/run`, where the
+    /// builders `sh`, `update-initramfs` and `dracut` stand for installed ones.
     fn run_shim(name: &str, args: &[&str], run: &Path) -> std::process::Output {
-        let script = shim().replace(REQUESTS, &run.join("requests").to_string_lossy());
+        use std::os::unix::fs::PermissionsExt;
+        let installed = run.join("installed");
+        std::fs::create_dir_all(&installed).expect("installed");
+        for builder in ["sh", "update-initramfs", "dracut"] {
+            let file = installed.join(builder);
+            std::fs::write(&file, "#!/bin/sh\nexit 1\n").expect("builder");
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).expect("x");
+        }
+        let script = shim()
+            .replace(REQUESTS, &run.join("requests").to_string_lossy())
+            .replace(SEARCH, &installed.to_string_lossy())
+            .replace(
+                "/etc/initramfs-tools/",
+                &run.join("conf/").to_string_lossy(),
+            );
         let file = run.join(name);
         std::fs::write(&file, script).expect("shim");
         std::process::Command::new("/bin/sh")
@@ -193,6 +237,87 @@ mod tests {
             .args(args)
             .output()
             .expect("sh")
+    }
+
+    fn mode(file: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(file)
+            .expect("placeholder")
+            .permissions()
+            .mode()
+            & 0o7777
+    }
+
+    #[test]
+    fn a_deferred_create_leaves_the_file_empty_with_the_builders_mode() {
+        let run = tempfile::tempdir().expect("tempdir");
+        let boot = run.path().join("boot");
+        std::fs::create_dir_all(&boot).expect("boot");
+        let boot_arg = boot.to_string_lossy().into_owned();
+        let out = run_shim(
+            "update-initramfs",
+            &["-c", "-k", "6.1.0-50-amd64", "-b", &boot_arg],
+            run.path(),
+        );
+        assert!(out.status.success(), "{out:?}");
+        let initrd = boot.join("initrd.img-6.1.0-50-amd64");
+        assert_eq!(std::fs::read(&initrd).expect("created"), b"");
+        assert_eq!(mode(&initrd), 0o644, "mkinitramfs's umask");
+
+        let image = boot.join("initramfs-6.1.0-51-amd64.img");
+        let image_arg = image.to_string_lossy().into_owned();
+        let out = run_shim(
+            "dracut",
+            &["-q", "--force", &image_arg, "6.1.0-51-amd64"],
+            run.path(),
+        );
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(mode(&image), 0o600, "dracut's umask");
+    }
+
+    #[test]
+    fn a_deferred_build_leaves_an_existing_initramfs_and_an_update_creates_none() {
+        use std::os::unix::fs::PermissionsExt;
+        let run = tempfile::tempdir().expect("tempdir");
+        let boot = run.path().join("boot");
+        std::fs::create_dir_all(&boot).expect("boot");
+        let initrd = boot.join("initrd.img-6.1.0-50-amd64");
+        std::fs::write(&initrd, "cpio").expect("initrd");
+        std::fs::set_permissions(&initrd, std::fs::Permissions::from_mode(0o640)).expect("mode");
+        let initrd_arg = initrd.to_string_lossy().into_owned();
+        let out = run_shim(
+            "dracut",
+            &["--force", &initrd_arg, "6.1.0-50-amd64"],
+            run.path(),
+        );
+        assert!(out.status.success());
+        assert_eq!(std::fs::read(&initrd).expect("kept"), b"cpio");
+        assert_eq!(mode(&initrd), 0o640);
+
+        let boot_arg = boot.to_string_lossy().into_owned();
+        let out = run_shim(
+            "update-initramfs",
+            &["-u", "-k", "6.1.0-52-amd64", "-b", &boot_arg],
+            run.path(),
+        );
+        assert!(out.status.success());
+        assert!(!boot.join("initrd.img-6.1.0-52-amd64").exists());
+        // A site's UMASK in initramfs.conf is the mode mkinitramfs gives.
+        std::fs::create_dir_all(run.path().join("conf")).expect("conf");
+        std::fs::write(
+            run.path().join("conf/initramfs.conf"),
+            "MODULES=most\nUMASK=0077\n",
+        )
+        .expect("conf");
+        let out = run_shim(
+            "update-initramfs",
+            &["-c", "-k", "6.1.0-52-amd64", "-b", &boot_arg],
+            run.path(),
+        );
+        assert!(out.status.success());
+        assert_eq!(mode(&boot.join("initrd.img-6.1.0-52-amd64")), 0o600);
+        let requests = std::fs::read_to_string(run.path().join("requests")).expect("requests");
+        assert_eq!(requests.lines().count(), 3);
     }
 
     #[test]

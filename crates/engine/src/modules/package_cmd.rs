@@ -7,7 +7,8 @@ use super::api::{ModuleCtx, ModuleError};
 use crate::target::{Cmd, CmdOutput};
 
 /// Runs a package manager's command in the target, with the task's environment and `env` on
-/// top of it, and the initramfs shims first in `PATH`.
+/// top of it. (apt puts the initramfs shims in dpkg's `PATH` itself, through `DPkg::Path`:
+/// crate::initramfs.)
 pub(super) fn run(
     ctx: &ModuleCtx,
     argv: Vec<String>,
@@ -22,12 +23,6 @@ pub(super) fn run(
     };
     for (k, v) in env {
         cmd.env.push(((*k).to_owned(), (*v).to_owned()));
-    }
-    // The initramfs builds its packages' hooks ask for wait (crate::initramfs), unless the task
-    // sets its own PATH.
-    if !cmd.env.iter().any(|(k, _)| k == "PATH") {
-        cmd.env
-            .push(("PATH".to_owned(), crate::initramfs::package_path()));
     }
     Ok(ctx.target.run(&cmd)?)
 }
