@@ -9,6 +9,7 @@ use serde_json::{json, Value as Json};
 
 use crate::error::{ErrorKind, Location, PlanError, Result};
 use crate::expand::Ctx;
+use crate::modules::ModuleSpec;
 use crate::plan::PlannedTask;
 use crate::planner::Planner;
 use crate::vars::VarValue;
@@ -26,11 +27,7 @@ fn wrong(at: &Location, what: &str, expected: &'static str, found: &Json) -> Pla
 
 /// The folder a module's files are in (`vars/` for include_vars, `templates/` for template).
 pub fn file_folder(module: &str) -> &'static str {
-    match module {
-        "include_vars" => "vars",
-        "template" => "templates",
-        _ => "files",
-    }
+    crate::modules::lookup(module).map_or("files", ModuleSpec::file_folder)
 }
 
 impl Planner<'_> {

@@ -4,6 +4,8 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value as Json;
 
+use crate::modules::spec::Downloads;
+
 /// A planned image.
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
@@ -324,6 +326,11 @@ impl Plan {
 }
 
 impl PlannedTask {
+    /// What this task's module downloads (its spec's `downloads`).
+    fn downloads(&self) -> Downloads {
+        crate::modules::lookup(&self.module).map_or(Downloads::Nothing, |spec| spec.downloads)
+    }
+
     /// The http(s) URLs this task downloads, as far as the plan knows them.
     pub fn download_urls(&self) -> Vec<String> {
         let mut urls = Vec::new();
@@ -335,17 +342,16 @@ impl PlannedTask {
                 urls.push(s.to_owned());
             }
         };
-        match self.module.as_str() {
-            "get_url" => self.args.get("url").into_iter().for_each(&mut push),
-            "unarchive" => self.args.get("src").into_iter().for_each(&mut push),
-            "rpm_key" => self.args.get("key").into_iter().for_each(&mut push),
-            "apt_key" => self.args.get("url").into_iter().for_each(&mut push),
-            "dnf" | "package" | "apt" => match self.args.get("name") {
+        match self.downloads() {
+            Downloads::Url(arg) | Downloads::RemoteSource(arg) => {
+                self.args.get(arg).into_iter().for_each(&mut push)
+            }
+            Downloads::PackageNames => match self.args.get("name") {
                 Some(Json::Array(items)) => items.iter().for_each(&mut push),
                 Some(other) => push(other),
                 None => {}
             },
-            _ => {}
+            Downloads::Nothing => {}
         }
         urls
     }
@@ -353,19 +359,20 @@ impl PlannedTask {
     /// Whether this task downloads from a URL that only the build will know (a template over
     /// registered results, or a loop the build resolves).
     pub fn downloads_unknown_url(&self) -> bool {
-        let arg = match self.module.as_str() {
-            "get_url" => "url",
-            "unarchive" => "src",
-            _ => return false,
+        let (arg, remote) = match self.downloads() {
+            Downloads::Url(arg) => (arg, true),
+            Downloads::RemoteSource(arg) => {
+                let remote = self
+                    .args
+                    .get(arg)
+                    .and_then(Json::as_str)
+                    .is_some_and(|s| s.contains("://"))
+                    || self.args.get("remote_src") == Some(&Json::Bool(true));
+                (arg, remote)
+            }
+            Downloads::PackageNames | Downloads::Nothing => return false,
         };
         let templated = self.deferred.iter().any(|d| d == arg) || self.loop_over.is_some();
-        let remote = self.module == "get_url"
-            || self
-                .args
-                .get("src")
-                .and_then(Json::as_str)
-                .is_some_and(|s| s.contains("://"))
-            || self.args.get("remote_src") == Some(&Json::Bool(true));
         templated && remote
     }
 }

@@ -3,6 +3,7 @@
 use indexmap::IndexMap;
 use serde_json::{Map, Value as Json};
 
+use crate::modules::PlanTime;
 use crate::plan::PlannedTask;
 use crate::planner::Planner;
 use crate::vars::{Scope, VarValue};
@@ -35,8 +36,11 @@ impl Planner<'_> {
     /// `var`, a template the plan could not render), each with whether it is an expression.
     fn module_texts(&mut self, task: &PlannedTask) -> Vec<(String, bool)> {
         let mut texts = Vec::new();
-        match task.module.as_str() {
-            "assert" => match task.args.get("that") {
+        let Some(spec) = crate::modules::lookup(&task.module) else {
+            return texts;
+        };
+        for arg in spec.build_expressions {
+            match task.args.get(*arg) {
                 Some(Json::Array(items)) => texts.extend(
                     items
                         .iter()
@@ -45,21 +49,15 @@ impl Planner<'_> {
                 ),
                 Some(Json::String(s)) => texts.push((s.clone(), true)),
                 _ => {}
-            },
-            "debug" => {
-                if let Some(var) = task.args.get("var").and_then(Json::as_str) {
-                    texts.push((var.to_owned(), true));
-                }
             }
-            // A template the plan could not render: the build renders the whole file.
-            "template" if task.rendered.is_none() => {
-                let file = task.local_file.as_ref().map(std::path::Path::new);
-                if let Some(text) = file.and_then(|f| self.sources.read_text(f).ok()) {
-                    // (already an input of the image: the plan named it)
-                    texts.push((text, false));
-                }
+        }
+        // A template the plan could not render: the build renders the whole file.
+        if spec.plan_time == PlanTime::RenderTemplate && task.rendered.is_none() {
+            let file = task.local_file.as_ref().map(std::path::Path::new);
+            if let Some(text) = file.and_then(|f| self.sources.read_text(f).ok()) {
+                // (already an input of the image: the plan named it)
+                texts.push((text, false));
             }
-            _ => {}
         }
         texts
     }

@@ -6,25 +6,15 @@
 
 use super::*;
 
-/// Modules that only read and write files or make requests: on the controller they work in
-/// the build's controller folder. Commands, packages, users and services are not among them:
-/// an image build runs nothing on the machine that builds it.
-const CONTROLLER_FOLDER_MODULES: &[&str] = &[
-    "assemble",
-    "blockinfile",
-    "copy",
-    "file",
-    "find",
-    "get_url",
-    "lineinfile",
-    "replace",
-    "slurp",
-    "stat",
-    "tempfile",
-    "template",
-    "unarchive",
-    "uri",
-];
+/// The modules that, delegated to the controller, work in the build's controller folder (their
+/// spec's `controller_folder`).
+fn controller_folder_modules() -> Vec<&'static str> {
+    crate::modules::ALL
+        .iter()
+        .filter(|spec| spec.controller_folder)
+        .map(|spec| spec.name)
+        .collect()
+}
 
 /// Where a delegated task runs.
 enum Delegation {
@@ -97,6 +87,7 @@ impl Planner<'_> {
             return Delegation::Image;
         }
         let module = spec.map(|s| s.name);
+        let works_in_folder = spec.is_some_and(|s| s.controller_folder);
         match (host, image) {
             (Some(host), Ok(Some(image))) if host == image => {
                 self.warn(
@@ -107,10 +98,7 @@ impl Planner<'_> {
                 );
                 Delegation::Image
             }
-            (Some(host), _)
-                if is_controller(&host)
-                    && module.is_some_and(|m| CONTROLLER_FOLDER_MODULES.contains(&m)) =>
-            {
+            (Some(host), _) if is_controller(&host) && works_in_folder => {
                 Delegation::ControllerFolder
             }
             (host, _) => {
@@ -123,7 +111,7 @@ impl Planner<'_> {
                     format!(
                         "it names host '{named}', where {} would run on the machine running the build, which an image build never does; delegated to localhost, only file and download modules run, in the build's controller folder ({}); run the step in the image instead",
                         module.map_or_else(|| "a task".to_owned(), |m| format!("module '{m}'")),
-                        CONTROLLER_FOLDER_MODULES.join(", ")
+                        controller_folder_modules().join(", ")
                     )
                 } else {
                     format!("it names host '{named}', and an image build has no host but the image; what the task makes or reads there (a shared key, a file) is a site value: give it to the image through the recipe's vars or a file of a role, or run the step in the rootfs")

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, Location, PlanError, Result};
+use crate::modules::spec::PackageFamily;
 use crate::modules::ModuleSpec;
 use crate::plan::{LoopItem, Step, Warning};
 use crate::planner::{Planner, RefusedHandler};
@@ -360,27 +361,21 @@ impl Planner<'_> {
         pass: &Pass,
         at: &Location,
     ) -> Result<()> {
-        let family = match spec.name {
-            "apt" | "apt_key" | "apt_repository" | "deb822_repository" => "apt",
-            "dnf" | "rpm_key" | "yum_repository" => "dnf",
-            _ => return Ok(()),
+        let Some(family) = spec.family else {
+            return Ok(());
         };
         let Some(VarValue::Raw(Json::String(pkg_mgr))) = pass.scope.get("ansible_pkg_mgr") else {
             return Ok(());
         };
-        let image = if pkg_mgr == "yum" {
-            "dnf"
-        } else {
-            pkg_mgr.as_str()
-        };
-        if !pass.whens.is_empty() || image == family {
+        if !pass.whens.is_empty() || PackageFamily::of_pkg_mgr(pkg_mgr) == Some(family) {
             return Ok(());
         }
         Err(PlanError::new(
             at.clone(),
             ErrorKind::Recipe(format!(
-                "module '{}' is for {family} images, and this image's package manager (ansible_pkg_mgr) is {pkg_mgr}; guard the task with a when on ansible_pkg_mgr or ansible_os_family, or use the package module",
-                spec.name
+                "module '{}' is for {} images, and this image's package manager (ansible_pkg_mgr) is {pkg_mgr}; guard the task with a when on ansible_pkg_mgr or ansible_os_family, or use the package module",
+                spec.name,
+                family.name()
             )),
         ))
     }

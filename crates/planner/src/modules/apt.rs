@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, PackageFamily, Params, PlanTime};
 use super::types::{Choice, Flag, Int, Text, TextList};
 
 crate::choices!(
@@ -86,4 +86,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &["deb"],
     normalize: super::spec::normalize_with::<AptParams>,
     plan_time: PlanTime::Nothing,
+    downloads: Downloads::PackageNames,
+    family: Some(PackageFamily::Apt),
+    controller_folder: false,
+    build_expressions: &[],
 };

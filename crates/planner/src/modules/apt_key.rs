@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, PackageFamily, Params, PlanTime};
 use super::types::{Choice, Flag, Text};
 
 crate::choices!(
@@ -62,6 +62,10 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &["url"],
     normalize: super::spec::normalize_with::<AptKeyParams>,
     plan_time: PlanTime::Nothing,
+    downloads: Downloads::Url("url"),
+    family: Some(PackageFamily::Apt),
+    controller_folder: false,
+    build_expressions: &[],
 };
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, PackageFamily, Params, PlanTime};
 use super::types::{Choice, Flag, Mode, Text};
 
 crate::choices!(
@@ -44,4 +44,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &[],
     normalize: super::spec::normalize_with::<AptRepositoryParams>,
     plan_time: PlanTime::Nothing,
+    downloads: Downloads::Nothing,
+    family: Some(PackageFamily::Apt),
+    controller_folder: false,
+    build_expressions: &[],
 };

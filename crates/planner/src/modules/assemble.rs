@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Flag, Mode, Text};
 
 /// Parameters of `assemble`.
@@ -62,6 +62,10 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &[],
     normalize: super::spec::normalize_with::<AssembleParams>,
     plan_time: PlanTime::PushSourceWhenNotRemote,
+    downloads: Downloads::Nothing,
+    family: None,
+    controller_folder: true,
+    build_expressions: &[],
 };
 
 #[cfg(test)]

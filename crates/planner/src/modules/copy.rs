@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{exactly_one, FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, Params, PlanTime, exactly_one};
 use super::types::{Content, Flag, Mode, Text};
 
 /// Parameters of `copy`.
@@ -65,4 +65,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &[],
     normalize: super::spec::normalize_with::<CopyParams>,
     plan_time: PlanTime::PushSource,
+    downloads: Downloads::Nothing,
+    family: None,
+    controller_folder: true,
+    build_expressions: &[],
 };

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, PackageFamily, Params, PlanTime};
 use super::types::{Choice, Flag, Mode, Text, TextList};
 
 crate::choices!(
@@ -58,4 +58,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &["uris"],
     normalize: super::spec::normalize_with::<Deb822RepositoryParams>,
     plan_time: PlanTime::Nothing,
+    downloads: Downloads::Nothing,
+    family: Some(PackageFamily::Apt),
+    controller_folder: false,
+    build_expressions: &[],
 };

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::package::PackageState;
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, PackageFamily, Params, PlanTime};
 use super::types::{Choice, Flag, Int, Text, TextList};
 
 /// Parameters of `dnf` and `yum`.
@@ -94,4 +94,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &["name"],
     normalize: super::spec::normalize_with::<DnfParams>,
     plan_time: PlanTime::Nothing,
+    downloads: Downloads::PackageNames,
+    family: Some(PackageFamily::Dnf),
+    controller_folder: false,
+    build_expressions: &[],
 };

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Flag, Int, Mode, Text};
 
 /// Parameters of `get_url`.
@@ -117,4 +117,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &["url"],
     normalize: super::spec::normalize_with::<GetUrlParams>,
     plan_time: PlanTime::Nothing,
+    downloads: Downloads::Url("url"),
+    family: None,
+    controller_folder: true,
+    build_expressions: &[],
 };

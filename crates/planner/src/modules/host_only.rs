@@ -6,7 +6,7 @@
 
 use serde_json::Value as Json;
 
-use super::spec::{FreeForm, ModuleSpec, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, PlanTime};
 
 /// Any arguments: none of them has an effect in an image build.
 fn any(args: Json) -> Result<Json, String> {
@@ -28,6 +28,10 @@ pub static PAUSE: ModuleSpec = ModuleSpec {
     url_params: &[],
     normalize: any,
     plan_time: PlanTime::Nothing,
+    downloads: Downloads::Nothing,
+    family: None,
+    controller_folder: false,
+    build_expressions: &[],
 };
 /// `reboot`.
 pub static REBOOT: ModuleSpec = ModuleSpec {
@@ -37,6 +41,10 @@ pub static REBOOT: ModuleSpec = ModuleSpec {
     url_params: &[],
     normalize: any,
     plan_time: PlanTime::Nothing,
+    downloads: Downloads::Nothing,
+    family: None,
+    controller_folder: false,
+    build_expressions: &[],
 };
 /// `wait_for`.
 pub static WAIT_FOR: ModuleSpec = ModuleSpec {
@@ -46,6 +54,10 @@ pub static WAIT_FOR: ModuleSpec = ModuleSpec {
     url_params: &[],
     normalize: any,
     plan_time: PlanTime::Nothing,
+    downloads: Downloads::Nothing,
+    family: None,
+    controller_folder: false,
+    build_expressions: &[],
 };
 /// `wait_for_connection`.
 pub static WAIT_FOR_CONNECTION: ModuleSpec = ModuleSpec {
@@ -55,6 +67,10 @@ pub static WAIT_FOR_CONNECTION: ModuleSpec = ModuleSpec {
     url_params: &[],
     normalize: any,
     plan_time: PlanTime::Nothing,
+    downloads: Downloads::Nothing,
+    family: None,
+    controller_folder: false,
+    build_expressions: &[],
 };
 /// `setup` (and `gather_facts`).
 pub static SETUP: ModuleSpec = ModuleSpec {
@@ -64,6 +80,10 @@ pub static SETUP: ModuleSpec = ModuleSpec {
     url_params: &[],
     normalize: any,
     plan_time: PlanTime::GatherFacts,
+    downloads: Downloads::Nothing,
+    family: None,
+    controller_folder: false,
+    build_expressions: &[],
 };
 
 /// Whether a `setup` with these arguments gathers the image's local facts

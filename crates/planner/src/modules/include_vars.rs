@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Flag, Text, TextList};
 
 /// Parameters of `include_vars`.
@@ -57,4 +57,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &[],
     normalize: super::spec::normalize_with::<IncludeVarsParams>,
     plan_time: PlanTime::IncludeVars,
+    downloads: Downloads::Nothing,
+    family: None,
+    controller_folder: false,
+    build_expressions: &[],
 };

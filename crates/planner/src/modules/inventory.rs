@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Text, TextList};
 
 /// Parameters of `group_by`.
@@ -49,6 +49,10 @@ pub static GROUP_BY: ModuleSpec = ModuleSpec {
     url_params: &[],
     normalize: super::spec::normalize_with::<GroupByParams>,
     plan_time: PlanTime::Inventory,
+    downloads: Downloads::Nothing,
+    family: None,
+    controller_folder: false,
+    build_expressions: &[],
 };
 
 /// What `add_host` adds: a host, its groups, and its variables (every other argument).
@@ -117,6 +121,10 @@ pub static ADD_HOST: ModuleSpec = ModuleSpec {
     url_params: &[],
     normalize: normalize_add_host,
     plan_time: PlanTime::Inventory,
+    downloads: Downloads::Nothing,
+    family: None,
+    controller_folder: false,
+    build_expressions: &[],
 };
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::lineinfile::LineState;
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Text};
 
 /// Parameters of `known_hosts`.
@@ -35,4 +35,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &[],
     normalize: super::spec::normalize_with::<KnownHostsParams>,
     plan_time: PlanTime::Nothing,
+    downloads: Downloads::Nothing,
+    family: None,
+    controller_folder: false,
+    build_expressions: &[],
 };

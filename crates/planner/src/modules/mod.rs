@@ -267,6 +267,15 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_module_reads_its_project_files_from_its_folder() {
+        let folder = |name: &str| lookup(name).map(ModuleSpec::file_folder);
+        assert_eq!(folder("ansible.builtin.template"), Some("templates"));
+        assert_eq!(folder("include_vars"), Some("vars"));
+        assert_eq!(folder("copy"), Some("files"));
+        assert_eq!(folder("script"), Some("files"));
+    }
+
+    #[test]
     fn lookup_short_fqcn_and_alias() {
         assert_eq!(
             lookup("ansible.builtin.get_url").map(|m| m.name),

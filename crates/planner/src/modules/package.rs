@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Text, TextList};
 
 crate::choices!(
@@ -35,4 +35,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &["name"],
     normalize: super::spec::normalize_with::<PackageParams>,
     plan_time: PlanTime::Nothing,
+    downloads: Downloads::PackageNames,
+    family: None,
+    controller_folder: false,
+    build_expressions: &[],
 };

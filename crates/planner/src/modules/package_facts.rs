@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, TextList};
 
 crate::choices!(
@@ -44,4 +44,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &[],
     normalize: super::spec::normalize_with::<PackageFactsParams>,
     plan_time: PlanTime::FactsAtBuild(&["packages"]),
+    downloads: Downloads::Nothing,
+    family: None,
+    controller_folder: false,
+    build_expressions: &[],
 };

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::spec::{FreeForm, ModuleSpec, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, PlanTime};
 
 /// The planned task's module name for a role's own module (no task can name it).
 pub const MODULE: &str = "role_module";
@@ -38,4 +38,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &[],
     normalize,
     plan_time: PlanTime::RoleModule,
+    downloads: Downloads::Nothing,
+    family: None,
+    controller_folder: false,
+    build_expressions: &[],
 };

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, PackageFamily, Params, PlanTime};
 use super::types::{Choice, Flag, Text};
 
 crate::choices!(
@@ -36,4 +36,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &["key"],
     normalize: super::spec::normalize_with::<RpmKeyParams>,
     plan_time: PlanTime::Nothing,
+    downloads: Downloads::Url("key"),
+    family: Some(PackageFamily::Dnf),
+    controller_folder: false,
+    build_expressions: &[],
 };

@@ -3,7 +3,7 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::Flag;
 
 /// Parameters of `set_fact`: any variable names, and `cacheable`.
@@ -61,4 +61,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &[],
     normalize,
     plan_time: PlanTime::SetFacts,
+    downloads: Downloads::Nothing,
+    family: None,
+    controller_folder: false,
+    build_expressions: &[],
 };

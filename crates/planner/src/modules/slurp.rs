@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::Text;
 
 /// Parameters of `slurp`.
@@ -24,4 +24,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &[],
     normalize: super::spec::normalize_with::<SlurpParams>,
     plan_time: PlanTime::Nothing,
+    downloads: Downloads::Nothing,
+    family: None,
+    controller_folder: true,
+    build_expressions: &[],
 };

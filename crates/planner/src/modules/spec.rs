@@ -38,6 +38,71 @@ pub struct ModuleSpec {
     pub normalize: fn(Json) -> Result<Json, String>,
     /// What planning does for its tasks beyond checking their arguments.
     pub plan_time: PlanTime,
+    /// What its tasks download, as far as the plan sees (the cache key and the mirror's list).
+    pub downloads: Downloads,
+    /// The package manager whose images it is for (`apt` in a dnf image is a plan error).
+    pub family: Option<PackageFamily>,
+    /// Delegated to the controller (`delegate_to: localhost`), it works in the build's
+    /// controller folder: it only reads and writes files or makes requests. Commands,
+    /// packages, users and services are not: an image build runs nothing on its build host.
+    pub controller_folder: bool,
+    /// The arguments the build evaluates as bare expressions (`assert`'s `that`, `debug`'s
+    /// `var`): the variables they use are part of the task's runtime context.
+    pub build_expressions: &'static [&'static str],
+}
+
+impl ModuleSpec {
+    /// The folder of a role its project files are read from (`templates/` for a template,
+    /// `vars/` for include_vars, `files/` for the others).
+    pub fn file_folder(&self) -> &'static str {
+        match self.plan_time {
+            PlanTime::IncludeVars => "vars",
+            PlanTime::RenderTemplate => "templates",
+            _ => "files",
+        }
+    }
+}
+
+/// What a module's tasks download, as far as the plan sees their arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Downloads {
+    /// Nothing.
+    Nothing,
+    /// The http(s) URL in this argument, which the build fetches (`get_url`'s `url`,
+    /// `rpm_key`'s `key`).
+    Url(&'static str),
+    /// This argument, when it is remote (a URL, or `remote_src: yes`): `unarchive`'s `src`.
+    RemoteSource(&'static str),
+    /// Package names given as http(s) URLs of package files (`apt: name: https://.../x.deb`).
+    PackageNames,
+}
+
+/// The package managers a package module can be for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PackageFamily {
+    /// Debian's and Ubuntu's.
+    Apt,
+    /// Rocky's (`yum` is its older name).
+    Dnf,
+}
+
+impl PackageFamily {
+    /// The family of an image's `ansible_pkg_mgr`, when imgbuild knows it.
+    pub fn of_pkg_mgr(pkg_mgr: &str) -> Option<Self> {
+        match pkg_mgr {
+            "apt" => Some(Self::Apt),
+            "dnf" | "yum" => Some(Self::Dnf),
+            _ => None,
+        }
+    }
+
+    /// Its name, as `ansible_pkg_mgr` says it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Apt => "apt",
+            Self::Dnf => "dnf",
+        }
+    }
 }
 
 /// What planning does for a module's task beyond checking its arguments: the project files it

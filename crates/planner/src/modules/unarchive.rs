@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Flag, Int, Mode, Text};
 
 /// Parameters of `unarchive`.
@@ -59,4 +59,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &["src"],
     normalize: super::spec::normalize_with::<UnarchiveParams>,
     plan_time: PlanTime::PushSource,
+    downloads: Downloads::RemoteSource("src"),
+    family: None,
+    controller_folder: true,
+    build_expressions: &[],
 };

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Int, Mode, Text};
 
 crate::choices!(
@@ -116,4 +116,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &[],
     normalize: super::spec::normalize_with::<UriParams>,
     plan_time: PlanTime::Nothing,
+    downloads: Downloads::Nothing,
+    family: None,
+    controller_folder: true,
+    build_expressions: &[],
 };

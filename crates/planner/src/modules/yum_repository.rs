@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{FreeForm, ModuleSpec, Params, PlanTime};
+use super::spec::{Downloads, FreeForm, ModuleSpec, PackageFamily, Params, PlanTime};
 use super::types::{Choice, Flag, Mode, Text, TextList};
 
 crate::choices!(
@@ -145,4 +145,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     url_params: &["baseurl", "gpgkey"],
     normalize: super::spec::normalize_with::<YumRepositoryParams>,
     plan_time: PlanTime::Nothing,
+    downloads: Downloads::Nothing,
+    family: Some(PackageFamily::Dnf),
+    controller_folder: false,
+    build_expressions: &[],
 };
