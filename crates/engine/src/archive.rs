@@ -5,6 +5,8 @@
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
+use oci_layout::Whiteout;
+
 use crate::rootfs::{Kind, RootFs};
 
 /// Why an archive was refused or could not be extracted.
@@ -139,31 +141,34 @@ fn check_no_symlink_between(
     Ok(())
 }
 
-/// Acts on the whiteout `.wh.<hidden>` found in `parent` (`hidden` is `.wh..opq` for an
-/// opaque folder): applies it, or writes it in overlayfs form.
-fn whiteout(fs: &RootFs, parent: &Path, hidden: &str, how: Whiteouts) -> Result<(), ArchiveError> {
-    let opaque = hidden == ".wh..opq";
-    match how {
-        Whiteouts::Keep => {}
-        Whiteouts::Apply if opaque => {
+/// Acts on the whiteout `what` found in `parent`: applies it, or writes it in overlayfs form.
+fn whiteout(
+    fs: &RootFs,
+    parent: &Path,
+    what: Whiteout,
+    how: Whiteouts,
+) -> Result<(), ArchiveError> {
+    match (how, what) {
+        (Whiteouts::Keep, _) | (_, Whiteout::None) => {}
+        (Whiteouts::Apply, Whiteout::Opaque) => {
             if fs.meta(parent)?.is_some_and(|m| m.kind == Kind::Dir) {
                 for child in fs.list(parent)? {
                     fs.remove_all(&parent.join(child))?;
                 }
             }
         }
-        Whiteouts::Apply => {
+        (Whiteouts::Apply, Whiteout::Hides(hidden)) => {
             fs.remove_all(&parent.join(hidden))?;
         }
-        Whiteouts::Overlay => {
+        (Whiteouts::Overlay, Whiteout::Opaque) => {
             fs.mkdir_all(parent, 0o755)?;
-            if opaque {
-                fs.set_xattr(parent, "trusted.overlay.opaque", b"y")?;
-            } else {
-                let path = parent.join(hidden);
-                fs.remove_all(&path)?;
-                fs.mknod(&path, rustix::fs::FileType::CharacterDevice, 0, 0)?;
-            }
+            fs.set_xattr(parent, "trusted.overlay.opaque", b"y")?;
+        }
+        (Whiteouts::Overlay, Whiteout::Hides(hidden)) => {
+            fs.mkdir_all(parent, 0o755)?;
+            let path = parent.join(hidden);
+            fs.remove_all(&path)?;
+            fs.mknod(&path, rustix::fs::FileType::CharacterDevice, 0, 0)?;
         }
     }
     Ok(())
@@ -255,15 +260,15 @@ fn whiteout_entry(
     if how == Whiteouts::Keep {
         return Ok(false);
     }
-    let Some(hidden) = path
+    let what = path
         .file_name()
         .and_then(|n| n.to_str())
-        .and_then(|n| n.strip_prefix(".wh."))
-    else {
+        .map_or(Whiteout::None, Whiteout::of);
+    if what == Whiteout::None {
         return Ok(false);
-    };
+    }
     let parent = path.parent().unwrap_or(dest).to_path_buf();
-    whiteout(fs, &parent, hidden, how)?;
+    whiteout(fs, &parent, what, how)?;
     Ok(true)
 }
 

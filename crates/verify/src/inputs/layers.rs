@@ -2,6 +2,8 @@
 
 use std::io::{BufReader, Read};
 
+use oci_layout::Whiteout;
+
 use crate::snapshot::Snapshot;
 
 /// Applies the layer tar `reader` (compressed or not) onto `snapshot`.
@@ -14,13 +16,16 @@ pub fn apply(snapshot: &mut Snapshot, reader: impl Read) -> std::io::Result<()> 
         let path = format!("/{}", raw.trim_start_matches("./").trim_start_matches('/'));
         let path = path.trim_end_matches('/').to_owned();
         let (dir, name) = path.rsplit_once('/').unwrap_or(("", path.as_str()));
-        if name == ".wh..wh..opq" {
-            snapshot.make_opaque(if dir.is_empty() { "/" } else { dir });
-            continue;
-        }
-        if let Some(hidden) = name.strip_prefix(".wh.") {
-            snapshot.remove(&format!("{dir}/{hidden}"));
-            continue;
+        match Whiteout::of(name) {
+            Whiteout::Opaque => {
+                snapshot.make_opaque(if dir.is_empty() { "/" } else { dir });
+                continue;
+            }
+            Whiteout::Hides(hidden) => {
+                snapshot.remove(&format!("{dir}/{hidden}"));
+                continue;
+            }
+            Whiteout::None => {}
         }
         let header = entry.header();
         let kind = header.entry_type();
