@@ -168,6 +168,10 @@ timed ansible_bump ansible_round "$work/ansible-bump"
 rm -rf "$work/ansible-bump"
 timed imgbuild_bump imgbuild_build "$work/cache-main" "$image"
 grep -q "nvidia.*built" "$work/log-imgbuild_bump" || { echo "the bump rebuilt no nvidia layer" >&2; exit 1; }
+# The bump's floor: the DKMS compile and the initramfs, which any tool must redo (bump_floor.py).
+echo "what the bump must redo, whoever builds (imgbuild's bump report):"
+python3 "$repo/bench/bump_floor.py" "$work/out/$image/report.json" | tee "$work/bump-floor"
+floor_bump=$(awk '/^floor / {print $2}' "$work/bump-floor")
 rm -rf "$work/cache-main"
 
 # --jobs 2: the two versions' images from an empty layer cache, against cold + bump (the same
@@ -185,8 +189,8 @@ jobs2=$(ratio "$wall_imgbuild_jobs2" "$wall_serial")
 echo
 echo "| round | ansible-playbook wall / CPU | imgbuild wall / CPU | ratio (goal) |"
 echo "|---|---|---|---|"
-echo "| cold | $wall_ansible_cold s / $cpu_ansible_cold s | $wall_imgbuild_cold s / $cpu_imgbuild_cold s | $cold (<= 0.9) |"
+echo "| cold | $wall_ansible_cold s / $cpu_ansible_cold s | $wall_imgbuild_cold s / $cpu_imgbuild_cold s | $cold (<= 0.8) |"
 echo "| no change | $wall_ansible_nochange s / $cpu_ansible_nochange s | $wall_imgbuild_nochange s / $cpu_imgbuild_nochange s | $nochange (<= 0.02) |"
-echo "| nvidia bump | $wall_ansible_bump s / $cpu_ansible_bump s | $wall_imgbuild_bump s / $cpu_imgbuild_bump s | $bump (<= 0.25) |"
+echo "| nvidia bump | $wall_ansible_bump s / $cpu_ansible_bump s | $wall_imgbuild_bump s / $cpu_imgbuild_bump s | $bump (<= 0.5; the floor, its compile and initramfs: $floor_bump s, $(ratio "$floor_bump" "$wall_ansible_bump")) |"
 echo "| two images | serial $wall_serial s | --jobs 2 $wall_imgbuild_jobs2 s / $cpu_imgbuild_jobs2 s | $jobs2 (<= 0.7) |"
 echo "pipeline: cold $cold bump $bump nochange $nochange jobs2 $jobs2 diffs $diffs"
