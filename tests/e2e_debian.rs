@@ -299,7 +299,10 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
     lap(&mut phase, "checks of the imported rootfs");
     // imgbuild verify reads the archive itself, and every other form a site has, judging
     // each by what it finds; then each classic fault, with no flag naming what to expect.
-    verify_forms::every_form_passes(&s.project, &archive, &rootfs, &s.out, KERNEL);
+    let alone = verify_forms::every_form_passes(&s.project, &archive, &rootfs, &s.out, KERNEL);
+    // The build's verify read the layers' folders in the layer cache, not the image: it found
+    // every module the archive holds, each as the archive's own reading describes it.
+    assert_eq!(alone["modules"], verify["modules"]);
     lap(&mut phase, "verify of every form");
     verify_forms::each_fault_fails_by_the_image_alone(&s.project, &rootfs, KERNEL);
     lap(&mut phase, "verify of each fault");

@@ -54,8 +54,14 @@ fn sh(script: &str) {
 }
 
 /// Every form of the image passes, with the MOFED and NVIDIA checks run because verify found
-/// them, not because a flag asked.
-pub fn every_form_passes(project: &Path, archive: &Path, rootfs: &Path, work: &Path, kernel: &str) {
+/// them, not because a flag asked. Returns the docker-archive's report.
+pub fn every_form_passes(
+    project: &Path,
+    archive: &Path,
+    rootfs: &Path,
+    work: &Path,
+    kernel: &str,
+) -> Value {
     let chroot = work.join("chroots/compute");
     std::fs::create_dir_all(&chroot).expect("chroots");
     std::os::unix::fs::symlink(rootfs, chroot.join("rootfs")).expect("chroot link");
@@ -75,6 +81,7 @@ pub fn every_form_passes(project: &Path, archive: &Path, rootfs: &Path, work: &P
         .expect("skopeo");
     assert!(status.success());
     let mut checks_of = Vec::new();
+    let mut last = Value::Null;
     for input in [rootfs, &chroot, &img, &oci_archive, archive] {
         let (code, report) = verify(project, &input.to_string_lossy(), &[]);
         assert_eq!(code, Some(0), "{}: {report:#}", input.display());
@@ -103,6 +110,7 @@ pub fn every_form_passes(project: &Path, archive: &Path, rootfs: &Path, work: &P
             input.display()
         );
         checks_of.push(report["checks"].clone());
+        last = report;
     }
     // The Warewulf chroot and the cpio read as the folder does: the same checks and details.
     for (form, checks) in ["chroot", "cpio"].iter().zip(&checks_of[1..]) {
@@ -112,6 +120,7 @@ pub fn every_form_passes(project: &Path, archive: &Path, rootfs: &Path, work: &P
     for packed in [&img, &oci_archive] {
         std::fs::remove_file(packed).expect("remove a packed form");
     }
+    last
 }
 
 /// Each fault, put into the real image's rootfs and taken out again, fails the rule that

@@ -7,6 +7,8 @@ use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use oci_layout::OverlayEntry;
+
 /// How to read the folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
@@ -40,11 +42,6 @@ fn xattrs(path: &Path) -> Vec<(String, Vec<u8>)> {
         .collect();
     out.sort();
     out
-}
-
-fn is_opaque(path: &Path) -> bool {
-    let mut value = [0u8; 8];
-    matches!(rustix::fs::lgetxattr(path, "trusted.overlay.opaque", &mut value), Ok(1) if value[0] == b'y')
 }
 
 /// Writes tar entries for a folder tree.
@@ -119,7 +116,11 @@ impl<W: Write> LayerWriter<W> {
             let path = base.join(&rel_path);
             let meta = std::fs::symlink_metadata(&path)?;
             let kind = meta.file_type();
-            if kind.is_char_device() && meta.rdev() == 0 && self.source == Source::OverlayUpper {
+            let overlay = match self.source {
+                Source::OverlayUpper => OverlayEntry::of(&path, &meta),
+                Source::Tree => OverlayEntry::Plain,
+            };
+            if overlay == OverlayEntry::Whiteout {
                 let whiteout = rel.join(format!(".wh.{}", name.to_string_lossy()));
                 self.whiteout(&whiteout)?;
                 continue;
@@ -132,7 +133,7 @@ impl<W: Write> LayerWriter<W> {
                     format!("{}/", rel_path.display()),
                     std::io::empty(),
                 )?;
-                if self.source == Source::OverlayUpper && is_opaque(&path) {
+                if overlay == OverlayEntry::OpaqueDir {
                     self.whiteout(&rel_path.join(".wh..wh..opq"))?;
                 }
                 self.walk(base, &rel_path)?;

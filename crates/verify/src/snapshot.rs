@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::Path;
 
+use oci_layout::OverlayEntry;
 use sha2::{Digest, Sha256};
 
 use crate::modinfo::{is_module, read_module_from, Modinfo};
@@ -38,6 +39,15 @@ impl<R: Read> HashingReader<R> {
             .hasher
             .map(|h| h.finalize().iter().map(|b| format!("{b:02x}")).collect()))
     }
+}
+
+/// How a folder read into a snapshot marks what it hides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// A rootfs: nothing hidden.
+    Plain,
+    /// A layer in overlayfs form: whiteouts and opaque folders.
+    Overlay,
 }
 
 /// What a path is.
@@ -170,11 +180,23 @@ impl Snapshot {
     /// Walks the rootfs folder `root`.
     pub fn from_dir(root: &Path) -> std::io::Result<Snapshot> {
         let mut snapshot = Snapshot::default();
-        snapshot.walk(root, "")?;
+        snapshot.walk(root, "", Form::Plain)?;
         Ok(snapshot)
     }
 
-    fn walk(&mut self, root: &Path, rel: &str) -> std::io::Result<()> {
+    /// Reads an image from its layers' folders, bottom first, each in overlayfs form (as a
+    /// build keeps them): whiteouts and opaque folders honoured, as [`Snapshot::from_dir`]
+    /// would read the rootfs the layers make, without writing that rootfs.
+    pub fn from_layer_dirs(layers: &[impl AsRef<Path>]) -> std::io::Result<Snapshot> {
+        let mut snapshot = Snapshot::default();
+        for layer in layers {
+            snapshot.next_layer();
+            snapshot.walk(layer.as_ref(), "", Form::Overlay)?;
+        }
+        Ok(snapshot)
+    }
+
+    fn walk(&mut self, root: &Path, rel: &str, form: Form) -> std::io::Result<()> {
         let dir = root.join(rel.trim_start_matches('/'));
         let mut names: Vec<_> = std::fs::read_dir(&dir)?
             .filter_map(|e| e.ok().map(|e| e.file_name()))
@@ -186,10 +208,22 @@ impl Snapshot {
             let Ok(meta) = std::fs::symlink_metadata(&host) else {
                 continue;
             };
+            let overlay = match form {
+                Form::Overlay => OverlayEntry::of(&host, &meta),
+                Form::Plain => OverlayEntry::Plain,
+            };
+            match overlay {
+                OverlayEntry::Whiteout => {
+                    self.remove(&path);
+                    continue;
+                }
+                OverlayEntry::OpaqueDir => self.make_opaque(&path),
+                OverlayEntry::Plain => {}
+            }
             let file_type = meta.file_type();
             if file_type.is_dir() {
                 self.insert(&path, Kind::Dir, 0, None);
-                self.walk(root, &path)?;
+                self.walk(root, &path, form)?;
             } else if file_type.is_symlink() {
                 let target = std::fs::read_link(&host)?.to_string_lossy().into_owned();
                 self.insert(&path, Kind::Symlink, 0, Some(target));
@@ -519,5 +553,71 @@ mod tests {
         assert_eq!(s.list("/d"), vec!["new"]);
         assert!(s.entry("/gone/x").is_none());
         assert!(s.entry("/gone-kept").is_some());
+    }
+
+    /// Writes `files` (path, content) under `root`.
+    fn tree(root: &Path, files: &[(&str, &str)]) {
+        for (path, content) in files {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("folders");
+            std::fs::write(path, content).expect("file");
+        }
+    }
+
+    #[test]
+    fn layer_folders_in_overlay_form_read_as_the_rootfs_they_make() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let (lower, upper, merged) = (
+            tmp.path().join("lower"),
+            tmp.path().join("upper"),
+            tmp.path().join("merged"),
+        );
+        tree(
+            &lower,
+            &[
+                ("etc/a.conf", "old"),
+                ("d/old.conf", "o"),
+                ("gone/x.conf", "x"),
+                ("kept.conf", "k"),
+            ],
+        );
+        tree(&upper, &[("etc/a.conf", "new"), ("d/new.conf", "n")]);
+        tree(
+            &merged,
+            &[
+                ("etc/a.conf", "new"),
+                ("d/new.conf", "n"),
+                ("kept.conf", "k"),
+            ],
+        );
+        // A whiteout and an opaque folder, as overlayfs writes them (root only, as builds).
+        let whiteout = rustix::fs::mknodat(
+            rustix::fs::CWD,
+            upper.join("gone"),
+            rustix::fs::FileType::CharacterDevice,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        );
+        let opaque = rustix::fs::lsetxattr(
+            upper.join("d"),
+            "trusted.overlay.opaque",
+            b"y",
+            rustix::fs::XattrFlags::empty(),
+        );
+        if whiteout.is_err() || opaque.is_err() {
+            assert_ne!(rustix::process::geteuid().as_raw(), 0, "root makes both");
+            return;
+        }
+        let layered = Snapshot::from_layer_dirs(&[&lower, &upper]).expect("layers");
+        let plain = Snapshot::from_dir(&merged).expect("rootfs");
+        let paths = |s: &Snapshot| {
+            s.entries()
+                .map(|(p, e)| (p.clone(), e.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(paths(&layered), paths(&plain));
+        assert_eq!(layered.read_text("/etc/a.conf").as_deref(), Some("new"));
+        assert!(layered.entry("/gone").is_none());
+        assert_eq!(layered.list("/d"), vec!["new.conf"]);
     }
 }

@@ -30,6 +30,8 @@ pub(super) struct Image {
     pub staged_rootfs: PathBuf,
     /// The staged rootfs is already written (a squashed build writes it first).
     pub staged: bool,
+    /// The folder holding each layer's files in the layer cache, bottom first.
+    pub trees: Vec<PathBuf>,
 }
 
 /// Step 3: the image's config and manifest, over one layer per role or, with `--squash`, one
@@ -73,19 +75,21 @@ pub(super) fn image(
         dir,
         staged_rootfs,
         staged,
+        trees: stack.trees.clone(),
     })
 }
 
 /// Step 4: verify, with the expectations of the image's intent. An image with the same
 /// manifest verified before with the same expectations keeps that report (verify reads files
-/// only, and the manifest fixes every byte). The rootfs is staged when verify or
-/// `--format chroot` needs it.
+/// only, and the manifest fixes every byte). The rootfs is staged only for `--format chroot`;
+/// verify otherwise reads the layers' folders in the cache (`files`). Returns the report and
+/// the files it read, for the SBOM.
 pub(super) fn verify(
     plan: &Plan,
     settings: &Settings,
     blobs: &BlobStore,
     image: &Image,
-) -> Result<Option<verify::Report>, BuildError> {
+) -> Result<(Option<verify::Report>, Option<verify::Snapshot>), BuildError> {
     // With a module-signing secret, modules_signed holds every out-of-tree module to its
     // certificate: an image whose modules it did not sign fails here.
     let signer = settings.module_signing.as_ref().map(|s| &s.cert);
@@ -95,20 +99,25 @@ pub(super) fn verify(
         .verify
         .then(|| verify_cache.get(&image.written.manifest, &expect))
         .flatten();
-    if !image.staged && (settings.formats.chroot || (settings.verify && earlier.is_none())) {
-        let what = "the image's rootfs, unpacked for verify and --format chroot";
+    if !image.staged && settings.formats.chroot {
+        let what = "the image's rootfs, unpacked for --format chroot";
         room::ensure(&image.dir, room::unpacked_size(&image.spec), what)?;
         write_rootfs(&image.staged_rootfs, blobs, &image.spec)?;
     }
     if earlier.is_some() || !settings.verify {
-        return Ok(earlier);
+        return Ok((earlier, None));
     }
-    let report = verify::verify_dir(&image.staged_rootfs, &plan.image, &expect)
-        .map_err(io("reading the image to verify it"))?;
+    let files = super::files::read(
+        blobs,
+        &image.staged_rootfs,
+        &image.spec.layers,
+        &image.trees,
+    )?;
+    let report = verify::verify(&files, &plan.image, &expect);
     verify_cache
         .put(&image.written.manifest, &expect, &report)
         .map_err(io("keeping the verify report"))?;
-    Ok(Some(report))
+    Ok((Some(report), Some(files)))
 }
 
 /// Step 5: `report.json` and `report.md`, written whatever verify said; a failed verify is

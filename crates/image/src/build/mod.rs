@@ -3,6 +3,7 @@
 //! config and manifest, verify and the report (`finish`); the outputs (`outputs`).
 
 mod error;
+mod files;
 mod finish;
 mod keys;
 pub(crate) mod outcome;
@@ -133,9 +134,9 @@ pub fn build(
     step("the image: config and manifest".into());
     let image = finish::image(plan, settings, &stores.blobs, &mut stack)?;
     if settings.verify {
-        step("verify: unpacking the image and checking it".into());
+        step("verify: reading the image's layers and checking it".into());
     }
-    let verified = finish::verify(plan, settings, &stores.blobs, &image)?;
+    let (verified, files) = finish::verify(plan, settings, &stores.blobs, &image)?;
     let made = finish::Made {
         image: &image,
         stack: &stack,
@@ -144,7 +145,7 @@ pub fn build(
     };
     finish::report(plan, &made, started)?;
     step(format!("writing the outputs to {}", image.dir.display()));
-    let outputs = outputs::write(plan, settings, &stores.blobs, &image)?;
+    let outputs = outputs::write(plan, settings, &stores.blobs, &image, files)?;
     Ok(BuildReport {
         image: plan.image.clone(),
         manifest: image.written.manifest.clone(),

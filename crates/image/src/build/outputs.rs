@@ -19,6 +19,7 @@ pub(super) fn write(
     settings: &Settings,
     blobs: &BlobStore,
     image: &Image,
+    files: Option<verify::Snapshot>,
 ) -> Result<Vec<PathBuf>, BuildError> {
     let (oci_dir, archive, rootfs) = oci::output_paths(&settings.out, &plan.image);
     let manifest = &image.written.manifest;
@@ -29,8 +30,8 @@ pub(super) fn write(
         crate::freshness::record_output(&image.dir, output, identity, manifest)
             .map_err(io("recording the outputs"))
     };
-    // First: a chroot output takes the staged rootfs the SBOM is read from.
-    let mut outputs = vec![super::sbom::write(plan, settings, blobs, image)?];
+    // First: a chroot output takes the staged rootfs the SBOM may be read from.
+    let mut outputs = vec![super::sbom::write(plan, settings, blobs, image, files)?];
     if settings.formats.oci {
         let index = oci_dir.join("index.json");
         if !current(&oci_dir, &index) {

@@ -1,5 +1,5 @@
 //! The image's SBOM (`sbom.cdx.json`, CycloneDX 1.5) beside the outputs: what `imgbuild sbom`
-//! reads from the image, and the `mirror.lock` pins of what the plan downloads.
+//! reads from the image (the files verify read), and the `mirror.lock` pins of what the plan downloads.
 
 use std::path::{Path, PathBuf};
 
@@ -16,13 +16,23 @@ pub(super) fn write(
     settings: &Settings,
     blobs: &BlobStore,
     image: &Image,
+    files: Option<verify::Snapshot>,
 ) -> Result<PathBuf, BuildError> {
     let path = image.dir.join(sbom::FILE_NAME);
     let manifest = &image.written.manifest;
     if crate::freshness::output_current(&image.dir, &path, &path, manifest) {
         return Ok(path);
     }
-    let snapshot = snapshot(blobs, image)?;
+    // The files verify read, or read now (verify kept an earlier report, or did not run).
+    let snapshot = match files {
+        Some(files) => files,
+        None => super::files::read(
+            blobs,
+            &image.staged_rootfs,
+            &image.spec.layers,
+            &image.trees,
+        )?,
+    };
     let inputs = sbom::Inputs {
         name: plan.image.clone(),
         labels: image.spec.labels.clone(),
@@ -36,24 +46,6 @@ pub(super) fn write(
     crate::freshness::record_output(&image.dir, &path, &path, manifest)
         .map_err(io("recording the outputs"))?;
     Ok(path)
-}
-
-/// The image's files: its staged rootfs when there is one, else its layers streamed.
-fn snapshot(blobs: &BlobStore, image: &Image) -> Result<verify::Snapshot, BuildError> {
-    if image.staged_rootfs.is_dir() {
-        return verify::Snapshot::from_dir(&image.staged_rootfs)
-            .map_err(io("reading the image for its SBOM"));
-    }
-    let layers = image
-        .spec
-        .layers
-        .iter()
-        .map(|(layer, _)| blobs.path(&layer.digest))
-        .collect::<std::io::Result<Vec<_>>>()
-        .map_err(io("finding the image's layers for its SBOM"))?;
-    let (snapshot, _) = verify::inputs::read_pulled(&layers, &serde_json::Value::Null)
-        .map_err(|e| BuildError::Output(format!("reading the image for its SBOM: {e}")))?;
-    Ok(snapshot)
 }
 
 /// The `mirror.lock` pins of the URLs the plan downloads (those it knows at plan time).
