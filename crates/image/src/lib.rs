@@ -17,6 +17,7 @@ pub mod layer;
 mod layer_code;
 pub mod oci;
 pub mod pargz;
+mod read_ahead;
 pub mod report;
 pub mod signing;
 pub mod snapshot;

@@ -296,10 +296,14 @@ pub fn write_docker_archive(
         builder.append_data(&mut header, format!("{hex}/"), std::io::empty())?;
         let mut header = tar_header(layer.diff_size, spec.epoch, tar::EntryType::Regular);
         let blob = std::fs::File::open(blobs.path(&layer.digest)?)?;
-        let reader = layer
-            .compression
-            .reader(std::io::BufReader::with_capacity(1 << 20, blob))?;
-        builder.append_data(&mut header, &name, reader.take(layer.diff_size))?;
+        std::thread::scope(|scope| {
+            let reader = crate::read_ahead::ReadAhead::spawn(scope, move || {
+                layer
+                    .compression
+                    .reader(std::io::BufReader::with_capacity(1 << 20, blob))
+            });
+            builder.append_data(&mut header, &name, reader.take(layer.diff_size))
+        })?;
         layer_names.push(name);
     }
     let mut header = tar_header(
