@@ -1,5 +1,6 @@
 //! The image's SBOM (`sbom.cdx.json`, CycloneDX 1.5) beside the outputs: what `imgbuild sbom`
-//! reads from the image (the files verify read), and the `mirror.lock` pins of what the plan downloads.
+//! reads from the image (the files verify read), and the `mirror.lock` pins of what the plan
+//! downloads.
 
 use std::path::{Path, PathBuf};
 
