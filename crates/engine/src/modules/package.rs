@@ -2,6 +2,7 @@
 
 use planner::modules::apt::AptState;
 use planner::modules::package::{PackageParams, PackageState};
+use planner::modules::spec::PackageFamily;
 use planner::modules::types::Choice;
 use serde_json::Value as Json;
 
@@ -18,13 +19,15 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         }
         None => PackageState::Present,
     };
+    // `use: auto`, Ansible's default, is the image's own manager.
     let manager = p
         .use_
         .as_ref()
         .map(|u| u.to_string())
+        .filter(|u| u != "auto")
         .unwrap_or_else(|| ctx.pkg_mgr.to_owned());
-    match manager.as_str() {
-        "apt" => apt_run(
+    match PackageFamily::of_pkg_mgr(&manager) {
+        Some(PackageFamily::Apt) => apt_run(
             ctx,
             AptRequest {
                 names: p.name.0,
@@ -40,7 +43,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
                 extra: &[],
             },
         ),
-        "dnf" | "yum" => super::dnf::run_request(
+        Some(PackageFamily::Dnf) => super::dnf::run_request(
             ctx,
             &super::dnf::Request {
                 names: p.name.0,
@@ -55,8 +58,8 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
                 download_only: false,
             },
         ),
-        other => Err(ModuleError::new(format!(
-            "package manager '{other}' is not supported; imgbuild drives apt and dnf"
+        None => Err(ModuleError::new(format!(
+            "package manager '{manager}' is not supported; imgbuild drives apt and dnf"
         ))),
     }
 }

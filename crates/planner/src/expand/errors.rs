@@ -88,15 +88,16 @@ fn known_fields(message: &str) -> Vec<&str> {
 /// is "not supported yet"; a misspelt one gets a suggestion.
 pub(super) fn module_args_error(module: &str, message: &str, at: &Location) -> PlanError {
     let field = unknown_field(message);
-    if matches!(module, "command" | "shell") && field == Some("warn") {
+    let removed = field.filter(|f| crate::modules::ansible_options::removed(module, f).is_some());
+    if let Some(field) = removed {
         // Ansible 2.14 itself refuses it when the task runs: a task that never runs is fine.
         return PlanError::new(
             at.clone(),
             ErrorKind::Module {
                 module: module.into(),
                 message: format!(
-                    "Unsupported parameters for ({module}) module: warn; {}",
-                    crate::modules::not_yet_supported(module, "warn").unwrap_or_default()
+                    "Unsupported parameters for ({module}) module: {field}; {}",
+                    crate::modules::not_yet_supported(module, field).unwrap_or_default()
                 ),
             },
         );

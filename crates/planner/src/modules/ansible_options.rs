@@ -275,6 +275,58 @@ pub const ANSIBLE_2_14: &[(&str, &[&str])] = &[
     ]),
 ];
 
+/// The action plugins of ansible-core 2.14 that refuse `async`. Those of command, package,
+/// service, uri, yum and reboot take it, as does every module without a plugin of its own (the
+/// normal action).
+pub const REFUSING_ASYNC: &[&str] = &[
+    "add_host",
+    "assemble",
+    "assert",
+    "async_status",
+    "copy",
+    "debug",
+    "fail",
+    "fetch",
+    "gather_facts",
+    "group_by",
+    "include_vars",
+    "pause",
+    "raw",
+    "script",
+    "set_fact",
+    "set_stats",
+    "template",
+    "unarchive",
+    "validate_argument_spec",
+    "wait_for_connection",
+];
+
+/// An option an earlier ansible-core took that 2.14 removed: 2.14 refuses it when the task
+/// runs, as an unsupported parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Removed {
+    /// The modules that took it.
+    pub modules: &'static [&'static str],
+    /// The option.
+    pub option: &'static str,
+    /// The last ansible-core that took it.
+    pub last_taken: &'static str,
+}
+
+/// The options ansible-core 2.14 removed from modules imgbuild implements.
+pub const REMOVED_IN_2_14: &[Removed] = &[Removed {
+    modules: &["command", "shell"],
+    option: "warn",
+    last_taken: "2.13",
+}];
+
+/// The removal of `option` from `module`, when 2.14 removed it.
+pub fn removed(module: &str, option: &str) -> Option<&'static Removed> {
+    REMOVED_IN_2_14
+        .iter()
+        .find(|r| r.option == option && r.modules.contains(&module))
+}
+
 #[cfg(test)]
 mod tests {
     use super::ANSIBLE_2_14;

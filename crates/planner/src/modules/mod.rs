@@ -14,33 +14,10 @@ pub use spec::{
     check_regex, exactly_one, normalize_with, FreeForm, ModuleSpec, Params, PlanTime, Runs,
 };
 
-/// Whether `module`'s action plugin in ansible-core 2.14 takes `async`: those of command,
-/// package, service, uri, yum and reboot, and every module without a plugin of its own
-/// (the normal action); the other plugins refuse it.
+/// Whether `module`'s action plugin in ansible-core 2.14 takes `async` (see
+/// [`ansible_options::REFUSING_ASYNC`]).
 pub fn action_supports_async(module: &str) -> bool {
-    const REFUSING: &[&str] = &[
-        "add_host",
-        "assemble",
-        "assert",
-        "async_status",
-        "copy",
-        "debug",
-        "fail",
-        "fetch",
-        "gather_facts",
-        "group_by",
-        "include_vars",
-        "pause",
-        "raw",
-        "script",
-        "set_fact",
-        "set_stats",
-        "template",
-        "unarchive",
-        "validate_argument_spec",
-        "wait_for_connection",
-    ];
-    !REFUSING.contains(&module)
+    !ansible_options::REFUSING_ASYNC.contains(&module)
 }
 
 /// The name of the project file a task of `module` reads, from its arguments: `src`, or the
@@ -86,10 +63,11 @@ pub fn templated_argument(key: &str, rendered: Json) -> Json {
 /// module takes it (valid Ansible, so never an "unknown field"); `None` when Ansible does not
 /// take it either.
 pub fn not_yet_supported(module: &str, field: &str) -> Option<String> {
-    if matches!(module, "command" | "shell") && field == "warn" {
-        return Some(
-            "`warn` was taken by Ansible 2.13 and removed in 2.14, the Ansible imgbuild matches: remove it".into(),
-        );
+    if let Some(removed) = ansible_options::removed(module, field) {
+        return Some(format!(
+            "`{field}` was taken by Ansible {} and removed in 2.14, the Ansible imgbuild matches: remove it",
+            removed.last_taken
+        ));
     }
     let (_, options) = ansible_options::ANSIBLE_2_14
         .iter()
