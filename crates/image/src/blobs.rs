@@ -12,7 +12,7 @@ use crate::hashing::HashingWriter;
 use crate::layer::{LayerWriter, Source};
 
 /// A written layer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LayerBlob {
     /// `sha256:` of the compressed blob.
     pub digest: String,
@@ -30,6 +30,19 @@ pub struct LayerBlob {
 /// Makes a finished file readable by everyone (temporary files start as 0600).
 pub fn readable(path: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o644))
+}
+
+/// The diff_id (`sha256:` of the uncompressed tar) and the tar's size of the layer that
+/// [`BlobStore::write_layer`] writes from the same `tree`, `source` and `epoch`, found without
+/// compressing or writing anything: what the next role's cache key needs while the blob itself
+/// is written on another thread.
+pub fn diff_of(tree: &Path, source: Source, epoch: u64) -> std::io::Result<(String, u64)> {
+    let hashing = HashingWriter::new(std::io::sink());
+    let mut layer = LayerWriter::new(BufWriter::with_capacity(1 << 20, hashing), epoch, source);
+    layer.add_tree(tree)?;
+    let hashing = layer.finish()?.into_inner().map_err(|e| e.into_error())?;
+    let (_, diff_id, size) = hashing.finish();
+    Ok((diff_id, size))
 }
 
 /// A folder of blobs named by digest (`sha256/<hex>`).
@@ -143,5 +156,39 @@ mod tests {
             assert!(error.to_string().contains(bad), "{error}");
             assert!(!store.has(bad));
         }
+    }
+
+    #[test]
+    fn the_diff_found_without_compressing_is_the_written_layer_s() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tree = dir.path().join("tree");
+        std::fs::create_dir_all(tree.join("etc/a")).expect("mkdir");
+        std::fs::write(tree.join("etc/a/file"), vec![7u8; 300_000]).expect("write");
+        std::os::unix::fs::symlink("a/file", tree.join("etc/link")).expect("symlink");
+        let store = BlobStore::new(&dir.path().join("blobs")).expect("store");
+        for codec in [
+            Codec::gzip(6),
+            Codec {
+                compression: Compression::Zstd,
+                level: 3,
+            },
+        ] {
+            let blob = store
+                .write_layer(&tree, Source::OverlayUpper, 1_700_000_000, codec)
+                .expect("layer");
+            let diff = diff_of(&tree, Source::OverlayUpper, 1_700_000_000).expect("diff");
+            assert_eq!(diff, (blob.diff_id.clone(), blob.diff_size), "{codec:?}");
+        }
+        std::fs::write(tree.join("etc/a/file"), b"changed").expect("write");
+        let changed = diff_of(&tree, Source::OverlayUpper, 1_700_000_000).expect("diff");
+        let blob = store
+            .write_layer(&tree, Source::OverlayUpper, 1_700_000_000, Codec::gzip(6))
+            .expect("layer");
+        assert_eq!(changed.0, blob.diff_id);
+        assert_ne!(
+            changed.0,
+            diff_of(&tree, Source::OverlayUpper, 1).expect("diff").0,
+            "the epoch is in the tar"
+        );
     }
 }

@@ -33,6 +33,9 @@ pub enum BuildError {
         /// What went wrong.
         message: String,
     },
+    /// A layer's blob could not be written from its folder in the cache.
+    #[error("{0}")]
+    LayerWrite(String),
     /// The module-signing secret could not be given to a role.
     #[error(transparent)]
     Signing(#[from] crate::signing::SigningError),

@@ -8,6 +8,7 @@ mod finish;
 mod keys;
 pub(crate) mod outcome;
 mod outputs;
+mod pending;
 mod role_layer;
 mod room;
 mod rootfs;
@@ -64,6 +65,7 @@ fn base(
             .map(|b| (b.blob.clone(), b.created_by.clone()))
             .collect(),
         trees: base_layers.iter().map(|b| b.tree.clone()).collect(),
+        diff_ids: base_layers.iter().map(|b| b.blob.diff_id.clone()).collect(),
         reports: base_layers
             .iter()
             .map(|b| LayerReport {
@@ -121,6 +123,7 @@ pub fn build(
             Some(_) => crate::signing::signing_roles(plan),
             None => Vec::new(),
         },
+        pending: None,
     };
     if settings.module_signing.is_some() && roles.signing_roles.is_empty() {
         reporter.event(&Event::Note {
@@ -130,6 +133,7 @@ pub fn build(
     for role in &plan.roles {
         roles.add_layer(role, &mut stack)?;
     }
+    roles.settle(&mut stack)?;
     let build_only = BuildOnlyRemoval::from_registered(&roles.executor.registered());
     step("the image: config and manifest".into());
     let image = finish::image(plan, settings, &stores.blobs, &mut stack)?;

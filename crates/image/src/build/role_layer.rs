@@ -18,9 +18,11 @@ use planner::Plan;
 use super::error::{io, BuildError};
 use super::keys::{role_inputs, role_of};
 use super::outcome::LayerReport;
+use super::pending::{Finished, PendingLayer, RoleLayer};
 use super::rootfs::write_rootfs;
 use super::settings::Settings;
 use super::stack::{Stack, Stores};
+use crate::blobs::LayerBlob;
 use crate::cache::remote::{self, RegistryCache};
 use crate::cache::{Entry, Inputs, Lookup};
 use crate::hashing::digest_of;
@@ -42,6 +44,16 @@ pub(super) struct Roles<'a> {
     pub secret_seen: bool,
     /// The roles given the module-signing secret (none without one).
     pub signing_roles: Vec<String>,
+    /// The layer whose blob is being written while the next role runs.
+    pub pending: Option<PendingLayer>,
+}
+
+/// Where a layer came from.
+struct Taken {
+    /// Reused from the cache (the local one or the registry's), not made by this build.
+    cached: bool,
+    /// Taken from the registry cache (`--cache-from`).
+    from_registry: bool,
 }
 
 /// Whether roles run on an overlay (`IMGBUILD_NO_OVERLAY=1` forces the snapshot fallback).
@@ -85,22 +97,30 @@ impl WorkDirs {
 }
 
 impl Roles<'_> {
-    /// Adds `role`'s layer to `stack`: from the cache, or by running the role.
+    /// Adds `role`'s layer to `stack`: from the cache, or by running the role. A layer the role
+    /// made is written on a thread while the next role runs: its blob comes into `stack` when
+    /// the next layer is added, or at [`Roles::settle`].
     pub fn add_layer(&mut self, role: &str, stack: &mut Stack) -> Result<(), BuildError> {
         let started = Instant::now();
         let (steps, inputs) = self.inputs_of(role, stack);
-        let _making = self.wait_for_other_builds(role, &inputs)?;
+        let making = self.wait_for_other_builds(role, &inputs)?;
         let lookup = match self.settings.no_cache {
             true => Lookup::Miss,
             false => self.stores.cache.lookup(&inputs),
         };
-        let (entry, cached, from_registry, why) = match lookup {
-            Lookup::Hit(entry) => (self.reuse(role, *entry)?, true, false, Vec::new()),
+        let layer = |why: Vec<String>| RoleLayer {
+            role: role.to_owned(),
+            steps: steps.clone(),
+            why,
+            started,
+        };
+        let (entry, from_registry) = match lookup {
+            Lookup::Hit(entry) => (self.reuse(role, *entry)?, false),
             Lookup::Miss => match self.take_from_registry(role, &inputs)? {
-                Some(entry) => (entry, true, true, Vec::new()),
+                Some(entry) => (entry, true),
                 None => {
                     let why = self.why_rebuilt(role, &inputs);
-                    (self.run(role, &inputs, stack, started)?, false, false, why)
+                    return self.run(layer(why), making, &inputs, stack);
                 }
             },
             Lookup::Dropped(damage) => {
@@ -108,42 +128,83 @@ impl Roles<'_> {
                 self.reporter.event(&Event::Note {
                     message: format!("warning: role {role}: {why}; running the role again"),
                 });
-                let entry = self.run(role, &inputs, stack, started)?;
-                (entry, false, false, vec![why])
+                return self.run(layer(vec![why]), making, &inputs, stack);
             }
         };
-        self.share(role, &steps, &entry, from_registry);
+        self.settle(stack)?;
+        stack.trees.push(entry.tree.clone());
+        stack.diff_ids.push(entry.blob.diff_id.clone());
+        let taken = Taken {
+            cached: true,
+            from_registry,
+        };
+        self.add_written(layer(Vec::new()), &entry, taken, stack);
+        self.set_last(role, &inputs)
+    }
+
+    /// Waits for the layer being written, if one is, and adds its blob to `stack`.
+    pub fn settle(&mut self, stack: &mut Stack) -> Result<(), BuildError> {
+        let Some(pending) = self.pending.take() else {
+            return Ok(());
+        };
+        let layer = pending.layer.clone();
+        let (entry, writing) = pending.wait()?;
+        let taken = Taken {
+            cached: false,
+            from_registry: false,
+        };
+        self.add_written(layer, &entry, taken, stack);
+        if let Some(report) = stack.reports.last_mut() {
+            // The role's own time and its blob's, not the next role's run meanwhile.
+            report.seconds = entry.seconds + writing;
+        }
+        Ok(())
+    }
+
+    /// Adds a layer whose blob is written to `stack`: shares it, says so, reports it.
+    fn add_written(&mut self, layer: RoleLayer, entry: &Entry, taken: Taken, stack: &mut Stack) {
+        let RoleLayer {
+            role,
+            steps,
+            why,
+            started,
+        } = layer;
+        self.share(&role, &steps, entry, taken.from_registry);
         self.reporter.event(&Event::Layer {
-            role: role.to_owned(),
+            role: role.clone(),
             digest: entry.blob.digest.clone(),
             size: entry.blob.size,
-            cached,
+            cached: taken.cached,
             why: why.clone(),
-            registry: from_registry.then(|| self.settings.remote.source_name()),
+            registry: taken
+                .from_registry
+                .then(|| self.settings.remote.source_name()),
         });
         stack.reports.push(LayerReport {
-            role: role.to_owned(),
+            role: role.clone(),
             digest: entry.blob.digest.clone(),
             size: entry.blob.size,
             unpacked: entry.blob.diff_size,
             diff_id: entry.blob.diff_id.clone(),
-            cached,
-            from_registry,
+            cached: taken.cached,
+            from_registry: taken.from_registry,
             seconds: started.elapsed().as_secs_f64(),
             why,
             built_at: entry.built_at,
             built_seconds: entry.seconds,
             costs: entry.costs.clone(),
         });
-        self.stores
-            .cache
-            .set_last(&self.plan.image, role, &inputs)
-            .map_err(io("recording the build"))?;
         stack
             .layers
             .push((entry.blob.clone(), format!("imgbuild role {role}")));
-        stack.trees.push(entry.tree);
-        Ok(())
+    }
+
+    /// Records that this image's last build of `role` used `inputs`.
+    fn set_last(&self, role: &str, inputs: &Inputs) -> Result<(), BuildError> {
+        self.stores
+            .cache
+            .set_last(&self.plan.image, role, inputs)
+            .map_err(io("recording the build"))
     }
 
     /// The steps of `role` and the inputs its layer is keyed by, over the layers of `stack`.
@@ -156,13 +217,10 @@ impl Roles<'_> {
             .cloned()
             .collect();
         // The whole stack below, not only the layer under this one: two different stacks can
-        // end in layers with the same digest.
-        let chain: Vec<&str> = stack
-            .layers
-            .iter()
-            .map(|(l, _)| l.digest.as_str())
-            .collect();
-        let parent = digest_of(chain.join("\n").as_bytes());
+        // end in layers with the same digest. The diff_ids, not the blobs' digests: a layer's
+        // diff_id is known while its blob is still being written, and the roles above do not
+        // depend on how the layers below are compressed.
+        let parent = digest_of(stack.diff_ids.join("\n").as_bytes());
         let mut inputs = role_inputs(
             self.plan,
             &steps,
@@ -310,68 +368,78 @@ impl Roles<'_> {
         }
     }
 
-    /// Runs the role in a sandbox and stores its changes as a layer.
+    /// Runs the role in a sandbox; its changes become its layer, placed in the cache and written
+    /// while the next role runs (the layer below is settled first, so one is written at a time).
     fn run(
         &mut self,
-        role: &str,
+        layer: RoleLayer,
+        making: Option<std::fs::File>,
         inputs: &Inputs,
-        stack: &Stack,
-        started: Instant,
-    ) -> Result<Entry, BuildError> {
+        stack: &mut Stack,
+    ) -> Result<(), BuildError> {
+        let role = layer.role.clone();
         let work = self
             .stores
             .cache
             .work_dir()
             .map_err(io("creating the role's work folder"))?;
         let dirs = WorkDirs::create(work.path(), &self.settings.package_pool())?;
-        let (target, snapshot) = self.start_target(role, &dirs, stack)?;
-        if !self.facts_checked {
-            engine::facts_check::check(engine::target::Target::fs(&target), &self.plan.facts)
-                .map_err(BuildError::Facts)?;
-            self.facts_checked = true;
-        }
-        let fs = engine::target::Target::fs(&target);
-        let signing = self.signing_for(role);
-        if let Some(signing) = &signing {
-            signing.install(role, fs).map_err(BuildError::Signing)?;
-        }
-        let ran = self.executor.run_role(role, &target);
-        if signing.is_some() {
-            crate::signing::ModuleSigning::remove(role, fs).map_err(BuildError::Signing)?;
-        }
-        target.stop();
-        let costs = ran.map_err(BuildError::Task)?.costs;
+        let (target, snapshot) = self.start_target(&role, &dirs, stack)?;
+        let costs = self.run_in(&role, &target)?;
         if let Some(snapshot) = snapshot {
             snapshot
                 .diff_into(&dirs.plain, &dirs.upper)
                 .map_err(io(format!("finding what {role} changed")))?;
         }
-        let blob = self
-            .stores
-            .blobs
-            .write_layer(
-                &dirs.upper,
-                Source::OverlayUpper,
-                self.settings.epoch,
-                self.settings.codec,
-            )
-            .map_err(io(format!("writing the {role} layer")))?;
         let entry = Entry {
-            blob,
+            blob: LayerBlob::default(),
             tree: PathBuf::new(),
             registered: self.executor.registered(),
             inputs: inputs.clone(),
-            seconds: started.elapsed().as_secs_f64(),
+            seconds: layer.started.elapsed().as_secs_f64(),
             built_at: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
             costs,
             initramfs_pending: self.executor.initramfs_pending(),
         };
-        self.stores
-            .cache
-            .put(&dirs.upper, &entry)
-            .map_err(io("storing the layer in the cache"))
+        let made = Finished {
+            layer,
+            upper: dirs.upper.clone(),
+            entry,
+            making,
+        };
+        self.settle(stack)?;
+        let (pending, tree, diff_id) = PendingLayer::start(made, self.stores, self.settings)?;
+        self.pending = Some(pending);
+        stack.trees.push(tree);
+        stack.diff_ids.push(diff_id);
+        self.set_last(&role, inputs)
+    }
+
+    /// Runs the role's tasks in `target`, with the module-signing secret when it gets it, and
+    /// stops the sandbox; returns what each task cost.
+    fn run_in(
+        &mut self,
+        role: &str,
+        target: &ChrootTarget,
+    ) -> Result<Vec<engine::costs::TaskCost>, BuildError> {
+        if !self.facts_checked {
+            engine::facts_check::check(engine::target::Target::fs(target), &self.plan.facts)
+                .map_err(BuildError::Facts)?;
+            self.facts_checked = true;
+        }
+        let fs = engine::target::Target::fs(target);
+        let signing = self.signing_for(role);
+        if let Some(signing) = &signing {
+            signing.install(role, fs).map_err(BuildError::Signing)?;
+        }
+        let ran = self.executor.run_role(role, target);
+        if signing.is_some() {
+            crate::signing::ModuleSigning::remove(role, fs).map_err(BuildError::Signing)?;
+        }
+        target.stop();
+        Ok(ran.map_err(BuildError::Task)?.costs)
     }
 
     /// Builds side by side (`--jobs`, or another process on this cache) that need the same layer
@@ -415,10 +483,10 @@ impl Roles<'_> {
     /// The sandbox for a role: on an overlay of the stack, or on a copy of it (with a snapshot
     /// to compare against) where overlayfs cannot be mounted.
     fn start_target(
-        &self,
+        &mut self,
         role: &str,
         dirs: &WorkDirs,
-        stack: &Stack,
+        stack: &mut Stack,
     ) -> Result<(ChrootTarget, Option<crate::snapshot::Snapshot>), BuildError> {
         let spec = SandboxSpec {
             root: dirs.merged.clone(),
@@ -442,6 +510,8 @@ impl Roles<'_> {
                 Err(e) => return Err(BuildError::Sandbox(e.to_string())),
             }
         }
+        // The copy is written from the blobs: the one still being written is waited for.
+        self.settle(stack)?;
         let below = ImageSpec {
             layers: stack.layers.clone(),
             labels: BTreeMap::new(),

@@ -12,10 +12,14 @@ use crate::cache::LayerCache;
 /// its files, and what the build reports of it.
 #[derive(Debug, Default)]
 pub(crate) struct Stack {
-    /// Each layer's blob and its history line.
+    /// Each layer's blob and its history line (a layer whose blob is still being written comes
+    /// once it is: see `pending`).
     pub(super) layers: Vec<(LayerBlob, String)>,
     /// The folder holding each layer's files.
     pub(super) trees: Vec<PathBuf>,
+    /// Each layer's diff_id, known before its blob: what the cache keys of the roles above
+    /// chain on.
+    pub(super) diff_ids: Vec<String>,
     /// What the build reports of each layer.
     pub(super) reports: Vec<LayerReport>,
 }

@@ -64,6 +64,7 @@ impl LayerCache {
         limit: u64,
         since: SystemTime,
     ) -> std::io::Result<Collected> {
+        self.remove_unfinished()?;
         let layers = self.layers_by_use();
         let mut held = layers.iter().map(|l| l.entry.blob.diff_size).sum::<u64>()
             + dir_bytes(&self.dir.join("blobs/sha256"))

@@ -168,6 +168,12 @@ impl LayerCache {
         if !dir.is_dir() {
             return Lookup::Miss;
         }
+        if unfinished(&dir) {
+            // The build that placed it stopped before its blob was stored: nothing is damaged,
+            // the layer was never finished. (A build still writing it holds the key's lock.)
+            let _ = std::fs::remove_dir_all(&dir);
+            return Lookup::Miss;
+        }
         match self.check(&dir, false) {
             Ok(entry) => {
                 crate::used::touch(&dir.join("entry.json"));
@@ -184,6 +190,12 @@ impl LayerCache {
             what,
             bad_blob: None,
         };
+        if unfinished(dir) {
+            return Err(damaged(
+                "it is unfinished: the build that made it stopped before its blob was stored"
+                    .into(),
+            ));
+        }
         let text = std::fs::read_to_string(dir.join("entry.json"))
             .map_err(|e| damaged(format!("its record entry.json cannot be read: {e}")))?;
         let mut entry: Entry = serde_json::from_str(&text)
@@ -240,8 +252,16 @@ impl LayerCache {
     /// Stores a role's layer: moves `tree` into the cache and writes the entry last, so an
     /// interrupted store leaves no entry.
     pub fn put(&self, tree: &Path, entry: &Entry) -> std::io::Result<Entry> {
-        let key = entry.inputs.key();
-        let final_dir = self.dir.join("layers").join(&key);
+        self.place_tree(tree, &entry.inputs.key())?;
+        self.record(entry)
+    }
+
+    /// Moves a role's layer folder `tree` to its place in the cache, under `key`, marked
+    /// unfinished until [`LayerCache::record`] writes its entry; returns the folder's new path,
+    /// which later roles can use as a lower while the layer's blob is written. A lookup that
+    /// finds an unfinished folder (its build stopped before recording it) removes it.
+    pub fn place_tree(&self, tree: &Path, key: &str) -> std::io::Result<PathBuf> {
+        let final_dir = self.dir.join("layers").join(key);
         let staging = self
             .dir
             .join("layers")
@@ -249,12 +269,18 @@ impl LayerCache {
         let _ = std::fs::remove_dir_all(&staging);
         std::fs::create_dir_all(&staging)?;
         std::fs::rename(tree, staging.join("tree"))?;
-        let text = serde_json::to_vec_pretty(entry).map_err(std::io::Error::other)?;
-        std::fs::write(staging.join("entry.json"), text)?;
+        std::fs::write(staging.join(UNFINISHED), b"")?;
         if final_dir.exists() {
             let _ = std::fs::remove_dir_all(&final_dir);
         }
         std::fs::rename(&staging, &final_dir)?;
+        Ok(final_dir.join("tree"))
+    }
+
+    /// Records `entry` for the folder [`LayerCache::place_tree`] placed under its key: the
+    /// entry is written last, through a rename, so a reader sees a whole entry or none.
+    pub fn record(&self, entry: &Entry) -> std::io::Result<Entry> {
+        let final_dir = self.dir.join("layers").join(entry.inputs.key());
         let mut stored = entry.clone();
         stored.tree = final_dir.join("tree");
         // The stamps reuse is checked against (a blob not in this cache's store has none yet).
@@ -263,7 +289,20 @@ impl LayerCache {
             let tree = integrity::tree_stamp(&stored.tree)?;
             write_json(&final_dir.join("stamp.json"), &Stamp { blob, tree })?;
         }
+        write_json(&final_dir.join("entry.json"), entry)?;
+        std::fs::remove_file(final_dir.join(UNFINISHED))?;
         Ok(stored)
+    }
+
+    /// Removes the layer folders builds placed but never recorded (they stopped first); only
+    /// for a caller that holds the cache exclusively, so no running build's folder goes.
+    pub(crate) fn remove_unfinished(&self) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(self.dir.join("layers"))?.flatten() {
+            if unfinished(&entry.path()) {
+                std::fs::remove_dir_all(entry.path())?;
+            }
+        }
+        Ok(())
     }
 
     /// What the last build of `image`'s `role` used.
@@ -375,6 +414,14 @@ pub enum Lookup {
     Miss,
     /// An entry that was damaged (why), now removed.
     Dropped(String),
+}
+
+/// The file that marks a layer folder placed in the cache whose entry is not yet recorded.
+const UNFINISHED: &str = "unfinished";
+
+/// Whether the layer folder `dir` was placed but never recorded.
+fn unfinished(dir: &Path) -> bool {
+    dir.join(UNFINISHED).exists() && !dir.join("entry.json").exists()
 }
 
 /// What is wrong with an entry, and its blob when the blob is what is wrong.
@@ -540,6 +587,58 @@ mod tests {
             "unused by any last build"
         );
         assert!(cache.get(&inputs).is_none());
+    }
+
+    #[test]
+    fn a_placed_folder_is_a_miss_until_recorded_and_gone_when_never_recorded() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = LayerCache::new(dir.path()).expect("cache");
+        let blobs = crate::blobs::BlobStore::new(&dir.path().join("blobs")).expect("blobs");
+        let entry = |tasks: &str| Entry {
+            blob: LayerBlob {
+                digest: blobs.write_bytes(tasks.as_bytes()).expect("blob"),
+                size: tasks.len() as u64,
+                diff_id: "sha256:1".into(),
+                diff_size: 2,
+                compression: crate::compression::Compression::Gzip,
+            },
+            tree: PathBuf::new(),
+            registered: Json::Null,
+            inputs: Inputs {
+                tasks: tasks.into(),
+                ..Inputs::default()
+            },
+            seconds: 1.0,
+            built_at: 0,
+            costs: Vec::new(),
+            initramfs_pending: Vec::new(),
+        };
+        let placed = |name: &str, entry: &Entry| {
+            let tree = dir.path().join(name);
+            std::fs::create_dir_all(tree.join("etc")).expect("mkdir");
+            cache.place_tree(&tree, &entry.inputs.key()).expect("place")
+        };
+        // Recorded after it was placed (its blob written meanwhile): a hit on that folder.
+        let finished = entry("finished");
+        let tree = placed("a", &finished);
+        assert!(tree.join("etc").is_dir());
+        assert!(matches!(cache.lookup(&finished.inputs), Lookup::Miss));
+        let tree = placed("a", &finished);
+        cache.record(&finished).expect("record");
+        match cache.lookup(&finished.inputs) {
+            Lookup::Hit(hit) => assert_eq!(hit.tree, tree),
+            _ => panic!("the recorded layer was not found"),
+        }
+        // Never recorded (its build was killed): a miss, not damage, and the folder goes.
+        let killed = entry("killed");
+        let tree = placed("b", &killed);
+        assert!(matches!(cache.lookup(&killed.inputs), Lookup::Miss));
+        assert!(!tree.exists());
+        // The collector removes such a folder too; a recorded layer is not touched.
+        let tree = placed("c", &killed);
+        cache.remove_unfinished().expect("sweep");
+        assert!(!tree.exists());
+        assert!(cache.get(&finished.inputs).is_some());
     }
 
     #[test]
