@@ -1,7 +1,8 @@
 //! The layer cache: a role's layer is reused when nothing it depends on changed. The key hashes
-//! the parent layer's digest, the role's resolved tasks and handlers, the bytes of every project
-//! file it reads, the sha256 of every artifact it downloads, and what earlier roles registered.
-//! A miss says which of those changed since the last build of the same image and role.
+//! the diff_ids of the layers below, the role's resolved tasks and handlers, the bytes of every
+//! project file it reads, the sha256 of every artifact it downloads, and what earlier roles
+//! registered. A miss says which of those changed since the last build of the same image and
+//! role.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,7 +25,7 @@ pub use verify::{Finding, Verified};
 pub struct Inputs {
     /// imgbuild's version (the layer format).
     pub imgbuild: String,
-    /// Digest of the stack of layers below (every digest, in order).
+    /// Digest of the stack of layers below (every layer's diff_id, in order).
     pub parent: String,
     /// Digest of the role's resolved tasks and the handlers.
     pub tasks: String,
