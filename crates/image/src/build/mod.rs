@@ -9,6 +9,7 @@ mod keys;
 pub(crate) mod outcome;
 mod outputs;
 mod pending;
+mod queue;
 mod role_layer;
 mod room;
 mod rootfs;
@@ -123,7 +124,7 @@ pub fn build(
             Some(_) => crate::signing::signing_roles(plan),
             None => Vec::new(),
         },
-        pending: None,
+        queue: Default::default(),
     };
     if settings.module_signing.is_some() && roles.signing_roles.is_empty() {
         reporter.event(&Event::Note {

@@ -94,6 +94,23 @@ impl PendingLayer {
         Ok((pending, tree, diff_id))
     }
 
+    /// A layer written by `writer` (for tests of what waits for it).
+    #[cfg(test)]
+    pub fn from_writer(
+        layer: RoleLayer,
+        writer: JoinHandle<Result<(Entry, f64), BuildError>>,
+    ) -> PendingLayer {
+        PendingLayer {
+            layer,
+            writer: Some(writer),
+        }
+    }
+
+    /// Whether the blob is written (and [`PendingLayer::wait`] returns at once).
+    pub fn is_written(&self) -> bool {
+        self.writer.as_ref().is_none_or(JoinHandle::is_finished)
+    }
+
     /// Waits for the blob: the stored entry, and the seconds its writing took.
     pub fn wait(mut self) -> Result<(Entry, f64), BuildError> {
         let writer = self.writer.take();

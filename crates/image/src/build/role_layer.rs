@@ -19,6 +19,7 @@ use super::error::{io, BuildError};
 use super::keys::{role_inputs, role_of};
 use super::outcome::LayerReport;
 use super::pending::{Finished, PendingLayer, RoleLayer};
+use super::queue::{LayerQueue, Ready, Taken, Wait};
 use super::rootfs::write_rootfs;
 use super::settings::Settings;
 use super::stack::{Stack, Stores};
@@ -44,17 +45,14 @@ pub(super) struct Roles<'a> {
     pub secret_seen: bool,
     /// The roles given the module-signing secret (none without one).
     pub signing_roles: Vec<String>,
-    /// The layer whose blob is being written while the next role runs.
-    pub pending: Option<PendingLayer>,
+    /// The layers between their roles and the image: blobs being written while later roles
+    /// run, and the layers behind them.
+    pub queue: LayerQueue,
 }
 
-/// Where a layer came from.
-struct Taken {
-    /// Reused from the cache (the local one or the registry's), not made by this build.
-    cached: bool,
-    /// Taken from the registry cache (`--cache-from`).
-    from_registry: bool,
-}
+/// How many layers' blobs are written at once, besides the role running: the one before it
+/// compresses while the next is hashed, and a short role does not wait for a long write.
+const WRITING_AT_ONCE: usize = 2;
 
 /// Whether roles run on an overlay (`IMGBUILD_NO_OVERLAY=1` forces the snapshot fallback).
 fn overlay_wanted() -> bool {
@@ -97,10 +95,12 @@ impl WorkDirs {
 }
 
 impl Roles<'_> {
-    /// Adds `role`'s layer to `stack`: from the cache, or by running the role. A layer the role
-    /// made is written on a thread while the next role runs: its blob comes into `stack` when
-    /// the next layer is added, or at [`Roles::settle`].
+    /// Adds `role`'s layer to `stack`: from the cache, or by running the role. Its folder and
+    /// diff_id (what the next role needs) come at once; a layer the role made is written on a
+    /// thread while later roles run, and its blob enters `stack` when written, after those
+    /// below it ([`Roles::settle`] waits for all).
     pub fn add_layer(&mut self, role: &str, stack: &mut Stack) -> Result<(), BuildError> {
+        self.settle_until(stack, Wait::Never)?;
         let started = Instant::now();
         let (steps, inputs) = self.inputs_of(role, stack);
         let making = self.wait_for_other_builds(role, &inputs)?;
@@ -131,45 +131,46 @@ impl Roles<'_> {
                 return self.run(layer(vec![why]), making, &inputs, stack);
             }
         };
-        self.settle(stack)?;
         stack.trees.push(entry.tree.clone());
         stack.diff_ids.push(entry.blob.diff_id.clone());
-        let taken = Taken {
-            cached: true,
-            from_registry,
-        };
-        self.add_written(layer(Vec::new()), &entry, taken, stack);
+        self.queue.push_ready(Ready {
+            layer: layer(Vec::new()),
+            entry,
+            taken: Taken {
+                cached: true,
+                from_registry,
+            },
+            seconds: started.elapsed().as_secs_f64(),
+        });
+        self.settle_until(stack, Wait::Never)?;
         self.set_last(role, &inputs)
     }
 
-    /// Waits for the layer being written, if one is, and adds its blob to `stack`.
+    /// Waits for every layer being written and adds them to `stack`, in order.
     pub fn settle(&mut self, stack: &mut Stack) -> Result<(), BuildError> {
-        let Some(pending) = self.pending.take() else {
-            return Ok(());
-        };
-        let layer = pending.layer.clone();
-        let (entry, writing) = pending.wait()?;
-        let taken = Taken {
-            cached: false,
-            from_registry: false,
-        };
-        self.add_written(layer, &entry, taken, stack);
-        if let Some(report) = stack.reports.last_mut() {
-            // The role's own time and its blob's, not the next role's run meanwhile.
-            report.seconds = entry.seconds + writing;
+        self.settle_until(stack, Wait::All)
+    }
+
+    /// Adds to `stack` the layers that may enter it, waiting for blobs as `wait` says.
+    fn settle_until(&mut self, stack: &mut Stack, wait: Wait) -> Result<(), BuildError> {
+        while let Some(ready) = self.queue.next(wait) {
+            self.add_written(ready?, stack);
         }
         Ok(())
     }
 
     /// Adds a layer whose blob is written to `stack`: shares it, says so, reports it.
-    fn add_written(&mut self, layer: RoleLayer, entry: &Entry, taken: Taken, stack: &mut Stack) {
+    fn add_written(&mut self, ready: Ready, stack: &mut Stack) {
+        let Ready {
+            layer,
+            entry,
+            taken,
+            seconds,
+        } = ready;
         let RoleLayer {
-            role,
-            steps,
-            why,
-            started,
+            role, steps, why, ..
         } = layer;
-        self.share(&role, &steps, entry, taken.from_registry);
+        self.share(&role, &steps, &entry, taken.from_registry);
         self.reporter.event(&Event::Layer {
             role: role.clone(),
             digest: entry.blob.digest.clone(),
@@ -188,7 +189,7 @@ impl Roles<'_> {
             diff_id: entry.blob.diff_id.clone(),
             cached: taken.cached,
             from_registry: taken.from_registry,
-            seconds: started.elapsed().as_secs_f64(),
+            seconds,
             why,
             built_at: entry.built_at,
             built_seconds: entry.seconds,
@@ -369,7 +370,7 @@ impl Roles<'_> {
     }
 
     /// Runs the role in a sandbox; its changes become its layer, placed in the cache and written
-    /// while the next role runs (the layer below is settled first, so one is written at a time).
+    /// while later roles run (at most [`WRITING_AT_ONCE`] at a time).
     fn run(
         &mut self,
         layer: RoleLayer,
@@ -409,9 +410,9 @@ impl Roles<'_> {
             entry,
             making,
         };
-        self.settle(stack)?;
+        self.settle_until(stack, Wait::UntilWriting(WRITING_AT_ONCE - 1))?;
         let (pending, tree, diff_id) = PendingLayer::start(made, self.stores, self.settings)?;
-        self.pending = Some(pending);
+        self.queue.push_writing(pending);
         stack.trees.push(tree);
         stack.diff_ids.push(diff_id);
         self.set_last(&role, inputs)

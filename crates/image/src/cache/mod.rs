@@ -90,7 +90,7 @@ impl Inputs {
 }
 
 /// A cached layer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
     /// The layer's blob.
     pub blob: LayerBlob,
