@@ -222,9 +222,7 @@ fn load_cached(dir: &Path, epoch: u64, blobs: &BlobStore) -> Option<Vec<BaseLaye
 fn store_cached(dir: &Path, epoch: u64, cached: &Cached) -> Result<(), BaseError> {
     let text = serde_json::to_vec_pretty(cached).map_err(|e| BaseError::Failed(e.to_string()))?;
     let record = record_path(dir, epoch);
-    let tmp = record.with_extension("json.tmp");
-    std::fs::write(&tmp, text).map_err(io("writing the base cache"))?;
-    std::fs::rename(&tmp, record).map_err(io("writing the base cache"))
+    crate::atomic::write_file(&record, &text).map_err(io("writing the base cache"))
 }
 
 /// The cached base under `key`, or one from the registry cache, or a new one: `make` fills a

@@ -2,6 +2,7 @@
 //! outputs, bases, and the layer cache.
 
 pub mod apply;
+pub mod atomic;
 pub mod base;
 pub mod blobs;
 pub mod boot_record;

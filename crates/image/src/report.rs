@@ -391,9 +391,8 @@ pub fn write(dir: &Path, report: &Report) -> std::io::Result<()> {
         ("report.json", json),
         ("report.md", markdown(report).into_bytes()),
     ] {
-        let tmp = dir.join(format!(".{name}.tmp"));
-        std::fs::write(&tmp, bytes)?;
-        std::fs::rename(&tmp, dir.join(name))?;
+        // Two builds of the same image side by side each write their own temporary file.
+        crate::atomic::write_file(&dir.join(name), &bytes)?;
     }
     Ok(())
 }

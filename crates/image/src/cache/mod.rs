@@ -453,12 +453,8 @@ struct Stamp {
 /// Writes `value` as JSON to `path` through a temporary file and a rename, so a reader never
 /// sees half a record.
 fn write_json(path: &Path, value: &impl Serialize) -> std::io::Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(
-        &tmp,
-        serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?,
-    )?;
-    std::fs::rename(tmp, path)
+    let json = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
+    crate::atomic::write_file(path, &json)
 }
 
 /// What `prune` removed.
