@@ -75,7 +75,8 @@ impl PendingLayer {
             blobs: stores.blobs.clone(),
             cache: stores.cache.clone(),
             tree: tree.clone(),
-            settings: (settings.epoch, settings.codec),
+            epoch: settings.epoch,
+            codec: settings.codec,
             diff_id: diff_id.clone(),
             entry,
             role: role.clone(),
@@ -143,8 +144,10 @@ struct Job {
     blobs: BlobStore,
     cache: LayerCache,
     tree: PathBuf,
-    /// The epoch and the codec.
-    settings: (u64, crate::compression::Codec),
+    /// `SOURCE_DATE_EPOCH`, which clamps the tar's times.
+    epoch: u64,
+    /// The compression.
+    codec: crate::compression::Codec,
     diff_id: String,
     entry: Entry,
     role: String,
@@ -166,10 +169,9 @@ impl Job {
     /// records the entry.
     fn write(mut self) -> Result<(Entry, f64), BuildError> {
         let writing = Instant::now();
-        let (epoch, codec) = self.settings;
         self.entry.blob = self
             .blobs
-            .write_layer(&self.tree, Source::OverlayUpper, epoch, codec)
+            .write_layer(&self.tree, Source::OverlayUpper, self.epoch, self.codec)
             .map_err(io(format!("writing the {} layer", self.role)))?;
         same_diff(
             &self.role,
