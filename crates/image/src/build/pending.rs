@@ -46,7 +46,7 @@ pub(super) struct Finished {
     /// The entry to record, its blob still unknown.
     pub entry: Entry,
     /// The lock on the layer's key, held until the entry is recorded.
-    pub making: Option<std::fs::File>,
+    pub making: std::fs::File,
 }
 
 impl PendingLayer {

@@ -374,7 +374,7 @@ impl Roles<'_> {
     fn run(
         &mut self,
         layer: RoleLayer,
-        making: Option<std::fs::File>,
+        making: std::fs::File,
         inputs: &Inputs,
         stack: &mut Stack,
     ) -> Result<(), BuildError> {
@@ -445,15 +445,14 @@ impl Roles<'_> {
 
     /// Builds side by side (`--jobs`, or another process on this cache) that need the same layer
     /// make it once: the lock on its key is held until this build has stored or found it, and a
-    /// build that has to wait says so, then finds the layer cached.
+    /// build that has to wait says so, then finds the layer cached. A `--no-cache` build takes
+    /// the lock too, so no build takes the folder it places for unfinished while its blob is
+    /// written.
     fn wait_for_other_builds(
         &self,
         role: &str,
         inputs: &Inputs,
-    ) -> Result<Option<std::fs::File>, BuildError> {
-        if self.settings.no_cache {
-            return Ok(None);
-        }
+    ) -> Result<std::fs::File, BuildError> {
         let path = self
             .settings
             .cache_dir
@@ -471,14 +470,16 @@ impl Roles<'_> {
             .map_err(io("locking the layer's cache entry"))?;
         use rustix::fs::{flock, FlockOperation};
         if flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
+            let then = match self.settings.no_cache {
+                true => "waiting for it to be stored, then running the role again (--no-cache)",
+                false => "waiting to take it from the cache",
+            };
             self.reporter.event(&Event::Note {
-                message: format!(
-                    "role {role}: another build is making this layer; waiting to take it from the cache"
-                ),
+                message: format!("role {role}: another build is making this layer; {then}"),
             });
             flock(&file, FlockOperation::LockExclusive).map_err(|e| locking(e.into()))?;
         }
-        Ok(Some(file))
+        Ok(file)
     }
 
     /// The sandbox for a role: on an overlay of the stack, or on a copy of it (with a snapshot
