@@ -50,8 +50,8 @@ pub(super) struct Roles<'a> {
     pub queue: LayerQueue,
 }
 
-/// How many layers' blobs are written at once, besides the role running: the one before it
-/// compresses while the next is hashed, and a short role does not wait for a long write.
+/// At most this many layers' blobs are written at once while later roles run: a short role
+/// after a big layer (openibd after nvidia) does not wait for that layer's blob.
 const WRITING_AT_ONCE: usize = 2;
 
 /// Whether roles run on an overlay (`IMGBUILD_NO_OVERLAY=1` forces the snapshot fallback).
