@@ -56,11 +56,7 @@ impl VerifyCache {
         report: &verify::Report,
     ) -> std::io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)?;
-        std::io::Write::write_all(&mut tmp, &serde_json::to_vec(report)?)?;
-        tmp.persist(self.path(manifest, expect))
-            .map_err(|e| e.error)?;
-        Ok(())
+        crate::atomic::write_file(&self.path(manifest, expect), &serde_json::to_vec(report)?)
     }
 }
 
@@ -126,10 +122,10 @@ pub fn record_output(
         Some(stamp) => stamps.insert(key(output), stamp),
         None => stamps.remove(&key(output)),
     };
-    let mut tmp = tempfile::NamedTempFile::new_in(image_dir)?;
-    std::io::Write::write_all(&mut tmp, &serde_json::to_vec_pretty(&stamps)?)?;
-    tmp.persist(image_dir.join(STAMPS)).map_err(|e| e.error)?;
-    Ok(())
+    crate::atomic::write_file(
+        &image_dir.join(STAMPS),
+        &serde_json::to_vec_pretty(&stamps)?,
+    )
 }
 
 #[cfg(test)]
