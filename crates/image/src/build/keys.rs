@@ -213,4 +213,30 @@ mod tests {
         // Another ciphertext (a changed value) gives another key.
         assert_ne!(key(marker), key("<vault:00112233445566ab>"));
     }
+
+    /// What a role registered keys the roles above it the same whether it is the build's own
+    /// result or restored from the cache's entry (JSON): a stat's ctime is a float.
+    #[test]
+    fn registered_floats_key_the_same_after_the_caches_round_trip() {
+        let (plan, steps) = plan_with("p");
+        let none = |_: &str| None;
+        let registered_key = |registered: &Json| {
+            role_inputs(
+                &plan,
+                &steps,
+                "p",
+                Path::new("/nonexistent"),
+                registered,
+                &none,
+            )
+            .registered
+        };
+        for nanos in (0..1_000_000_000u64).step_by(7_919_777) {
+            let ctime = 1_795_839_840.0 + nanos as f64 / 1e9;
+            let made = serde_json::json!({"tree": {"stat": {"ctime": ctime}}});
+            let text = serde_json::to_string(&made).expect("json");
+            let restored: Json = serde_json::from_str(&text).expect("json");
+            assert_eq!(registered_key(&made), registered_key(&restored), "{text}");
+        }
+    }
 }
