@@ -138,37 +138,45 @@ export -f ansible_round imgbuild_build
 export work base project imgbuild mirror
 
 echo "image $image, $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo); both sides with warm package caches"
+rounds=${ROUNDS:-all}
 use_recipe recipe.yml
 cp "$work/playbook-recipe.yml" "$work/playbook.yml"
-timed ansible_cold ansible_round "$work/ansible-cold"
+[ "$rounds" = jobs2 ] || timed ansible_cold ansible_round "$work/ansible-cold"
 fresh_cache "$work/cache-main"
 timed imgbuild_cold imgbuild_build "$work/cache-main" "$image"
+cp "$work/out/$image/report.json" "$work/report-cold.json"
 # Where the cold build's time went (report.md keeps each layer's own build's costs).
 cp "$work/out/$image/report.md" "$work/report-cold.md"
 sed -n '/where the time went/,/<\/details>/p' "$work/report-cold.md"
 
 # Same tree: imgbuild's rootfs (all layers cached now) against Ansible's.
+[ "$rounds" = jobs2 ] || {
 imgbuild_build "$work/cache-main" "$image" --format chroot --no-verify >"$work/log-chroot" 2>&1 ||
     { tail -30 "$work/log-chroot"; echo "writing imgbuild's rootfs failed" >&2; exit 1; }
 python3 "$repo/bench/tree_diff.py" "$work/ansible-cold" "$work/out/$image/rootfs" | tee "$work/tree-diff"
 diffs=$(awk '/^diffs / {print $2}' "$work/tree-diff")
 rm -rf "$work/ansible-cold" "$work/out/$image/rootfs"
+}
 ratio() { echo "scale=3; $1 / $2" | bc -l | sed 's/^\./0./'; }
-cold=$(ratio "$wall_imgbuild_cold" "$wall_ansible_cold")
-if [ "${ROUNDS:-all}" = cold ]; then
-    echo "pipeline: cold $cold diffs $diffs"
+if [ "$rounds" = cold ]; then
+    echo "pipeline: cold $(ratio "$wall_imgbuild_cold" "$wall_ansible_cold") diffs $diffs"
     exit 0
 fi
 
-timed imgbuild_nochange imgbuild_build "$work/cache-main" "$image"
-timed ansible_nochange ansible_round "$work/ansible-nochange"
-rm -rf "$work/ansible-nochange"
+if [ "$rounds" != jobs2 ]; then
+    timed imgbuild_nochange imgbuild_build "$work/cache-main" "$image"
+    timed ansible_nochange ansible_round "$work/ansible-nochange"
+    rm -rf "$work/ansible-nochange"
+fi
 
 use_recipe recipe-bumped.yml
 cp "$work/playbook-recipe-bumped.yml" "$work/playbook.yml"
-timed ansible_bump ansible_round "$work/ansible-bump"
-rm -rf "$work/ansible-bump"
+if [ "$rounds" != jobs2 ]; then
+    timed ansible_bump ansible_round "$work/ansible-bump"
+    rm -rf "$work/ansible-bump"
+fi
 timed imgbuild_bump imgbuild_build "$work/cache-main" "$image"
+cp "$work/out/$image/report.json" "$work/report-bump.json"
 grep -q "nvidia.*built" "$work/log-imgbuild_bump" || { echo "the bump rebuilt no nvidia layer" >&2; exit 1; }
 # The bump's floor: the DKMS compile and the initramfs, which any tool must redo (bump_floor.py).
 echo "what the bump must redo, whoever builds (imgbuild's bump report):"
@@ -182,15 +190,23 @@ use_recipe recipe.yml
 cp "$work/recipe-bumped-image.yml" "$project/images/$image-bumped.yml"
 fresh_cache "$work/cache-jobs"
 timed imgbuild_jobs2 imgbuild_build "$work/cache-jobs" --jobs 2 "$image" "$image-bumped"
+cp "$work/out/$image/report.json" "$work/report-jobs2-$image.json"
+cp "$work/out/$image-bumped/report.json" "$work/report-jobs2-$image-bumped.json"
 rm -rf "$work/cache-jobs"
 printf -v wall_serial '%.1f' "$(echo "$wall_imgbuild_cold + $wall_imgbuild_bump" | bc -l)"
 
-nochange=$(ratio "$wall_imgbuild_nochange" "$wall_ansible_nochange")
-bump=$(ratio "$wall_imgbuild_bump" "$wall_ansible_bump")
 jobs2=$(ratio "$wall_imgbuild_jobs2" "$wall_serial")
 # jobs2's floor: the serial builds' CPU spread over every core, the best any split of it can do.
 cores=$(nproc)
 floor_jobs2=$(echo "($cpu_imgbuild_cold + $cpu_imgbuild_bump) / $cores / $wall_serial" | bc -l | sed 's/^\./0./' | cut -c1-5)
+if [ "$rounds" = jobs2 ]; then
+    echo "two images: serial $wall_serial s / $(echo "$cpu_imgbuild_cold + $cpu_imgbuild_bump" | bc -l) s CPU, --jobs 2 $wall_imgbuild_jobs2 s / $cpu_imgbuild_jobs2 s CPU, the floor $floor_jobs2"
+    echo "pipeline: jobs2 $jobs2"
+    exit 0
+fi
+cold=$(ratio "$wall_imgbuild_cold" "$wall_ansible_cold")
+nochange=$(ratio "$wall_imgbuild_nochange" "$wall_ansible_nochange")
+bump=$(ratio "$wall_imgbuild_bump" "$wall_ansible_bump")
 echo
 echo "| round | ansible-playbook wall / CPU | imgbuild wall / CPU | ratio (goal) |"
 echo "|---|---|---|---|"
