@@ -151,6 +151,7 @@ pub(super) fn report(plan: &Plan, made: &Made, started: Instant) -> Result<(), B
         layers: stack.reports.clone(),
         outputs: Vec::new(),
         seconds: started.elapsed().as_secs_f64(),
+        after_roles: 0.0,
         verify: verified.cloned(),
         build_only: build_only.cloned(),
     };

@@ -134,6 +134,7 @@ pub fn build(
     for role in &plan.roles {
         roles.add_layer(role, &mut stack)?;
     }
+    let roles_done = Instant::now();
     roles.settle(&mut stack)?;
     let build_only = BuildOnlyRemoval::from_registered(&roles.executor.registered());
     step("the image: config and manifest".into());
@@ -158,6 +159,7 @@ pub fn build(
         layers: stack.reports,
         outputs,
         seconds: started.elapsed().as_secs_f64(),
+        after_roles: roles_done.elapsed().as_secs_f64(),
         verify: verified,
         build_only,
     })

@@ -48,6 +48,9 @@ pub struct BuildReport {
     pub outputs: Vec<PathBuf>,
     /// Seconds the build took.
     pub seconds: f64,
+    /// Seconds of it after the last role ran: the blobs still being written, the image,
+    /// verify and the outputs.
+    pub after_roles: f64,
     /// What verify found, when it ran.
     pub verify: Option<verify::Report>,
     /// What the build-only packages step removed, when the recipe names any.

@@ -567,15 +567,18 @@ fn summary(
     text
 }
 
-/// `  time: 412.3s; most in nvidia 230.1s, mofed 60.2s, kernel 40.0s; the image, verify and
-/// outputs 31.0s`: the roles that took longest, and what was not a role's.
+/// `  time: 412.3s; most in nvidia 230.1s, mofed 60.2s, kernel 40.0s; after the roles (the last
+/// blobs, the image, verify and outputs) 31.0s`: the roles that ran longest (a built layer's
+/// run, without its blob's writing, which overlaps later roles), and what came after them.
 fn where_the_time_went(report: &image::build::BuildReport) -> String {
     let mut layers: Vec<(&str, f64)> = report
         .layers
         .iter()
-        .map(|l| (l.role.as_str(), l.seconds))
+        .map(|l| match l.cached {
+            true => (l.role.as_str(), l.seconds),
+            false => (l.role.as_str(), l.built_seconds),
+        })
         .collect();
-    let in_layers: f64 = layers.iter().map(|(_, s)| s).sum();
     layers.sort_by(|a, b| b.1.total_cmp(&a.1));
     let slowest: Vec<String> = layers
         .iter()
@@ -588,9 +591,8 @@ fn where_the_time_went(report: &image::build::BuildReport) -> String {
         false => format!("; most in {}", slowest.join(", ")),
     };
     format!(
-        "  time: {:.1}s{most}; the image, verify and outputs {:.1}s\n",
-        report.seconds,
-        (report.seconds - in_layers).max(0.0)
+        "  time: {:.1}s{most}; after the roles (the last blobs, the image, verify and outputs) {:.1}s\n",
+        report.seconds, report.after_roles
     )
 }
 
@@ -608,7 +610,8 @@ mod tests {
             diff_id: "sha256:i".into(),
             cached: false,
             from_registry: false,
-            seconds: 1.0,
+            // The role's run (1 s) and its blob's writing, which overlapped the next role.
+            seconds: 1.7,
             why: Vec::new(),
             built_at: 0,
             built_seconds: 1.0,
@@ -624,13 +627,14 @@ mod tests {
                 PathBuf::from("/out/debian-12-compute/debian-12-compute.tar"),
             ],
             seconds: 2.5,
+            after_roles: 0.5,
             verify: None,
             build_only: None,
         };
         let text = summary(&report, None);
         assert!(
             text.contains(
-                "  time: 2.5s; most in r 1.0s, r 1.0s; the image, verify and outputs 0.5s\n"
+                "  time: 2.5s; most in r 1.0s, r 1.0s; after the roles (the last blobs, the image, verify and outputs) 0.5s\n"
             ),
             "{text}"
         );
