@@ -11,7 +11,9 @@ Writes, in WORK:
                                   `--jobs 2` of both versions)
   playbook-recipe.yml, playbook-recipe-bumped.yml
                                   what ansible-playbook runs: the same roles and variables
-and, beside RECIPE, <image>-base.yml: the recipe's base with no roles (the Ansible side's start).
+and, beside RECIPE, <image>-base.yml: the recipe's base with no roles (the Ansible side's start),
+and <image>-shared.yml: the roles before nvidia, which the bump leaves alone (what the two
+images of `--jobs 2` share, built once and one role after the other: part of that round's floor).
 (imgbuild builds an image by its file name, and a recipe's image_name must be that name.)
 
 What differs from the recipe in images/, and why (findings, in docs/ansible.md too):
@@ -108,6 +110,12 @@ def main():
     dump(os.path.join(work, "recipe-bumped-image.yml"), [bumped])
     base = dict(play, roles=[], vars=dict(variables, image_name=f"{stem}-base"))
     dump(os.path.join(os.path.dirname(recipe), f"{stem}-base.yml"), [base])
+    roles = play.get("roles", [])
+    if "nvidia" not in roles:
+        sys.exit(f"{recipe}: no nvidia role to bump")
+    shared_roles = roles[: roles.index("nvidia")]
+    shared = dict(play, roles=shared_roles, vars=dict(variables, image_name=f"{stem}-shared"))
+    dump(os.path.join(os.path.dirname(recipe), f"{stem}-shared.yml"), [shared])
 
     for name, version in [("recipe", old_version), ("recipe-bumped", new_version)]:
         playbook = {
