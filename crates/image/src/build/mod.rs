@@ -2,6 +2,7 @@
 //! nothing it depends on changed, otherwise run in an overlay sandbox (`role_layer`); the image
 //! config and manifest, verify and the report (`finish`); the outputs (`outputs`).
 
+pub mod cpu_share;
 mod error;
 mod files;
 mod finish;

@@ -15,6 +15,7 @@ use engine::sandbox::{ChrootTarget, Overlay, SandboxSpec};
 use planner::plan::Step;
 use planner::Plan;
 
+use super::cpu_share::CpuShares;
 use super::error::{io, BuildError};
 use super::keys::{role_inputs, role_of};
 use super::outcome::LayerReport;
@@ -385,8 +386,15 @@ impl Roles<'_> {
             .work_dir()
             .map_err(io("creating the role's work folder"))?;
         let dirs = WorkDirs::create(work.path(), &self.settings.package_pool())?;
-        let (target, snapshot) = self.start_target(&role, &dirs, stack)?;
+        // With other images' roles running beside it, the sandbox runs on its share of cores.
+        let shares = self.settings.cpu_shares.clone();
+        let share = shares.as_deref().map(CpuShares::enter);
+        let (target, snapshot) = match &share {
+            Some(share) => share.start(|| self.start_target(&role, &dirs, stack))?,
+            None => self.start_target(&role, &dirs, stack)?,
+        };
         let costs = self.run_in(&role, &target)?;
+        drop(share);
         if let Some(snapshot) = snapshot {
             snapshot
                 .diff_into(&dirs.plain, &dirs.upper)

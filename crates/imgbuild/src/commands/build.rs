@@ -127,6 +127,8 @@ pub fn run(
         display,
         json,
         signing,
+        // Images built at once split the cores between the roles they run side by side.
+        cpu_shares: several.then(|| std::sync::Arc::new(image::build::cpu_share::CpuShares::new())),
     };
     let errors = build_all(&context, &plans, push_to.as_deref());
     save_lock(&project.root, &downloads, &lock)?;
@@ -285,6 +287,8 @@ struct Shared<'a> {
     json: bool,
     /// The module-signing secret, checked.
     signing: Option<std::sync::Arc<image::signing::ModuleSigning>>,
+    /// The cores split between the images built at once, when several are.
+    cpu_shares: Option<std::sync::Arc<image::build::cpu_share::CpuShares>>,
 }
 
 /// Builds one image, prints what it made, and pushes it when asked.
@@ -309,6 +313,7 @@ fn build_one(
         verify: !cx.args.no_verify,
         remote: cx.remote.clone(),
         module_signing: cx.signing.clone(),
+        cpu_shares: cx.cpu_shares.clone(),
     };
     // An artifact not pinned yet is fetched (into the download cache) so that the layer key
     // holds its sha256: a changed file on the mirror then rebuilds the layer.
