@@ -34,20 +34,25 @@ fn set(image: &str, doing: String) {
 /// Remembers the latest role and task of `image` (else of the thread's image), what an
 /// interrupt's message names.
 pub fn track(image: Option<&str>, event: &Event) {
-    let doing = match event {
-        Event::RoleStart { role } => Some(format!("role {role}")),
-        Event::TaskStart { role, task, source } => {
-            Some(format!("role {role}, task '{task}' ({source})"))
-        }
-        Event::Layer { role, .. } => Some(format!("role {role}, writing its layer")),
-        Event::Step { what } => Some(what.clone()),
-        _ => None,
-    };
-    if let Some(doing) = doing {
+    if let Some(doing) = doing(event) {
         match image {
             Some(image) => set(image, doing),
             None => set(&IMAGE.with(|i| i.borrow().clone()), doing),
         }
+    }
+}
+
+/// What the build is doing once `event` is seen, when it says. A layer's `Layer` event says
+/// nothing: its blob is written while later roles run, so the build has moved on by then.
+fn doing(event: &Event) -> Option<String> {
+    match event {
+        Event::RoleStart { role } => Some(format!("role {role}")),
+        Event::TaskStart { role, task, source } => {
+            Some(format!("role {role}, task '{task}' ({source})"))
+        }
+        Event::RoleEnd { role, .. } => Some(format!("role {role}, making its layer")),
+        Event::Step { what } => Some(what.clone()),
+        _ => None,
     }
 }
 
@@ -124,4 +129,42 @@ pub fn exit_quietly_on_closed_pipe() {
         }
         default(info);
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_layer_written_behind_the_next_role_does_not_hide_that_role() {
+        let role = |role: &str| role.to_owned();
+        let events = [
+            Event::RoleStart {
+                role: role("dracut"),
+            },
+            Event::RoleEnd {
+                role: role("dracut"),
+                tasks: 2,
+                changed: 2,
+                seconds: 70.0,
+            },
+            Event::RoleStart {
+                role: role("chrony"),
+            },
+            Event::Layer {
+                role: role("dracut"),
+                digest: "sha256:d".into(),
+                size: 1,
+                cached: false,
+                why: Vec::new(),
+                registry: None,
+            },
+        ];
+        let last = events.iter().filter_map(doing).next_back();
+        assert_eq!(last.as_deref(), Some("role chrony"));
+        assert_eq!(
+            doing(&events[1]).as_deref(),
+            Some("role dracut, making its layer")
+        );
+    }
 }

@@ -127,7 +127,6 @@ pub fn run(
         display,
         json,
         signing,
-        // Images built at once split the cores between the roles they run side by side.
         cpu_shares: several.then(|| std::sync::Arc::new(image::build::cpu_share::CpuShares::new())),
     };
     let errors = build_all(&context, &plans, push_to.as_deref());
