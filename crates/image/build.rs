@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 fn main() {
     let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let dirs: Vec<PathBuf> = ["engine/src", "planner/src", "ansible/src"]
+    let dirs: Vec<PathBuf> = ["engine/src", "modules/src", "planner/src", "ansible/src"]
         .iter()
         .map(|dir| crates.join(dir))
         .collect();
@@ -16,7 +16,7 @@ fn main() {
         println!("cargo:rerun-if-changed={}", dir.display());
     }
     let digest = code_identity::tree_digest(&dirs).unwrap_or_else(|e| {
-        panic!("reading the engine's, planner's and Ansible language's sources for the layer code identity: {e}")
+        panic!("reading the engine's, modules', planner's and Ansible language's sources for the layer code identity: {e}")
     });
     println!("cargo:rustc-env=IMGBUILD_LAYER_CODE={digest}");
 }

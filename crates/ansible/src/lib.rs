@@ -8,6 +8,7 @@ pub mod free_form;
 pub mod glob;
 pub mod pyjson;
 pub mod pyyaml;
+pub mod shlex;
 pub mod template;
 pub mod vars;
 pub mod vault;

@@ -18,10 +18,10 @@
 use std::path::Path;
 
 use crate::rootfs::RootFs;
-use crate::target::{Cmd, Target, BASE_PATH};
+use crate::target::{Cmd, Target};
 
-/// The folder of the shims inside the sandbox.
-pub const SHIM_DIR: &str = "/run/imgbuild/initramfs";
+/// The folder of the shims inside the sandbox; [`package_path`] puts it first.
+pub use modules::shims::{package_path, INITRAMFS_SHIM_DIR as SHIM_DIR};
 /// Where the shims write each deferred request, one line each (`name args...`).
 pub const REQUESTS: &str = "/run/imgbuild/initramfs-requests";
 /// The programs that build an initramfs, as hooks call them.
@@ -31,11 +31,6 @@ const HOOKS: [&str; 2] = [
     "/etc/kernel/postinst.d/initramfs-tools",
     "/etc/kernel/postinst.d/dracut",
 ];
-
-/// The `PATH` of a package manager's command: the shims first.
-pub fn package_path() -> String {
-    format!("{SHIM_DIR}:{}:{BASE_PATH}", crate::pinned_uname::SHIM_DIR)
-}
 
 /// Where a shim looks for the real builder: it defers only a builder the image has.
 const SEARCH: &str = "/usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin";
@@ -205,12 +200,6 @@ impl Deferred {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_package_path_puts_the_shims_first() {
-        assert!(package_path().starts_with("/run/imgbuild/initramfs:/run/imgbuild/bin:"));
-        assert!(package_path().ends_with(BASE_PATH));
-    }
 
     /// Runs a shim as a hook would, in a folder standing for the sandbox's `/run`, where the
     /// builders `sh`, `update-initramfs` and `dracut` stand for installed ones.

@@ -4,19 +4,17 @@
 //! is the real one (a chroot in private namespaces). The [`executor::Executor`] runs a plan's
 //! tasks role by role through the [`modules`].
 
-pub mod archive;
 pub mod become_target;
-pub mod become_user;
 pub mod costs;
 pub mod events;
 pub mod executor;
 pub mod facts_check;
 pub mod initramfs;
 pub mod live_output;
-pub mod modules;
 pub mod package_cache;
 pub mod pinned_uname;
-pub mod rootfs;
 pub mod sandbox;
-pub mod target;
-pub mod utc;
+
+// The modules, and what they act through, live in their own crate; their paths here stay.
+pub use ::modules;
+pub use ::modules::{archive, become_user, rootfs, target, utc};

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 /// The folder of the shim inside the sandbox, put first in `PATH`.
-pub const SHIM_DIR: &str = "/run/imgbuild/bin";
+pub use modules::shims::UNAME_SHIM_DIR as SHIM_DIR;
 
 /// The shim: the real `uname`, with the host's release replaced by `pinned` in what it prints.
 fn script(pinned: &str) -> String {

@@ -29,7 +29,7 @@ pub const HELPER_ARG: &str = "__sandbox";
 pub const INIT_ARG: &str = "__sandbox-init";
 const CONFIG_ENV: &str = "IMGBUILD_SANDBOX";
 
-pub use crate::target::BASE_PATH;
+pub use crate::target::{not_found, BASE_PATH};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Config {
@@ -546,11 +546,6 @@ fn drop_host_capabilities() -> Result<(), String> {
             .map_err(|e| format!("dropping {capability:?}: {e}"))?;
     }
     Ok(())
-}
-
-/// What a command whose program is not in the image reports on stderr (with rc 127).
-pub fn not_found(program: &str) -> String {
-    format!("{program}: command not found in the image")
 }
 
 /// Starts `command` as `user` (its ids, its groups, its home), as `sudo -H` does.

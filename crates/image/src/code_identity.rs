@@ -1,5 +1,5 @@
-//! The identity of the code that makes a layer: a digest of the engine's, the planner's and
-//! the Ansible language's (`crates/ansible`) sources, computed when imgbuild is compiled (`build.rs` includes this file). It is part of
+//! The identity of the code that makes a layer: a digest of the engine's, the modules', the
+//! planner's and the Ansible language's (`crates/ansible`) sources, computed when imgbuild is compiled (`build.rs` includes this file). It is part of
 //! every layer's cache key, so a layer made by older code is never reused, locally or from
 //! the registry, once the code that runs tasks or expands them changes.
 

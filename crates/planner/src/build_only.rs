@@ -11,7 +11,7 @@ use crate::plan::{PlannedTask, Step};
 /// The layer's name in the plan, reports and image history.
 pub const ROLE: &str = "build-only-removal";
 /// The engine's module for it (not a module a role can name).
-pub const MODULE: &str = "imgbuild_remove_build_only";
+pub use crate::modules::build_only::MODULE;
 /// The variable its result is registered as (kept with the cached layer, read by the report).
 pub const REGISTER: &str = "imgbuild_build_only";
 

@@ -16,14 +16,12 @@ pub mod inventory;
 mod inventory_vars;
 mod lookups;
 pub mod matrix;
-pub mod modules;
 pub mod plan;
 mod plan_redact;
 mod planner;
 pub mod recipe;
 mod roles;
 mod runtime_context;
-pub mod shlex;
 pub mod source;
 pub mod tags;
 mod task;
@@ -32,7 +30,10 @@ pub mod var_dir;
 
 // The Ansible language lives in its own crate; its modules keep their paths here.
 pub(crate) use ansible::free_form;
-pub use ansible::{glob, pyjson, pyyaml, template, vars, vault, yaml};
+pub use ansible::{glob, pyjson, pyyaml, shlex, template, vars, vault, yaml};
+// The modules live in their own crate, with what the engine runs of them; their paths here
+// stay.
+pub use ::modules;
 pub use error::{ErrorKind, Location, PlanError};
 pub use extra_vars::{parse_extra_vars, parse_extra_vars_with_vault};
 pub use intent::ImageIntent;

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
+use modules::inventory::{add_host, GroupByParams};
 use planner::inventory::Inventory;
-use planner::modules::inventory::{add_host, GroupByParams};
 use planner::plan::PlannedTask;
 use planner::vars::{Scope, VarValue};
 use serde_json::{json, Value as Json};
@@ -26,7 +26,7 @@ impl Executor<'_> {
             _ => self.plan.image.clone(),
         };
         let inventory = self.inventory.get_or_insert_with(|| Inventory::new(&host));
-        let group_by = planner::modules::inventory::GROUP_BY.name;
+        let group_by = modules::inventory::GROUP_BY.name;
         let result = if task.module == group_by {
             let p: GroupByParams = crate::modules::params(group_by, args)?;
             let Some(key) = &p.key else {

@@ -32,7 +32,7 @@ impl Executor<'_> {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         let mut warnings = Vec::new();
-        if planner::modules::host_only::gathers_local_facts(args) {
+        if modules::host_only::gathers_local_facts(args) {
             let fact_path = args
                 .get("fact_path")
                 .and_then(Json::as_str)

@@ -42,7 +42,7 @@ fn registered_result(
         result
             .entry("msg")
             .or_insert_with(|| Json::from(failure.msg.clone()));
-        if task.module == planner::modules::include_vars::SPEC.name {
+        if task.module == modules::include_vars::SPEC.name {
             // Ansible's include_vars says why under `message`.
             result.insert("message".into(), Json::from(failure.msg.clone()));
         }
@@ -470,10 +470,7 @@ impl<'a> Executor<'a> {
                     map.remove(key);
                 }
                 Ok(Some(value)) => {
-                    map.insert(
-                        key.clone(),
-                        planner::modules::templated_argument(key, value),
-                    );
+                    map.insert(key.clone(), modules::templated_argument(key, value));
                 }
                 Ok(None) => {
                     return Err(format!("argument '{key}' uses a result no task registered"))
@@ -488,10 +485,10 @@ impl<'a> Executor<'a> {
         if task.deferred.is_empty() {
             return Ok(args);
         }
-        if task.module == planner::modules::set_fact::SPEC.name {
+        if task.module == modules::set_fact::SPEC.name {
             controller::name_facts(map, &self.templar, scope)?;
         }
-        let spec = planner::modules::lookup(&task.module)
+        let spec = modules::lookup(&task.module)
             .ok_or_else(|| format!("unknown module {}", task.module))?;
         (spec.normalize)(args)
     }
@@ -506,7 +503,7 @@ impl<'a> Executor<'a> {
         if task.local_file.is_some() || task.local_search.is_empty() {
             return Ok(None);
         }
-        let Some(src) = planner::modules::local_source(&task.module, args) else {
+        let Some(src) = modules::local_source(&task.module, args) else {
             return Ok(None);
         };
         if src.starts_with('/') || src.split('/').any(|p| p == "..") {
@@ -564,13 +561,13 @@ impl<'a> Executor<'a> {
         let found_now = self.find_local_source(task, args)?;
         let local_file = task.local_file.as_ref().or(found_now.as_ref());
         let rendered_now;
-        let is_template = module == planner::modules::template::SPEC.name;
+        let is_template = module == modules::template::SPEC.name;
         let rendered = match (&task.rendered, is_template, local_file) {
             (Some(text), _, _) => Some(text.as_str()),
             (None, true, Some(file)) => {
                 let text = std::fs::read_to_string(self.project_root.join(file))
                     .map_err(|e| ModuleError::new(format!("{file}: {e}")))?;
-                let options = planner::modules::template::file_options(args);
+                let options = modules::template::file_options(args);
                 rendered_now = self
                     .templar
                     .render_file(&text, scope, options)
@@ -701,12 +698,12 @@ macro_rules! controller_table {
     ($($module:ident::$spec:ident),*) => {
         /// Every module imgbuild runs itself, by its planner spec's name.
         static CONTROLLER_MODULES: &[(&str, RunController)] = &[
-            $((planner::modules::$module::$spec.name, controller_modules::$module::$spec),)*
+            $((modules::$module::$spec.name, controller_modules::$module::$spec),)*
         ];
     };
 }
 
-planner::for_each_controller_module!(controller_table);
+modules::for_each_controller_module!(controller_table);
 
 #[cfg(test)]
 mod controller_table_tests {
@@ -716,9 +713,9 @@ mod controller_table_tests {
     /// runs in imgbuild itself has an implementation here, and every one here is planned.
     #[test]
     fn the_planner_and_the_engine_know_the_same_controller_modules() {
-        let mut planned: Vec<&str> = planner::modules::ALL
+        let mut planned: Vec<&str> = modules::ALL
             .iter()
-            .filter(|spec| spec.runs() == planner::modules::Runs::Controller)
+            .filter(|spec| spec.runs() == modules::Runs::Controller)
             .map(|spec| spec.name)
             .collect();
         let mut implemented: Vec<&str> = CONTROLLER_MODULES.iter().map(|(name, _)| *name).collect();

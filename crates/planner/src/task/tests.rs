@@ -38,7 +38,7 @@ fn include_free_form_with_an_equals_sign_is_key_value_as_in_ansible() {
 fn free_form_command_takes_out_its_words() {
     let args = parse_command(
         "chdir=/tmp ./mlnxofedinstall --kernel 5.14 creates=/x",
-        crate::modules::shell::FREE_FORM_KEYS,
+        crate::modules::command::FREE_FORM_KEYS,
     )
     .expect("splits");
     assert_eq!(args["chdir"], json!("/tmp"));

@@ -1,0 +1,201 @@
+//! What `apt` and `package` (on apt) share, each in its own file: an apt request run through
+//! the image's own apt-get, and dpkg's versions. dnf's is in `dnf.rs`.
+
+use std::collections::HashMap;
+
+use serde_json::json;
+
+use super::api::{ModuleCtx, ModuleError, ModuleResult};
+use super::package_cmd::{failed, run, APT_ENV};
+
+crate::choices!(
+    /// What `apt` does with the names.
+    AptState { Present => "present" | "installed", Latest => "latest", Absent => "absent" | "removed", BuildDep => "build-dep", Fixed => "fixed" }
+);
+
+/// Package name without a `=version` pin.
+fn bare(name: &str) -> &str {
+    name.split('=').next().unwrap_or(name)
+}
+
+/// Installed packages with their versions, for the names asked about.
+fn dpkg_versions(
+    ctx: &ModuleCtx,
+    names: &[String],
+) -> Result<HashMap<String, String>, ModuleError> {
+    let mut argv = vec![
+        "dpkg-query".to_owned(),
+        "-W".into(),
+        "-f=${Package}\t${db:Status-Abbrev}\t${Version}\n".into(),
+    ];
+    argv.extend(names.iter().map(|n| bare(n).to_owned()));
+    let out = run(ctx, argv, &[])?;
+    Ok(out
+        .stdout
+        .lines()
+        .filter_map(|line| {
+            let mut parts = line.split('\t');
+            let (name, status, version) = (parts.next()?, parts.next()?, parts.next()?);
+            status.starts_with("ii").then(|| {
+                (
+                    name.split(':').next().unwrap_or(name).to_owned(),
+                    version.to_owned(),
+                )
+            })
+        })
+        .collect())
+}
+
+/// What an `apt` (or `package` on apt) task asks for.
+pub(super) struct AptRequest<'a> {
+    pub(super) names: Vec<String>,
+    pub(super) state: AptState,
+    pub(super) update_cache: bool,
+    pub(super) install_recommends: Option<bool>,
+    pub(super) purge: bool,
+    pub(super) autoremove: bool,
+    pub(super) extra: &'a [String],
+}
+
+impl AptRequest<'_> {
+    /// The apt-get verb for the state, and the packages it acts on: those not installed yet
+    /// (present), those installed (absent), or all of them (latest, build-dep).
+    fn todo(&self, before: &HashMap<String, String>) -> (&'static str, Vec<String>) {
+        let installed = |n: &String| before.contains_key(bare(n));
+        match self.state {
+            AptState::Present | AptState::Fixed => (
+                "install",
+                self.names
+                    .iter()
+                    .filter(|n| !installed(n))
+                    .cloned()
+                    .collect(),
+            ),
+            AptState::Latest => ("install", self.names.clone()),
+            AptState::Absent => (
+                if self.purge { "purge" } else { "remove" },
+                self.names
+                    .iter()
+                    .filter(|n| installed(n))
+                    .cloned()
+                    .collect(),
+            ),
+            AptState::BuildDep => ("build-dep", self.names.clone()),
+        }
+    }
+
+    /// apt-get's command line before its verb: no questions, the old config files kept, the
+    /// initramfs shims in dpkg's `PATH`, the recommends choice and the task's extra options.
+    fn argv(&self) -> Vec<String> {
+        let mut argv: Vec<String> = vec![
+            "apt-get".into(),
+            "-y".into(),
+            "-q".into(),
+            "-o".into(),
+            "Dpkg::Options::=--force-confdef".into(),
+            "-o".into(),
+            "Dpkg::Options::=--force-confold".into(),
+            "-o".into(),
+            // No fsync per file: a role that is interrupted leaves no layer anyway.
+            "Dpkg::Options::=--force-unsafe-io".into(),
+            // apt sets dpkg's PATH itself: the initramfs shims first (crate::initramfs).
+            "-o".into(),
+            format!("DPkg::Path={}", crate::shims::package_path()),
+        ];
+        match self.install_recommends {
+            Some(false) => argv.push("--no-install-recommends".into()),
+            Some(true) => argv.push("--install-recommends".into()),
+            None => {}
+        }
+        argv.extend(self.extra.iter().cloned());
+        argv
+    }
+}
+
+/// `apt-get update`, when the task asks for it and this is no check run; whether it ran.
+fn apt_update(ctx: &ModuleCtx, req: &AptRequest) -> Result<bool, ModuleError> {
+    if !req.update_cache || ctx.check {
+        return Ok(false);
+    }
+    let out = run(
+        ctx,
+        vec!["apt-get".into(), "update".into(), "-q".into()],
+        APT_ENV,
+    )?;
+    if out.rc != 0 {
+        return Err(failed("apt-get update", &out));
+    }
+    Ok(true)
+}
+
+/// Runs `apt-get VERB` on `todo` (when there is any) and then `autoremove` (when asked);
+/// returns what apt-get said (stdout, stderr).
+fn apt_get(
+    ctx: &ModuleCtx,
+    req: &AptRequest,
+    verb: &str,
+    todo: &[String],
+) -> Result<(String, String), ModuleError> {
+    let mut said = (String::new(), String::new());
+    if !todo.is_empty() {
+        let mut argv = req.argv();
+        argv.push(verb.into());
+        argv.extend(todo.iter().cloned());
+        let out = run(ctx, argv, APT_ENV)?;
+        if out.rc != 0 {
+            return Err(failed(&format!("apt-get {verb}"), &out));
+        }
+        said = (out.stdout, out.stderr);
+    }
+    if req.autoremove {
+        let out = run(
+            ctx,
+            vec!["apt-get".into(), "-y".into(), "autoremove".into()],
+            APT_ENV,
+        )?;
+        if out.rc != 0 {
+            return Err(failed("apt-get autoremove", &out));
+        }
+    }
+    Ok(said)
+}
+
+/// Runs an apt request: the cache update, the packages' install or removal, the report of what
+/// changed, as Ansible's apt reports it.
+pub(super) fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError> {
+    let cache_updated = apt_update(ctx, &req)?;
+    if req.names.is_empty() && !req.autoremove {
+        // Matched with ansible-playbook (Debian's ansible 7.7 / core 2.14): update_cache alone
+        // reports no change.
+        return Ok(ModuleResult::changed(false).with("cache_updated", cache_updated));
+    }
+    let before = dpkg_versions(ctx, &req.names)?;
+    let (verb, todo) = req.todo(&before);
+    // Ansible's apt reports cache_updated on installs only; a removal says what apt-get said.
+    let removing = matches!(req.state, AptState::Absent);
+    if todo.is_empty() && !req.autoremove {
+        return Ok(if removing {
+            ModuleResult::changed(false)
+        } else {
+            ModuleResult::changed(false).with("cache_updated", cache_updated)
+        });
+    }
+    if ctx.check {
+        return Ok(ModuleResult {
+            changed: !todo.is_empty(),
+            msg: Some(format!("would {verb} {}", todo.join(" "))),
+            ..ModuleResult::default()
+        });
+    }
+    let said = apt_get(ctx, &req, verb, &todo)?;
+    let after = dpkg_versions(ctx, &req.names)?;
+    let mut result = ModuleResult::changed(after != before).with("packages", json!(todo));
+    if after != before {
+        // Ansible shows apt-get's output only when it did something.
+        result = result.with("stdout", said.0).with("stderr", said.1);
+    }
+    if !removing {
+        result = result.with("cache_updated", cache_updated);
+    }
+    Ok(result)
+}
