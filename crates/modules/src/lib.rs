@@ -217,6 +217,7 @@ registry! {
     apt_key: target,
     apt_repository: target,
     assemble: target,
+    authorized_key: target,
     assert: controller,
     blockinfile: target,
     command: target,
