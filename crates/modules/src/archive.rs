@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
-use oci_layout::Whiteout;
+use oci_layout::{walk_layer, LayerChange, WalkError, WalkOptions, Whiteout};
 
 use crate::rootfs::{Kind, RootFs};
 
@@ -29,6 +29,15 @@ pub enum ArchiveError {
     /// Writing into the rootfs failed.
     #[error(transparent)]
     Fs(#[from] crate::rootfs::FsError),
+}
+
+impl From<WalkError> for ArchiveError {
+    fn from(e: WalkError) -> Self {
+        match e {
+            WalkError::Corrupt(why) => ArchiveError::Corrupt(why),
+            WalkError::Unsafe { entry, why } => ArchiveError::Unsafe { entry, why },
+        }
+    }
 }
 
 /// What an archive's OCI whiteouts (`.wh.name`, `.wh..wh..opq`) become.
@@ -82,21 +91,6 @@ pub struct Extracted {
     pub written: u64,
     /// Names of the entries, in archive order.
     pub files: Vec<String>,
-}
-
-/// The normal components of an archive name; `Err` for absolute names and `..`.
-fn safe_relative(name: &str) -> Result<PathBuf, String> {
-    let path = Path::new(name);
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::Normal(n) => out.push(n),
-            Component::CurDir => {}
-            Component::RootDir | Component::Prefix(_) => return Err("has an absolute path".into()),
-            Component::ParentDir => return Err("climbs out with '..'".into()),
-        }
-    }
-    Ok(out)
 }
 
 /// Lexically resolves `target` of a symlink at `link` (both rootfs paths); `None` if it climbs above `/`.
@@ -175,20 +169,19 @@ fn whiteout(
 }
 
 /// Extracts a tar stream into `dest` (a rootfs path) with owners, modes and times of the archive.
-pub fn extract_tar(
-    reader: impl Read,
+pub fn extract_tar<R: Read>(
+    reader: R,
     fs: &RootFs,
     dest: &Path,
     limits: Limits,
 ) -> Result<Extracted, ArchiveError> {
-    let mut archive = tar::Archive::new(reader);
     let mut stats = Extracted::default();
     let mut bytes = 0u64;
-    let entries = archive
-        .entries()
-        .map_err(|e| ArchiveError::Corrupt(e.to_string()))?;
-    for entry in entries {
-        let mut entry = entry.map_err(|e| ArchiveError::Corrupt(e.to_string()))?;
+    let options = WalkOptions {
+        whiteouts: limits.whiteouts != Whiteouts::Keep,
+        strip_components: limits.strip_components,
+    };
+    walk_layer(reader, options, |name, change| {
         stats.entries += 1;
         if stats.entries > limits.max_entries {
             return Err(ArchiveError::Limit(format!(
@@ -196,80 +189,75 @@ pub fn extract_tar(
                 limits.max_entries
             )));
         }
-        let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        let rel = safe_relative(&name).map_err(|why| ArchiveError::Unsafe {
-            entry: name.clone(),
-            why,
-        })?;
-        let rel: PathBuf = rel.components().skip(limits.strip_components).collect();
-        if rel.as_os_str().is_empty() {
-            continue;
-        }
-        let path = dest.join(&rel);
-        check_no_symlink_between(fs, dest, &path, &name)?;
-        if whiteout_entry(fs, dest, &path, limits.whiteouts)? {
-            continue;
-        }
-        let xattrs = pax_xattrs(&mut entry);
-        let meta = EntryMeta::of(entry.header());
-        let kind = entry.header().entry_type();
-        stats.files.push(name.clone());
-        let written = match kind {
-            tar::EntryType::Directory => extract_dir(fs, &path, meta)?,
-            tar::EntryType::Regular | tar::EntryType::Continuous | tar::EntryType::GNUSparse => {
-                bytes = bytes.saturating_add(entry.size());
-                if bytes > limits.max_bytes {
-                    return Err(ArchiveError::Limit(format!(
-                        "more than {} bytes of content",
-                        limits.max_bytes
-                    )));
+        match change {
+            LayerChange::Put { path, entry } => {
+                let path = dest.join(path);
+                check_no_symlink_between(fs, dest, &path, name)?;
+                stats.files.push(name.to_owned());
+                if extract_entry(fs, entry, &path, name, dest, &limits, &mut bytes)? {
+                    stats.written += 1;
                 }
-                extract_file(fs, &mut entry, &path, &name, meta, &xattrs)?
+                Ok(())
             }
-            tar::EntryType::Symlink => extract_symlink(fs, &entry, &path, &name, dest, meta)?,
-            tar::EntryType::Link => extract_hardlink(fs, &entry, &path, &name, dest, &limits)?,
-            tar::EntryType::Char | tar::EntryType::Block | tar::EntryType::Fifo => {
-                extract_device(fs, entry.header(), &path, &name, meta, &limits)?
+            LayerChange::Opaque { dir } => {
+                let dir = dest.join(dir);
+                // The entry is the folder's `.wh..wh..opq`: nothing between may be a symlink.
+                check_no_symlink_between(fs, dest, &dir.join(".wh..wh..opq"), name)?;
+                whiteout(fs, &dir, Whiteout::Opaque, limits.whiteouts)
             }
-            tar::EntryType::XGlobalHeader
-            | tar::EntryType::XHeader
-            | tar::EntryType::GNULongName
-            | tar::EntryType::GNULongLink => false,
-            other => {
-                return Err(ArchiveError::Unsafe {
-                    entry: name,
-                    why: format!("has an entry type ({other:?}) imgbuild does not extract"),
-                });
+            LayerChange::Hide { path } => {
+                let path = dest.join(path);
+                check_no_symlink_between(fs, dest, &path, name)?;
+                match (path.parent(), path.file_name().and_then(|n| n.to_str())) {
+                    (Some(parent), Some(hidden)) => {
+                        whiteout(fs, parent, Whiteout::Hides(hidden), limits.whiteouts)
+                    }
+                    _ => Ok(()),
+                }
             }
-        };
-        if written {
-            stats.written += 1;
         }
-    }
+    })?;
     Ok(stats)
 }
 
-/// Acts on the entry at `path` when it is a whiteout (`.wh.<name>`) and whiteouts are not
-/// kept as files; whether it was one.
-fn whiteout_entry(
+/// Extracts one entry at `path`, counting its content against the limit; whether it wrote.
+fn extract_entry<R: Read>(
     fs: &RootFs,
-    dest: &Path,
+    entry: &mut tar::Entry<'_, R>,
     path: &Path,
-    how: Whiteouts,
+    name: &str,
+    dest: &Path,
+    limits: &Limits,
+    bytes: &mut u64,
 ) -> Result<bool, ArchiveError> {
-    if how == Whiteouts::Keep {
-        return Ok(false);
+    let xattrs = pax_xattrs(entry);
+    let meta = EntryMeta::of(entry.header());
+    match entry.header().entry_type() {
+        tar::EntryType::Directory => extract_dir(fs, path, meta),
+        tar::EntryType::Regular | tar::EntryType::Continuous | tar::EntryType::GNUSparse => {
+            *bytes = bytes.saturating_add(entry.size());
+            if *bytes > limits.max_bytes {
+                return Err(ArchiveError::Limit(format!(
+                    "more than {} bytes of content",
+                    limits.max_bytes
+                )));
+            }
+            extract_file(fs, entry, path, name, meta, &xattrs)
+        }
+        tar::EntryType::Symlink => extract_symlink(fs, entry, path, name, dest, meta),
+        tar::EntryType::Link => extract_hardlink(fs, entry, path, name, dest, limits),
+        tar::EntryType::Char | tar::EntryType::Block | tar::EntryType::Fifo => {
+            extract_device(fs, entry.header(), path, name, meta, limits)
+        }
+        tar::EntryType::XGlobalHeader
+        | tar::EntryType::XHeader
+        | tar::EntryType::GNULongName
+        | tar::EntryType::GNULongLink => Ok(false),
+        other => Err(ArchiveError::Unsafe {
+            entry: name.to_owned(),
+            why: format!("has an entry type ({other:?}) imgbuild does not extract"),
+        }),
     }
-    let what = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .map_or(Whiteout::None, Whiteout::of);
-    if what == Whiteout::None {
-        return Ok(false);
-    }
-    let parent = path.parent().unwrap_or(dest).to_path_buf();
-    whiteout(fs, &parent, what, how)?;
-    Ok(true)
 }
 
 /// What an entry's header says of the file it makes: mode, owner and time.
@@ -419,7 +407,7 @@ fn extract_hardlink<R: Read>(
     limits: &Limits,
 ) -> Result<bool, ArchiveError> {
     let target = link_target(entry, name, "hard link")?;
-    let target_rel = safe_relative(&target).map_err(|why| ArchiveError::Unsafe {
+    let target_rel = oci_layout::relative(&target).map_err(|why| ArchiveError::Unsafe {
         entry: name.to_owned(),
         why: format!("is a hard link to '{target}', which {why}"),
     })?;

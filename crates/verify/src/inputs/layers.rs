@@ -1,54 +1,81 @@
 //! An image layer (a tar) applied onto a snapshot, OCI whiteouts honoured.
 
 use std::io::{BufReader, Read};
+use std::path::Path;
 
-use oci_layout::Whiteout;
+use oci_layout::{walk_layer, LayerChange, WalkError, WalkOptions};
 
 use crate::snapshot::Snapshot;
 
 /// Applies the layer tar `reader` (compressed or not) onto `snapshot`.
 pub fn apply(snapshot: &mut Snapshot, reader: impl Read) -> std::io::Result<()> {
     snapshot.next_layer();
-    let mut archive = tar::Archive::new(super::decompress::decompressed(BufReader::new(reader))?);
-    for entry in archive.entries()? {
-        let mut entry = entry?;
-        let raw = entry.path()?.to_string_lossy().into_owned();
-        let path = format!("/{}", raw.trim_start_matches("./").trim_start_matches('/'));
-        let path = path.trim_end_matches('/').to_owned();
-        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path.as_str()));
-        match Whiteout::of(name) {
-            Whiteout::Opaque => {
-                snapshot.make_opaque(if dir.is_empty() { "/" } else { dir });
-                continue;
-            }
-            Whiteout::Hides(hidden) => {
-                snapshot.remove(&format!("{dir}/{hidden}"));
-                continue;
-            }
-            Whiteout::None => {}
+    let layer = WalkOptions {
+        whiteouts: true,
+        ..WalkOptions::default()
+    };
+    let tar = super::decompress::decompressed(BufReader::new(reader))?;
+    walk_layer(tar, layer, |_, change| match change {
+        LayerChange::Opaque { dir } => {
+            snapshot.make_opaque(&absolute(&dir));
+            Ok(())
         }
-        let header = entry.header();
-        let kind = header.entry_type();
-        let link = || -> std::io::Result<String> {
-            Ok(header
-                .link_name()?
-                .map(|l| l.to_string_lossy().into_owned())
-                .unwrap_or_default())
-        };
-        if kind.is_dir() {
-            snapshot.add_dir(&path);
-        } else if kind.is_symlink() {
-            let target = link()?;
-            snapshot.add_symlink(&path, &target);
-        } else if kind.is_hard_link() {
-            let target = link()?;
-            snapshot.add_hardlink(&path, &format!("/{}", target.trim_start_matches("./")));
-        } else if kind.is_file() || kind == tar::EntryType::Continuous {
-            let size = entry.size();
-            snapshot.add_file(&path, size, Some(&mut entry))?;
-        } else {
-            snapshot.add_other(&path);
+        LayerChange::Hide { path } => {
+            snapshot.remove(&absolute(&path));
+            Ok(())
         }
+        LayerChange::Put { path, entry } => put(snapshot, &absolute(&path), entry),
+    })
+    .map_err(|e: Failure| e.0)
+}
+
+/// A walk's failure as the snapshot's readers report it.
+struct Failure(std::io::Error);
+
+impl From<WalkError> for Failure {
+    fn from(e: WalkError) -> Self {
+        Failure(std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Failure(e)
+    }
+}
+
+/// A path of the layer as the snapshot names it: from `/`.
+fn absolute(path: &Path) -> String {
+    format!("/{}", path.display())
+}
+
+/// Puts one entry in the snapshot at `path`.
+fn put<R: Read>(
+    snapshot: &mut Snapshot,
+    path: &str,
+    entry: &mut tar::Entry<'_, R>,
+) -> Result<(), Failure> {
+    let header = entry.header();
+    let kind = header.entry_type();
+    let link = || -> std::io::Result<String> {
+        Ok(header
+            .link_name()?
+            .map(|l| l.to_string_lossy().into_owned())
+            .unwrap_or_default())
+    };
+    if kind.is_dir() {
+        snapshot.add_dir(path);
+    } else if kind.is_symlink() {
+        let target = link()?;
+        snapshot.add_symlink(path, &target);
+    } else if kind.is_hard_link() {
+        let target = link()?;
+        snapshot.add_hardlink(path, &format!("/{}", target.trim_start_matches("./")));
+    } else if kind.is_file() || kind == tar::EntryType::Continuous {
+        let size = entry.size();
+        snapshot.add_file(path, size, Some(entry))?;
+    } else {
+        snapshot.add_other(path);
     }
     Ok(())
 }
