@@ -39,18 +39,21 @@ pub fn boot_record_keyed(
                 .expect("boot sources")
                 .flatten()
                 .map(|e| e.path())
+                .filter(|path| path.is_file())
         })
         .chain(
             [
                 "image/src/apply.rs",
                 "image/src/compression.rs",
-                "engine/src/rootfs.rs",
+                "modules/src/archive.rs",
+                "modules/src/rootfs.rs",
             ]
             .iter()
             .chain(sources)
             .map(|file| crates.join(file)),
         )
-        .filter(|path| path.is_file())
+        // A named file that is not there fails the read below: a moved file must be renamed
+        // here, not silently left out of the key.
         .collect();
     files.sort();
     for file in files {
