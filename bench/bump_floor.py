@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The floor of a driver bump, from imgbuild's report.json of that build: the work a bump
-must redo whoever does it, as the rebuilt layers measured it.
+must redo whoever does it, as the rebuilt layers measured it. bench/pipeline.sh also reads
+each `--jobs 2` image's report with it: what that image must do on its own.
 
   * the DKMS compile of the new driver: the configure seconds dpkg logged for each
     `*-dkms` package (its postinst runs the compile);
