@@ -205,8 +205,9 @@ jobs2=$(ratio "$wall_imgbuild_jobs2" "$wall_serial")
 # jobs2's floor: the shared layers' wall time (they are built one role after the other, timed
 # alone) and what each image must then do on its own, whoever schedules it: its DKMS compile and
 # its initramfs, as the `--jobs 2` build's reports timed them (bump_floor.py on each), packed
-# onto every core. Each ran on its role's share of the cores, so its seconds are at most its
-# core-seconds, and their sum over the cores is the least wall time any split can give them.
+# onto every core. Each ran on its role's share of the cores (one core each, two images on 2),
+# so its seconds are its one-core time, and their sum over the cores is the least wall time any
+# split can give them (less, if part of a task waits on the disk rather than a core).
 # (An earlier floor, the rest of the serial builds' CPU over the cores, was crossed by a
 # 2026-11-28 run: the serial builds' CPU is not work --jobs 2 must do.)
 cores=$(nproc)
