@@ -143,7 +143,12 @@ echo "image $image, $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1
 rounds=${ROUNDS:-all}
 use_recipe recipe.yml
 cp "$work/playbook-recipe.yml" "$work/playbook.yml"
-[ "$rounds" = jobs2 ] || timed ansible_cold ansible_round "$work/ansible-cold"
+[ "$rounds" = jobs2 ] || {
+timed ansible_cold ansible_round "$work/ansible-cold"
+# The same compile on Ansible's side (its dpkg.log), beside the one imgbuild's report times.
+python3 "$repo/bench/dkms_compile.py" "$work/ansible-cold/var/log/dpkg.log" >"$work/ansible-cold-dkms" ||
+    echo "dkms unread" >"$work/ansible-cold-dkms"
+}
 fresh_cache "$work/cache-main"
 timed imgbuild_cold imgbuild_build "$work/cache-main" "$image"
 cp "$work/out/$image/report.json" "$work/report-cold.json"
@@ -175,6 +180,8 @@ use_recipe recipe-bumped.yml
 cp "$work/playbook-recipe-bumped.yml" "$work/playbook.yml"
 if [ "$rounds" != jobs2 ]; then
     timed ansible_bump ansible_round "$work/ansible-bump"
+    python3 "$repo/bench/dkms_compile.py" "$work/ansible-bump/var/log/dpkg.log" >"$work/ansible-bump-dkms" ||
+        echo "dkms unread" >"$work/ansible-bump-dkms"
     rm -rf "$work/ansible-bump"
 fi
 timed imgbuild_bump imgbuild_build "$work/cache-main" "$image"
@@ -235,4 +242,10 @@ echo "| cold | $wall_ansible_cold s / $cpu_ansible_cold s | $wall_imgbuild_cold 
 echo "| no change | $wall_ansible_nochange s / $cpu_ansible_nochange s | $wall_imgbuild_nochange s / $cpu_imgbuild_nochange s | $nochange (<= 0.02) |"
 echo "| nvidia bump | $wall_ansible_bump s / $cpu_ansible_bump s | $wall_imgbuild_bump s / $cpu_imgbuild_bump s | $bump (<= 0.5; the floor, its compile and initramfs: $floor_bump s, $(ratio "$floor_bump" "$wall_ansible_bump")) |"
 echo "| two images | serial $wall_serial s | --jobs 2 $wall_imgbuild_jobs2 s / $cpu_imgbuild_jobs2 s | $jobs2 (<= 0.7; the floor, $floor_jobs2_note) |"
+# The DKMS compile each side's cold and bump rounds timed: the floor's biggest part, and the one
+# that moves most from round to round on this machine.
+dkms_of() { awk '/^(dkms|floor) / {print $2}' "$1"; }
+python3 "$repo/bench/bump_floor.py" "$work/report-cold.json" >"$work/imgbuild-cold-floor"
+imgbuild_dkms() { awk '/the DKMS compile/ {s += $1} END {printf "%.1f", s}' "$1"; }
+echo "the DKMS compile: cold, ansible-playbook $(dkms_of "$work/ansible-cold-dkms") s, imgbuild $(imgbuild_dkms "$work/imgbuild-cold-floor") s; bump, ansible-playbook $(dkms_of "$work/ansible-bump-dkms") s, imgbuild $(imgbuild_dkms "$work/bump-floor") s"
 echo "pipeline: cold $cold bump $bump nochange $nochange jobs2 $jobs2 diffs $diffs"
