@@ -143,12 +143,13 @@ echo "image $image, $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1
 rounds=${ROUNDS:-all}
 use_recipe recipe.yml
 cp "$work/playbook-recipe.yml" "$work/playbook.yml"
-[ "$rounds" = jobs2 ] || {
-timed ansible_cold ansible_round "$work/ansible-cold"
-# The same compile on Ansible's side (its dpkg.log), beside the one imgbuild's report times.
-python3 "$repo/bench/dkms_compile.py" "$work/ansible-cold/var/log/dpkg.log" >"$work/ansible-cold-dkms" ||
-    echo "dkms unread" >"$work/ansible-cold-dkms"
+# ansible_dkms ROUND: the DKMS compile in Ansible's rootfs of ROUND (its dpkg.log), beside the
+# one imgbuild's report times; kept in ROUND-dkms.
+ansible_dkms() {
+    python3 "$repo/bench/dkms_compile.py" "$work/$1/var/log/dpkg.log" >"$work/$1-dkms" ||
+        echo "dkms unread" >"$work/$1-dkms"
 }
+[ "$rounds" = jobs2 ] || { timed ansible_cold ansible_round "$work/ansible-cold"; ansible_dkms ansible-cold; }
 fresh_cache "$work/cache-main"
 timed imgbuild_cold imgbuild_build "$work/cache-main" "$image"
 cp "$work/out/$image/report.json" "$work/report-cold.json"
@@ -181,8 +182,7 @@ use_recipe recipe-bumped.yml
 cp "$work/playbook-recipe-bumped.yml" "$work/playbook.yml"
 if [ "$rounds" != jobs2 ]; then
     timed ansible_bump ansible_round "$work/ansible-bump"
-    python3 "$repo/bench/dkms_compile.py" "$work/ansible-bump/var/log/dpkg.log" >"$work/ansible-bump-dkms" ||
-        echo "dkms unread" >"$work/ansible-bump-dkms"
+    ansible_dkms ansible-bump
     rm -rf "$work/ansible-bump"
 fi
 timed imgbuild_bump imgbuild_build "$work/cache-main" "$image"
@@ -245,7 +245,7 @@ echo "| nvidia bump | $wall_ansible_bump s / $cpu_ansible_bump s | $wall_imgbuil
 echo "| two images | serial $wall_serial s | --jobs 2 $wall_imgbuild_jobs2 s / $cpu_imgbuild_jobs2 s | $jobs2 (<= 0.7; the floor, $floor_jobs2_note) |"
 # The DKMS compile each side's cold and bump rounds timed: the floor's biggest part, and the one
 # that moves most from round to round on this machine.
-dkms_of() { awk '/^(dkms|floor) / {print $2}' "$1"; }
+dkms_of() { awk '/^dkms / {print $2}' "$1"; }
 python3 "$repo/bench/bump_floor.py" "$work/report-cold.json" >"$work/imgbuild-cold-floor"
 imgbuild_dkms() { awk '/the DKMS compile/ {s += $1} END {printf "%.1f", s}' "$1"; }
 echo "the DKMS compile: cold, ansible-playbook $(dkms_of "$work/ansible-cold-dkms") s, imgbuild $(imgbuild_dkms "$work/imgbuild-cold-floor") s; bump, ansible-playbook $(dkms_of "$work/ansible-bump-dkms") s, imgbuild $(imgbuild_dkms "$work/bump-floor") s"
