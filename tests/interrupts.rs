@@ -171,6 +171,16 @@ fn processes_with(needle: &str) -> Vec<String> {
         .collect()
 }
 
+/// The partial files of docker-archives left in the image's output folder.
+fn partial_archives(s: &Setup) -> Vec<String> {
+    std::fs::read_dir(s.out.join("slow"))
+        .expect("output folder")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(".partial-"))
+        .collect()
+}
+
 fn after_the_kill(s: &Setup, previous: &[u8]) {
     assert!(
         mounted_below(&s.root).is_empty(),
@@ -211,6 +221,8 @@ fn sigint_during_a_role_exits_130_and_says_what_it_interrupted() {
         "the task outlived the build"
     );
     after_the_kill(&s, &previous);
+    // The docker-archive, written while the roles run, left nothing behind.
+    assert_eq!(partial_archives(&s), Vec::<String>::new());
     build_ok(&s, &["marker=two"], None);
 }
 
@@ -245,8 +257,12 @@ fn sigkill_while_a_layer_is_written_leaves_the_cache_whole() {
     after_the_kill(&s, &previous);
     // The layer's folder was placed in the cache before its blob was written: the rerun takes
     // it for unfinished, not damaged, and runs the role again.
+    let killed = partial_archives(&s);
+    assert_eq!(killed.len(), 1, "the archive was being written: {killed:?}");
     let rerun = build_ok(&s, &["marker=three", "big_mb=300"], None);
     assert!(!rerun.contains("damaged"), "{rerun}");
+    // The rerun's archive removed the one the killed build left.
+    assert_eq!(partial_archives(&s), Vec::<String>::new());
 }
 
 /// Serves `slow.bin` (8 MB): slowly until `fast` is set.

@@ -12,6 +12,7 @@ pub mod cache;
 mod code_identity;
 pub mod compression;
 pub mod dnf_base;
+pub mod docker_archive;
 pub mod freshness;
 pub mod hashing;
 pub mod layer;

@@ -1,9 +1,8 @@
 //! OCI image config, manifest and index, built with `oci-spec`'s types and written as canonical
 //! JSON (the spec's field order, sorted labels and annotations, no whitespace, `created` from
-//! the epoch), and the two outputs: an OCI image layout and a docker-archive.
+//! the epoch), and the OCI image layout (the docker-archive is `docker_archive`).
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use oci_spec::image::{
@@ -54,7 +53,7 @@ pub struct Written {
     pub manifest_bytes: Vec<u8>,
 }
 
-fn json(value: &impl Serialize) -> std::io::Result<Vec<u8>> {
+pub(crate) fn json(value: &impl Serialize) -> std::io::Result<Vec<u8>> {
     serde_json::to_vec(value).map_err(std::io::Error::other)
 }
 
@@ -247,86 +246,6 @@ pub fn write_oci_layout(
     std::fs::set_permissions(root, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
     let kept = tmp.keep();
     replace(&kept, dest)
-}
-
-fn tar_header(size: u64, epoch: u64, kind: tar::EntryType) -> tar::Header {
-    let mut header = tar::Header::new_gnu();
-    header.set_entry_type(kind);
-    header.set_size(size);
-    header.set_mode(if kind == tar::EntryType::Directory {
-        0o755
-    } else {
-        0o644
-    });
-    header.set_mtime(epoch);
-    header.set_uid(0);
-    header.set_gid(0);
-    header
-}
-
-#[derive(Serialize)]
-struct ArchiveManifest<'a> {
-    #[serde(rename = "Config")]
-    config: String,
-    #[serde(rename = "RepoTags")]
-    repo_tags: Vec<&'a str>,
-    #[serde(rename = "Layers")]
-    layers: Vec<String>,
-}
-
-/// Writes a docker-archive (what `docker save` writes and Warewulf imports) at `dest`, with
-/// uncompressed layers, through a temporary file and a rename.
-pub fn write_docker_archive(
-    dest: &Path,
-    blobs: &BlobStore,
-    spec: &ImageSpec,
-    written: &Written,
-    repo_tag: &str,
-) -> std::io::Result<()> {
-    let parent = dest.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent)?;
-    let tmp = tempfile::NamedTempFile::new_in(parent)?;
-    let mut builder = tar::Builder::new(std::io::BufWriter::with_capacity(1 << 20, tmp.reopen()?));
-    let config_name = format!("{}.json", written.config.trim_start_matches("sha256:"));
-    let mut layer_names = Vec::new();
-    for (layer, _) in &spec.layers {
-        let hex = layer.diff_id.trim_start_matches("sha256:");
-        let name = format!("{hex}/layer.tar");
-        let mut header = tar_header(0, spec.epoch, tar::EntryType::Directory);
-        builder.append_data(&mut header, format!("{hex}/"), std::io::empty())?;
-        let mut header = tar_header(layer.diff_size, spec.epoch, tar::EntryType::Regular);
-        let blob = std::fs::File::open(blobs.path(&layer.digest)?)?;
-        std::thread::scope(|scope| {
-            let reader = crate::read_ahead::ReadAhead::spawn(scope, move || {
-                layer
-                    .compression
-                    .reader(std::io::BufReader::with_capacity(1 << 20, blob))
-            });
-            builder.append_data(&mut header, &name, reader.take(layer.diff_size))
-        })?;
-        layer_names.push(name);
-    }
-    let mut header = tar_header(
-        written.config_bytes.len() as u64,
-        spec.epoch,
-        tar::EntryType::Regular,
-    );
-    builder.append_data(&mut header, &config_name, written.config_bytes.as_slice())?;
-    let manifest = vec![ArchiveManifest {
-        config: config_name,
-        repo_tags: vec![repo_tag],
-        layers: layer_names,
-    }];
-    let manifest = json(&manifest)?;
-    let mut header = tar_header(manifest.len() as u64, spec.epoch, tar::EntryType::Regular);
-    builder.append_data(&mut header, "manifest.json", manifest.as_slice())?;
-    let mut out = builder.into_inner()?;
-    out.flush()?;
-    let file = out.into_inner().map_err(|e| e.into_error())?;
-    file.sync_all()?;
-    crate::blobs::readable(tmp.path())?;
-    tmp.persist(dest).map_err(|e| e.error)?;
-    Ok(())
 }
 
 /// The path a docker-archive output may have: Warewulf reads it as `file://` and refuses `:`.

@@ -2,9 +2,10 @@
 //! reporters tell it what runs ([`track`]) and keep mirror credentials out of every event
 //! ([`cleaned`]).
 //!
-//! Nothing needs undoing: the build sandboxes die with imgbuild (their namespaces, mounts and
+//! Little needs undoing: the build sandboxes die with imgbuild (their namespaces, mounts and
 //! processes go with them), outputs and cache entries are only ever renamed into place, and
-//! leftovers of unfinished work are temporary folders `imgbuild cache prune` removes.
+//! leftovers of unfinished work are temporary folders `imgbuild cache prune` removes. The one
+//! output written while the roles run, the docker-archive, has its partial file removed here.
 
 use std::sync::Mutex;
 
@@ -107,6 +108,7 @@ pub fn install() {
                 };
                 eprintln!("\n{what}: {image} during {doing}; outputs and the cache are as they were before it (rerun to finish)");
             }
+            image::docker_archive::remove_unfinished();
             std::process::exit(128 + signal);
         }
     });

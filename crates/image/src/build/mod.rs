@@ -2,6 +2,7 @@
 //! nothing it depends on changed, otherwise run in an overlay sandbox (`role_layer`); the image
 //! config and manifest, verify and the report (`finish`); the outputs (`outputs`).
 
+mod archive_stream;
 pub mod cpu_share;
 mod error;
 mod files;
@@ -126,6 +127,8 @@ pub fn build(
             None => Vec::new(),
         },
         queue: Default::default(),
+        archive_to: outputs::streamed_archive(plan, settings),
+        archive: None,
     };
     if settings.module_signing.is_some() && roles.signing_roles.is_empty() {
         reporter.event(&Event::Note {
@@ -137,6 +140,7 @@ pub fn build(
     }
     let roles_done = Instant::now();
     roles.settle(&mut stack)?;
+    let archive = roles.archive.take();
     let build_only = BuildOnlyRemoval::from_registered(&roles.executor.registered());
     step("the image: config and manifest".into());
     let image = finish::image(plan, settings, &stores.blobs, &mut stack)?;
@@ -152,7 +156,7 @@ pub fn build(
     };
     finish::report(plan, &made, started)?;
     step(format!("writing the outputs to {}", image.dir.display()));
-    let outputs = outputs::write(plan, settings, &stores.blobs, &image, files)?;
+    let outputs = outputs::write(plan, settings, &stores.blobs, &image, (files, archive))?;
     Ok(BuildReport {
         image: plan.image.clone(),
         manifest: image.written.manifest.clone(),

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use planner::Plan;
 
+use super::archive_stream::ArchiveStream;
 use super::error::{io, BuildError};
 use super::finish::Image;
 use super::room;
@@ -13,13 +14,22 @@ use super::settings::Settings;
 use crate::blobs::BlobStore;
 use crate::oci;
 
-/// Writes the outputs `settings` asks for; returns their paths.
+/// Where the docker-archive is written while the roles run: when it is an output, and of one
+/// layer per role (a squashed image's one layer comes after the roles).
+pub(super) fn streamed_archive(plan: &Plan, settings: &Settings) -> Option<PathBuf> {
+    let (_, archive, _) = oci::output_paths(&settings.out, &plan.image);
+    let wanted = settings.formats.docker_archive && !settings.squash;
+    (wanted && oci::archive_path_ok(&archive)).then_some(archive)
+}
+
+/// Writes the outputs `settings` asks for (with the files verify read, for the SBOM, and the
+/// docker-archive written while the roles ran, if one was); returns their paths.
 pub(super) fn write(
     plan: &Plan,
     settings: &Settings,
     blobs: &BlobStore,
     image: &Image,
-    files: Option<verify::Snapshot>,
+    (files, streamed): (Option<verify::Snapshot>, Option<ArchiveStream>),
 ) -> Result<Vec<PathBuf>, BuildError> {
     let (oci_dir, archive, rootfs) = oci::output_paths(&settings.out, &plan.image);
     let manifest = &image.written.manifest;
@@ -50,16 +60,20 @@ pub(super) fn write(
             return Err(BuildError::Output(format!("{}: a docker-archive path must not contain ':' (Warewulf reads it as file://); choose another --out", archive.display())));
         }
         if !current(&archive, &archive) {
-            let layers = room::compressed_size(&image.spec);
-            room::ensure(&archive, layers, "the docker-archive")?;
-            oci::write_docker_archive(
-                &archive,
-                blobs,
-                &image.spec,
-                &image.written,
-                &format!("{}:latest", plan.image),
-            )
-            .map_err(io(format!("writing {}", archive.display())))?;
+            let tag = format!("{}:latest", plan.image);
+            let writing = || io(format!("writing {}", archive.display()));
+            let done = match streamed {
+                Some(stream) => stream
+                    .finish(&archive, &image.spec, &image.written, &tag)
+                    .map_err(writing())?,
+                None => false,
+            };
+            if !done {
+                let layers = room::compressed_size(&image.spec);
+                room::ensure(&archive, layers, "the docker-archive")?;
+                crate::docker_archive::write(&archive, blobs, &image.spec, &image.written, &tag)
+                    .map_err(writing())?;
+            }
             record(&archive, &archive)?;
         }
         outputs.push(archive);

@@ -15,6 +15,7 @@ use engine::sandbox::{ChrootTarget, Overlay, SandboxSpec};
 use planner::plan::Step;
 use planner::Plan;
 
+use super::archive_stream::ArchiveStream;
 use super::cpu_share::CpuShares;
 use super::error::{io, BuildError};
 use super::keys::{role_inputs, role_of};
@@ -49,6 +50,11 @@ pub(super) struct Roles<'a> {
     /// The layers between their roles and the image: blobs being written while later roles
     /// run, and the layers behind them.
     pub queue: LayerQueue,
+    /// Where the docker-archive is written while the roles run, when it is an output of one
+    /// layer per role.
+    pub archive_to: Option<PathBuf>,
+    /// The docker-archive being written, from the first role that runs on.
+    pub archive: Option<ArchiveStream>,
 }
 
 /// At most this many layers' blobs are written at once while later roles run: a short role
@@ -196,9 +202,34 @@ impl Roles<'_> {
             built_seconds: entry.seconds,
             costs: entry.costs.clone(),
         });
+        self.archive_layer(&entry.blob);
         stack
             .layers
             .push((entry.blob.clone(), format!("imgbuild role {role}")));
+    }
+
+    /// Starts writing the docker-archive (when it is wanted and not started), with the layers
+    /// in the image so far. One that cannot start is written after verify, as it would be.
+    fn start_archive(&mut self, stack: &Stack) {
+        let Some(dest) = self.archive_to.as_ref().filter(|_| self.archive.is_none()) else {
+            return;
+        };
+        self.archive = ArchiveStream::start(dest, self.settings.epoch).ok();
+        for (blob, _) in &stack.layers {
+            self.archive_layer(blob);
+        }
+    }
+
+    /// Appends a layer that enters the image to the docker-archive being written, if one is.
+    fn archive_layer(&mut self, blob: &LayerBlob) {
+        let Some(archive) = self.archive.as_mut() else {
+            return;
+        };
+        match self.stores.blobs.path(&blob.digest) {
+            Ok(path) => archive.push(blob, path),
+            // Not streamed then: the archive is written in one go after verify.
+            Err(_) => self.archive = None,
+        }
     }
 
     /// Records that this image's last build of `role` used `inputs`.
@@ -386,6 +417,7 @@ impl Roles<'_> {
             .work_dir()
             .map_err(io("creating the role's work folder"))?;
         let dirs = WorkDirs::create(work.path(), &self.settings.package_pool())?;
+        self.start_archive(stack);
         // With other images' roles running beside it, the sandbox runs on its share of cores.
         let shares = self.settings.cpu_shares.clone();
         let share = shares.as_deref().map(CpuShares::enter);
