@@ -3,7 +3,9 @@
 //! the archive on a thread of its own at the lowest priority: it takes the cores the roles
 //! leave idle (a DKMS compile's serial parts, dracut, apt's waits), and what is left when the
 //! roles end is the last layers. After verify, the config and manifest end the archive; a build
-//! that fails, or finds its output current, throws it away.
+//! that fails, or finds its output current, throws it away. It is streamed only where the
+//! output's filesystem has room to spare ([`room_for`]): on a tight disk the roles keep the
+//! space, and the archive is written after verify, behind its room check.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +21,16 @@ use crate::oci::{ImageSpec, Written};
 
 /// The nice value the thread writes at while roles run (the lowest priority there is).
 const WHILE_ROLES_RUN: i32 = 19;
+
+/// Free space the roles to come keep on the output's filesystem, beyond the archive so far:
+/// below it, the archive is not streamed.
+pub(super) const KEPT_FOR_THE_ROLES: u64 = 8 << 30;
+
+/// Whether `dest`'s filesystem has room for `archive_so_far` bytes and `kept` more (true when
+/// its free space cannot be read: the write then says what failed).
+pub(super) fn room_for(dest: &Path, archive_so_far: u64, kept: u64) -> bool {
+    super::room::free_bytes(dest).is_none_or(|free| free >= archive_so_far.saturating_add(kept))
+}
 
 /// A docker-archive being written on its own thread, layer by layer.
 pub(super) struct ArchiveStream {
@@ -177,6 +189,15 @@ mod tests {
         assert!(!done, "one layer of two is not the image");
         assert!(!dest.exists());
         assert!(partials(&dir.path().join("out")).is_empty());
+    }
+
+    #[test]
+    fn a_tight_disk_keeps_its_room_for_the_roles() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let dest = dir.path().join("out/image.tar");
+        assert!(room_for(&dest, 0, 0));
+        assert!(!room_for(&dest, u64::MAX / 2, KEPT_FOR_THE_ROLES));
+        assert!(!room_for(&dest, 0, u64::MAX));
     }
 
     #[test]

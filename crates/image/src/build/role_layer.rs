@@ -15,7 +15,7 @@ use engine::sandbox::{ChrootTarget, Overlay, SandboxSpec};
 use planner::plan::Step;
 use planner::Plan;
 
-use super::archive_stream::ArchiveStream;
+use super::archive_stream::{self, ArchiveStream};
 use super::cpu_share::CpuShares;
 use super::error::{io, BuildError};
 use super::keys::{role_inputs, role_of};
@@ -208,12 +208,17 @@ impl Roles<'_> {
             .push((entry.blob.clone(), format!("imgbuild role {role}")));
     }
 
-    /// Starts writing the docker-archive (when it is wanted and not started), with the layers
-    /// in the image so far. One that cannot start is written after verify, as it would be.
+    /// Starts writing the docker-archive (when it is wanted, not started, and its disk has room
+    /// to spare), with the layers in the image so far. One that does not start is written after
+    /// verify, as it would be.
     fn start_archive(&mut self, stack: &Stack) {
         let Some(dest) = self.archive_to.as_ref().filter(|_| self.archive.is_none()) else {
             return;
         };
+        let so_far = stack.layers.iter().map(|(blob, _)| blob.diff_size).sum();
+        if !archive_stream::room_for(dest, so_far, archive_stream::KEPT_FOR_THE_ROLES) {
+            return;
+        }
         self.archive = ArchiveStream::start(dest, self.settings.epoch).ok();
         for (blob, _) in &stack.layers {
             self.archive_layer(blob);
