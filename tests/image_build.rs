@@ -547,6 +547,11 @@ fn a_base_archive_that_climbs_out_is_refused_and_writes_nothing_outside() {
         layer.append(&header, &b"x\n"[..]).expect("append");
     }
     let layer = layer.into_inner().expect("layer");
+    // Its config names the layer's own tar: the entries are what gets it refused.
+    let config = format!(
+        r#"{{"rootfs": {{"type": "layers", "diff_ids": ["sha256:{:x}"]}}}}"#,
+        <sha2::Sha256 as sha2::Digest>::digest(&layer)
+    );
     let mut archive = tar::Builder::new(Vec::new());
     let mut add = |name: &str, data: &[u8]| {
         let mut header = tar::Header::new_gnu();
@@ -558,7 +563,7 @@ fn a_base_archive_that_climbs_out_is_refused_and_writes_nothing_outside() {
             .expect("append");
     };
     add("layer/layer.tar", &layer);
-    add("config.json", b"{}");
+    add("config.json", config.as_bytes());
     add(
         "manifest.json",
         br#"[{"Config":"config.json","RepoTags":["evil:1"],"Layers":["layer/layer.tar"]}]"#,

@@ -105,10 +105,12 @@ impl Layout {
             let path = self.0.join(&layer.member);
             let compression =
                 Compression::of_media_type(layer.media_type.as_deref().unwrap_or_default());
-            apply_layer(&fs, &path, compression).map_err(|e| match e {
-                ApplyError::Io(e) => BootError::io(&path, e),
-                ApplyError::Extract(e) => BootError::Input(format!("layer {}: {e}", layer.name)),
-            })?;
+            apply_layer(&fs, &path, compression, layer.diff_id.as_deref()).map_err(
+                |e| match e {
+                    ApplyError::Io(e) => BootError::io(&path, e),
+                    e => BootError::Input(format!("layer {}: {e}", layer.name)),
+                },
+            )?;
         }
         Ok(())
     }

@@ -276,7 +276,11 @@ fn write_base(
     if made_now {
         let work = dir.join(format!("tree.tmp-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&work);
-        make(&work)?;
+        if let Err(e) = make(&work) {
+            // A base that failed (a layer that is not its diff_id, say) leaves nothing behind.
+            let _ = std::fs::remove_dir_all(&work);
+            return Err(e);
+        }
         let _ = std::fs::remove_dir_all(&tree);
         std::fs::rename(&work, &tree).map_err(io("caching the base"))?;
         let stamp = integrity::tree_stamp(&tree).map_err(io("reading the base"))?;
@@ -448,12 +452,43 @@ fn empty_apt_archives(root: &Path) -> Result<(), BaseError> {
     Ok(())
 }
 
+/// One layer file of a base and what the image says it is.
+struct LayerFile {
+    path: PathBuf,
+    compression: Compression,
+    /// The config's `rootfs.diff_ids` entry: what its tar must hash to.
+    diff_id: String,
+    /// How messages name it: its digest, or its docker-archive member.
+    name: String,
+}
+
 /// The layer files of a base, bottom first, with their digests.
 struct LayerFiles {
-    files: Vec<(PathBuf, Compression)>,
+    files: Vec<LayerFile>,
     digests: Vec<String>,
     /// For messages and the layer's history (`docker docker.io/rockylinux/rockylinux:9.5`).
     what: String,
+}
+
+/// The config's `rootfs.diff_ids`, one for each of `count` layers: a base whose config lists
+/// other diff_ids cannot have its layers checked, and is refused.
+fn config_diff_ids(config: &Json, count: usize, what: &str) -> Result<Vec<String>, BaseError> {
+    let ids: Vec<String> = config["rootfs"]["diff_ids"]
+        .as_array()
+        .map(|ids| {
+            ids.iter()
+                .filter_map(Json::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    if ids.len() != count {
+        return Err(BaseError::Failed(format!(
+            "{what}: its config lists {} diff_ids for {count} layers, so its layers cannot be checked; rebuild or re-pull the image",
+            ids.len()
+        )));
+    }
+    Ok(ids)
 }
 
 /// A base pulled from a registry (linux/amd64), every blob verified against its digest.
@@ -465,42 +500,42 @@ fn from_registry(request: &BaseRequest, store: &BaseStore) -> Result<Vec<BaseLay
     let conf = registry::RegistriesConf::load().map_err(|e| BaseError::Failed(e.to_string()))?;
     let (pulled, _) = registry::pull_via(&conf, &request.build_from, &store.cache.join("registry"))
         .map_err(|e| BaseError::Failed(format!("pulling {reference}: {e}")))?;
+    let what = format!("docker {reference}");
+    let diff_ids = config_diff_ids(&pulled.config, pulled.layers.len(), &what)?;
     let layers = LayerFiles {
         files: pulled
             .layers
             .iter()
-            .map(|l| (l.path.clone(), Compression::of_media_type(&l.media_type)))
+            .zip(diff_ids)
+            .map(|(l, diff_id)| LayerFile {
+                path: l.path.clone(),
+                compression: Compression::of_media_type(&l.media_type),
+                diff_id,
+                name: l.digest.clone(),
+            })
             .collect(),
         digests: pulled.layers.iter().map(|l| l.digest.clone()).collect(),
-        what: format!("docker {reference}"),
+        what,
     };
     apply_layers(layers, store)
 }
 
-/// Layers of an OCI layout folder or a docker-archive, extracted to overlay-form folders.
+/// Layers of an OCI layout folder or a docker-archive, extracted to overlay-form folders. Each
+/// blob of a layout must be its descriptor's digest and size; each tar, its config's diff_id.
 fn from_file(
     request: &BaseRequest,
     store: &BaseStore,
     project_root: &Path,
 ) -> Result<Vec<BaseLayer>, BaseError> {
     let source = project_root.join(&request.build_from);
+    let what = format!("{} {}", request.bootstrap, request.build_from);
+    let oci = request.bootstrap == "oci";
     let unpacked;
-    let files: Vec<(PathBuf, Compression)> = if request.bootstrap == "oci" {
-        // The one image reader every part of imgbuild uses; its digests are checked before
-        // they name a file.
-        let image = oci_layout::Source::folder(&source)
-            .oci_image()
-            .map_err(|e| BaseError::Failed(format!("{}: {e}", source.display())))?;
-        image
-            .layers
-            .iter()
-            .map(|l| {
-                (
-                    source.join(&l.member),
-                    Compression::of_media_type(l.media_type.as_deref().unwrap_or_default()),
-                )
-            })
-            .collect()
+    // The one image reader every part of imgbuild uses; its digests are checked before they
+    // name a file.
+    let (image, folder) = if oci {
+        let image = oci_layout::Source::folder(&source).oci_image();
+        (image, source.clone())
     } else {
         unpacked = tempfile::tempdir_in(store.cache).map_err(io("unpacking the archive"))?;
         let file =
@@ -508,58 +543,81 @@ fn from_file(
         tar::Archive::new(file)
             .unpack(unpacked.path())
             .map_err(io(format!("reading {}", source.display())))?;
-        let image = oci_layout::Source::folder(unpacked.path())
-            .docker_image()
-            .map_err(|e| BaseError::Failed(format!("{}: {e}", source.display())))?;
-        image
-            .layers
-            .iter()
-            .map(|l| (unpacked.path().join(&l.member), Compression::None))
-            .collect()
+        let image = oci_layout::Source::folder(unpacked.path()).docker_image();
+        (image, unpacked.path().to_owned())
     };
-    if files.is_empty() {
+    let image = image.map_err(|e| BaseError::Failed(format!("{}: {e}", source.display())))?;
+    if image.layers.is_empty() {
         return Err(BaseError::Failed(format!(
             "{} has no layers",
             source.display()
         )));
     }
+    let diff_ids = config_diff_ids(&image.config, image.layers.len(), &what)?;
+    let mut files = Vec::new();
     let mut digests = Vec::new();
-    for (file, _) in &files {
+    for (layer, diff_id) in image.layers.iter().zip(diff_ids) {
+        let path = folder.join(&layer.member);
         let mut f =
-            std::fs::File::open(file).map_err(io(format!("reading layer {}", file.display())))?;
+            std::fs::File::open(&path).map_err(io(format!("reading layer {}", path.display())))?;
         let mut hasher = crate::hashing::HashingWriter::new(std::io::sink());
         std::io::copy(&mut f, &mut hasher).map_err(io("hashing a layer"))?;
-        digests.push(hasher.finish().1);
+        let (_, digest, size) = hasher.finish();
+        if oci && (digest != layer.name || layer.size.is_some_and(|s| s != size)) {
+            return Err(BaseError::Failed(format!(
+                "{what}: layer {} is {digest} ({size} bytes), not what its manifest says ({}, {} bytes): the blob was changed or cut short; copy the image again",
+                layer.name,
+                layer.name,
+                layer.size.map_or("?".into(), |s| s.to_string()),
+            )));
+        }
+        let compression = match &layer.media_type {
+            Some(media_type) if oci => Compression::of_media_type(media_type),
+            _ if oci => Compression::None,
+            // A docker-archive's manifest has no media types: its members are told by their
+            // first bytes (docker save writes plain tars, skopeo keeps gzip).
+            _ => sniffed(&path)?,
+        };
+        files.push(LayerFile {
+            path,
+            compression,
+            diff_id,
+            name: layer.name.clone(),
+        });
+        digests.push(digest);
     }
-    let layers = LayerFiles {
-        files,
-        digests,
-        what: format!("{} {}", request.bootstrap, request.build_from),
-    };
-    apply_layers(layers, store)
+    apply_layers(
+        LayerFiles {
+            files,
+            digests,
+            what,
+        },
+        store,
+    )
+}
+
+/// The compression of the file at `path`, told by its first bytes.
+fn sniffed(path: &Path) -> Result<Compression, BaseError> {
+    let file = std::fs::File::open(path).map_err(io(format!("reading {}", path.display())))?;
+    Compression::sniff(&mut std::io::BufReader::new(file))
+        .map_err(io(format!("reading {}", path.display())))
 }
 
 /// Applies the layers in order into one tree (whiteouts delete), cached by their digests, which
 /// becomes one base layer: overlayfs needs lowers in its own whiteout form, and one tree is
-/// simpler to stack.
+/// simpler to stack. Every layer is read to its end and held to its diff_id; a layer that is
+/// not leaves nothing cached.
 fn apply_layers(layers: LayerFiles, store: &BaseStore) -> Result<Vec<BaseLayer>, BaseError> {
     let key = digest_of(layers.digests.join("\n").as_bytes());
     let LayerFiles { files, what, .. } = layers;
     cached_or_made(&key, what.clone(), store, |work| {
         std::fs::create_dir_all(work).map_err(io("unpacking the base"))?;
         let fs = engine::rootfs::RootFs::plain(work).map_err(io("unpacking the base"))?;
-        for (i, (file, compression)) in files.iter().enumerate() {
-            let opened = std::fs::File::open(file).map_err(io("reading a layer"))?;
-            let limits = engine::archive::Limits {
-                allow_devices: true,
-                whiteouts: engine::archive::Whiteouts::Apply,
-                ..engine::archive::Limits::default()
-            };
-            let reader = compression
-                .reader(std::io::BufReader::with_capacity(1 << 20, opened))
-                .map_err(io("reading a layer"))?;
-            engine::archive::extract_tar(reader, &fs, Path::new("/"), limits)
-                .map_err(|e| BaseError::Failed(format!("base layer {i} of {what}: {e}")))?;
+        for (i, file) in files.iter().enumerate() {
+            crate::apply::apply_layer(&fs, &file.path, file.compression, Some(&file.diff_id))
+                .map_err(|e| {
+                    BaseError::Failed(format!("base layer {i} ({}) of {what}: {e}", file.name))
+                })?;
         }
         Ok(())
     })

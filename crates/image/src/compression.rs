@@ -68,23 +68,21 @@ impl Compression {
     /// From the first bytes of a blob (for docker-archives, whose manifest has no media types).
     pub fn sniff(reader: &mut impl BufRead) -> std::io::Result<Self> {
         let head = reader.fill_buf()?;
-        Ok(if head.starts_with(&[0x1f, 0x8b]) {
+        Ok(if oci_layout::decompress::is_gzip(head) {
             Compression::Gzip
-        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        } else if oci_layout::decompress::is_zstd(head) {
             Compression::Zstd
         } else {
             Compression::None
         })
     }
 
-    /// A reader of the uncompressed tar.
+    /// A reader of the uncompressed tar: every gzip member and zstd frame, a stream cut short
+    /// an error.
     pub fn reader<'a>(self, input: impl BufRead + 'a) -> std::io::Result<Box<dyn Read + 'a>> {
         Ok(match self {
-            Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(input)),
-            Compression::Zstd => Box::new(
-                ruzstd::decoding::StreamingDecoder::new(input)
-                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?,
-            ),
+            Compression::Gzip => oci_layout::decompress::gzip(input),
+            Compression::Zstd => oci_layout::decompress::zstd(input)?,
             Compression::None => Box::new(input),
         })
     }

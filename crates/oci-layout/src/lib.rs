@@ -3,8 +3,10 @@
 //! one reader of an image ([`Source::image`]) from an OCI layout folder, an oci-archive or a
 //! docker-archive into its config and layer list; what a layer's whiteouts mean, in a tar
 //! ([`Whiteout`]) and in a folder in overlayfs form ([`OverlayEntry`]); and the one walk over a
-//! layer's entries ([`walk_layer`]) that every applier of a layer shares.
+//! layer's entries ([`walk_layer`]) that every applier of a layer shares; and the decoders of
+//! gzip and zstd that read every member and frame ([`decompress`]).
 
+pub mod decompress;
 mod digest;
 mod layer_walk;
 mod overlay;

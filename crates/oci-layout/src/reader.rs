@@ -25,6 +25,17 @@ pub struct Layer {
     pub name: String,
     /// Its media type, when the manifest gives one (OCI).
     pub media_type: Option<String>,
+    /// Its size in bytes, when the manifest gives one (OCI).
+    pub size: Option<u64>,
+    /// The digest of its uncompressed tar, as the config's `rootfs.diff_ids` lists it.
+    pub diff_id: Option<String>,
+}
+
+/// The config's `rootfs.diff_ids[index]`.
+fn diff_id(config: &Json, index: usize) -> Option<String> {
+    config["rootfs"]["diff_ids"][index]
+        .as_str()
+        .map(str::to_owned)
 }
 
 fn json(bytes: &[u8], what: &str) -> std::io::Result<Json> {
@@ -79,7 +90,13 @@ impl Source {
             .ok_or_else(|| fail("the manifest names no config"))?;
         let config = json(&self.read_all(&blob_member(config_digest)?)?, "the config")?;
         let mut layers = Vec::new();
-        for layer in manifest["layers"].as_array().cloned().unwrap_or_default() {
+        for (index, layer) in manifest["layers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
             let digest = layer["digest"]
                 .as_str()
                 .ok_or_else(|| fail("a layer without a digest"))?;
@@ -87,6 +104,8 @@ impl Source {
                 member: blob_member(digest)?,
                 name: digest.to_owned(),
                 media_type: layer["mediaType"].as_str().map(str::to_owned),
+                size: layer["size"].as_u64(),
+                diff_id: diff_id(&config, index),
             });
         }
         Ok(Image { config, layers })
@@ -102,7 +121,13 @@ impl Source {
             .ok_or_else(|| fail("manifest.json names no Config"))?;
         let config = json(&self.read_all(config_member)?, "the config")?;
         let mut layers = Vec::new();
-        for layer in image["Layers"].as_array().cloned().unwrap_or_default() {
+        for (index, layer) in image["Layers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
             let member = layer
                 .as_str()
                 .ok_or_else(|| fail("manifest.json lists a layer that is no path"))?;
@@ -110,6 +135,8 @@ impl Source {
                 member: member.to_owned(),
                 name: member.to_owned(),
                 media_type: None,
+                size: None,
+                diff_id: diff_id(&config, index),
             });
         }
         Ok(Image { config, layers })
@@ -134,13 +161,13 @@ mod tests {
         };
         write(
             &digest_of('c'),
-            serde_json::json!({"config": {"Labels": {"a": "b"}}}),
+            serde_json::json!({"config": {"Labels": {"a": "b"}}, "rootfs": {"diff_ids": [digest_of('a')]}}),
         );
         write(
             &digest_of('d'),
             serde_json::json!({
                 "config": {"digest": digest_of('c')},
-                "layers": [{"digest": digest_of('e'), "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip"}]
+                "layers": [{"digest": digest_of('e'), "size": 42, "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip"}]
             }),
         );
         write(
@@ -163,6 +190,8 @@ mod tests {
                 member: format!("blobs/sha256/{}", "e".repeat(64)),
                 name: digest_of('e'),
                 media_type: Some("application/vnd.oci.image.layer.v1.tar+gzip".into()),
+                size: Some(42),
+                diff_id: Some(digest_of('a')),
             }]
         );
     }

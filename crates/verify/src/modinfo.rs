@@ -70,9 +70,9 @@ pub fn read_module_from(name: &str, reader: impl Read) -> Result<Modinfo, Modinf
     if name.ends_with(".xz") {
         xz2::read::XzDecoder::new_multi_decoder(reader).read_to_end(&mut bytes)?;
     } else if name.ends_with(".zst") {
-        let mut decoder = ruzstd::decoding::StreamingDecoder::new(reader)
-            .map_err(|e| ModinfoError::Format(format!("zstd: {e}")))?;
-        decoder.read_to_end(&mut bytes)?;
+        oci_layout::decompress::zstd(std::io::BufReader::new(reader))
+            .map_err(|e| ModinfoError::Format(format!("zstd: {e}")))?
+            .read_to_end(&mut bytes)?;
     } else if name.ends_with(".gz") {
         flate2::read::MultiGzDecoder::new(reader).read_to_end(&mut bytes)?;
     } else {

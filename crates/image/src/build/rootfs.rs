@@ -19,9 +19,10 @@ pub fn write_rootfs(dest: &Path, blobs: &BlobStore, spec: &ImageSpec) -> Result<
     let fs = engine::rootfs::RootFs::plain(tmp.path()).map_err(io("opening the rootfs folder"))?;
     for (layer, _) in &spec.layers {
         let blob = blobs.path(&layer.digest).map_err(io("reading a layer"))?;
-        apply_layer(&fs, &blob, layer.compression).map_err(|e| match e {
+        let diff_id = Some(layer.diff_id.as_str());
+        apply_layer(&fs, &blob, layer.compression, diff_id).map_err(|e| match e {
             ApplyError::Io(cause) => io("reading a layer")(cause),
-            ApplyError::Extract(e) => BuildError::Layer {
+            e => BuildError::Layer {
                 digest: layer.digest.clone(),
                 message: e.to_string(),
             },

@@ -1,4 +1,5 @@
-//! Compressed inputs: gzip, zstd or xz, told by their first bytes.
+//! Compressed inputs: gzip, zstd or xz, told by their first bytes, each read to its last
+//! member or frame.
 
 use std::io::{BufRead, Read};
 
@@ -7,13 +8,10 @@ pub(crate) fn decompressed<'a>(
     mut input: impl BufRead + 'a,
 ) -> std::io::Result<Box<dyn Read + 'a>> {
     let head = input.fill_buf()?;
-    Ok(if head.starts_with(&[0x1f, 0x8b]) {
-        Box::new(flate2::bufread::MultiGzDecoder::new(input))
-    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-        Box::new(
-            ruzstd::decoding::StreamingDecoder::new(input)
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?,
-        )
+    Ok(if oci_layout::decompress::is_gzip(head) {
+        oci_layout::decompress::gzip(input)
+    } else if oci_layout::decompress::is_zstd(head) {
+        oci_layout::decompress::zstd(input)?
     } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z']) {
         Box::new(xz2::bufread::XzDecoder::new_multi_decoder(input))
     } else {

@@ -1,0 +1,299 @@
+//! Base layers are read whole and checked (issue 55, part 1): a `bootstrap: oci` base whose zstd
+//! layer is two frames (concatenated `zstd` output, as `pzstd` and `zstd:chunked` write) or whose
+//! gzip layer is two members builds with the files of its last frame, which a role's `stat`
+//! finds; a blob cut short, a blob that is not its descriptor's digest, a tar that is not its
+//! config's diff_id and data after the tar's end are each refused in one line naming the layer,
+//! exit 1, with nothing cached and no output. Needs root and Debian's `zstd` and `gzip`.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::*;
+use sha2::{Digest, Sha256};
+
+fn sha256(bytes: &[u8]) -> String {
+    format!("sha256:{:x}", Sha256::digest(bytes))
+}
+
+/// A tar of `files` (name, content), ending with its two zero blocks.
+fn tar_of(files: &[(&str, &str)]) -> Vec<u8> {
+    let mut builder = tar::Builder::new(Vec::new());
+    for (name, content) in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(content.len() as u64);
+        header.set_mode(0o644);
+        header.set_mtime(1_700_000_000);
+        header.set_cksum();
+        builder
+            .append_data(&mut header, name, content.as_bytes())
+            .expect("append");
+    }
+    builder.into_inner().expect("tar")
+}
+
+/// `bytes` through a compressor of Debian's (`zstd -c -q`, `gzip -c -n`).
+fn through(tool: &str, args: &[&str], bytes: &[u8]) -> Vec<u8> {
+    let mut child = Command::new(tool)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{tool}: {e} (CI installs it)"));
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = bytes.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().expect(tool);
+    writer.join().expect("writer").expect("write");
+    assert!(out.status.success(), "{tool} failed");
+    out.stdout
+}
+
+/// The tar split in two at a 512-byte block boundary, each part compressed on its own and the
+/// two concatenated: two frames or two members, one tar.
+fn two_parts(tar: &[u8], tool: &str, args: &[&str]) -> Vec<u8> {
+    let cut = (tar.len() / 2) / 512 * 512;
+    let mut blob = through(tool, args, &tar[..cut]);
+    blob.extend(through(tool, args, &tar[cut..]));
+    blob
+}
+
+/// An OCI layout folder at `dir` with one layer `blob` of `media_type` whose config says its
+/// tar is `diff_id` and whose descriptor says it is `descriptor` (digest, size).
+fn layout(dir: &Path, blob: &[u8], media_type: &str, diff_id: &str, descriptor: (&str, usize)) {
+    let blobs = dir.join("blobs/sha256");
+    std::fs::create_dir_all(&blobs).expect("blobs");
+    let put = |bytes: &[u8]| -> String {
+        let digest = sha256(bytes);
+        std::fs::write(blobs.join(&digest[7..]), bytes).expect("blob");
+        digest
+    };
+    std::fs::write(blobs.join(&descriptor.0[7..]), blob).expect("layer");
+    let config = serde_json::json!({
+        "architecture": "amd64", "os": "linux", "config": {},
+        "rootfs": {"type": "layers", "diff_ids": [diff_id]},
+    })
+    .to_string();
+    let config_digest = put(config.as_bytes());
+    let manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                   "digest": config_digest, "size": config.len()},
+        "layers": [{"mediaType": media_type, "digest": descriptor.0, "size": descriptor.1}],
+    })
+    .to_string();
+    let manifest_digest = put(manifest.as_bytes());
+    let index = serde_json::json!({
+        "schemaVersion": 2,
+        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+                       "digest": manifest_digest, "size": manifest.len()}],
+    });
+    std::fs::write(dir.join("index.json"), index.to_string()).expect("index");
+    std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).expect("layout");
+}
+
+struct Project {
+    work: tempfile::TempDir,
+    project: PathBuf,
+}
+
+/// A project whose image `framed` starts from the OCI layout `base/` and whose role finds the
+/// base's last file with `stat` and asserts it is there.
+fn project() -> Project {
+    require_root();
+    let work = tempfile::Builder::new()
+        .prefix("imgbuild-base-layers-")
+        .tempdir_in("/var/tmp")
+        .expect("work");
+    let project = work.path().join("project");
+    let tasks = project.join("roles/check/tasks");
+    std::fs::create_dir_all(&tasks).expect("role");
+    std::fs::create_dir_all(project.join("images")).expect("images");
+    std::fs::write(
+        project.join("images/framed.yml"),
+        "- name: framed\n  hosts: localhost\n  vars:\n    bootstrap: oci\n    build_from: base\n    \
+         image_name: framed\n    kernel_version: \"6.1.0-50-amd64\"\n  \
+         facts: {distribution: Debian, distribution_version: \"12\"}\n  roles: [check]\n",
+    )
+    .expect("recipe");
+    std::fs::write(
+        tasks.join("main.yml"),
+        "- name: the base's last file\n  stat: {path: /srv/last/file.txt}\n  register: last\n\
+         - name: it is there\n  assert:\n    that: [last.stat.exists, last.stat.size == 13]\n",
+    )
+    .expect("tasks");
+    Project { work, project }
+}
+
+/// The base's files: enough that a cut falls between the first and the last.
+fn files() -> Vec<(String, String)> {
+    let mut files = vec![(
+        "etc/os-release".to_owned(),
+        "ID=debian\nVERSION_ID=\"12\"\n".to_owned(),
+    )];
+    files.extend((0..40).map(|i| (format!("srv/first/{i:02}.txt"), format!("{i:0>600}"))));
+    files.push(("srv/last/file.txt".into(), "the last one\n".into()));
+    files
+}
+
+fn base_tar() -> Vec<u8> {
+    let files = files();
+    let named: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(n, c)| (n.as_str(), c.as_str()))
+        .collect();
+    tar_of(&named)
+}
+
+fn build(p: &Project) -> std::process::Output {
+    let out = p.work.path().join("out").to_string_lossy().into_owned();
+    imgbuild_env(
+        &p.project,
+        &[
+            "build",
+            "framed",
+            "--no-verify",
+            "--format",
+            "chroot",
+            "--out",
+            &out,
+        ],
+        &[
+            ("IMGBUILD_CACHE", &p.work.path().join("cache")),
+            ("SOURCE_DATE_EPOCH", Path::new("1700000000")),
+        ],
+    )
+}
+
+/// A base whose blob is `blob` builds, and the chroot output holds the last file.
+fn builds_with_every_file(blob: &[u8], media_type: &str) {
+    let p = project();
+    let tar = base_tar();
+    layout(
+        &p.project.join("base"),
+        blob,
+        media_type,
+        &sha256(&tar),
+        (&sha256(blob), blob.len()),
+    );
+    let result = build(&p);
+    assert!(result.status.success(), "{}", stderr(&result));
+    let last = p.work.path().join("out/framed/rootfs/srv/last/file.txt");
+    assert_eq!(
+        std::fs::read_to_string(&last).expect("the last file"),
+        "the last one\n"
+    );
+    assert!(p
+        .work
+        .path()
+        .join("out/framed/rootfs/srv/first/00.txt")
+        .is_file());
+}
+
+#[test]
+fn a_zstd_layer_of_two_frames_builds_with_the_files_of_its_last_frame() {
+    let blob = two_parts(&base_tar(), "zstd", &["-c", "-q"]);
+    builds_with_every_file(&blob, "application/vnd.oci.image.layer.v1.tar+zstd");
+}
+
+#[test]
+fn a_gzip_layer_of_two_members_builds_with_the_files_of_its_last_member() {
+    let blob = two_parts(&base_tar(), "gzip", &["-c", "-n"]);
+    builds_with_every_file(&blob, "application/vnd.oci.image.layer.v1.tar+gzip");
+}
+
+/// A base that must be refused: exit 1, one error naming `needle`, no base cached, no output.
+fn refused(blob: &[u8], diff_id: &str, descriptor: (&str, usize), needle: &str) {
+    let p = project();
+    layout(
+        &p.project.join("base"),
+        blob,
+        "application/vnd.oci.image.layer.v1.tar+zstd",
+        diff_id,
+        descriptor,
+    );
+    let result = build(&p);
+    let err = stderr(&result);
+    assert_eq!(result.status.code(), Some(1), "{err}");
+    assert!(err.contains(needle), "expected '{needle}' in: {err}");
+    assert!(err.contains(descriptor.0), "names the layer: {err}");
+    // No base tree (nor a half-made one) under any base's folder in the cache.
+    let trees: Vec<PathBuf> = std::fs::read_dir(p.work.path().join("cache/bases"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|base| {
+            std::fs::read_dir(base.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .filter(|e| e.file_name().to_string_lossy().starts_with("tree"))
+        .map(|e| e.path())
+        .collect();
+    assert!(trees.is_empty(), "nothing cached: {trees:?}");
+    assert!(!p.work.path().join("out/framed").exists(), "no output");
+}
+
+#[test]
+fn a_layer_whose_tar_is_not_its_diff_id_is_refused_with_both_digests() {
+    let tar = base_tar();
+    let blob = two_parts(&tar, "zstd", &["-c", "-q"]);
+    let lie = sha256(b"another tar");
+    refused(&blob, &lie, (&sha256(&blob), blob.len()), &lie);
+    // The message names the tar's real digest too.
+    let p = project();
+    layout(
+        &p.project.join("base"),
+        &blob,
+        "application/vnd.oci.image.layer.v1.tar+zstd",
+        &lie,
+        (&sha256(&blob), blob.len()),
+    );
+    assert!(stderr(&build(&p)).contains(&sha256(&tar)));
+}
+
+#[test]
+fn a_blob_cut_short_or_changed_is_refused_before_it_is_read() {
+    let tar = base_tar();
+    let blob = two_parts(&tar, "zstd", &["-c", "-q"]);
+    let cut = &blob[..blob.len() - 40];
+    // The descriptor names the whole blob: the cut one is another digest, another size.
+    refused(
+        cut,
+        &sha256(&tar),
+        (&sha256(&blob), blob.len()),
+        "cut short",
+    );
+}
+
+#[test]
+fn a_last_frame_cut_short_is_an_error_not_an_early_end() {
+    let tar = base_tar();
+    let blob = two_parts(&tar, "zstd", &["-c", "-q"]);
+    // A blob that is its own descriptor's digest (so a registry would serve it) but whose
+    // last frame ends early.
+    let cut = blob[..blob.len() - 40].to_vec();
+    refused(
+        &cut,
+        &sha256(&tar),
+        (&sha256(&cut), cut.len()),
+        "base layer 0",
+    );
+}
+
+#[test]
+fn data_after_the_tars_end_is_refused() {
+    let mut tar = base_tar();
+    tar.extend_from_slice(b"trailing garbage");
+    let blob = through("zstd", &["-c", "-q"], &tar);
+    refused(
+        &blob,
+        &sha256(&tar),
+        (&sha256(&blob), blob.len()),
+        "data after the tar's end",
+    );
+}
