@@ -16,6 +16,7 @@
 pub mod spec;
 pub mod types;
 
+pub mod ansible_code;
 pub mod ansible_options;
 
 // What the modules act through.

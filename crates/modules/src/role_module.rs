@@ -9,7 +9,8 @@
 //! Ansible's three kinds are told apart as Ansible does: a Python module that imports
 //! `ansible.module_utils` (new style) gets its arguments under `ANSIBLE_MODULE_ARGS` and needs
 //! Ansible's `module_utils`, which imgbuild takes from the ansible-core of the machine running
-//! the build (staged beside the module, as Ansible's AnsiballZ zip carries them); a module
+//! the build (staged beside the module, as Ansible's AnsiballZ zip carries them, with the
+//! role's own `module_utils/` and a collection module's collection's); a module
 //! saying `WANT_JSON` gets JSON; any other gets `key=value` words (old style).
 
 use serde_json::{Map, Value as Json};
@@ -137,8 +138,7 @@ fn stage_and_run(
     }
     let args_text = match style {
         Style::NewPython => {
-            copy_tree(fs, &module_utils()?, &stage.join("ansible/module_utils"))?;
-            fs.write_atomic(&stage.join("ansible/__init__.py"), b"", Some(0o644))?;
+            stage_module_utils(fs, local, stage)?;
             let mut wrapped = Map::new();
             wrapped.insert("ANSIBLE_MODULE_ARGS".into(), Json::Object(module_args));
             Json::Object(wrapped).to_string()
@@ -217,49 +217,35 @@ fn interpreter(source: &str, local: &Path) -> Result<Vec<String>, ModuleError> {
     }
 }
 
-/// [`host_module_utils`], asked once per run: the machine's ansible-core does not change
-/// while it builds.
-fn module_utils() -> Result<PathBuf, ModuleError> {
-    static FOUND: std::sync::OnceLock<Result<PathBuf, ModuleError>> = std::sync::OnceLock::new();
-    FOUND.get_or_init(host_module_utils).clone()
-}
-
-/// The folder of `ansible.module_utils` of the ansible-core on the machine running the build
-/// (or `IMGBUILD_ANSIBLE_MODULE_UTILS`).
-fn host_module_utils() -> Result<PathBuf, ModuleError> {
-    if let Some(dir) = std::env::var_os("IMGBUILD_ANSIBLE_MODULE_UTILS") {
-        return Ok(PathBuf::from(dir));
-    }
-    // The Python that runs the ansible command first, then the system's.
-    let ansible_python = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
-        .map(|dir| dir.join("ansible"))
-        .find(|exe| exe.is_file())
-        .and_then(|exe| std::fs::read_to_string(exe).ok())
-        .and_then(|text| {
-            let line = text.lines().next()?.strip_prefix("#!")?.trim().to_owned();
-            line.split_whitespace().last().map(str::to_owned)
-        });
-    let candidates = ansible_python
-        .into_iter()
-        .chain(["/usr/bin/python3".to_owned(), "python3".to_owned()]);
-    for python in candidates {
-        let asked = std::process::Command::new(&python)
-            .args([
-                "-c",
-                "import os, ansible.module_utils as m; print(os.path.dirname(m.__file__))",
-            ])
-            .output();
-        if let Some(out) = asked.ok().filter(|o| o.status.success()) {
-            return Ok(PathBuf::from(
-                String::from_utf8_lossy(&out.stdout).trim().to_owned(),
-            ));
+/// Stages what a new-style module imports, as Ansible's AnsiballZ zip carries it: ansible-core's
+/// `module_utils` from the machine running the build, then a role module's own
+/// `module_utils/` (the role's beside its `library/`, which Ansible lays over ansible-core's),
+/// and a collection module's collection `plugins/module_utils` (imported as
+/// `ansible_collections.<ns>.<coll>.plugins.module_utils`).
+fn stage_module_utils(fs: &RootFs, module: &Path, stage: &Path) -> Result<(), ModuleError> {
+    let host = crate::ansible_code::host()?;
+    let utils = stage.join("ansible/module_utils");
+    copy_tree(fs, &host.module_utils(), &utils)?;
+    fs.write_atomic(&stage.join("ansible/__init__.py"), b"", Some(0o644))?;
+    let library = module.parent();
+    if library.is_some_and(|dir| dir.ends_with("library")) {
+        let own = library.and_then(Path::parent).map(|role| role.join("module_utils"));
+        if let Some(own) = own.filter(|dir| dir.is_dir()) {
+            copy_tree(fs, &own, &utils)?;
         }
     }
-    Err(ModuleError::new(
-            "this role module is a Python module built on Ansible's module_utils, which imgbuild takes from the ansible-core of the machine running the build, and no Python here (the ansible command's, /usr/bin/python3, python3) imports ansible.module_utils; install ansible-core (Debian: apt-get install ansible-core), or set IMGBUILD_ANSIBLE_MODULE_UTILS to its module_utils folder",
-        ))
+    if let Some((root, namespace, collection)) = crate::ansible_code::collection_of(module) {
+        let inside = stage
+            .join("ansible_collections")
+            .join(namespace)
+            .join(collection)
+            .join("plugins/module_utils");
+        let utils = root.join("plugins/module_utils");
+        if utils.is_dir() {
+            copy_tree(fs, &utils, &inside)?;
+        }
+    }
+    Ok(())
 }
 
 /// Copies the Python files below a host folder into the rootfs (no byte code).

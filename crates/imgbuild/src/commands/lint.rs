@@ -1,6 +1,7 @@
 //! `imgbuild lint`: tasks that would have no effect, or a surprising one, in an image build:
 //! services started on a host that does not run, reboots and waits, modules loaded into a
-//! kernel that is not the image's, `uname` and the like, and every plan warning.
+//! kernel that is not the image's, `uname` and the like, and every plan warning. It also lists,
+//! without counting them as findings, the tasks whose module runs with Ansible's own code.
 
 use std::process::ExitCode;
 
@@ -39,6 +40,18 @@ fn finding(task: &PlannedTask) -> Option<String> {
     }
 }
 
+/// Where the code of a task's module comes from when imgbuild does not implement it: the
+/// machine's ansible-core or collection (`community.general 6.6.2`), or the project's file.
+fn ansible_code(task: &PlannedTask) -> Option<String> {
+    if task.module != modules::role_module::MODULE {
+        return None;
+    }
+    let module = task.args["module"].as_str().unwrap_or_default();
+    let from = task.args["ansible_code"]["from"].as_str();
+    let from = from.or(task.local_file.as_deref()).unwrap_or_default();
+    Some(format!("{module} runs with Ansible's own code ({from})"))
+}
+
 /// Prints the findings of `images` (all when empty); exit 1 when there are any.
 pub fn run(project: &Project, images: &[String], json: bool) -> Result<ExitCode, Failure> {
     let images = if images.is_empty() {
@@ -47,6 +60,7 @@ pub fn run(project: &Project, images: &[String], json: bool) -> Result<ExitCode,
         images.to_vec()
     };
     let mut findings = Vec::new();
+    let mut through_ansible = Vec::new();
     for image in images {
         let plan = planner::plan(project, &image, &PlanOptions::default())?;
         for w in &plan.warnings {
@@ -64,6 +78,9 @@ pub fn run(project: &Project, images: &[String], json: bool) -> Result<ExitCode,
                     message,
                 });
             }
+            if let Some(message) = ansible_code(task) {
+                through_ansible.push(format!("{}: {message} ({image})", task.source));
+            }
         }
     }
     if json {
@@ -76,6 +93,15 @@ pub fn run(project: &Project, images: &[String], json: bool) -> Result<ExitCode,
             println!("{}: {} ({})", f.source, f.message, f.image);
         }
         println!("{} findings", findings.len());
+        for line in &through_ansible {
+            println!("{line}");
+        }
+        if !through_ansible.is_empty() {
+            println!(
+                "{} tasks run with Ansible's own code",
+                through_ansible.len()
+            );
+        }
     }
     Ok(if findings.is_empty() {
         ExitCode::SUCCESS

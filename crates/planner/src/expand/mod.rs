@@ -189,7 +189,7 @@ impl Planner<'_> {
         out: &mut Vec<Step>,
     ) -> Result<Option<TaskDef<'n>>> {
         let parsed = parse_task(node, &ctx.file, &|name| {
-            !name.contains('.') && self.role_module_file(name, ctx).is_some()
+            self.ansible_module(name, ctx).is_some()
         })
         .map_err(|e| self.role_action_plugin(e, ctx));
         match parsed {
@@ -319,7 +319,7 @@ impl Planner<'_> {
             // A handler that is not a task is an error whether notified or not, as when
             // Ansible loads the play.
             parse_task(handler, &file, &|name| {
-                !name.contains('.') && self.role_module_file(name, &handler_ctx).is_some()
+                self.ansible_module(name, &handler_ctx).is_some()
             })?;
             let planned = handlers.len();
             if let Err(error) = self.plan_task(handler, &handler_ctx, &mut handlers) {

@@ -1,6 +1,7 @@
 //! The project files a task names: a role's `files/`/`templates/` sources, the folders a
-//! source only the build knows is looked for in, a role's own `library/` modules, and its
-//! `action_plugins/`, which an image build cannot run.
+//! source only the build knows is looked for in, the code of a module imgbuild does not
+//! implement (a role's own `library/`, the playbook's, a collection's, ansible-core's), and
+//! the action plugins, which an image build cannot run.
 
 use std::path::{Path, PathBuf};
 
@@ -11,15 +12,62 @@ use serde_json::Value as Json;
 
 use super::Ctx;
 
+/// Ansible's code for a module imgbuild does not implement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AnsibleModule {
+    /// The module's file: relative to the project, or on the machine running the build.
+    pub path: PathBuf,
+    /// For a module of the machine's ansible-core or collections, where it comes from
+    /// (`ansible-core 2.14.18`, `community.general 6.6.2`); none for the project's own.
+    pub host: Option<String>,
+}
+
 impl Planner<'_> {
-    /// The file of the role's own module `name` (`library/<name>.py`, `.sh`, or bare), if the
-    /// task's role has one.
-    pub(crate) fn role_module_file(&self, name: &str, ctx: &Ctx) -> Option<PathBuf> {
-        let library = ctx.role_dir.as_ref()?.join("library");
-        crate::modules::role_module::file_names(name)
-            .into_iter()
-            .map(|file| library.join(file))
-            .find(|path| self.sources.is_file(path))
+    /// Where the code of the module `name` is, as Ansible's module finder looks, when imgbuild
+    /// has no module of that name: a short name (or `ansible.legacy.name`) in the role's
+    /// `library/`, the playbook's `library/` (`images/library/`), then ansible-core's own
+    /// modules; `ansible.builtin.name` in ansible-core; `namespace.collection.name` in the
+    /// project's collections, then the machine's. A module Ansible runs through an action
+    /// plugin of its own is none of these (see [`Self::role_action_plugin`]).
+    pub(crate) fn ansible_module(&self, name: &str, ctx: &Ctx) -> Option<AnsibleModule> {
+        let project = |path: PathBuf| AnsibleModule { path, host: None };
+        let host = || modules::ansible_code::host().ok();
+        let short = name.strip_prefix("ansible.legacy.").unwrap_or(name);
+        if !short.contains('.') {
+            let mut libraries: Vec<PathBuf> =
+                ctx.role_dir.iter().map(|dir| dir.join("library")).collect();
+            libraries.push(PathBuf::from("images/library"));
+            let own = libraries.iter().find_map(|library| {
+                modules::role_module::file_names(short)
+                    .into_iter()
+                    .map(|file| library.join(file))
+                    .find(|path| self.sources.is_file(path))
+            });
+            return own.map(project).or_else(|| builtin(host()?, short));
+        }
+        if let Some(builtin_name) = name.strip_prefix("ansible.builtin.") {
+            return builtin(host()?, builtin_name);
+        }
+        let (namespace, collection, module) = modules::ansible_code::split_fqcn(name)?;
+        let in_project = crate::collections::COLLECTION_PATHS
+            .iter()
+            .find_map(|base| {
+                let path = Path::new(base)
+                    .join(namespace)
+                    .join(collection)
+                    .join("plugins/modules")
+                    .join(format!("{module}.py"));
+                self.sources.is_file(&path).then_some(path)
+            });
+        in_project.map(project).or_else(|| {
+            let host = host()?;
+            host.collection_action(name).is_none().then_some(())?;
+            let found = host.collection_module(name)?;
+            Some(AnsibleModule {
+                path: found.path,
+                host: Some(found.origin),
+            })
+        })
     }
 
     /// An unknown module that is an action plugin of the role (`action_plugins/<name>.py`):
@@ -34,14 +82,28 @@ impl Planner<'_> {
             .role_dir
             .as_ref()
             .map(|dir| dir.join("action_plugins").join(format!("{key}.py")))
-            .filter(|path| self.sources.is_file(path));
+            .filter(|path| self.sources.is_file(path))
+            .map(|path| ("the role", path))
+            .or_else(|| host_action_plugin(key));
+        if let (None, Err(missing)) = (&plugin, modules::ansible_code::host()) {
+            if key.contains('.') {
+                // A collection's or ansible-core's module, and no Ansible here to run it with.
+                return PlanError::new(
+                    error.location.clone(),
+                    ErrorKind::Unsupported {
+                        key: key.clone(),
+                        why: format!("imgbuild does not implement it, and {}", missing.msg),
+                    },
+                );
+            }
+        }
         match plugin {
-            Some(path) => PlanError::new(
+            Some((whose, path)) => PlanError::new(
                 error.location.clone(),
                 ErrorKind::Unsupported {
                     key: key.clone(),
                     why: format!(
-                        "it is an action plugin of the role ({}), Python code Ansible runs inside its own controller process; an image build has no Ansible controller to run it in: use a module (library/) or the tasks it stands for",
+                        "it is an action plugin of {whose} ({}), Python code Ansible runs inside its own controller process; an image build has no Ansible controller to run it in: use a module (library/) or the tasks it stands for",
                         path.display()
                     ),
                 },
@@ -129,4 +191,34 @@ impl Planner<'_> {
                 )
             })
     }
+}
+
+/// ansible-core's module `name` (short or `ansible.builtin.`), unless Ansible runs it through an
+/// action plugin of its own.
+fn builtin(host: &modules::ansible_code::HostAnsible, name: &str) -> Option<AnsibleModule> {
+    if host.builtin_action(name).is_some() {
+        return None;
+    }
+    let found = host.builtin_module(name)?;
+    Some(AnsibleModule {
+        path: found.path,
+        host: Some(found.origin),
+    })
+}
+
+/// The action plugin of the machine's ansible-core or collections that Ansible runs for the
+/// module `key`, with whose it is.
+fn host_action_plugin(key: &str) -> Option<(&'static str, PathBuf)> {
+    let host = modules::ansible_code::host().ok()?;
+    let short = key
+        .strip_prefix("ansible.builtin.")
+        .or_else(|| key.strip_prefix("ansible.legacy."))
+        .unwrap_or(key);
+    if !short.contains('.') {
+        return host
+            .builtin_action(short)
+            .map(|path| ("ansible-core", path));
+    }
+    host.collection_action(key)
+        .map(|path| ("its collection", path))
 }

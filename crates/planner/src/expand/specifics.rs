@@ -93,7 +93,7 @@ impl Planner<'_> {
                 }
             }
             PlanTime::Synchronize => self.synchronize_source(task, ctx, at)?,
-            PlanTime::RoleModule => self.plan_role_module(task, pass, ctx)?,
+            PlanTime::RoleModule => self.plan_role_module(task, pass, ctx, at)?,
             PlanTime::SetFacts => self.plan_set_fact(task, pass),
             PlanTime::IncludeVars => self.include_vars(task, ctx, at)?,
             PlanTime::Inventory => self.plan_inventory(task, pass),
@@ -226,20 +226,50 @@ impl Planner<'_> {
         }
     }
 
-    /// A role's own module: its file in the role's `library/`, and, when it may return
-    /// facts, any fact known from here on only at build time.
-    fn plan_role_module(&mut self, task: &mut PlannedTask, pass: &Pass, ctx: &Ctx) -> Result<()> {
+    /// A module run with Ansible's own code: its file (a project file is recorded as an input;
+    /// one of the machine's ansible-core or collections puts where it comes from and its
+    /// digest in the task's arguments, so the layer key changes with it), and, when it may
+    /// return facts, any fact known from here on only at build time.
+    fn plan_role_module(
+        &mut self,
+        task: &mut PlannedTask,
+        pass: &Pass,
+        ctx: &Ctx,
+        at: &Location,
+    ) -> Result<()> {
         let name = task
             .args
             .get("module")
             .and_then(Json::as_str)
             .unwrap_or_default()
             .to_owned();
-        let Some(path) = self.role_module_file(&name, ctx) else {
+        let Some(found) = self.ansible_module(&name, ctx) else {
             return Ok(());
         };
-        self.sources.record(&path);
-        if self.sources.read_text(&path)?.contains("ansible_facts") {
+        let path = found.path;
+        let text = match found.host {
+            None => {
+                self.sources.record(&path);
+                self.sources.read_text(&path)?
+            }
+            Some(origin) => {
+                let unreadable = |e: std::io::Error| {
+                    PlanError::new(
+                        at.clone(),
+                        ErrorKind::Module {
+                            module: name.clone(),
+                            message: format!("reading Ansible's code at {}: {e}", path.display()),
+                        },
+                    )
+                };
+                let text = std::fs::read_to_string(&path).map_err(unreadable)?;
+                let digest =
+                    crate::modules::ansible_code::file_digest(&path).map_err(unreadable)?;
+                task.args["ansible_code"] = serde_json::json!({"from": origin, "file": path.display().to_string(), "digest": digest});
+                text
+            }
+        };
+        if text.contains("ansible_facts") {
             // A module that may return facts: which, the build tells; Ansible makes each a
             // variable too.
             self.facts_known_at_build(pass, &[crate::vars::ANY_OTHER_NAME]);

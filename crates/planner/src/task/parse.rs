@@ -16,8 +16,8 @@ use crate::modules;
 use crate::recipe::{condition_list, string_list, var_map};
 use crate::yaml::{Key, Node, Value};
 
-/// Parses one task mapping; `role_module` says which names are the role's own modules
-/// (`library/`).
+/// Parses one task mapping; `role_module` says which names imgbuild does not implement but
+/// Ansible's own code does (a role's `library/`, a collection's or ansible-core's module).
 pub fn parse_task<'n>(
     node: &'n Node,
     file: &Path,
@@ -238,8 +238,10 @@ impl<'n> TaskParser<'n, '_> {
         }
         let (spec, args) = match modules::lookup(k) {
             Some(spec) => (spec, module_args(spec, value, file)?),
-            // A role's own module: its short name, or `ansible.legacy.` and it.
-            None if (self.role_module)(legacy_name(k)) => {
+            // A module imgbuild does not implement, run with Ansible's own code: a role's own
+            // module (its short name, or `ansible.legacy.` and it), a collection's or
+            // ansible-core's.
+            None if (self.role_module)(k) => {
                 let spec = &modules::role_module::SPEC;
                 let own = module_args(spec, value, file)?;
                 (spec, modules::role_module::wrap(legacy_name(k), own))

@@ -1,0 +1,106 @@
+//! Modules imgbuild does not implement plan as tasks run with Ansible's own code (issue 53):
+//! found where Ansible finds them (ansible-core's modules, the machine's collections, the
+//! playbook's `library/`), with where they come from and their file's digest in the task, so a
+//! changed module or collection changes the layer key. A module ansible-core runs through an
+//! action plugin of its own is refused with why. Needs Debian's `ansible` (ansible-core and its
+//! collections), as CI installs it.
+
+use planner::{plan, Plan, PlanOptions, Project};
+use serde_json::Value as Json;
+
+const DEBIAN: &str = "- hosts: localhost
+  vars:
+    bootstrap: debootstrap
+    build_from: bookworm
+    kernel_version: \"6.1.0-50-amd64\"
+  roles: [r]
+";
+
+/// Plans role `r`'s `tasks` in a Debian 12 image, with `extra` files of the project.
+fn planned(tasks: &str, extra: &[(&str, &str)]) -> Result<Plan, String> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let files = [("images/t.yml", DEBIAN), ("roles/r/tasks/main.yml", tasks)];
+    for (path, body) in files.iter().chain(extra) {
+        let target = dir.path().join(path);
+        std::fs::create_dir_all(target.parent().expect("parent")).expect("mkdir");
+        std::fs::write(target, body).expect("write");
+    }
+    let project = Project::at(dir.path()).expect("project");
+    plan(&project, "t", &PlanOptions::default()).map_err(|e| e.to_string())
+}
+
+fn ansible_code(plan: &Plan, index: usize) -> Json {
+    let task = &plan.all_tasks()[index];
+    task.args["ansible_code"].clone()
+}
+
+#[test]
+fn a_collection_module_and_an_ansible_core_module_run_with_ansibles_code() {
+    let plan = planned(
+        "- community.general.crypttab: {name: data, backing_device: /dev/vdb1, state: present}
+- dpkg_selections: {name: bash, selection: hold}
+- ansible.builtin.dpkg_selections: {name: bash, selection: hold}
+",
+        &[],
+    )
+    .expect("plans");
+    let crypttab = ansible_code(&plan, 0);
+    assert!(
+        crypttab["from"]
+            .as_str()
+            .is_some_and(|f| f.starts_with("community.general ")),
+        "{crypttab}"
+    );
+    assert!(crypttab["file"]
+        .as_str()
+        .is_some_and(|f| f.ends_with("community/general/plugins/modules/crypttab.py")));
+    assert!(crypttab["digest"]
+        .as_str()
+        .is_some_and(|d| d.starts_with("sha256:") && d.len() == 71));
+    assert_eq!(
+        plan.all_tasks()[0].args["args"]["backing_device"],
+        "/dev/vdb1"
+    );
+    for index in [1, 2] {
+        let core = ansible_code(&plan, index);
+        assert!(
+            core["from"]
+                .as_str()
+                .is_some_and(|f| f.starts_with("ansible-core 2.")),
+            "{core}"
+        );
+        assert!(core["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("ansible/modules/dpkg_selections.py")));
+    }
+}
+
+#[test]
+fn the_playbooks_library_comes_before_ansible_core() {
+    let plan = planned(
+        "- dpkg_selections: {name: bash, selection: hold}\n",
+        &[("images/library/dpkg_selections.py", "# the site's own\n")],
+    )
+    .expect("plans");
+    let task = &plan.all_tasks()[0];
+    assert_eq!(task.args["ansible_code"], Json::Null, "a project file");
+    assert_eq!(
+        task.local_file.as_deref(),
+        Some("images/library/dpkg_selections.py")
+    );
+}
+
+#[test]
+fn a_module_ansible_runs_through_its_own_action_plugin_is_refused_with_why() {
+    let err = planned("- fetch: {src: /etc/hostname, dest: /tmp/}\n", &[]).expect_err("refused");
+    assert!(
+        err.contains("action plugin of ansible-core") && err.contains("fetch"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_module_nobody_has_is_still_unknown() {
+    let err = planned("- no_such_module_anywhere: {a: 1}\n", &[]).expect_err("unknown");
+    assert!(err.contains("no_such_module_anywhere"), "{err}");
+}
