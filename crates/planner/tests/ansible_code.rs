@@ -104,3 +104,31 @@ fn a_module_nobody_has_is_still_unknown() {
     let err = planned("- no_such_module_anywhere: {a: 1}\n", &[]).expect_err("unknown");
     assert!(err.contains("no_such_module_anywhere"), "{err}");
 }
+
+#[test]
+fn an_option_only_ansibles_module_takes_runs_the_task_with_ansibles_module() {
+    let plan = planned(
+        "- find: {paths: /srv, age: 1d}\n- find: {paths: /srv}\n",
+        &[],
+    )
+    .expect("plans");
+    let tasks = plan.all_tasks();
+    assert_eq!(tasks[0].module, "role_module");
+    assert_eq!(tasks[0].args["module"], "find");
+    assert_eq!(tasks[0].args["args"]["age"], "1d");
+    assert!(tasks[0].args["ansible_code"]["file"]
+        .as_str()
+        .is_some_and(|f| f.ends_with("ansible/modules/find.py")));
+    // Without it, imgbuild's own find plans the task.
+    assert_eq!(tasks[1].module, "find");
+    // An option Ansible's module does not take either is still a mistake.
+    let err = planned("- find: {paths: /srv, agee: 1d}\n", &[]).expect_err("misspelt");
+    assert!(err.contains("agee"), "{err}");
+    // copy runs through an action plugin of Ansible's: its options are refused as before.
+    let err = planned(
+        "- copy: {content: hi, dest: /etc/hi, seuser: system_u}\n",
+        &[],
+    )
+    .expect_err("refused");
+    assert!(err.contains("does not support it yet"), "{err}");
+}

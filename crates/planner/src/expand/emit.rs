@@ -63,8 +63,12 @@ impl Planner<'_> {
         let rendered = self.render_args(spec, raw_args, pass, at, label)?;
         self.refuse_async(def, spec.name, &pass.scope, at)?;
         let written = Json::Object(rendered.args);
-        let args = (spec.normalize)(written.clone())
-            .map_err(|message| module_args_error(spec.name, &message, at))?;
+        let (spec, args) = match (spec.normalize)(written.clone()) {
+            Ok(args) => (spec, args),
+            Err(message) => self
+                .through_ansible(spec, &written, &message, &rendered.deferred, ctx)
+                .ok_or_else(|| module_args_error(spec.name, &message, at))?,
+        };
         let deferred = crate::modules::canonical_deferred(rendered.deferred, &written, &args);
         let keywords = self.task_keywords(def, pass, ctx, at)?;
         let mut task = PlannedTask {
@@ -108,6 +112,31 @@ impl Planner<'_> {
         task.context = self.runtime_context(&task, raw_args, &pass.scope);
         out.push(Step::Task(Box::new(task)));
         Ok(())
+    }
+
+    /// A native module given an option Ansible's module takes and imgbuild's does not: the
+    /// task runs with Ansible's own module instead (ansible-core's, when Ansible runs it
+    /// without an action plugin of its own), with the arguments as written. `None` when the
+    /// option is not Ansible's either, was removed before 2.14, or an argument waits for the
+    /// build.
+    fn through_ansible(
+        &self,
+        spec: &'static ModuleSpec,
+        written: &Json,
+        message: &str,
+        deferred: &[String],
+        ctx: &Ctx,
+    ) -> Option<(&'static ModuleSpec, Json)> {
+        let field = super::errors::unknown_field(message)?;
+        let ansibles = crate::modules::not_yet_supported(spec.name, field).is_some()
+            && crate::modules::ansible_options::removed(spec.name, field).is_none();
+        if !ansibles || !deferred.is_empty() {
+            return None;
+        }
+        self.ansible_module(spec.name, ctx)?.host.as_ref()?;
+        let own = written.as_object()?.clone();
+        let wrapped = crate::modules::role_module::wrap(spec.name, own);
+        Some((&crate::modules::role_module::SPEC, Json::Object(wrapped)))
     }
 
     /// The task's keywords, each decided for this pass: check and diff mode, become, errors,

@@ -71,7 +71,7 @@ impl Planner<'_> {
 }
 
 /// The field named by serde's "unknown field `x`" message.
-fn unknown_field(message: &str) -> Option<&str> {
+pub(super) fn unknown_field(message: &str) -> Option<&str> {
     let rest = message.strip_prefix("unknown field `")?;
     rest.split('`').next()
 }
