@@ -233,6 +233,19 @@ pub fn facts_for(
     facts.insert("user_gecos".into(), json!("root"));
     facts.insert("user_dir".into(), json!("/root"));
     facts.insert("user_shell".into(), json!("/bin/bash"));
+    // The environment every task's command runs with in the sandbox (engine::sandbox's,
+    // without the build's own shims in PATH), where Ansible's chroot connection passes on
+    // the controller's.
+    facts.insert(
+        "env".into(),
+        json!({
+            "HOME": "/root",
+            "LANG": "C.UTF-8",
+            "PATH": crate::modules::target::BASE_PATH,
+            "SYSTEMD_IN_CHROOT": "1",
+            "container": "imgbuild",
+        }),
+    );
     for (name, value) in overrides {
         let name = name.strip_prefix("ansible_").unwrap_or(name);
         facts.insert(name.to_owned(), value.clone());
@@ -310,6 +323,10 @@ mod tests {
         assert_eq!(facts["ansible_os_family"], json!("RedHat"));
         assert_eq!(facts["ansible_pkg_mgr"], json!("dnf"));
         assert_eq!(facts["ansible_kernel"], json!("5.14.0"));
+        assert_eq!(facts["ansible_env"]["HOME"], json!("/root"));
+        assert!(facts["ansible_facts"]["env"]["PATH"]
+            .as_str()
+            .is_some_and(|p| p.ends_with(":/usr/bin:/sbin:/bin")));
         assert_eq!(facts["ansible_facts"]["distribution_version"], json!("9.5"));
         assert_eq!(
             facts["ansible_facts"]["virtualization_type"],

@@ -3,6 +3,7 @@
 use std::sync::{Mutex, OnceLock};
 
 use base64::Engine as _;
+use minijinja::value::ValueKind;
 use minijinja::value::{Kwargs, Rest};
 use minijinja::{Error, ErrorKind, State, Value};
 use regex::{Regex, RegexBuilder};
@@ -21,6 +22,7 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("mandatory", mandatory);
     env.add_filter("bool", to_bool);
     env.add_filter("int", to_int);
+    env.add_filter("float", to_float);
     env.add_filter("string", to_string);
     env.add_filter("regex_replace", regex_replace);
     env.add_filter("regex_search", regex_search);
@@ -141,6 +143,19 @@ fn to_int(value: Value, default: Option<i64>, kwargs: Kwargs) -> Result<i64, Err
         return Ok(f as i64);
     }
     Ok(default)
+}
+
+/// Jinja2's `float`: the number, or `default` (0.0) for what Python's `float()` refuses
+/// (`'text' | float` is 0.0, not an error).
+fn to_float(value: Value, default: Option<f64>) -> f64 {
+    let default = default.unwrap_or(0.0);
+    if let Some(s) = value.as_str() {
+        return s.trim().replace('_', "").parse::<f64>().unwrap_or(default);
+    }
+    if value.kind() == ValueKind::Bool {
+        return if value.is_true() { 1.0 } else { 0.0 };
+    }
+    f64::try_from(value).unwrap_or(default)
 }
 
 fn to_string(value: Value) -> String {
@@ -569,6 +584,17 @@ mod tests {
             python_replacement(r"\1-\g<2>-\g<name>$"),
             "${1}-${2}-${name}$$"
         );
+    }
+
+    #[test]
+    fn float_is_jinjas_with_its_default_for_text() {
+        assert_eq!(to_float(Value::from("text"), None), 0.0);
+        assert_eq!(to_float(Value::from("text"), Some(1.5)), 1.5);
+        assert_eq!(to_float(Value::from(" 2.5 "), None), 2.5);
+        assert_eq!(to_float(Value::from("1_000"), None), 1000.0);
+        assert_eq!(to_float(Value::from(3), None), 3.0);
+        assert_eq!(to_float(Value::from(true), None), 1.0);
+        assert_eq!(to_float(Value::from(()), None), 0.0);
     }
 
     #[test]
