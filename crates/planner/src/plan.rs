@@ -77,6 +77,10 @@ pub struct PlannedTask {
     /// The user other than root the task runs as (`become` with `become_user`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub become_user: Option<String>,
+    /// `become_user` is a template only the build can render (`"{{ item }}"` over a
+    /// registered list): rendered for each item as the task runs.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub become_user_at_build: bool,
     /// Argument names whose values are still templates (they use build-time results).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub deferred: Vec<String>,

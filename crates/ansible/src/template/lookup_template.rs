@@ -32,7 +32,9 @@ fn locate(name: &str) -> Result<Option<PathBuf>, Error> {
 }
 
 /// A loader for `{% include %}`: beside the template, then the role's folders.
-fn loader(beside: PathBuf) -> impl Fn(&str) -> Result<Option<String>, Error> + Send + Sync {
+pub(super) fn loader(
+    beside: PathBuf,
+) -> impl Fn(&str) -> Result<Option<String>, Error> + Send + Sync {
     let (root, dirs) = search_dirs();
     move |name: &str| {
         if name.starts_with('/') || name.split('/').any(|c| c == "..") {

@@ -95,11 +95,39 @@ impl Templar {
         if options == FileOptions::default() {
             return self.render_text(body, scope);
         }
+        self.with_options(options).render_text(body, scope)
+    }
+
+    /// [`Self::render_file`] for the file at `path` (relative to the project root) while a
+    /// task is planned: what its `{% import %}`, `{% from %}` and `{% include %}` name is found
+    /// as Ansible's template action finds it, beside the file, then in the task's search path
+    /// (the role's `templates/` and the rest), each file read an input of the image.
+    pub fn render_file_at(
+        &self,
+        path: &std::path::Path,
+        text: &str,
+        scope: &Scope,
+        options: FileOptions,
+    ) -> Result<Option<String>, TemplateError> {
+        let (options, body) = options.with_header(text)?;
+        let beside = path
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default();
+        self.with_options(options)
+            .with_loader(super::lookup_template::loader(beside))
+            .render_text(body, scope)
+    }
+
+    /// This templar with a template file's `trim_blocks` and `lstrip_blocks`.
+    fn with_options(&self, options: FileOptions) -> Templar {
+        if options == FileOptions::default() {
+            return self.clone();
+        }
         let mut env = (*self.env).clone();
         env.set_trim_blocks(options.trim_blocks.unwrap_or(true));
         env.set_lstrip_blocks(options.lstrip_blocks.unwrap_or(false));
-        let templar = Templar { env: Arc::new(env) };
-        templar.render_text(body, scope)
+        Templar { env: Arc::new(env) }
     }
 
     /// Evaluates a bare expression (`when:`, `loop:` without braces). `Ok(None)`: deferred.

@@ -455,6 +455,32 @@ impl<'a> Executor<'a> {
         }
     }
 
+    /// The user the task becomes: the plan's, or, when only the build knows it, its template
+    /// rendered now (for this item); root or empty is no one.
+    fn become_user(
+        &self,
+        task: &PlannedTask,
+        scope: &Scope,
+    ) -> Result<Option<String>, ModuleError> {
+        let Some(user) = &task.become_user else {
+            return Ok(None);
+        };
+        if !task.become_user_at_build {
+            return Ok(Some(user.clone()));
+        }
+        let rendered = self
+            .templar
+            .render(&Json::String(user.clone()), scope)
+            .map_err(|e| ModuleError::new(format!("become_user: {e}")))?
+            .ok_or_else(|| ModuleError::new("become_user uses a result no task registered"))?;
+        let user = match rendered {
+            Json::String(s) => s,
+            Json::Null => String::new(),
+            other => other.to_string(),
+        };
+        Ok((!user.is_empty() && user != "root").then_some(user))
+    }
+
     /// The task's arguments with the deferred ones rendered now.
     fn args(&self, task: &PlannedTask, scope: &Scope) -> Result<Json, String> {
         let mut args = task.args.clone();
@@ -600,9 +626,10 @@ impl<'a> Executor<'a> {
             Some(folder) => folder,
             None => target,
         };
+        let user = self.become_user(task, scope)?;
         let became = match task.on_controller {
             true => None,
-            false => crate::become_target::for_task(target, task.become_user.as_deref())?,
+            false => crate::become_target::for_task(target, user.as_deref())?,
         };
         let ctx = ModuleCtx {
             target: became.as_ref().map_or(target, |b| b as &dyn Target),

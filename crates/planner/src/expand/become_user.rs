@@ -16,14 +16,16 @@ use crate::vars::Scope;
 const METHODS: &[&str] = &["sudo", "su"];
 
 impl Planner<'_> {
-    /// The user other than root a task becomes, if it becomes one.
+    /// The user other than root a task becomes, if it becomes one, and whether it is a
+    /// template only the build renders (a user only the build knows, as under Ansible, which
+    /// renders `become_user` for each item as the task runs).
     pub(super) fn become_user(
         &self,
         keywords: &BecomeKeywords,
         scope: &Scope,
         at: &Location,
         label: Option<&str>,
-    ) -> Result<Option<String>> {
+    ) -> Result<Option<(String, bool)>> {
         let enabled = self.become_setting("become", &keywords.enabled, scope, at, label)?;
         let enabled = match enabled {
             None => false,
@@ -44,6 +46,9 @@ impl Planner<'_> {
                 ));
             }
         }
+        if let Some(template) = self.become_user_at_build(keywords, scope, at, label)? {
+            return Ok(Some((template, true)));
+        }
         let user = self.become_setting("become_user", &keywords.user, scope, at, label)?;
         let user = match user {
             None | Some(Json::Null) => "root".to_owned(),
@@ -51,7 +56,28 @@ impl Planner<'_> {
             Some(Json::String(s)) => s,
             Some(other) => other.to_string(),
         };
-        Ok((user != "root").then_some(user))
+        Ok((user != "root").then(|| (user, false)))
+    }
+
+    /// The `become_user` keyword as written, when it is a template only the build can render
+    /// (the `ansible_become_user` variable, when set, is rendered now as before).
+    fn become_user_at_build(
+        &self,
+        keywords: &BecomeKeywords,
+        scope: &Scope,
+        at: &Location,
+        label: Option<&str>,
+    ) -> Result<Option<String>> {
+        if self.full(scope).get("ansible_become_user").is_some() {
+            return Ok(None);
+        }
+        let Some(Json::String(raw)) = &keywords.user else {
+            return Ok(None);
+        };
+        let deferred = self
+            .render(&Json::String(raw.clone()), scope, at, label)?
+            .is_none();
+        Ok(deferred.then(|| raw.clone()))
     }
 
     /// One setting, rendered: the variable `ansible_<name>` when defined, else the keyword.

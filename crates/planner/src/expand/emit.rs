@@ -19,7 +19,7 @@ use crate::yaml::Node;
 struct TaskKeywords {
     check_mode: Option<bool>,
     diff: Option<bool>,
-    become_user: Option<String>,
+    become_user: Option<(String, bool)>,
     ignore_errors: Option<Json>,
     changed_when: Option<String>,
     failed_when: Option<String>,
@@ -83,7 +83,8 @@ impl Planner<'_> {
             on_controller: def.on_controller,
             check_mode: keywords.check_mode,
             diff: keywords.diff,
-            become_user: keywords.become_user,
+            become_user_at_build: keywords.become_user.as_ref().is_some_and(|(_, at)| *at),
+            become_user: keywords.become_user.map(|(user, _)| user),
             deferred,
             item: pass.item.clone(),
             loop_over: pass.loop_over.clone(),

@@ -144,7 +144,7 @@ impl Planner<'_> {
         let options = crate::modules::template::file_options(&task.args);
         task.rendered = self
             .templar
-            .render_file(&text, &scope, options)
+            .render_file_at(&path, &text, &scope, options)
             .map_err(|e| {
                 // The template file's own line, when the error has one.
                 let file_at = match &e {
@@ -153,6 +153,10 @@ impl Planner<'_> {
                 };
                 self.template_error(&file_at, label, e)
             })?;
+        // What its imports and includes read is an input too.
+        for read in crate::template::lookups::take_reads() {
+            self.sources.record(&read);
+        }
         task.local_file = Some(path.display().to_string());
         Ok(())
     }

@@ -152,6 +152,19 @@ impl Planner<'_> {
                     },
                 ))
             }
+            // Behind a `when` only the build decides, the include may never run (Ansible then
+            // never names its file): a task that fails if it does, and is skipped otherwise.
+            None if !pass.whens.is_empty() => {
+                let why = format!(
+                    "the file name of include_tasks ({}) is known only while building, and imgbuild plans an include's tasks before the build: give it a name the plan knows",
+                    file.as_str().unwrap_or_default()
+                );
+                let error = PlanError::new(at.clone(), ErrorKind::ActionRefuses(why));
+                let step =
+                    self.fail_at_build(def, "include_tasks", ctx, &pass.whens, tags, error)?;
+                out.push(step);
+                return Ok(());
+            }
             None => return Err(PlanError::new(
                 at.clone(),
                 ErrorKind::Recipe(
