@@ -86,6 +86,29 @@ pub(super) fn search_dirs() -> (PathBuf, Vec<PathBuf>) {
     })
 }
 
+/// A loader for `{% include %}`, `{% import %}` and `{% from %}` of a template file or a
+/// template lookup: beside the template (`beside`, relative to the root), then the folders
+/// lookups search; each file it reads is recorded as an input.
+pub(super) fn include_loader(
+    beside: PathBuf,
+) -> impl Fn(&str) -> Result<Option<String>, Error> + Send + Sync {
+    let (root, dirs) = search_dirs();
+    move |name: &str| {
+        if name.starts_with('/') || name.split('/').any(|c| c == "..") {
+            return Ok(None);
+        }
+        let candidates =
+            std::iter::once(beside.join(name)).chain(dirs.iter().map(|d| d.join(name)));
+        for candidate in candidates {
+            if let Ok(text) = std::fs::read_to_string(root.join(&candidate)) {
+                record_read(candidate);
+                return Ok(Some(text));
+            }
+        }
+        Ok(None)
+    }
+}
+
 /// Records `path` (relative to the root) as read, an input of the image.
 pub(super) fn record_read(path: PathBuf) {
     SEARCH.with(|s| {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use minijinja::value::Kwargs;
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior, Value};
 
-use super::lookup_state::{find_file, lookup_failed, record_read, search_dirs};
+use super::lookup_state::{find_file, include_loader, lookup_failed, record_read, search_dirs};
 use super::templar::current_render;
 
 fn invalid(message: impl Into<String>) -> Error {
@@ -29,27 +29,6 @@ fn locate(name: &str) -> Result<Option<PathBuf>, Error> {
         }
     }
     find_file(name)
-}
-
-/// A loader for `{% include %}`: beside the template, then the role's folders.
-pub(super) fn loader(
-    beside: PathBuf,
-) -> impl Fn(&str) -> Result<Option<String>, Error> + Send + Sync {
-    let (root, dirs) = search_dirs();
-    move |name: &str| {
-        if name.starts_with('/') || name.split('/').any(|c| c == "..") {
-            return Ok(None);
-        }
-        let candidates =
-            std::iter::once(beside.join(name)).chain(dirs.iter().map(|d| d.join(name)));
-        for candidate in candidates {
-            if let Ok(text) = std::fs::read_to_string(root.join(&candidate)) {
-                record_read(candidate);
-                return Ok(Some(text));
-            }
-        }
-        Ok(None)
-    }
 }
 
 /// The template's text with other delimiters (`variable_start_string='[%'`, ...) made
@@ -118,7 +97,7 @@ fn render_one(name: &str, extra: Option<&Value>, kwargs: &Kwargs) -> Result<Valu
         _ => scope,
     };
     let beside = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let templar = templar.with_loader(loader(beside));
+    let templar = templar.with_loader(include_loader(beside));
     match templar.render_text(&text, &scope) {
         Ok(Some(rendered)) => Ok(Value::from(rendered)),
         Ok(None) => Err(invalid(format!(

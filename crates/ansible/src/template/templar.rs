@@ -115,7 +115,7 @@ impl Templar {
             .map(std::path::Path::to_path_buf)
             .unwrap_or_default();
         self.with_options(options)
-            .with_loader(super::lookup_template::loader(beside))
+            .with_loader(super::lookup_state::include_loader(beside))
             .render_text(body, scope)
     }
 

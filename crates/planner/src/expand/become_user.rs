@@ -56,7 +56,7 @@ impl Planner<'_> {
             Some(Json::String(s)) => s,
             Some(other) => other.to_string(),
         };
-        Ok((user != "root").then(|| (user, false)))
+        Ok((user != "root").then_some((user, false)))
     }
 
     /// The `become_user` keyword as written, when it is a template only the build can render
