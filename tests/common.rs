@@ -41,6 +41,13 @@ pub fn test_cache() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/var/tmp/imgbuild-test-cache"))
 }
 
+/// Holds `test_cache()/<name>.lock` until dropped: the tests that `scripts/test` runs side by
+/// side, in other processes, make a cached fixture once (one makes it, the others wait).
+pub fn cache_lock(name: &str) -> std::fs::File {
+    std::fs::create_dir_all(test_cache()).expect("test cache");
+    image::base::lock(&test_cache().join(format!("{name}.lock"))).expect("lock the test cache")
+}
+
 /// Fails the test unless it runs as root (chroot, namespaces and debootstrap need it).
 pub fn require_root() {
     assert!(
@@ -84,6 +91,7 @@ pub fn debootstrapped(name: &str, include: Option<&str>) -> PathBuf {
     require_root();
     let cached = test_cache().join(name);
     let _guard = DEBOOTSTRAP.lock().unwrap_or_else(|e| e.into_inner());
+    let _lock = cache_lock(name);
     if cached.join("etc/os-release").is_file() {
         return cached;
     }

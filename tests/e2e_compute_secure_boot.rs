@@ -23,7 +23,7 @@ mod site_key;
 use std::time::Instant;
 
 use common::*;
-use e2e_project::{e2e_project, STACK_CHECKS};
+use e2e_project::{e2e_project, SIGNED_PORT, STACK_CHECKS};
 use secure_boot::{compute_boots_signed, ComputeBoot};
 use site_key::site_key;
 
@@ -44,7 +44,7 @@ const NVIDIA: &[&str] = &[
 
 #[test]
 fn debian_12_compute_signed_with_the_sites_key_boots_under_secure_boot() {
-    let s = e2e_project("imgbuild-e2e-compute-sb-");
+    let s = e2e_project("imgbuild-e2e-compute-sb-", SIGNED_PORT);
     let site = site_key("site");
     let secret = format!("id=module-signing,src={}", site.display());
     let started = Instant::now();

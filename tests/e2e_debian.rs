@@ -65,6 +65,7 @@ fn setup() -> Setup {
         .expect("make-mirror");
     assert!(status.success());
     // One port run after run: the mofed and nvidia layers (a DKMS compile) stay cached.
+    // e2e_project's UNSIGNED_PORT: e2e_doca builds on these layers.
     let mirror = serve_dir_on(&mirror_dir, 47_811);
     // Layers are shared between runs on one machine; a fresh CI machine builds everything.
     let cache = test_cache().join("e2e-cache");

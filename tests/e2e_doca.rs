@@ -15,7 +15,7 @@ mod e2e_project;
 use std::time::Instant;
 
 use common::*;
-use e2e_project::{doca_project, E2eProject, STACK_CHECKS};
+use e2e_project::{doca_project, E2eProject, STACK_CHECKS, UNSIGNED_PORT};
 use serde_json::Value;
 
 const KERNEL: &str = "6.1.0-50-amd64";
@@ -23,7 +23,7 @@ const KERNEL: &str = "6.1.0-50-amd64";
 type Setup = E2eProject;
 
 fn setup() -> Setup {
-    doca_project("imgbuild-e2e-doca-", &[])
+    doca_project("imgbuild-e2e-doca-", &[], UNSIGNED_PORT)
 }
 
 /// Builds `image` (OCI layout only) with e2e_debian's layer cache: its exit and `built` event.

@@ -35,7 +35,7 @@ use std::time::Instant;
 
 use boot_record::{boot_record, boot_tcg, booted_once};
 use common::*;
-use e2e_project::{e2e_project, E2eProject, STACK_CHECKS};
+use e2e_project::{e2e_project, E2eProject, SIGNED_PORT, STACK_CHECKS};
 use layer_trees::roles_whose_layer_holds;
 use secure_boot::{compute_boots_signed, ComputeBoot};
 use serde_json::Value;
@@ -337,7 +337,7 @@ fn booted_under_secure_boot(s: &E2eProject, manifest: &str, site: &Path) {
 
 #[test]
 fn open_nvidia_modules_signed_with_the_sites_key_verify_and_boot_on_mofeds_ib_core() {
-    let s = e2e_project("imgbuild-e2e-open-");
+    let s = e2e_project("imgbuild-e2e-open-", SIGNED_PORT);
     let site = site_key("site");
 
     let (built, first) = build(&s, &site);

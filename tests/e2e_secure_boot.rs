@@ -24,7 +24,7 @@ mod site_key;
 use std::time::Instant;
 
 use common::*;
-use e2e_project::doca_project;
+use e2e_project::{doca_project, SIGNED_PORT};
 use secure_boot::{
     a_signed_module, boot_check, locked_down_with, modules_with, secure_boot, secure_boot_record,
     strip_signature, unsigned_overlay, unsigned_refused,
@@ -38,7 +38,11 @@ const SIGNED: usize = 7;
 
 #[test]
 fn signed_modules_load_under_secure_boot_and_an_unsigned_one_is_refused() {
-    let shared = doca_project("imgbuild-e2e-secure-boot-", &["3.2.1:25.10-1.7.1"]);
+    let shared = doca_project(
+        "imgbuild-e2e-secure-boot-",
+        &["3.2.1:25.10-1.7.1"],
+        SIGNED_PORT,
+    );
     let site = site_key("site");
     let other = site_key("other");
     let started = Instant::now();

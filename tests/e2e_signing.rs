@@ -25,7 +25,7 @@ use std::process::{Command, Output};
 use std::time::{Instant, SystemTime};
 
 use common::*;
-use e2e_project::{doca_project, E2eProject};
+use e2e_project::{doca_project, E2eProject, SIGNED_PORT};
 use serde_json::Value;
 use site_key::site_key;
 
@@ -36,7 +36,7 @@ type Setup = E2eProject;
 /// e2e_doca's project, mirror and DOCA stand-in (the DKMS release only), with e2e_debian's
 /// layer cache.
 fn setup() -> Setup {
-    doca_project("imgbuild-e2e-signing-", &["3.2.1:25.10-1.7.1"])
+    doca_project("imgbuild-e2e-signing-", &["3.2.1:25.10-1.7.1"], SIGNED_PORT)
 }
 
 /// The key's private bytes as they could leak: the lines of its PEM body and its DER. Its

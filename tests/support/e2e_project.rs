@@ -10,7 +10,9 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use super::common::{imgbuild_env, repo_root, require_root, serve_dir_on, stdout, test_cache};
+use super::common::{
+    cache_lock, imgbuild_env, repo_root, require_root, serve_dir_on, stdout, test_cache,
+};
 
 /// The checks of verify every image with an InfiniBand stack (MOFED's or DOCA's) for the
 /// pinned kernel passes.
@@ -26,6 +28,18 @@ pub const STACK_CHECKS: &[&str] = &[
     "opensmd_disabled",
     "no_private_keys",
 ];
+
+/// The mirror's port for the tests that build the unsigned stack (e2e_debian, e2e_doca).
+#[allow(dead_code)]
+pub const UNSIGNED_PORT: u16 = 47_811;
+
+/// The mirror's port for the tests that sign with the site's key (e2e_signing,
+/// e2e_secure_boot, e2e_compute_secure_boot, e2e_open), so that `scripts/test` runs them beside
+/// the unsigned ones: the roles below mofed download nothing from the mirror, so their layers
+/// are shared whatever the port, and the signed layers above are keyed by this one. One port
+/// run after run keeps those layers cached.
+#[allow(dead_code)]
+pub const SIGNED_PORT: u16 = 47_812;
 
 /// A project folder, its mirror and e2e_debian's layer cache; the folder is removed with `work`.
 pub struct E2eProject {
@@ -49,20 +63,25 @@ fn copy(from: &Path, to: &Path) {
 }
 
 /// Makes the project in a folder named `prefix…` under /var/tmp, with the MOFED and NVIDIA
-/// stand-ins on its mirror.
+/// stand-ins on its mirror, served on `port`.
 #[allow(dead_code)]
-pub fn e2e_project(prefix: &str) -> E2eProject {
-    make(prefix, &["make-mirror.sh"], &[])
+pub fn e2e_project(prefix: &str, port: u16) -> E2eProject {
+    make(prefix, &["make-mirror.sh"], &[], port)
 }
 
 /// [`e2e_project`] with the DOCA repository stand-in too; `releases` are passed to the mirror
 /// scripts (e.g. `3.2.1:25.10-1.7.1`; none for every release the stand-in knows).
 #[allow(dead_code)]
-pub fn doca_project(prefix: &str, releases: &[&str]) -> E2eProject {
-    make(prefix, &["make-mirror.sh", "make-doca-repo.sh"], releases)
+pub fn doca_project(prefix: &str, releases: &[&str], port: u16) -> E2eProject {
+    make(
+        prefix,
+        &["make-mirror.sh", "make-doca-repo.sh"],
+        releases,
+        port,
+    )
 }
 
-fn make(prefix: &str, scripts: &[&str], releases: &[&str]) -> E2eProject {
+fn make(prefix: &str, scripts: &[&str], releases: &[&str], port: u16) -> E2eProject {
     require_root();
     let work = tempfile::Builder::new()
         .prefix(prefix)
@@ -80,6 +99,9 @@ fn make(prefix: &str, scripts: &[&str], releases: &[&str]) -> E2eProject {
     std::fs::copy(repo_root().join("mirror.toml"), project.join("mirror.toml")).expect("mirror");
     let mirror_dir = work.path().join("mirror");
     let gnupg = test_cache().join("doca-standin-gnupg");
+    // Tests in two lanes of scripts/test make the DOCA key at once: one makes it, the other
+    // waits and finds it.
+    let _guard = cache_lock("doca-standin-gnupg");
     for script in scripts {
         let status = Command::new("bash")
             .arg(repo_root().join("tests/fixtures/installers").join(script))
@@ -90,7 +112,8 @@ fn make(prefix: &str, scripts: &[&str], releases: &[&str]) -> E2eProject {
             .expect(script);
         assert!(status.success(), "{script}");
     }
-    let mirror = serve_dir_on(&mirror_dir, 47_811);
+    drop(_guard);
+    let mirror = serve_dir_on(&mirror_dir, port);
     let out = work.path().join("out");
     let cache = test_cache().join("e2e-cache");
     std::fs::create_dir_all(&cache).expect("cache");

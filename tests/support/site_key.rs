@@ -5,13 +5,14 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use super::common::{stderr, test_cache};
+use super::common::{cache_lock, stderr, test_cache};
 
 /// A key pair in `test_cache()/module-signing/<name>` (made once: the same key run after run
 /// keeps the signed layers cached): the secret folder, holding `key.pem` and `cert.pem`,
 /// whose subject is `CN=imgbuild e2e <name> module signing key`.
 pub fn site_key(name: &str) -> PathBuf {
     let dir = test_cache().join("module-signing").join(name);
+    let _lock = cache_lock(&format!("module-signing-{name}"));
     if dir.join("cert.pem").exists() {
         return dir;
     }
