@@ -3,9 +3,12 @@
 //! gzip layer is two members builds with the files of its last frame, which a role's `stat`
 //! finds; a blob cut short, a blob that is not its descriptor's digest, a tar that is not its
 //! config's diff_id and data after the tar's end are each refused in one line naming the layer,
-//! exit 1, with nothing cached and no output. Needs root and Debian's `zstd` and `gzip`.
+//! exit 1, with nothing cached and no output. The same bases pushed to Debian's docker-registry
+//! on 127.0.0.1 (by skopeo, blobs as they are) and pulled as a `bootstrap: docker` base are held
+//! to the same. Needs root, Debian's `zstd`, `gzip`, `skopeo` and `docker-registry`.
 
 mod common;
+mod registry_server;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -103,6 +106,11 @@ struct Project {
 /// A project whose image `framed` starts from the OCI layout `base/` and whose role finds the
 /// base's last file with `stat` and asserts it is there.
 fn project() -> Project {
+    project_from("bootstrap: oci\n    build_from: base")
+}
+
+/// [`project`] with the recipe's base given by `base` (its `bootstrap:` and `build_from:`).
+fn project_from(base: &str) -> Project {
     require_root();
     let work = tempfile::Builder::new()
         .prefix("imgbuild-base-layers-")
@@ -114,9 +122,11 @@ fn project() -> Project {
     std::fs::create_dir_all(project.join("images")).expect("images");
     std::fs::write(
         project.join("images/framed.yml"),
-        "- name: framed\n  hosts: localhost\n  vars:\n    bootstrap: oci\n    build_from: base\n    \
-         image_name: framed\n    kernel_version: \"6.1.0-50-amd64\"\n  \
-         facts: {distribution: Debian, distribution_version: \"12\"}\n  roles: [check]\n",
+        format!(
+            "- name: framed\n  hosts: localhost\n  vars:\n    {base}\n    \
+             image_name: framed\n    kernel_version: \"6.1.0-50-amd64\"\n  \
+             facts: {{distribution: Debian, distribution_version: \"12\"}}\n  roles: [check]\n"
+        ),
     )
     .expect("recipe");
     std::fs::write(
@@ -296,4 +306,68 @@ fn data_after_the_tars_end_is_refused() {
         (&sha256(&blob), blob.len()),
         "data after the tar's end",
     );
+}
+
+/// The layout at `layout` pushed to `registry` as `site/framed:TAG` by skopeo, its blobs as
+/// they are; the reference.
+fn pushed(registry: &registry_server::Registry, layout: &Path, tag: &str) -> String {
+    let reference = format!("{}/site/framed:{tag}", registry.host);
+    let out = Command::new("skopeo")
+        .args(["copy", "-q", "--dest-tls-verify=false"])
+        .arg(format!("oci:{}", layout.display()))
+        .arg(format!("docker://{reference}"))
+        .output()
+        .expect("skopeo (CI installs it)");
+    assert!(out.status.success(), "{}", stderr(&out));
+    reference
+}
+
+#[test]
+fn a_registry_base_of_two_zstd_frames_builds_and_one_whose_diff_id_lies_is_refused() {
+    let registry = registry_server::start_registry(false);
+    let staging = tempfile::tempdir().expect("staging");
+    let tar = base_tar();
+    let blob = two_parts(&tar, "zstd", &["-c", "-q"]);
+    let media = "application/vnd.oci.image.layer.v1.tar+zstd";
+    let good = staging.path().join("good");
+    layout(
+        &good,
+        &blob,
+        media,
+        &sha256(&tar),
+        (&sha256(&blob), blob.len()),
+    );
+    let reference = pushed(&registry, &good, "frames");
+    let p = project_from(&format!(
+        "bootstrap: docker\n    build_from: \"{reference}\""
+    ));
+    let result = build(&p);
+    assert!(result.status.success(), "{}", stderr(&result));
+    let last = p.work.path().join("out/framed/rootfs/srv/last/file.txt");
+    assert_eq!(
+        std::fs::read_to_string(last).expect("last"),
+        "the last one\n"
+    );
+
+    // Its config says another tar: refused, naming both digests, nothing cached.
+    let lie = sha256(b"another tar");
+    let lying = staging.path().join("lying");
+    layout(&lying, &blob, media, &lie, (&sha256(&blob), blob.len()));
+    let reference = pushed(&registry, &lying, "lying");
+    let p = project_from(&format!(
+        "bootstrap: docker\n    build_from: \"{reference}\""
+    ));
+    let result = build(&p);
+    let err = stderr(&result);
+    assert_eq!(result.status.code(), Some(1), "{err}");
+    assert!(err.contains(&lie) && err.contains(&sha256(&tar)), "{err}");
+    assert!(err.contains(&reference), "names the base: {err}");
+    assert!(!p.work.path().join("out/framed").exists(), "no output");
+    let trees = std::fs::read_dir(p.work.path().join("cache/bases"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|base| base.path().join("tree").exists())
+        .count();
+    assert_eq!(trees, 0, "no base cached");
 }
