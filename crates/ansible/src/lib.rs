@@ -7,6 +7,7 @@
 pub mod free_form;
 pub mod glob;
 pub mod pyjson;
+pub mod python;
 pub mod pyyaml;
 pub mod shlex;
 pub mod template;

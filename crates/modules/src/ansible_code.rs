@@ -44,28 +44,10 @@ pub fn host() -> Result<&'static HostAnsible, ModuleError> {
     FOUND.get_or_init(probe).as_ref().map_err(Clone::clone)
 }
 
-/// The Pythons that may run Ansible: the `ansible` command's first, then the system's.
-fn pythons() -> Vec<String> {
-    let ansible_python = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
-        .map(|dir| dir.join("ansible"))
-        .find(|exe| exe.is_file())
-        .and_then(|exe| std::fs::read_to_string(exe).ok())
-        .and_then(|text| {
-            let line = text.lines().next()?.strip_prefix("#!")?.trim().to_owned();
-            line.split_whitespace().last().map(str::to_owned)
-        });
-    ansible_python
-        .into_iter()
-        .chain(["/usr/bin/python3".to_owned(), "python3".to_owned()])
-        .collect()
-}
-
 fn probe() -> Result<HostAnsible, ModuleError> {
     // A site may point at another ansible-core's module_utils (an older setting, still read).
     let utils_override = std::env::var_os("IMGBUILD_ANSIBLE_MODULE_UTILS").map(PathBuf::from);
-    for python in pythons() {
+    for python in ansible::python::interpreters() {
         let asked = std::process::Command::new(&python)
             .args(["-c", PROBE])
             .output();

@@ -14,7 +14,7 @@ use crate::roles::{find_role, role_default, role_meta, var_layer, yaml_file};
 use crate::source::Sources;
 use crate::tags::TagFilter;
 use crate::task_context::{role_magic, Ctx};
-use crate::template::Templar;
+use crate::template::{PythonPlugins, Templar};
 use crate::vars::{layer_from, Layer, Scope, VarValue};
 
 /// A handler that cannot be planned (a keyword image builds do not run, such as `delegate_to`,
@@ -95,10 +95,16 @@ pub struct RecipeFacts {
 
 /// Plans `image` of `project`.
 pub fn plan(project: &Project, image: &str, opts: &PlanOptions) -> Result<Plan> {
+    let plugins = PythonPlugins::for_project(&project.root)
+        .map_err(|e| PlanError::new(Location::file(Path::new("roles")), ErrorKind::Recipe(e)))?;
+    let templar = match &plugins {
+        Some(plugins) => Templar::new().with_python_plugins(plugins),
+        None => Templar::new(),
+    };
     let mut planner = Planner {
         project,
         opts,
-        templar: Templar::new(),
+        templar,
         sources: Sources::new(&project.root).with_vault(opts.vault.clone()),
         facts_set: Arc::new(Layer::new()),
         inventory: Default::default(),
@@ -112,6 +118,13 @@ pub fn plan(project: &Project, image: &str, opts: &PlanOptions) -> Result<Plan> 
         roles_run: Vec::new(),
         tags_seen: Default::default(),
     };
+    for skipped in plugins.iter().flat_map(|p| &p.skipped) {
+        let at = Location::file(Path::new("roles"));
+        planner.warn(
+            &at,
+            format!("skipping a plugin file that does not load, as Ansible does: {skipped}"),
+        );
+    }
     let base = recipe_facts(project, &mut planner.sources, &planner.templar, image, opts)?;
     if !opts.no_lint {
         lint_role_order(&base.recipe)?;
@@ -392,6 +405,10 @@ impl Planner<'_> {
         } = base;
         let recipe_at = Location::file(&recipe.path);
         let (mut tasks, mut roles) = self.plan_play(&recipe, &scope, &recipe_at)?;
+        // What the last tasks' lookups and plugins read is an input too.
+        for read in crate::template::lookups::take_reads() {
+            self.sources.record(&read);
+        }
         self.check_notified()?;
         self.check_tags(&recipe, tasks.is_empty())?;
         let vars = self.pins_from_role_defaults(

@@ -50,6 +50,14 @@ impl Templar {
         env.add_function("q", lookups::query);
         Templar::from_environment(Arc::new(env))
     }
+
+    /// This templar with the Python filter and test plugins of a project (see
+    /// [`PythonPlugins`](super::PythonPlugins)), where imgbuild has none of the name.
+    pub fn with_python_plugins(&self, plugins: &Arc<super::PythonPlugins>) -> Self {
+        let mut env = self.environment().clone();
+        super::python_plugins::register(&mut env, plugins);
+        Templar::from_environment(Arc::new(env))
+    }
 }
 
 /// Prints a value as Jinja2 under Ansible does: nothing for None, Python's `repr` for lists and

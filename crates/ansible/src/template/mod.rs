@@ -27,6 +27,7 @@ mod pymethods;
 mod pyrandom;
 mod pyrepr;
 mod python_filters;
+mod python_plugins;
 mod python_regex;
 mod random_filters;
 mod result_tests;
@@ -39,6 +40,7 @@ pub use error::{Condition, TemplateError};
 pub use expression::{contains_template, is_template, single_expression};
 pub use filters::{ansible_bool_str, OMIT};
 pub use jinja_tests::compare_versions;
+pub use python_plugins::PythonPlugins;
 pub use templar::{FileOptions, Templar};
 
 #[cfg(test)]

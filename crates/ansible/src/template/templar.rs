@@ -29,6 +29,11 @@ impl Templar {
 }
 
 impl Templar {
+    /// The environment it renders with.
+    pub(super) fn environment(&self) -> &Environment<'static> {
+        &self.env
+    }
+
     /// This templar with `loader` finding what `{% include %}` and `{% import %}` name.
     pub(super) fn with_loader<F>(&self, loader: F) -> Templar
     where

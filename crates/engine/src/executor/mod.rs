@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use planner::plan::{PlannedTask, Step};
-use planner::template::{Condition, Templar, OMIT};
+use planner::template::{Condition, PythonPlugins, Templar, OMIT};
 use planner::vars::{Layer, Scope, VarValue};
 use planner::Plan;
 use serde_json::{json, Map, Value as Json};
@@ -104,9 +104,15 @@ impl<'a> Executor<'a> {
             .and_then(Json::as_str)
             .unwrap_or("apt")
             .to_owned();
+        // The project's Python filter and test plugins, as planning had them (a project whose
+        // plugins do not load never got a plan).
+        let templar = match PythonPlugins::for_project(project_root) {
+            Ok(Some(plugins)) => Templar::new().with_python_plugins(&plugins),
+            _ => Templar::new(),
+        };
         Self {
             plan,
-            templar: Templar::new(),
+            templar,
             base: Arc::new(base),
             facts_set: Arc::new(Layer::new()),
             reporter,

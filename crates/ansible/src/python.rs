@@ -1,0 +1,22 @@
+//! The Python that runs Ansible on the machine running the build: the `ansible` command's
+//! interpreter (its `#!` line) first, then the system's. Ansible's own code runs with it: the
+//! module_utils staged for modules imgbuild does not implement, and the Python filter and test
+//! plugins of a project.
+
+/// The Pythons to try, in order.
+pub fn interpreters() -> Vec<String> {
+    let ansible_python = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .map(|dir| dir.join("ansible"))
+        .find(|exe| exe.is_file())
+        .and_then(|exe| std::fs::read_to_string(exe).ok())
+        .and_then(|text| {
+            let line = text.lines().next()?.strip_prefix("#!")?.trim().to_owned();
+            line.split_whitespace().last().map(str::to_owned)
+        });
+    ansible_python
+        .into_iter()
+        .chain(["/usr/bin/python3".to_owned(), "python3".to_owned()])
+        .collect()
+}
