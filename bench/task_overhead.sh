@@ -3,6 +3,8 @@
 #   1. by imgbuild (`imgbuild apply`, one sandbox for the role),
 #   2. by ansible-playbook with the chroot connection (Debian's ansible package),
 #   3. and the floor: a bash loop of `chroot <root> /bin/sh -c true`,
+# then a play of N tasks of a module imgbuild does not implement (community.general.crypttab,
+# run with Ansible's own code) by imgbuild and by ansible-playbook,
 # all on the same Debian bookworm rootfs, in one run. Prints ms per task and the ratios.
 # Needs root, debootstrap, ansible; the rootfs (with python3 for Ansible) is cached in
 # $IMGBUILD_TEST_CACHE (default /var/tmp/imgbuild-test-cache).
@@ -61,9 +63,31 @@ ansible_ms=$(ms_per_task "$t0" "$t1")
 t0=$(now); for _ in $(seq "$tasks"); do chroot "$root" /bin/sh -c true; done; t1=$(now)
 floor_ms=$(ms_per_task "$t0" "$t1")
 
+# Ansible's own code: the same module run by both, imgbuild staging it as AnsiballZ does.
+mkdir -p "$work/roles/foreign/tasks"
+for i in $(seq "$tasks"); do
+    printf -- '- name: foreign %s\n  community.general.crypttab: {name: "bench%s", backing_device: /dev/vdb%s, state: present, path: /tmp/bench-crypttab}\n' "$i" "$i" "$i"
+done > "$work/roles/foreign/tasks/main.yml"
+sed 's/roles: \[noop\]/roles: [foreign]/' "$work/images/bench.yml" > "$work/images/foreign.yml"
+sed 's/roles: \[noop\]/roles: [foreign]/' "$work/play.yml" > "$work/foreign.yml"
+rm -f "$root/tmp/bench-crypttab"
+t0=$(now); "$imgbuild" -C "$work" apply foreign --root "$root" >/dev/null 2>&1; t1=$(now)
+foreign_imgbuild_ms=$(ms_per_task "$t0" "$t1")
+rm -f "$root/tmp/bench-crypttab"
+t0=$(now)
+(cd "$work" && ANSIBLE_ROLES_PATH="$work/roles" ansible-playbook -i "$root," -c community.general.chroot \
+    -e ansible_python_interpreter=/usr/bin/python3 foreign.yml >/dev/null 2>&1)
+t1=$(now)
+foreign_ansible_ms=$(ms_per_task "$t0" "$t1")
+rm -f "$root/tmp/bench-crypttab"
+
 echo "per task, $tasks tasks of shell: true (ms):"
 echo "  imgbuild apply          $imgbuild_ms"
 echo "  ansible-playbook chroot $ansible_ms"
 echo "  floor (chroot sh loop)  $floor_ms"
 echo "  ansible / imgbuild      $(echo "scale=1; $ansible_ms / $imgbuild_ms" | bc)x"
 echo "  imgbuild / floor        $(echo "scale=2; $imgbuild_ms / $floor_ms" | bc)x"
+echo "per task, $tasks tasks of community.general.crypttab, Ansible's own code (ms):"
+echo "  imgbuild apply          $foreign_imgbuild_ms"
+echo "  ansible-playbook chroot $foreign_ansible_ms"
+echo "  imgbuild / ansible      $(echo "scale=2; $foreign_imgbuild_ms / $foreign_ansible_ms" | bc)x"
