@@ -61,6 +61,15 @@ fn probe() -> Result<HostAnsible, ModuleError> {
             return Ok(found);
         }
     }
+    // No Python imports ansible, but the site named its module_utils: its role modules run
+    // with them as before (no ansible-core modules or collections to find).
+    if let Some(package) = utils_override.as_deref().and_then(Path::parent) {
+        return Ok(HostAnsible {
+            version: "unknown".into(),
+            package: package.to_owned(),
+            collections: Vec::new(),
+        });
+    }
     Err(ModuleError::new(
         "no Python here (the ansible command's, /usr/bin/python3, python3) imports ansible, the ansible-core whose own code imgbuild runs the modules it does not implement with; install it on the machine running the build (Debian: apt-get install ansible, which brings the collections too, or ansible-core; elsewhere: pip install ansible-core)",
     ))
