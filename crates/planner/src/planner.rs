@@ -95,11 +95,12 @@ pub struct RecipeFacts {
 
 /// Plans `image` of `project`.
 pub fn plan(project: &Project, image: &str, opts: &PlanOptions) -> Result<Plan> {
-    let plugins = PythonPlugins::for_project(&project.root)
+    let base = Templar::new();
+    let plugins = PythonPlugins::for_project(&project.root, &base)
         .map_err(|e| PlanError::new(Location::file(Path::new("roles")), ErrorKind::Recipe(e)))?;
     let templar = match &plugins {
-        Some(plugins) => Templar::new().with_python_plugins(plugins),
-        None => Templar::new(),
+        Some(plugins) => base.with_python_plugins(plugins),
+        None => base,
     };
     let mut planner = Planner {
         project,

@@ -37,13 +37,63 @@ fn text_terms(plugin: &str, args: &[Value]) -> Result<Vec<String>, Error> {
     Ok(terms(args))
 }
 
-/// The items a lookup gives.
+/// The lookups imgbuild implements (also under `ansible.builtin.`); `pipe` and `lines` are
+/// refused by name.
+const NATIVE: &[&str] = &[
+    "vars",
+    "env",
+    "sequence",
+    "dict",
+    "indexed_items",
+    "items",
+    "list",
+    "together",
+    "nested",
+    "subelements",
+    "random_choice",
+    "varnames",
+    "config",
+    "csvfile",
+    "password",
+    "url",
+    "pipe",
+    "lines",
+    "file",
+    "first_found",
+    "fileglob",
+    "template",
+];
+
+/// Lookups that imgbuild does not implement but can call (the project's Python plugins).
+pub trait OtherLookups {
+    /// Whether a lookup of this name is here.
+    fn has_lookup(&self, name: &str) -> bool;
+    /// The lookup's items for `terms` and `kwargs`, with the template's variables.
+    fn run_lookup(
+        &self,
+        state: &State,
+        name: &str,
+        terms: &[Value],
+        kwargs: &Kwargs,
+    ) -> Result<Vec<Value>, Error>;
+}
+
+/// Whether imgbuild implements the lookup `name` itself.
+pub fn is_native(name: &str) -> bool {
+    NATIVE.contains(&name.strip_prefix("ansible.builtin.").unwrap_or(name))
+}
+
+/// The items a lookup gives: imgbuild's own, else the Python plugin's.
 fn items(
     state: &State,
     plugin: &str,
     args: &[Value],
     kwargs: &Kwargs,
+    python: Option<&dyn OtherLookups>,
 ) -> Result<Vec<Value>, Error> {
+    if let Some(python) = python.filter(|p| !is_native(plugin) && p.has_lookup(plugin)) {
+        return python.run_lookup(state, plugin, args, kwargs);
+    }
     use super::{lookup_files, lookup_lists};
     match plugin.strip_prefix("ansible.builtin.").unwrap_or(plugin) {
         "vars" => lookup_plugins::vars(state, &text_terms("vars", args)?, kwargs),
@@ -68,7 +118,7 @@ fn items(
         "fileglob" => fileglob(&terms(args)),
         "template" => super::lookup_template::template(&terms(args), kwargs),
         other => Err(invalid(format!(
-            "lookup plugin ({other}) not found: imgbuild knows file, template, first_found, fileglob, csvfile, vars, varnames, env, config, url, sequence, dict, items, list, indexed_items, together, nested, subelements, random_choice and password (for /dev/null)"
+            "lookup plugin ({other}) not found: imgbuild knows file, template, first_found, fileglob, csvfile, vars, varnames, env, config, url, sequence, dict, items, list, indexed_items, together, nested, subelements, random_choice and password (for /dev/null); Ansible's loaders (ansible-core, the installed collections, the project's lookup_plugins/) have none of this name either"
         ))),
     }
 }
@@ -216,8 +266,19 @@ pub fn lookup(
     args: Rest<Value>,
     kwargs: Kwargs,
 ) -> Result<Value, Error> {
+    lookup_with(state, plugin, args, kwargs, None)
+}
+
+/// [`lookup`], with the project's Python lookup plugins for names imgbuild has none of.
+pub fn lookup_with(
+    state: &State,
+    plugin: String,
+    args: Rest<Value>,
+    kwargs: Kwargs,
+    python: Option<&dyn OtherLookups>,
+) -> Result<Value, Error> {
     let want_list: bool = kwargs.get::<Option<bool>>("wantlist")?.unwrap_or(false);
-    let Some(found) = items_or_skip(state, &plugin, &args, &kwargs)? else {
+    let Some(found) = items_or_skip(state, &plugin, &args, &kwargs, python)? else {
         return Ok(if want_list {
             Value::from(Vec::<Value>::new())
         } else {
@@ -245,7 +306,18 @@ pub fn query(
     args: Rest<Value>,
     kwargs: Kwargs,
 ) -> Result<Value, Error> {
-    let found = items_or_skip(state, &plugin, &args, &kwargs)?.unwrap_or_default();
+    query_with(state, plugin, args, kwargs, None)
+}
+
+/// [`query`], with the project's Python lookup plugins for names imgbuild has none of.
+pub fn query_with(
+    state: &State,
+    plugin: String,
+    args: Rest<Value>,
+    kwargs: Kwargs,
+    python: Option<&dyn OtherLookups>,
+) -> Result<Value, Error> {
+    let found = items_or_skip(state, &plugin, &args, &kwargs, python)?.unwrap_or_default();
     Ok(Value::from(found))
 }
 
@@ -258,6 +330,7 @@ fn items_or_skip(
     plugin: &str,
     args: &[Value],
     kwargs: &Kwargs,
+    python: Option<&dyn OtherLookups>,
 ) -> Result<Option<Vec<Value>>, Error> {
     let errors: Option<String> = kwargs.get("errors")?;
     let tolerant = match errors.as_deref() {
@@ -269,7 +342,7 @@ fn items_or_skip(
             )))
         }
     };
-    let found = items(state, plugin, args, kwargs);
+    let found = items(state, plugin, args, kwargs, python);
     kwargs.assert_all_used()?;
     match found {
         Ok(found) => Ok(Some(found)),

@@ -22,6 +22,8 @@ pub mod lookups;
 mod math_filters;
 pub mod now;
 pub use now::{days_from_civil, BUILD_TIME};
+mod plugin_names;
+mod plugin_variables;
 mod printf;
 mod pymethods;
 mod pyrandom;

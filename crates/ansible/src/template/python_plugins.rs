@@ -1,68 +1,36 @@
-//! Filter and test plugins written in Python, called as Ansible calls them on its controller:
-//! a role's `filter_plugins/` and `test_plugins/`, and the playbook's (`images/filter_plugins/`,
-//! `images/test_plugins/`). One helper process, run by the Python that runs Ansible, loads
-//! every plugin file once (`FilterModule().filters()`, `TestModule().tests()`; a file that does
-//! not load is skipped with a warning, as Ansible's loader skips it) and answers one call a line:
-//! the value and the arguments in JSON, the result or the plugin's exception back. Filters
-//! imgbuild has of its own keep theirs; a plugin adds what Ansible's plugin loader would. A
-//! plugin file is an input of a plan that calls one of its plugins.
+//! Filter, test and lookup plugins written in Python, called as Ansible calls them on its
+//! controller: a role's `filter_plugins/`, `test_plugins/` and `lookup_plugins/`, the
+//! playbook's (`images/…_plugins/`), and every other name the project uses that imgbuild has
+//! no implementation of, found by Ansible's own loaders (ansible-core's plugins, the installed
+//! collections and the project's, with their routing: `community.general.json_query`,
+//! `with_community.general.flattened`). One helper process (`python_helper.py`), run by the
+//! Python that runs Ansible, loads them once and answers one call a line: the value and the
+//! arguments in JSON (a lookup's with the task's variables), the result or the plugin's
+//! exception back. Filters imgbuild has of its own keep theirs. A project plugin file is an
+//! input of a plan that calls one of its plugins.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use minijinja::value::{Kwargs, Rest};
-use minijinja::{Error, ErrorKind, Value};
+use minijinja::{Error, ErrorKind, State, Value};
 use serde_json::Value as Json;
 
-/// Loads the plugin files named in argv[1] (JSON `[[kind, path], ...]`), prints which file
-/// defines each name and the files it skipped (as Ansible's plugin loader skips a file that does
-/// not load, with a warning), then answers `{"kind", "name", "args", "kwargs"}` lines with
-/// `{"ok"}` or `{"error"}`. A Python without ansible says so and stops: plugins are Ansible's.
-const HELPER: &str = r#"
-import importlib.util, json, sys
-try:
-    import ansible
-except ImportError as e:
-    print(json.dumps({"no_ansible": str(e)}), flush=True)
-    sys.exit(3)
-files = json.loads(sys.argv[1])
-plugins = {"filter": {}, "test": {}}
-origin = {"filter": {}, "test": {}}
-skipped = []
-for i, (kind, path) in enumerate(files):
-    try:
-        spec = importlib.util.spec_from_file_location("imgbuild_plugin_%d" % i, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        if kind == "filter":
-            found = module.FilterModule().filters() if hasattr(module, "FilterModule") else {}
-        else:
-            found = module.TestModule().tests() if hasattr(module, "TestModule") else {}
-    except Exception as e:
-        skipped.append("%s: %s: %s" % (path, type(e).__name__, e))
-        continue
-    for name, function in found.items():
-        plugins[kind][name] = function
-        origin[kind][name] = i
-print(json.dumps({"filter": origin["filter"], "test": origin["test"], "skipped": skipped}), flush=True)
-for line in sys.stdin:
-    call = json.loads(line)
-    try:
-        result = plugins[call["kind"]][call["name"]](*call["args"], **call["kwargs"])
-        answer = json.dumps({"ok": result}, default=list)
-    except Exception as e:
-        answer = json.dumps({"error": "%s: %s" % (type(e).__name__, e)})
-    print(answer, flush=True)
-"#;
+use super::plugin_names::{self, PluginKind};
+use super::Templar;
+
+const HELPER: &str = include_str!("python_helper.py");
+
+/// Where a plugin comes from: a project file (its index) or Ansible's own loaders.
+type Origin = Option<usize>;
 
 /// The Python plugins of a project, and the helper process that runs them.
 pub struct PythonPlugins {
-    /// The filters the plugin files define, each with the index of its file.
-    filters: Vec<(String, usize)>,
-    /// The tests the plugin files define, each with the index of its file.
-    tests: Vec<(String, usize)>,
+    /// Every plugin the helper holds, by kind and name, with where it comes from.
+    plugins: BTreeMap<(PluginKind, String), Origin>,
     /// The plugin files, relative to the project root; a file whose plugin a plan calls is an
     /// input of that plan.
     files: Vec<PathBuf>,
@@ -87,7 +55,7 @@ impl Drop for PythonPlugins {
 }
 
 /// The plugin files of the project at `root`, as (kind, path relative to the root), sorted.
-fn plugin_files(root: &Path) -> Vec<(&'static str, PathBuf)> {
+fn plugin_files(root: &Path) -> Vec<(PluginKind, PathBuf)> {
     let mut folders: Vec<PathBuf> = vec![PathBuf::from("images")];
     if let Ok(roles) = std::fs::read_dir(root.join("roles")) {
         let mut roles: Vec<PathBuf> = roles
@@ -99,7 +67,11 @@ fn plugin_files(root: &Path) -> Vec<(&'static str, PathBuf)> {
     }
     let mut files = Vec::new();
     for folder in folders {
-        for (kind, sub) in [("filter", "filter_plugins"), ("test", "test_plugins")] {
+        for (kind, sub) in [
+            (PluginKind::Filter, "filter_plugins"),
+            (PluginKind::Test, "test_plugins"),
+            (PluginKind::Lookup, "lookup_plugins"),
+        ] {
             let Ok(entries) = std::fs::read_dir(root.join(&folder).join(sub)) else {
                 continue;
             };
@@ -115,47 +87,60 @@ fn plugin_files(root: &Path) -> Vec<(&'static str, PathBuf)> {
     files
 }
 
+/// The folders holding `ansible_collections/` that Ansible searches for this project: the
+/// project's own (`collections/` beside the playbook), then what the environment says.
+fn collections_path(root: &Path) -> std::ffi::OsString {
+    let mut paths = vec![root.join("collections"), root.join("images/collections")];
+    match std::env::var_os("ANSIBLE_COLLECTIONS_PATH") {
+        Some(set) => paths.extend(std::env::split_paths(&set)),
+        None => {
+            if let Some(home) = std::env::var_os("HOME") {
+                paths.push(Path::new(&home).join(".ansible/collections"));
+            }
+            paths.push(PathBuf::from("/usr/share/ansible/collections"));
+        }
+    }
+    std::env::join_paths(paths).unwrap_or_default()
+}
+
 impl PythonPlugins {
-    /// The plugins of the project at `root`, their helper started; `None` when it has none.
-    pub fn for_project(root: &Path) -> Result<Option<Arc<Self>>, String> {
+    /// The plugins of the project at `root` that `base` does not have, their helper started;
+    /// `None` when the project has no plugin file and uses no name `base` lacks, or when only
+    /// such names are used and no Python here imports ansible (they stay unknown).
+    pub fn for_project(root: &Path, base: &Templar) -> Result<Option<Arc<Self>>, String> {
         let files = plugin_files(root);
-        if files.is_empty() {
+        let env = base.environment();
+        let names: Vec<(&str, String)> = plugin_names::used(root)
+            .into_iter()
+            .filter(|(kind, name)| !native(env, *kind, name))
+            .map(|(kind, name)| (kind.as_str(), name))
+            .collect();
+        if files.is_empty() && names.is_empty() {
             return Ok(None);
         }
         let listed: Vec<(&str, String)> = files
             .iter()
-            .map(|(kind, path)| (*kind, root.join(path).display().to_string()))
+            .map(|(kind, path)| (kind.as_str(), root.join(path).display().to_string()))
             .collect();
-        let argv = serde_json::to_string(&listed).map_err(|e| e.to_string())?;
+        let request = serde_json::json!({
+            "files": listed,
+            "names": names,
+            "basedir": root.join("images"),
+        });
         let mut last = String::new();
         for python in crate::python::interpreters() {
-            match start(&python, &argv) {
-                Ok((helper, names)) => {
-                    let list = |kind: &str| -> Vec<(String, usize)> {
-                        let found = names[kind].as_object().into_iter().flatten();
-                        found
-                            .filter_map(|(name, i)| {
-                                Some((name.clone(), usize::try_from(i.as_u64()?).ok()?))
-                            })
-                            .collect()
-                    };
-                    let skipped = names["skipped"].as_array().into_iter().flatten();
-                    return Ok(Some(Arc::new(Self {
-                        filters: list("filter"),
-                        tests: list("test"),
-                        skipped: skipped
-                            .filter_map(Json::as_str)
-                            .map(str::to_owned)
-                            .collect(),
-                        files: files.into_iter().map(|(_, path)| path).collect(),
-                        helper: Mutex::new(helper),
-                    })));
+            match start(&python, &request.to_string(), &collections_path(root)) {
+                Ok((helper, answer)) => {
+                    return Ok(Some(Arc::new(Self::new(helper, &answer, files))));
                 }
                 Err(e) => last = e,
             }
         }
+        if files.is_empty() {
+            return Ok(None);
+        }
         Err(format!(
-            "the project's Python filter and test plugins ({}) could not be loaded: {last}",
+            "the project's Python plugins ({}) could not be loaded: {last}",
             files
                 .iter()
                 .map(|(_, p)| p.display().to_string())
@@ -164,29 +149,81 @@ impl PythonPlugins {
         ))
     }
 
-    /// Calls the plugin `name` of `kind` (`filter` or `test`), defined in file `file`, with
-    /// `value`, `args` and `kwargs`; the file is recorded as read (an input of the plan).
+    fn new(helper: Helper, answer: &Json, files: Vec<(PluginKind, PathBuf)>) -> Self {
+        let mut plugins = BTreeMap::new();
+        for kind in [PluginKind::Filter, PluginKind::Test, PluginKind::Lookup] {
+            let found = answer["origin"][kind.as_str()]
+                .as_object()
+                .into_iter()
+                .flatten();
+            for (name, origin) in found {
+                let origin = origin.as_u64().and_then(|i| usize::try_from(i).ok());
+                plugins.insert((kind, name.clone()), origin);
+            }
+        }
+        let skipped = answer["skipped"].as_array().into_iter().flatten();
+        Self {
+            plugins,
+            skipped: skipped
+                .filter_map(Json::as_str)
+                .map(str::to_owned)
+                .collect(),
+            files: files.into_iter().map(|(_, path)| path).collect(),
+            helper: Mutex::new(helper),
+        }
+    }
+
+    /// Runs the lookup plugin `name` with `terms`, `kwargs` and the template's variables, as
+    /// Ansible's templar runs it; its failure is a lookup's failure (`errors=` applies).
+    fn lookup(
+        &self,
+        state: &State,
+        name: &str,
+        terms: &[Value],
+        kwargs: &Kwargs,
+    ) -> Result<Vec<Value>, Error> {
+        let variables = super::plugin_variables::settled(state);
+        let origin = self
+            .plugins
+            .get(&(PluginKind::Lookup, name.to_owned()))
+            .copied()
+            .flatten();
+        let call = Call {
+            kind: PluginKind::Lookup,
+            name,
+            origin,
+        };
+        let result = self
+            .call(call, terms, kwargs, Json::Object(variables))
+            .map_err(|e| super::lookup_state::lookup_failed(e.detail().unwrap_or("").to_owned()))?;
+        Ok(match result.try_iter() {
+            Ok(items) if result.as_str().is_none() => items.collect(),
+            _ => vec![result],
+        })
+    }
+
+    /// Calls a plugin with `args` (a filter's or test's value first) and `kwargs`; its file,
+    /// when it is a project's, is recorded as read (an input of the plan).
     fn call(
         &self,
-        (kind, name, file): (&str, &str, usize),
-        value: &Value,
+        call: Call,
         args: &[Value],
         kwargs: &Kwargs,
+        variables: Json,
     ) -> Result<Value, Error> {
-        if let Some(path) = self.files.get(file) {
+        let (kind, name) = (call.kind.as_str(), call.name);
+        if let Some(path) = call.origin.and_then(|i| self.files.get(i)) {
             super::lookup_state::record_read(path.clone());
         }
-        let mut positional = vec![to_json(value)?];
-        for arg in args {
-            positional.push(to_json(arg)?);
-        }
+        let positional = args.iter().map(to_json).collect::<Result<Vec<_>, _>>()?;
         let mut named = serde_json::Map::new();
         for key in kwargs.args() {
             let arg: Value = kwargs.get(key)?;
             named.insert(key.to_owned(), to_json(&arg)?);
         }
-        let request =
-            serde_json::json!({"kind": kind, "name": name, "args": positional, "kwargs": named});
+        let request = serde_json::json!({
+            "kind": kind, "name": name, "args": positional, "kwargs": named, "variables": variables,
+        });
         let answer = {
             let mut helper = self
                 .helper
@@ -209,6 +246,31 @@ impl PythonPlugins {
     }
 }
 
+impl super::lookups::OtherLookups for PythonPlugins {
+    fn has_lookup(&self, name: &str) -> bool {
+        self.plugins
+            .contains_key(&(PluginKind::Lookup, name.to_owned()))
+    }
+
+    fn run_lookup(
+        &self,
+        state: &State,
+        name: &str,
+        terms: &[Value],
+        kwargs: &Kwargs,
+    ) -> Result<Vec<Value>, Error> {
+        self.lookup(state, name, terms, kwargs)
+    }
+}
+
+/// One plugin call's target.
+#[derive(Clone, Copy)]
+struct Call<'a> {
+    kind: PluginKind,
+    name: &'a str,
+    origin: Origin,
+}
+
 fn to_json(value: &Value) -> Result<Json, Error> {
     if value.is_undefined() {
         return Err(Error::new(ErrorKind::UndefinedError, "an undefined value"));
@@ -224,9 +286,14 @@ fn failed(kind: &str, name: &str, why: &str) -> Error {
 }
 
 /// Starts the helper with `python` and reads the names the plugins define.
-fn start(python: &str, argv: &str) -> Result<(Helper, Json), String> {
+fn start(
+    python: &str,
+    argv: &str,
+    collections: &std::ffi::OsStr,
+) -> Result<(Helper, Json), String> {
     let mut child = Command::new(python)
         .args(["-c", HELPER, argv])
+        .env("ANSIBLE_COLLECTIONS_PATH", collections)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -263,18 +330,21 @@ fn start(python: &str, argv: &str) -> Result<(Helper, Json), String> {
     }
 }
 
-/// Whether `env` knows `name` as a filter (`kind` "filter") or a test: asked by evaluating it
-/// on none, which fails as unknown only when it is.
-fn known(env: &minijinja::Environment<'static>, kind: &str, name: &str) -> bool {
-    let identifier = !name.is_empty()
-        && !name.starts_with(|c: char| c.is_ascii_digit())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !identifier {
+/// Whether `env` has `name` of its own: a filter or a test, asked by evaluating it on none,
+/// which fails as unknown only when it is; a lookup imgbuild implements.
+fn native(env: &minijinja::Environment<'static>, kind: PluginKind, name: &str) -> bool {
+    let dotted_identifier = name.split('.').all(|part| {
+        !part.is_empty()
+            && !part.starts_with(|c: char| c.is_ascii_digit())
+            && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    });
+    if !dotted_identifier && kind != PluginKind::Lookup {
         return true;
     }
     let (expr, unknown) = match kind {
-        "filter" => (format!("none | {name}"), ErrorKind::UnknownFilter),
-        _ => (format!("none is {name}"), ErrorKind::UnknownTest),
+        PluginKind::Lookup => return super::lookups::is_native(name),
+        PluginKind::Filter => (format!("none | {name}"), ErrorKind::UnknownFilter),
+        PluginKind::Test => (format!("none is {name}"), ErrorKind::UnknownTest),
     };
     match env.compile_expression(&expr) {
         Ok(compiled) => !matches!(compiled.eval(()), Err(e) if e.kind() == unknown),
@@ -282,33 +352,49 @@ fn known(env: &minijinja::Environment<'static>, kind: &str, name: &str) -> bool 
     }
 }
 
-/// Adds the plugins' filters and tests that `env` does not have to `env`.
+/// Adds the plugins' filters and tests that `env` does not have to `env`, and their lookups to
+/// `lookup`, `query` and `q`.
 pub(super) fn register(env: &mut minijinja::Environment<'static>, plugins: &Arc<PythonPlugins>) {
-    for (name, file) in &plugins.filters {
-        if known(env, "filter", name) {
+    for ((kind, name), origin) in &plugins.plugins {
+        if *kind == PluginKind::Lookup || native(env, *kind, name) {
             continue;
         }
-        let (plugins, called, file) = (plugins.clone(), name.clone(), *file);
-        env.add_filter(
-            name.clone(),
-            move |value: Value, args: Rest<Value>, kwargs: Kwargs| {
-                plugins.call(("filter", &called, file), &value, &args, &kwargs)
-            },
-        );
+        let (plugins, called, origin) = (plugins.clone(), name.clone(), *origin);
+        let call = move |value: Value, args: Rest<Value>, kwargs: Kwargs, kind| {
+            let mut all = vec![value];
+            all.extend(args.0);
+            let target = Call {
+                kind,
+                name: &called,
+                origin,
+            };
+            plugins.call(target, &all, &kwargs, Json::Null)
+        };
+        if *kind == PluginKind::Filter {
+            env.add_filter(name.clone(), move |value, args, kwargs| {
+                call(value, args, kwargs, PluginKind::Filter)
+            });
+        } else {
+            env.add_test(name.clone(), move |value, args, kwargs| {
+                call(value, args, kwargs, PluginKind::Test).map(|v| v.is_true())
+            });
+        }
     }
-    for (name, file) in &plugins.tests {
-        if known(env, "test", name) {
-            continue;
-        }
-        let (plugins, called, file) = (plugins.clone(), name.clone(), *file);
-        env.add_test(
-            name.clone(),
-            move |value: Value, args: Rest<Value>, kwargs: Kwargs| {
-                plugins
-                    .call(("test", &called, file), &value, &args, &kwargs)
-                    .map(|v| v.is_true())
-            },
-        );
+    if plugins
+        .plugins
+        .keys()
+        .any(|(kind, _)| *kind == PluginKind::Lookup)
+    {
+        let (one, two, three) = (plugins.clone(), plugins.clone(), plugins.clone());
+        env.add_function("lookup", move |state: &State, name, args, kwargs| {
+            super::lookups::lookup_with(state, name, args, kwargs, Some(&*one))
+        });
+        env.add_function("query", move |state: &State, name, args, kwargs| {
+            super::lookups::query_with(state, name, args, kwargs, Some(&*two))
+        });
+        env.add_function("q", move |state: &State, name, args, kwargs| {
+            super::lookups::query_with(state, name, args, kwargs, Some(&*three))
+        });
     }
 }
 
@@ -351,7 +437,7 @@ mod tests {
     #[test]
     fn a_roles_plugins_are_called_as_ansible_calls_them() {
         let dir = project();
-        let plugins = PythonPlugins::for_project(dir.path())
+        let plugins = PythonPlugins::for_project(dir.path(), &Templar::new())
             .expect("loads (CI installs ansible)")
             .expect("plugins");
         assert_eq!(plugins.skipped.len(), 1, "{:?}", plugins.skipped);
@@ -377,10 +463,56 @@ mod tests {
     }
 
     #[test]
+    fn lookups_and_collection_plugins_are_ansibles_own() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let role = dir.path().join("roles/r");
+        std::fs::create_dir_all(role.join("lookup_plugins")).expect("mkdir");
+        std::fs::create_dir_all(role.join("tasks")).expect("mkdir");
+        std::fs::write(
+            role.join("lookup_plugins/site_hosts.py"),
+            "from ansible.errors import AnsibleError\n\
+             from ansible.plugins.lookup import LookupBase\n\
+             class LookupModule(LookupBase):\n    def run(self, terms, variables=None, **kw):\n        \
+             if 'bad' in terms: raise AnsibleError('no such site')\n        \
+             return ['%s.%s' % (t, variables['domain']) for t in terms]\n",
+        )
+        .expect("lookup");
+        // The names the project's tasks use, as a role would.
+        std::fs::write(
+            role.join("tasks/main.yml"),
+            "- debug:\n    msg: \"{{ {'a': 1} | community.general.dict_kv('k') }}\"\n\
+             - debug: var=item\n  with_community.general.flattened: [[1, [2]]]\n",
+        )
+        .expect("tasks");
+        let plugins = PythonPlugins::for_project(dir.path(), &Templar::new())
+            .expect("loads (CI installs ansible)")
+            .expect("plugins");
+        let templar = Templar::new().with_python_plugins(&plugins);
+        let domain = ("domain".to_owned(), serde_json::json!("site.example"));
+        let scope = Scope::default().with_layer(crate::vars::layer_from([(&domain.0, &domain.1)]));
+        let text = |t: &str| templar.render_text(t, &scope);
+        assert_eq!(
+            text("{{ lookup('site_hosts', 'n1', 'n2') }} {{ query('community.general.flattened', [1, [2, [3]]]) }}")
+                .expect("renders"),
+            Some("n1.site.example,n2.site.example [1, 2, 3]".into())
+        );
+        assert_eq!(
+            text("{{ 'v' | community.general.dict_kv('k') }}").expect("renders"),
+            Some("{'k': 'v'}".into())
+        );
+        let error = text("{{ lookup('site_hosts', 'bad') }}").expect_err("fails");
+        assert!(error.to_string().contains("no such site"), "{error}");
+        assert_eq!(
+            text("{{ lookup('site_hosts', 'bad', errors='ignore') }}").expect("ignored"),
+            Some(String::new())
+        );
+    }
+
+    #[test]
     fn a_project_without_plugins_starts_no_helper() {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir_all(dir.path().join("roles/r/tasks")).expect("mkdir");
-        assert!(PythonPlugins::for_project(dir.path())
+        assert!(PythonPlugins::for_project(dir.path(), &Templar::new())
             .expect("nothing to load")
             .is_none());
     }

@@ -546,7 +546,7 @@ impl LazyContext {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn resolve(self: &Arc<Self>, name: &str) -> Option<Value> {
+    pub(super) fn resolve(self: &Arc<Self>, name: &str) -> Option<Value> {
         if let Some(known) = self.cached_or_cycle(name) {
             return Some(known);
         }

@@ -104,11 +104,12 @@ impl<'a> Executor<'a> {
             .and_then(Json::as_str)
             .unwrap_or("apt")
             .to_owned();
-        // The project's Python filter and test plugins, as planning had them (a project whose
+        // The project's Python plugins, as planning had them (a project whose
         // plugins do not load never got a plan).
-        let templar = match PythonPlugins::for_project(project_root) {
-            Ok(Some(plugins)) => Templar::new().with_python_plugins(&plugins),
-            _ => Templar::new(),
+        let plain = Templar::new();
+        let templar = match PythonPlugins::for_project(project_root, &plain) {
+            Ok(Some(plugins)) => plain.with_python_plugins(&plugins),
+            _ => plain,
         };
         Self {
             plan,

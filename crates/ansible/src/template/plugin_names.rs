@@ -1,0 +1,146 @@
+//! The filter, test and lookup names a project's text uses, read before planning so that those
+//! imgbuild has no implementation of can be found with Ansible's own loaders (minijinja knows a
+//! filter only by registration, never by a callback on an unknown name).
+//!
+//! What counts: a dotted (collection) name after `|` or `is` anywhere; a plain name after `|`
+//! or `is` inside `{{ }}` or `{% %}` (prose and shell pipes outside them are not filters); a
+//! lookup's name in `lookup('…'`, `query('…'`, `q('…'` and `with_…:`.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// The kinds of Jinja plugins a name can be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PluginKind {
+    Filter,
+    Test,
+    Lookup,
+}
+
+impl PluginKind {
+    /// The name Ansible gives the kind (`filter`, `test`, `lookup`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Filter => "filter",
+            Self::Test => "test",
+            Self::Lookup => "lookup",
+        }
+    }
+}
+
+/// Files larger than this are not read: no recipe, role or template is this large.
+const MAX_TEXT: u64 = 1 << 20;
+
+static FILTER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\|[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)").expect("a valid pattern")
+});
+static TEST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\bis[ \t]+(?:not[ \t]+)?([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
+        .expect("a valid pattern")
+});
+static LOOKUP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?:\blookup|\bquery|\bq)\(\s*['"]([A-Za-z_][\w.]*)['"]|(?m:^[ \t-]*with_([A-Za-z_][\w.]*)[ \t]*:)"#)
+        .expect("a valid pattern")
+});
+static JINJA: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?s)\{\{.*?\}\}|\{%.*?%\}").expect("a valid pattern"));
+
+/// The names `text` uses, added to `found`.
+pub fn scan_text(text: &str, found: &mut BTreeSet<(PluginKind, String)>) {
+    for (kind, pattern) in [(PluginKind::Filter, &*FILTER), (PluginKind::Test, &*TEST)] {
+        for name in pattern.captures_iter(text).filter_map(|c| c.get(1)) {
+            if name.as_str().contains('.') {
+                found.insert((kind, name.as_str().to_owned()));
+            }
+        }
+        for block in JINJA.find_iter(text) {
+            for name in pattern
+                .captures_iter(block.as_str())
+                .filter_map(|c| c.get(1))
+            {
+                found.insert((kind, name.as_str().to_owned()));
+            }
+        }
+    }
+    for captures in LOOKUP.captures_iter(text) {
+        if let Some(name) = captures.get(1).or_else(|| captures.get(2)) {
+            found.insert((PluginKind::Lookup, name.as_str().to_owned()));
+        }
+    }
+}
+
+/// The names the text files under `root` use (hidden folders and `target/` left out).
+pub fn used(root: &Path) -> BTreeSet<(PluginKind, String)> {
+    let mut found = BTreeSet::new();
+    let mut folders = vec![root.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if name.to_string_lossy().starts_with('.') || name == "target" {
+                continue;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                folders.push(entry.path());
+            } else if kind.is_file() && entry.metadata().is_ok_and(|m| m.len() <= MAX_TEXT) {
+                if let Ok(text) = std::fs::read_to_string(entry.path()) {
+                    scan_text(&text, &mut found);
+                }
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(text: &str) -> Vec<(PluginKind, String)> {
+        let mut found = BTreeSet::new();
+        scan_text(text, &mut found);
+        found.into_iter().collect()
+    }
+
+    #[test]
+    fn collection_names_count_anywhere_plain_names_only_in_jinja() {
+        let text = "shell: ls | grep x\n\
+                    when: users | community.general.json_query('[*]') is ns.c.odd\n\
+                    msg: \"{{ x | to_nice | b.c.d }} {% if y is not even %}{% endif %}\"\n\
+                    content: |\n  this is prose\n";
+        assert_eq!(
+            names(text),
+            vec![
+                (PluginKind::Filter, "b.c.d".into()),
+                (PluginKind::Filter, "community.general.json_query".into()),
+                (PluginKind::Filter, "to_nice".into()),
+                (PluginKind::Test, "even".into()),
+                (PluginKind::Test, "ns.c.odd".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn lookups_by_call_and_by_loop() {
+        let text = "x: \"{{ lookup('community.general.flattened', a) + query(\"site\", b) }}\"\n\
+                    - debug: var=item\n  with_community.general.cartesian:\n    - [1]\n\
+                    with_items: [1]\n";
+        assert_eq!(
+            names(text),
+            vec![
+                (PluginKind::Lookup, "community.general.cartesian".into()),
+                (PluginKind::Lookup, "community.general.flattened".into()),
+                (PluginKind::Lookup, "items".into()),
+                (PluginKind::Lookup, "site".into()),
+            ]
+        );
+    }
+}
