@@ -108,6 +108,8 @@ fn run_target(target: &str, project: &Path, lower: &Path, work: &Path) -> Outcom
             &project.join("roles").join(target),
         ))
         .env("IMGBUILD_CACHE", scratch.join("imgbuild-cache"))
+        // ansible-test gives the controller the output folder's path too.
+        .env("OUTPUT_DIR", OUTPUT_DIR)
         .env("CI", "1");
     let out = side.run(lower, false, command);
     let passed = out.status.success();

@@ -84,8 +84,18 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let fs = ctx.target.fs();
     let mut files = Vec::new();
     let mut examined = 0usize;
-    let mut stack: Vec<(PathBuf, usize)> =
-        p.paths.0.iter().map(|d| (PathBuf::from(d), 1)).collect();
+    // A path that is not a folder is skipped with why, as Ansible's find skips it.
+    let mut skipped = serde_json::Map::new();
+    let mut stack: Vec<(PathBuf, usize)> = Vec::new();
+    for path in &p.paths.0 {
+        match fs.meta(Path::new(path))? {
+            Some(meta) if meta.kind == Kind::Dir => stack.push((PathBuf::from(path), 1)),
+            _ => {
+                let why = format!("'{path}' is not a directory");
+                skipped.insert(path.clone(), Json::String(why));
+            }
+        }
+    }
     while let Some((dir, level)) = stack.pop() {
         let Ok(names) = fs.list(&dir) else { continue };
         if depth.is_some_and(|d| level > d) {
@@ -114,10 +124,17 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     }
     files.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
     let matched = files.len();
+    let msg = if skipped.is_empty() {
+        "All paths examined"
+    } else {
+        "Not all paths examined, check warnings for details"
+    };
     Ok(ModuleResult::changed(false)
         .with("files", Json::Array(files))
         .with("matched", matched)
-        .with("examined", examined))
+        .with("examined", examined)
+        .with("msg", msg)
+        .with("skipped_paths", Json::Object(skipped)))
 }
 
 /// A test of a base name.

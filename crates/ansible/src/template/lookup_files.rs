@@ -35,14 +35,10 @@ pub fn parse_kv(term: &str) -> IndexMap<String, String> {
     out
 }
 
-/// `lookup('pipe'|'lines'|...)`: refused, with why.
+/// `lookup('password', ...)` beyond `/dev/null`: refused, with why.
 pub fn refuse(plugin: &str) -> Error {
-    let what = match plugin {
-        "password" => "writes a password file on the machine running the build",
-        _ => "runs a command on the machine running the build",
-    };
     invalid(format!(
-        "lookup('{plugin}') {what}; an image's inputs are the project's files: put what it gives in a file of the role (lookup('file')) or in a variable"
+        "lookup('{plugin}') writes a password file on the machine running the build; an image's inputs are the project's files: put what it gives in a file of the role (lookup('file')) or in a variable"
     ))
 }
 

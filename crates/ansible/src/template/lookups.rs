@@ -37,8 +37,7 @@ fn text_terms(plugin: &str, args: &[Value]) -> Result<Vec<String>, Error> {
     Ok(terms(args))
 }
 
-/// The lookups imgbuild implements (also under `ansible.builtin.`); `pipe` and `lines` are
-/// refused by name.
+/// The lookups imgbuild implements (also under `ansible.builtin.`).
 const NATIVE: &[&str] = &[
     "vars",
     "env",
@@ -112,7 +111,8 @@ fn items(
         "csvfile" => lookup_files::csvfile(&terms(args), kwargs),
         "password" => lookup_files::password(&terms(args)),
         "url" => super::lookup_url::url(state, &terms(args), kwargs),
-        name @ ("pipe" | "lines") => Err(lookup_files::refuse(name)),
+        "pipe" => super::lookup_command::pipe(&terms(args)),
+        "lines" => super::lookup_command::lines(&terms(args)),
         "file" => file(&terms(args), kwargs),
         "first_found" => first_found(args, kwargs),
         "fileglob" => fileglob(&terms(args)),
@@ -259,6 +259,30 @@ fn first_found(args: &[Value], kwargs: &Kwargs) -> Result<Vec<Value>, Error> {
     Err(lookup_failed("No file was found when using first_found."))
 }
 
+/// The terms templated once more, as Ansible's `listify_lookup_plugin_terms` does: a text term
+/// holding `{{ }}` or `{% %}` is rendered with the task's variables (in lists and mappings too).
+fn template_terms(state: &State, args: &[Value]) -> Result<Vec<Value>, Error> {
+    args.iter().map(|arg| template_term(state, arg)).collect()
+}
+
+fn template_term(state: &State, term: &Value) -> Result<Value, Error> {
+    match term.kind() {
+        ValueKind::String => match term.as_str() {
+            Some(text) if text.contains("{{") || text.contains("{%") => {
+                let context = state.lookup("vars").unwrap_or_default();
+                state.env().render_str(text, context).map(Value::from)
+            }
+            _ => Ok(term.clone()),
+        },
+        ValueKind::Seq => term
+            .try_iter()?
+            .map(|item| template_term(state, &item))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::from),
+        _ => Ok(term.clone()),
+    }
+}
+
 /// `lookup(name, terms...)`: the items joined with commas (a list with `wantlist=True`).
 pub fn lookup(
     state: &State,
@@ -342,7 +366,8 @@ fn items_or_skip(
             )))
         }
     };
-    let found = items(state, plugin, args, kwargs, python);
+    let args = template_terms(state, args)?;
+    let found = items(state, plugin, &args, kwargs, python);
     kwargs.assert_all_used()?;
     match found {
         Ok(found) => Ok(Some(found)),

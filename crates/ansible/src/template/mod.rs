@@ -11,6 +11,7 @@ pub mod filters;
 mod human_filters;
 mod jinja_tests;
 mod literal;
+mod lookup_command;
 mod lookup_files;
 mod lookup_lists;
 mod lookup_plugins;

@@ -418,8 +418,8 @@ fn option_lookups_and_includes_work_as_ansibles() {
             "Unable to find setting NOPE",
         ),
         (
-            "{{ lookup('pipe', 'date') }}",
-            "runs a command on the machine running the build",
+            "{{ lookup('pipe', 'echo out; exit 3') }}",
+            "lookup_plugin.pipe(echo out; exit 3) returned 3",
         ),
         (
             "{{ lookup('password', '/tmp/x') }}",

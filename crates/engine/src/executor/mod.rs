@@ -521,8 +521,10 @@ impl<'a> Executor<'a> {
         if task.module == modules::set_fact::SPEC.name {
             controller::name_facts(map, &self.templar, scope)?;
         }
-        let spec = modules::lookup(&task.module)
-            .ok_or_else(|| format!("unknown module {}", task.module))?;
+        let spec = match task.module.as_str() {
+            modules::role_module::MODULE => &modules::role_module::SPEC,
+            name => modules::lookup(name).ok_or_else(|| format!("unknown module {name}"))?,
+        };
         (spec.normalize)(args)
     }
 

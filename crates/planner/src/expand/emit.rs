@@ -63,13 +63,25 @@ impl Planner<'_> {
         let rendered = self.render_args(spec, raw_args, pass, at, label)?;
         self.refuse_async(def, spec.name, &pass.scope, at)?;
         let written = Json::Object(rendered.args);
-        let (spec, args) = match (spec.normalize)(written.clone()) {
-            Ok(args) => (spec, args),
-            Err(message) => self
-                .through_ansible(spec, &written, &message, &rendered.deferred, ctx)
-                .ok_or_else(|| module_args_error(spec.name, &message, at))?,
+        let (spec, args, deferred) = match (spec.normalize)(written.clone()) {
+            Ok(args) => {
+                let deferred =
+                    crate::modules::canonical_deferred(rendered.deferred, &written, &args);
+                (spec, args, deferred)
+            }
+            Err(message) => {
+                let (spec, args) = self
+                    .through_ansible(spec, &written, &message, ctx)
+                    .ok_or_else(|| module_args_error(spec.name, &message, at))?;
+                // Ansible's module gets its arguments as one mapping, rendered when it runs.
+                let deferred = if rendered.deferred.is_empty() {
+                    Vec::new()
+                } else {
+                    vec!["args".to_owned()]
+                };
+                (spec, args, deferred)
+            }
         };
-        let deferred = crate::modules::canonical_deferred(rendered.deferred, &written, &args);
         let keywords = self.task_keywords(def, pass, ctx, at)?;
         let mut task = PlannedTask {
             role: ctx.layer.to_string(),
@@ -118,20 +130,18 @@ impl Planner<'_> {
     /// A native module given an option Ansible's module takes and imgbuild's does not: the
     /// task runs with Ansible's own module instead (ansible-core's, when Ansible runs it
     /// without an action plugin of its own), with the arguments as written. `None` when the
-    /// option is not Ansible's either, was removed before 2.14, or an argument waits for the
-    /// build.
+    /// option is not Ansible's either or was removed before 2.14.
     fn through_ansible(
         &self,
         spec: &'static ModuleSpec,
         written: &Json,
         message: &str,
-        deferred: &[String],
         ctx: &Ctx,
     ) -> Option<(&'static ModuleSpec, Json)> {
         let field = super::errors::unknown_field(message)?;
         let ansibles = crate::modules::not_yet_supported(spec.name, field).is_some()
             && crate::modules::ansible_options::removed(spec.name, field).is_none();
-        if !ansibles || !deferred.is_empty() {
+        if !ansibles {
             return None;
         }
         self.ansible_module(spec.name, ctx)?.host.as_ref()?;
