@@ -78,6 +78,7 @@ pub const PASSING: &[&str] = &[
     "templating",
     "test_mathstuff",
     "undefined",
+    "user",
     "var_inheritance",
     "want_json_modules_posix",
 ];
@@ -160,10 +161,6 @@ pub const OPEN: &[(&str, &str)] = &[
     (
         "until",
         "roles/until/tasks/main.yml:79: 'shell_no_failed' is not supported in image builds: it is an action plugin of the role (roles/until/action_plugins/shel...",
-    ),
-    (
-        "user",
-        "fails at build (roles/user/tasks/test_create_user_password.yml:51): assertion: 'warnings' in test_user_encrypt1 (imgbuild's user warns of no plain-text password; its password_expire_* tasks now run with Ansible's user module)",
     ),
 ];
 

@@ -69,6 +69,14 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         Some(_) => fs.read_link(localtime).ok(),
         None => None,
     };
+    // The zone before, as Ansible's module reports it in `diff` (its name, or "n/a").
+    let before = match fs.read_text_opt(Path::new("/etc/timezone"))? {
+        Some(text) if !text.trim().is_empty() => text.trim().to_owned(),
+        _ => current
+            .as_deref()
+            .and_then(|link| link.split_once("zoneinfo/"))
+            .map_or_else(|| "n/a".to_owned(), |(_, zone)| zone.to_owned()),
+    };
     let mut changed = false;
     if current.as_deref() != Some(zone.as_str()) {
         changed = true;
@@ -80,5 +88,9 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     if fs.exists(Path::new("/etc/timezone"))? {
         changed |= whole_file(ctx, Path::new("/etc/timezone"), Some(&format!("{name}\n")))?;
     }
-    Ok(ModuleResult::changed(changed).with("name", name))
+    let diff = serde_json::json!({"before": {"name": before}, "after": {"name": name}});
+    Ok(ModuleResult::changed(changed)
+        .with("name", name)
+        .with("diff", diff)
+        .with("msg", ""))
 }

@@ -10,6 +10,7 @@ use super::spec::{Downloads, FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Choice, Flag, Int, Text, TextList};
 use super::users::{absent, entry, groups_of, int, run_argv};
 use serde_json::Value as Json;
+use std::path::Path;
 
 crate::choices!(
     /// When to replace the password.
@@ -47,40 +48,14 @@ pub struct UserParams {
     pub system: Option<Flag>,
     /// Crypted password (never printed).
     pub password: Option<Text>,
-    /// Lock the password.
-    pub password_lock: Option<Flag>,
     /// When to update the password.
     pub update_password: Option<Choice<UpdatePassword>>,
     /// Remove the home directory with `absent`.
     pub remove: Option<Flag>,
     /// Force removal.
     pub force: Option<Flag>,
-    /// Move the home directory when `home` changes.
-    pub move_home: Option<Flag>,
     /// Allow a non-unique uid.
     pub non_unique: Option<Flag>,
-    /// Skeleton directory.
-    pub skeleton: Option<Text>,
-    /// Account expiry (epoch seconds).
-    pub expires: Option<serde_json::Value>,
-    /// Use local files only.
-    pub local: Option<Flag>,
-    /// Home directory umask.
-    pub umask: Option<Text>,
-    /// Generate an SSH key.
-    pub generate_ssh_key: Option<Flag>,
-    /// SSH key bits.
-    pub ssh_key_bits: Option<Int>,
-    /// SSH key type.
-    pub ssh_key_type: Option<Text>,
-    /// SSH key file.
-    pub ssh_key_file: Option<Text>,
-    /// SSH key comment.
-    pub ssh_key_comment: Option<Text>,
-    /// SSH key passphrase.
-    pub ssh_key_passphrase: Option<Text>,
-    /// SELinux user.
-    pub seuser: Option<Text>,
 }
 
 impl Params for UserParams {}
@@ -106,6 +81,9 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: UserParams = params(SPEC.name, args)?;
     let existed = entry(ctx, "/etc/passwd", p.name.as_str())?.is_some();
     let mut result = user_apply(&p, ctx)?;
+    if !absent(&p.state) && flag(&p.create_home, true) && missing_home_made(&p, ctx)? {
+        result.changed = true;
+    }
     let fields = &mut result.fields;
     let present = !absent(&p.state);
     fields.insert(
@@ -123,9 +101,19 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         }
         (true, true) => {
             fields.insert("append".into(), Json::from(flag(&p.append, false)));
-            fields.insert("move_home".into(), Json::from(flag(&p.move_home, false)));
+            fields.insert("move_home".into(), Json::from(false));
         }
         (false, false) => {}
+    }
+    let mut warnings = Vec::new();
+    if p.groups.is_none() && flag(&p.append, false) {
+        warnings.push(APPEND_WITHOUT_GROUPS);
+    }
+    if text(&p.password).is_some_and(|pw| !looks_hashed(&pw)) {
+        warnings.push(NOT_HASHED);
+    }
+    if !warnings.is_empty() {
+        fields.insert("warnings".into(), Json::from(warnings));
     }
     if let (true, Some(info)) = (present, entry(ctx, "/etc/passwd", p.name.as_str())?) {
         let number = |i: usize| info.get(i).and_then(|v| v.parse::<u64>().ok());
@@ -153,6 +141,9 @@ fn user_apply(p: &UserParams, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleErr
         }
         if !ctx.check {
             let mut argv = vec!["userdel".to_owned()];
+            if flag(&p.force, false) {
+                argv.push("-f".into());
+            }
             if flag(&p.remove, false) {
                 argv.push("-r".into());
             }
@@ -174,6 +165,87 @@ fn user_apply(p: &UserParams, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleErr
         run_argv(ctx, argv)?;
     }
     Ok(ModuleResult::changed(changed).with("name", name))
+}
+
+/// A user whose home folder is missing gets one, as Ansible's user module makes it after
+/// `useradd`/`usermod`: `/etc/skel` copied (or an empty folder), its mode from `UMASK` in
+/// `/etc/login.defs`, everything owned by the user. Whether a folder was (or, in check mode,
+/// would be) made.
+fn missing_home_made(p: &UserParams, ctx: &ModuleCtx) -> Result<bool, ModuleError> {
+    let Some(info) = entry(ctx, "/etc/passwd", p.name.as_str())? else {
+        return Ok(false);
+    };
+    let home = text(&p.home).unwrap_or_else(|| info.get(5).cloned().unwrap_or_default());
+    let fs = ctx.target.fs();
+    if home.is_empty() || fs.exists(Path::new(&home)).map_err(ModuleError::from)? {
+        return Ok(false);
+    }
+    if ctx.check {
+        return Ok(true);
+    }
+    let parent = Path::new(&home).parent().unwrap_or(Path::new("/"));
+    run_argv(ctx, vec!["mkdir".into(), "-p".into(), parent.display().to_string()])?;
+    if fs.exists(Path::new("/etc/skel")).map_err(ModuleError::from)? {
+        run_argv(ctx, vec!["cp".into(), "-a".into(), "/etc/skel".into(), home.clone()])?;
+    } else {
+        run_argv(ctx, vec!["mkdir".into(), home.clone()])?;
+    }
+    let defs = fs
+        .read_text_opt(Path::new("/etc/login.defs"))
+        .map_err(ModuleError::from)?
+        .unwrap_or_default();
+    // `^UMASK\s+(\d+)$`, every matching line applied in turn: the last one wins.
+    let umask = defs
+        .lines()
+        .rev()
+        .find_map(|line| {
+            let rest = line.strip_prefix("UMASK")?;
+            let digits = rest.trim_start_matches([' ', '\t']);
+            let spaced = digits.len() < rest.len();
+            let number = !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit());
+            (spaced && number).then(|| u32::from_str_radix(digits, 8).ok())?
+        });
+    if let Some(umask) = umask {
+        let mode = format!("{:o}", 0o777 & !umask);
+        run_argv(ctx, vec!["chmod".into(), mode, home.clone()])?;
+    }
+    let owner = format!(
+        "{}:{}",
+        info.get(2).cloned().unwrap_or_default(),
+        info.get(3).cloned().unwrap_or_default()
+    );
+    run_argv(ctx, vec!["chown".into(), "-R".into(), owner, home])?;
+    Ok(true)
+}
+
+/// Ansible's warning for `append` without `groups`.
+const APPEND_WITHOUT_GROUPS: &str = "'append' is set, but no 'groups' are specified. Use 'groups' for appending new groups.This will change to an error in Ansible 2.14.";
+
+/// Ansible's warning for a password that is not a crypt hash (`useradd -p` stores it as is).
+const NOT_HASHED: &str = "The input password appears not to have been hashed. The 'password' argument must be encrypted for this module to work properly.";
+
+/// Whether `password` looks like a crypt hash (or a lock marker), as Ansible's user module
+/// checks before it warns: no `:`, `*` or `!`, `$`-fields, the last of crypt's alphabet and,
+/// for MD5, SHA-256 and SHA-512, of their lengths.
+fn looks_hashed(password: &str) -> bool {
+    if password.is_empty() || matches!(password, "*" | "!" | "*************") {
+        return true;
+    }
+    let fields: Vec<&str> = password.split('$').collect();
+    if password.contains([':', '*', '!']) || fields.len() < 3 {
+        return false;
+    }
+    let last = fields[fields.len() - 1];
+    let alphabet = last
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '='));
+    let length = match fields[1] {
+        "1" => last.len() == 22,
+        "5" => last.len() == 43,
+        "6" => last.len() == 86,
+        _ => true,
+    };
+    alphabet && length
 }
 
 /// A parameter's text, when the task gives it.
@@ -274,5 +346,35 @@ fn usermod_options(
             opts.extend(["-G".into(), wanted.join(",")]);
         }
     }
+    // The password is replaced when it differs from the shadow entry's (`update_password:
+    // always`, the default), a leading `!` (a lock) not counted.
+    let always = !matches!(
+        p.update_password,
+        Some(Choice::Known(UpdatePassword::OnCreate))
+    );
+    if let (true, Some(password)) = (always, text(&p.password)) {
+        let shadow = entry(ctx, "/etc/shadow", name)?
+            .and_then(|f| f.get(1).cloned())
+            .unwrap_or_default();
+        if shadow.trim_start_matches('!') != password.trim_start_matches('!') {
+            opts.extend(["-p".into(), password]);
+        }
+    }
     Ok(opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::looks_hashed;
+
+    #[test]
+    fn plain_text_passwords_are_told_from_hashes_as_ansible_tells_them() {
+        let sha512 = "$6$rounds=656000$TT4O7jz2M57npccl$33LF6FcUMSW11qrESXL1HX0BS.bsiT6aenFLLiVpsQh6hDtI9pJh5iY7x8J7ePkN4fP8hmElidHXaeD51pbGS.";
+        assert!(looks_hashed(sha512));
+        assert!(looks_hashed("*") && looks_hashed("!") && looks_hashed(""));
+        assert!(!looks_hashed("plaintextpassword"));
+        assert!(!looks_hashed("$6$salt$tooshort"));
+        assert!(!looks_hashed("$6$rounds=656000$tgK3gYTyRLUmhyv2$lAFrYUQwn7E6VsjPOwQwoSx30lmpiU9r/E0Al7tzKrR9mkodcMEZGe9OXD0H/clOn6qdsUnaL4zefy5fG+++++"));
+        assert!(!looks_hashed("a:b$c$d"));
+    }
 }
