@@ -222,6 +222,7 @@ fn play_ctx(
         when: Vec::new(),
         tags: recipe.tags.clone(),
         environment: environment.to_vec(),
+        module_defaults: recipe.module_defaults.iter().cloned().collect(),
         ignore_errors: None,
         become_keywords: crate::task::BecomeKeywords::default(),
         check_mode: None,
@@ -601,6 +602,12 @@ impl Planner<'_> {
             when,
             tags: [ctx.tags.clone(), role.tags.clone()].concat(),
             environment,
+            module_defaults: ctx
+                .module_defaults
+                .iter()
+                .chain(&role.module_defaults)
+                .cloned()
+                .collect(),
             ..ctx.clone()
         };
         match yaml_file(&self.sources, &role_dir.join("tasks"), "main") {

@@ -95,6 +95,8 @@ pub struct RoleRef {
     pub when: Vec<Json>,
     /// `environment:` of the entry, for every task of the role.
     pub environment: Option<Json>,
+    /// `module_defaults:` of the entry, for every task of the role.
+    pub module_defaults: Option<Json>,
 }
 
 /// A recipe: `images/<name>.yml`.
@@ -112,6 +114,8 @@ pub struct Recipe {
     pub tags: Vec<String>,
     /// Play-level `environment:`.
     pub environment: Option<Json>,
+    /// Play-level `module_defaults:`.
+    pub module_defaults: Option<Json>,
     /// The roles, in order.
     pub roles: Vec<RoleRef>,
     /// `pre_tasks`, `tasks` and `post_tasks`, each planned as a pseudo-role.
@@ -259,6 +263,7 @@ impl Recipe {
             facts: IndexMap::new(),
             tags: Vec::new(),
             environment: None,
+            module_defaults: None,
             roles: Vec::new(),
             task_lists: Vec::new(),
         };
@@ -290,6 +295,7 @@ impl Recipe {
             "facts" => self.facts = var_map(value, "facts", &path)?,
             "tags" => self.tags = string_list(value, "tags", &path)?,
             "environment" => self.environment = Some(value.to_json()),
+            "module_defaults" => self.module_defaults = Some(value.to_json()),
             "roles" => self.roles = Self::role_refs(value, &path)?,
             "pre_tasks" | "tasks" | "post_tasks" => {
                 let label = match key.name.as_str() {
@@ -376,6 +382,7 @@ impl Recipe {
                 tags: Vec::new(),
                 when: Vec::new(),
                 environment: None,
+                module_defaults: None,
             }),
             Value::Map(entries) => {
                 let name = item
@@ -395,6 +402,7 @@ impl Recipe {
                     tags: Vec::new(),
                     when: Vec::new(),
                     environment: None,
+                    module_defaults: None,
                 };
                 for (key, value) in entries {
                     match key.name.as_str() {
@@ -403,6 +411,7 @@ impl Recipe {
                         "tags" => role.tags = string_list(value, "tags", path)?,
                         "when" => role.when = condition_list(value, path)?,
                         "environment" => role.environment = Some(value.to_json()),
+                        "module_defaults" => role.module_defaults = Some(value.to_json()),
                         param => {
                             if ROLE_ENTRY_KEYS.contains(&param) {
                                 continue;

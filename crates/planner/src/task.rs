@@ -129,6 +129,8 @@ pub struct TaskDef<'n> {
     pub delay: Option<Json>,
     /// `environment:`.
     pub environment: Option<Json>,
+    /// `module_defaults:`, as written (a mapping or a list of mappings).
+    pub module_defaults: Option<Json>,
     /// `no_log:`.
     pub no_log: Option<Json>,
     /// `become`, `become_user`, `become_method` as written.

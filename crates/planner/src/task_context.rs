@@ -28,6 +28,9 @@ pub(crate) struct Ctx {
     /// Inherited `environment:` mappings, outermost first (what Ansible's `environment`
     /// variable lists).
     pub environment: Vec<IndexMap<String, Json>>,
+    /// Inherited `module_defaults:` (play, role, blocks, includes), outermost first, as
+    /// written.
+    pub module_defaults: Vec<Json>,
     /// Inherited `ignore_errors`.
     pub ignore_errors: Option<Json>,
     /// Inherited `become` keywords.

@@ -60,6 +60,7 @@ impl Planner<'_> {
         let environment =
             self.environment(ctx, def.environment.as_ref(), &pass.scope, at, label)?;
         let pass = &with_environment_variable(pass, &environment);
+        let raw_args = &with_module_defaults(def, spec, raw_args, pass, ctx, at)?;
         let rendered = self.render_args(spec, raw_args, pass, at, label)?;
         self.refuse_async(def, spec.name, &pass.scope, at)?;
         let written = Json::Object(rendered.args);
@@ -306,6 +307,43 @@ fn skipped_item_task(
 }
 
 /// The pass with `environment` (the task's environment mappings) as a variable.
+/// The task's arguments as written with the `module_defaults` it inherits and its own beneath
+/// them (for a module run with Ansible's code, its own arguments).
+fn with_module_defaults(
+    def: &TaskDef,
+    spec: &'static ModuleSpec,
+    raw_args: &Map<String, Json>,
+    pass: &Pass,
+    ctx: &Ctx,
+    at: &Location,
+) -> Result<Map<String, Json>> {
+    let chain: Vec<&Json> = ctx
+        .module_defaults
+        .iter()
+        .chain(&def.module_defaults)
+        .collect();
+    if chain.is_empty() {
+        return Ok(raw_args.clone());
+    }
+    let pkg_mgr = match pass.scope.get("ansible_pkg_mgr") {
+        Some(crate::vars::VarValue::Raw(Json::String(name))) => Some(name.as_str()),
+        _ => None,
+    };
+    if spec.name != crate::modules::role_module::MODULE {
+        return super::module_defaults::apply(spec.name, raw_args, &chain, pkg_mgr, at);
+    }
+    let module = raw_args.get("module").and_then(Json::as_str).unwrap_or("");
+    let own = raw_args
+        .get("args")
+        .and_then(Json::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut wrapped = raw_args.clone();
+    let applied = super::module_defaults::apply(module, &own, &chain, pkg_mgr, at)?;
+    wrapped.insert("args".into(), Json::Object(applied));
+    Ok(wrapped)
+}
+
 fn with_environment_variable(pass: &Pass, environment: &[IndexMap<String, Json>]) -> Pass {
     let env_var = Json::Array(
         environment

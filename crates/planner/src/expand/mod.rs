@@ -10,6 +10,7 @@ mod includes;
 mod inventory;
 mod keywords;
 mod loops;
+mod module_defaults;
 mod module_pass;
 mod role_files;
 mod specifics;
@@ -274,6 +275,12 @@ impl Planner<'_> {
             when: pass.whens.clone(),
             tags,
             environment: self.environment(ctx, def.environment.as_ref(), &pass.scope, at, label)?,
+            module_defaults: ctx
+                .module_defaults
+                .iter()
+                .chain(&def.module_defaults)
+                .cloned()
+                .collect(),
             ignore_errors: self.ignore_errors(
                 ctx,
                 def.ignore_errors.as_ref(),
