@@ -199,6 +199,18 @@ fn project(all: &Path, work: &Path, names: &[String]) -> std::path::PathBuf {
             std::fs::copy(found, project.join(format!("images/host_vars/{name}.yml")))
                 .expect("host_vars of the image");
         }
+        if targets::PLAYBOOK_FILES.contains(&name.as_str()) {
+            let copied = Command::new("cp")
+                .arg("-a")
+                .arg(project.join("roles").join(name).join("files"))
+                .arg(project.join("images/files"))
+                .status()
+                .expect("cp");
+            assert!(
+                copied.success(),
+                "copying {name}'s files beside the playbook failed"
+            );
+        }
     }
     project
 }

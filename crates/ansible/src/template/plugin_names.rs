@@ -2,9 +2,10 @@
 //! imgbuild has no implementation of can be found with Ansible's own loaders (minijinja knows a
 //! filter only by registration, never by a callback on an unknown name).
 //!
-//! What counts: a dotted (collection) name after `|` or `is` anywhere; a plain name after `|`
-//! or `is` inside `{{ }}` or `{% %}` (prose and shell pipes outside them are not filters); a
-//! lookup's name in `lookup('…'`, `query('…'`, `q('…'` and `with_…:`.
+//! What counts: a name after `|` (a filter) or `is` (a test), and a lookup's name in
+//! `lookup('…'`, `query('…'`, `q('…'` and `with_…:`, anywhere (bare expressions in `when:` and
+//! `that:` have no braces). Words that are not plugins (a shell pipe's `grep`, prose after
+//! "is") are asked of Ansible's loaders too, which find nothing of those names.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -45,24 +46,11 @@ static LOOKUP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?:\blookup|\bquery|\bq)\(\s*['"]([A-Za-z_][\w.]*)['"]|(?m:^[ \t-]*with_([A-Za-z_][\w.]*)[ \t]*:)"#)
         .expect("a valid pattern")
 });
-static JINJA: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?s)\{\{.*?\}\}|\{%.*?%\}").expect("a valid pattern"));
-
 /// The names `text` uses, added to `found`.
 pub fn scan_text(text: &str, found: &mut BTreeSet<(PluginKind, String)>) {
     for (kind, pattern) in [(PluginKind::Filter, &*FILTER), (PluginKind::Test, &*TEST)] {
         for name in pattern.captures_iter(text).filter_map(|c| c.get(1)) {
-            if name.as_str().contains('.') {
-                found.insert((kind, name.as_str().to_owned()));
-            }
-        }
-        for block in JINJA.find_iter(text) {
-            for name in pattern
-                .captures_iter(block.as_str())
-                .filter_map(|c| c.get(1))
-            {
-                found.insert((kind, name.as_str().to_owned()));
-            }
+            found.insert((kind, name.as_str().to_owned()));
         }
     }
     for captures in LOOKUP.captures_iter(text) {
@@ -111,16 +99,17 @@ mod tests {
     }
 
     #[test]
-    fn collection_names_count_anywhere_plain_names_only_in_jinja() {
+    fn filters_and_tests_in_templates_and_bare_expressions() {
         let text = "shell: ls | grep x\n\
                     when: users | community.general.json_query('[*]') is ns.c.odd\n\
                     msg: \"{{ x | to_nice | b.c.d }} {% if y is not even %}{% endif %}\"\n\
-                    content: |\n  this is prose\n";
+                    content: |\n  prose\n";
         assert_eq!(
             names(text),
             vec![
                 (PluginKind::Filter, "b.c.d".into()),
                 (PluginKind::Filter, "community.general.json_query".into()),
+                (PluginKind::Filter, "grep".into()),
                 (PluginKind::Filter, "to_nice".into()),
                 (PluginKind::Test, "even".into()),
                 (PluginKind::Test, "ns.c.odd".into()),

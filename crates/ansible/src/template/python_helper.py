@@ -8,11 +8,13 @@
 # each name comes from (a file's index, or null for Ansible's loaders) and the files it skipped,
 # then answers one JSON call a line, {"kind", "name", "args", "kwargs", "variables"}, with
 # {"ok": result} or {"error": text}. A Python without ansible says so and stops.
-import importlib.util, json, os, sys
+import functools, importlib.util, json, os, sys
 try:
     from ansible.plugins.loader import filter_loader, test_loader, lookup_loader
     from ansible.parsing.dataloader import DataLoader
     from ansible.template import Templar
+    from jinja2.nodes import EvalContext
+    from jinja2.utils import _PassArg
 except ImportError as e:
     print(json.dumps({"no_ansible": str(e)}), flush=True)
     sys.exit(3)
@@ -74,10 +76,24 @@ if request.get("basedir"):
 templar = Templar(loader=loader)
 
 
+def with_jinja_argument(function):
+    """The function with what Jinja passes first to a pass_environment, pass_eval_context or
+    pass_context filter or test (Ansible's environment; a context without variables)."""
+    passed = _PassArg.from_obj(function)
+    if passed is _PassArg.environment:
+        return functools.partial(function, templar.environment)
+    if passed is _PassArg.eval_context:
+        return functools.partial(function, EvalContext(templar.environment))
+    if passed is _PassArg.context:
+        context = templar.environment.from_string("").new_context({})
+        return functools.partial(function, context)
+    return function
+
+
 def run(call):
     kind, name = call["kind"], call["name"]
     if kind != "lookup":
-        return plugins[kind][name](*call["args"], **call["kwargs"])
+        return with_jinja_argument(plugins[kind][name])(*call["args"], **call["kwargs"])
     # As Ansible's Templar._lookup: the terms as given, the task's variables.
     variables = call.get("variables") or {}
     templar.available_variables = variables

@@ -108,6 +108,8 @@ impl PythonPlugins {
     /// `None` when the project has no plugin file and uses no name `base` lacks, or when only
     /// such names are used and no Python here imports ansible (they stay unknown).
     pub fn for_project(root: &Path, base: &Templar) -> Result<Option<Arc<Self>>, String> {
+        // The helper runs in the project folder, named absolutely for it.
+        let root = &std::path::absolute(root).map_err(|e| format!("{}: {e}", root.display()))?;
         let files = plugin_files(root);
         let env = base.environment();
         let names: Vec<(&str, String)> = plugin_names::used(root)
@@ -129,7 +131,7 @@ impl PythonPlugins {
         });
         let mut last = String::new();
         for python in crate::python::interpreters() {
-            match start(&python, &request.to_string(), &collections_path(root)) {
+            match start(&python, &request.to_string(), root) {
                 Ok((helper, answer)) => {
                     return Ok(Some(Arc::new(Self::new(helper, &answer, files))));
                 }
@@ -285,15 +287,17 @@ fn failed(kind: &str, name: &str, why: &str) -> Error {
     )
 }
 
-/// Starts the helper with `python` and reads the names the plugins define.
-fn start(
-    python: &str,
-    argv: &str,
-    collections: &std::ffi::OsStr,
-) -> Result<(Helper, Json), String> {
+/// Starts the helper with `python` in the project folder `root` (where the project's relative
+/// paths, `playbook_dir` among them, lead) and reads the names the plugins define.
+fn start(python: &str, argv: &str, root: &Path) -> Result<(Helper, Json), String> {
     let mut child = Command::new(python)
         .args(["-c", HELPER, argv])
-        .env("ANSIBLE_COLLECTIONS_PATH", collections)
+        .current_dir(if root.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            root
+        })
+        .env("ANSIBLE_COLLECTIONS_PATH", collections_path(root))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
