@@ -33,6 +33,10 @@ pub fn find_role(sources: &Sources, root: &Path, name: &str, at: Location) -> Re
     if let Some(found) = candidates.iter().find(|rel| sources.is_dir(rel)) {
         return Ok(found.clone());
     }
+    // A role named by its path (`{{ role_path }}/roles/x`): Ansible's last resort.
+    if name.contains('/') && sources.is_dir(Path::new(name)) {
+        return Ok(PathBuf::from(name));
+    }
     let known = known_roles(root);
     let searched = candidates
         .iter()

@@ -203,13 +203,52 @@ impl Planner<'_> {
             return Ok(());
         }
         let child = self.include_ctx(def, *is_static, apply_tags, pass, ctx, tags, at)?;
+        // The name and the files are templated with the task's variables, as Ansible does.
+        let label = def.name.as_deref();
+        let name = self.role_include_text("name", name, pass, at, label)?;
+        let mut froms = Vec::new();
+        for (what, from) in [
+            ("tasks_from", tasks_from),
+            ("defaults_from", defaults_from),
+            ("vars_from", vars_from),
+        ] {
+            froms.push(match from {
+                Some(text) => Some(self.role_include_text(what, text, pass, at, label)?),
+                None => None,
+            });
+        }
         let froms = [
-            tasks_from.as_deref(),
-            defaults_from.as_deref(),
-            vars_from.as_deref(),
+            froms[0].as_deref(),
+            froms[1].as_deref(),
+            froms[2].as_deref(),
         ];
         let task_vars = crate::vars::layer_from(&def.vars);
-        self.plan_included_role(name, froms, task_vars, &child, at, out)
+        self.plan_included_role(&name, froms, task_vars, &child, at, out)
+    }
+
+    /// An `include_role` option templated with the task's variables; one only the build knows
+    /// is refused, naming it.
+    fn role_include_text(
+        &self,
+        what: &str,
+        text: &str,
+        pass: &Pass,
+        at: &Location,
+        label: Option<&str>,
+    ) -> Result<String> {
+        if !crate::template::is_template(text) {
+            return Ok(text.to_owned());
+        }
+        match self.render(&Json::String(text.to_owned()), &pass.scope, at, label)? {
+            Some(Json::String(rendered)) => Ok(rendered),
+            Some(other) => Ok(other.to_string()),
+            None => Err(PlanError::new(
+                at.clone(),
+                ErrorKind::Recipe(format!(
+                    "include_role {what} '{text}' uses a value only the build knows; an image's roles are chosen while planning: use a variable the recipe or the role sets"
+                )),
+            )),
+        }
     }
 
     /// A dynamic include (of tasks or a role) the tag selection leaves out: unlike an import,
