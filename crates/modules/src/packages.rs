@@ -114,9 +114,15 @@ impl AptRequest<'_> {
 
 /// `apt-get update`, when the task asks for it and this is no check run; whether it ran.
 fn apt_update(ctx: &ModuleCtx, req: &AptRequest) -> Result<bool, ModuleError> {
-    if !req.update_cache || ctx.check {
+    if !req.update_cache {
         return Ok(false);
     }
+    // Ansible's apt says the cache was updated in check mode, and otherwise when the cache's
+    // time stamp (in whole seconds) moved: an update that fetched nothing new did not.
+    if ctx.check {
+        return Ok(true);
+    }
+    let before = apt_cache_mtime(ctx)?;
     let out = run(
         ctx,
         vec!["apt-get".into(), "update".into(), "-q".into()],
@@ -125,7 +131,22 @@ fn apt_update(ctx: &ModuleCtx, req: &AptRequest) -> Result<bool, ModuleError> {
     if out.rc != 0 {
         return Err(failed("apt-get update", &out));
     }
-    Ok(true)
+    Ok(apt_cache_mtime(ctx)? != before)
+}
+
+/// The apt cache's time stamp as Ansible's apt module reads it: the update-success stamp's
+/// mtime, else the lists folder's, else 0.
+fn apt_cache_mtime(ctx: &ModuleCtx) -> Result<i64, ModuleError> {
+    let fs = ctx.target.fs();
+    for path in [
+        "/var/lib/apt/periodic/update-success-stamp",
+        "/var/lib/apt/lists",
+    ] {
+        if let Some(meta) = fs.meta_follow(std::path::Path::new(path))? {
+            return Ok(meta.mtime);
+        }
+    }
+    Ok(0)
 }
 
 /// Runs `apt-get VERB` on `todo` (when there is any) and then `autoremove` (when asked);

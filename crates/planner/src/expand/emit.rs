@@ -6,7 +6,7 @@ use serde_json::{Map, Value as Json};
 
 use super::errors::module_args_error;
 use super::{and_all, Ctx, Pass};
-use crate::error::{Location, Result};
+use crate::error::{ErrorKind, Location, PlanError, Result};
 use crate::modules::types::parse_bool;
 use crate::modules::ModuleSpec;
 use crate::plan::{PlannedTask, Retry, Step};
@@ -70,18 +70,14 @@ impl Planner<'_> {
                     crate::modules::canonical_deferred(rendered.deferred, &written, &args);
                 (spec, args, deferred)
             }
-            Err(message) => {
-                let (spec, args) = self
-                    .through_ansible(spec, &written, &message, ctx)
-                    .ok_or_else(|| module_args_error(spec.name, &message, at))?;
-                // Ansible's module gets its arguments as one mapping, rendered when it runs.
-                let deferred = if rendered.deferred.is_empty() {
-                    Vec::new()
-                } else {
-                    vec!["args".to_owned()]
-                };
-                (spec, args, deferred)
-            }
+            Err(message) => match package_backend(spec, &written, pass) {
+                Some((backend, written)) => self
+                    .module_of_ansible(backend, written, &message, rendered.deferred, ctx, at)
+                    .map_err(handed_to_backend)?,
+                None => {
+                    self.module_of_ansible(spec, written, &message, rendered.deferred, ctx, at)?
+                }
+            },
         };
         let keywords = self.task_keywords(def, pass, ctx, at)?;
         let mut task = PlannedTask {
@@ -126,6 +122,38 @@ impl Planner<'_> {
         task.context = self.runtime_context(&task, raw_args, &pass.scope);
         out.push(Step::Task(Box::new(task)));
         Ok(())
+    }
+
+    /// The module a task runs when imgbuild's `spec` refuses its arguments (`message`): the
+    /// same native module when it takes them after all (a `package` handed to its backend),
+    /// else Ansible's own module, else the refusal.
+    fn module_of_ansible(
+        &self,
+        spec: &'static ModuleSpec,
+        written: Json,
+        message: &str,
+        deferred: Vec<String>,
+        ctx: &Ctx,
+        at: &Location,
+    ) -> Result<(&'static ModuleSpec, Json, Vec<String>)> {
+        let message = match (spec.normalize)(written.clone()) {
+            Ok(args) => {
+                let deferred = crate::modules::canonical_deferred(deferred, &written, &args);
+                return Ok((spec, args, deferred));
+            }
+            Err(_) if spec.name == "package" => message.to_owned(),
+            Err(own) => own,
+        };
+        let (spec, args) = self
+            .through_ansible(spec, &written, &message, ctx)
+            .ok_or_else(|| module_args_error(spec.name, &message, at))?;
+        // Ansible's module gets its arguments as one mapping, rendered when it runs.
+        let deferred = if deferred.is_empty() {
+            Vec::new()
+        } else {
+            vec!["args".to_owned()]
+        };
+        Ok((spec, args, deferred))
     }
 
     /// A native module given an option Ansible's module takes and imgbuild's does not: the
@@ -307,6 +335,39 @@ fn skipped_item_task(
 }
 
 /// The pass with `environment` (the task's environment mappings) as a variable.
+/// A refusal of the backend a `package` task was handed to, saying so.
+fn handed_to_backend(mut error: PlanError) -> PlanError {
+    if let ErrorKind::Module { module, .. } = &mut error.kind {
+        *module = format!("package (every option handed to {module})");
+    }
+    error
+}
+
+/// `package` given an option only its backend takes (`update_cache`, `enablerepo`, `purge`,
+/// ...): the image's package manager module (apt or dnf) with every option but `use`, as
+/// Ansible's package action hands them on. `None` for any other module, or when the backend is
+/// not known while planning.
+fn package_backend(
+    spec: &'static ModuleSpec,
+    written: &Json,
+    pass: &Pass,
+) -> Option<(&'static ModuleSpec, Json)> {
+    if spec.name != "package" {
+        return None;
+    }
+    let mut args = written.as_object()?.clone();
+    let chosen = args.remove("use");
+    let manager = match chosen.as_ref().and_then(Json::as_str) {
+        Some(name) if name != "auto" => name.to_owned(),
+        _ => match pass.scope.get("ansible_pkg_mgr") {
+            Some(crate::vars::VarValue::Raw(Json::String(name))) => name.clone(),
+            _ => return None,
+        },
+    };
+    let backend = crate::modules::lookup(&manager).filter(|b| b.family.is_some())?;
+    Some((backend, Json::Object(args)))
+}
+
 /// The task's arguments as written with the `module_defaults` it inherits and its own beneath
 /// them (for a module run with Ansible's code, its own arguments).
 fn with_module_defaults(
