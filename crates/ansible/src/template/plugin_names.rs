@@ -35,6 +35,9 @@ impl PluginKind {
 /// Files larger than this are not read: no recipe, role or template is this large.
 const MAX_TEXT: u64 = 1 << 20;
 
+/// At most this many folder entries are looked at (a link to a large tree is not walked whole).
+const MAX_ENTRIES: usize = 100_000;
+
 static FILTER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\|[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)").expect("a valid pattern")
 });
@@ -60,25 +63,39 @@ pub fn scan_text(text: &str, found: &mut BTreeSet<(PluginKind, String)>) {
     }
 }
 
-/// The names the text files under `root` use (hidden folders and `target/` left out).
+/// The names the text files under `root` use (hidden folders and `target/` left out). Links
+/// are followed (`plan --role` links the role into its project), each folder read once.
 pub fn used(root: &Path) -> BTreeSet<(PluginKind, String)> {
     let mut found = BTreeSet::new();
+    let mut seen = std::collections::HashSet::new();
     let mut folders = vec![root.to_path_buf()];
+    let mut looked_at = 0;
     while let Some(folder) = folders.pop() {
+        let Ok(real) = folder.canonicalize() else {
+            continue;
+        };
+        if !seen.insert(real) {
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(&folder) else {
             continue;
         };
         for entry in entries.flatten() {
+            looked_at += 1;
+            if looked_at > MAX_ENTRIES {
+                return found;
+            }
             let name = entry.file_name();
             if name.to_string_lossy().starts_with('.') || name == "target" {
                 continue;
             }
-            let Ok(kind) = entry.file_type() else {
+            // The kind of what a link leads to.
+            let Ok(meta) = std::fs::metadata(entry.path()) else {
                 continue;
             };
-            if kind.is_dir() {
+            if meta.is_dir() {
                 folders.push(entry.path());
-            } else if kind.is_file() && entry.metadata().is_ok_and(|m| m.len() <= MAX_TEXT) {
+            } else if meta.is_file() && meta.len() <= MAX_TEXT {
                 if let Ok(text) = std::fs::read_to_string(entry.path()) {
                     scan_text(&text, &mut found);
                 }
@@ -115,6 +132,22 @@ mod tests {
                 (PluginKind::Test, "ns.c.odd".into()),
             ]
         );
+    }
+
+    #[test]
+    fn linked_folders_are_read_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let role = dir.path().join("elsewhere/role/tasks");
+        std::fs::create_dir_all(&role).expect("mkdir");
+        std::fs::write(role.join("main.yml"), "x: \"{{ a | ns.c.f }}\"\n").expect("tasks");
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(project.join("roles")).expect("mkdir");
+        std::os::unix::fs::symlink(dir.path().join("elsewhere/role"), project.join("roles/r"))
+            .expect("link");
+        // A link back up must not loop.
+        std::os::unix::fs::symlink(&project, project.join("roles/up")).expect("link");
+        let found = used(&project);
+        assert!(found.contains(&(PluginKind::Filter, "ns.c.f".to_owned())), "{found:?}");
     }
 
     #[test]
