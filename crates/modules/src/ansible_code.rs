@@ -109,6 +109,23 @@ impl HostAnsible {
         path.is_file().then_some(path)
     }
 
+    /// Where ansible-core routes the short module name `name` (`pacman` to
+    /// `community.general.pacman`, `mount` to `ansible.posix.mount`), as its loader reads
+    /// `config/ansible_builtin_runtime.yml` for the names modules had before collections.
+    pub fn routed_module(&self, name: &str) -> Option<&str> {
+        static ROUTES: OnceLock<Vec<(String, String)>> = OnceLock::new();
+        let routes = ROUTES.get_or_init(|| {
+            let table = self.package.join("config/ansible_builtin_runtime.yml");
+            std::fs::read_to_string(table)
+                .map(|text| module_routes(&text))
+                .unwrap_or_default()
+        });
+        routes
+            .iter()
+            .find(|(short, _)| short == name)
+            .map(|(_, fqcn)| fqcn.as_str())
+    }
+
     /// The module `namespace.collection.name` of an installed collection.
     pub fn collection_module(&self, fqcn: &str) -> Option<FoundModule> {
         let (namespace, collection, name) = split_fqcn(fqcn)?;
@@ -138,6 +155,33 @@ impl HostAnsible {
             path.is_file().then_some(path)
         })
     }
+}
+
+/// The `redirect:`s of `plugin_routing: modules:` in ansible-core's routing table, read by its
+/// layout (two spaces a level): `(short name, namespace.collection.name)`.
+fn module_routes(text: &str) -> Vec<(String, String)> {
+    let mut routes = Vec::new();
+    let mut in_modules = false;
+    let mut current: Option<&str> = None;
+    for line in text.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        match indent {
+            2 => in_modules = trimmed == "modules:",
+            4 if in_modules => current = trimmed.strip_suffix(':'),
+            6 if in_modules => {
+                let redirect = trimmed.strip_prefix("redirect:").map(str::trim);
+                if let (Some(name), Some(target)) = (current, redirect) {
+                    routes.push((name.to_owned(), target.to_owned()));
+                }
+            }
+            _ => {}
+        }
+    }
+    routes
 }
 
 /// The `sha256:<hex>` digest of a module's file (what a layer key holds of it).
@@ -193,6 +237,21 @@ pub fn collection_of(module: &Path) -> Option<(PathBuf, String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_routing_table_gives_each_old_short_name_its_collection() {
+        let table = "plugin_routing:\n  connection:\n    chroot:\n      redirect: community.general.chroot\n  \
+                     modules:\n    # a comment\n    pacman:\n      redirect: community.general.pacman\n    \
+                     gone:\n      tombstone:\n        removal_date: x\n    mount:\n      redirect: ansible.posix.mount\n  \
+                     module_utils:\n    x:\n      redirect: y.z.x\n";
+        assert_eq!(
+            module_routes(table),
+            vec![
+                ("pacman".to_owned(), "community.general.pacman".to_owned()),
+                ("mount".to_owned(), "ansible.posix.mount".to_owned()),
+            ]
+        );
+    }
 
     #[test]
     fn a_fqcn_is_split_and_ansible_builtin_is_no_collection() {

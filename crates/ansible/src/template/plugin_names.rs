@@ -147,7 +147,10 @@ mod tests {
         // A link back up must not loop.
         std::os::unix::fs::symlink(&project, project.join("roles/up")).expect("link");
         let found = used(&project);
-        assert!(found.contains(&(PluginKind::Filter, "ns.c.f".to_owned())), "{found:?}");
+        assert!(
+            found.contains(&(PluginKind::Filter, "ns.c.f".to_owned())),
+            "{found:?}"
+        );
     }
 
     #[test]

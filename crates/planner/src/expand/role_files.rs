@@ -26,7 +26,8 @@ impl Planner<'_> {
     /// Where the code of the module `name` is, as Ansible's module finder looks, when imgbuild
     /// has no module of that name: a short name (or `ansible.legacy.name`) in the role's
     /// `library/`, the playbook's `library/` (`images/library/`), then ansible-core's own
-    /// modules; `ansible.builtin.name` in ansible-core; `namespace.collection.name` in the
+    /// modules, then where ansible-core's routing table sends it (`pacman` to
+    /// `community.general.pacman`); `ansible.builtin.name` in ansible-core; `namespace.collection.name` in the
     /// project's collections, then the machine's. A module Ansible runs through an action
     /// plugin of its own is none of these (see [`Self::role_action_plugin`]).
     pub(crate) fn ansible_module(&self, name: &str, ctx: &Ctx) -> Option<AnsibleModule> {
@@ -43,7 +44,14 @@ impl Planner<'_> {
                     .map(|file| library.join(file))
                     .find(|path| self.sources.is_file(path))
             });
-            return own.map(project).or_else(|| builtin(host()?, short));
+            return own
+                .map(project)
+                .or_else(|| builtin(host()?, short))
+                .or_else(|| {
+                    // A name modules had before collections, routed as ansible-core routes it.
+                    let routed = host()?.routed_module(short)?;
+                    self.ansible_module(routed, ctx)
+                });
         }
         if let Some(builtin_name) = name.strip_prefix("ansible.builtin.") {
             return builtin(host()?, builtin_name);
