@@ -1,8 +1,8 @@
-//! `mount` (`ansible.posix.mount`): only the `/etc/fstab` states. `present` and `absent` edit the
-//! image's fstab; `mounted`, `unmounted`, `remounted` and `ephemeral` act on a running host and
-//! are refused with what to use instead.
-//!
-//! An `/etc/fstab` entry; nothing is mounted in the build.
+//! `mount` (`ansible.posix.mount`): the `/etc/fstab` states. `present` and `absent` edit the
+//! image's fstab; a task that mounts, unmounts or remounts (`mounted`, `unmounted`,
+//! `remounted`, `ephemeral`) runs Ansible's own module, which does that inside the build's
+//! sandbox, a private mount namespace the mount cannot leave (see `left_to_ansible`); without
+//! Ansible on the machine such a task is refused with what to use instead.
 
 use serde::{Deserialize, Serialize};
 
@@ -57,7 +57,7 @@ impl Params for MountParams {
             }
             Choice::Known(MountState::Absent) | Choice::Deferred(_) => Ok(()),
             Choice::Known(other) => Err(format!(
-                "state={} mounts on a running host; an image build only writes /etc/fstab: use state=present (the node mounts it at boot)",
+                "state={} mounts, which Ansible's own mount module (ansible.posix) does in the build's sandbox, and no ansible-core with ansible.posix is on this machine: install it, or use state=present (the node mounts it at boot)",
                 other.as_str()
             )),
         }

@@ -167,9 +167,11 @@ impl Planner<'_> {
         message: &str,
         ctx: &Ctx,
     ) -> Option<(&'static ModuleSpec, Json)> {
-        let field = super::errors::unknown_field(message)?;
-        let ansibles = crate::modules::not_yet_supported(spec.name, field).is_some()
-            && crate::modules::ansible_options::removed(spec.name, field).is_none();
+        let ansibles = crate::modules::left_to_ansible(spec.name, written)
+            || super::errors::unknown_field(message).is_some_and(|field| {
+                crate::modules::not_yet_supported(spec.name, field).is_some()
+                    && crate::modules::ansible_options::removed(spec.name, field).is_none()
+            });
         if !ansibles {
             return None;
         }
