@@ -145,8 +145,21 @@ impl Templar {
 
     /// Evaluates a `when:` condition.
     pub fn condition(&self, expr: &str, scope: &Scope) -> Result<Condition, TemplateError> {
-        // Ansible accepts a condition wrapped in {{ }} (with a warning); unwrap it.
-        let expr = single_expression(expr.trim()).unwrap_or(expr);
+        // Ansible accepts a condition wrapped in {{ }} (with a warning); unwrap it. Text around
+        // a {{ }} (`not {{ x }}`) is templated first, and what it gives evaluated, as Ansible's
+        // Conditional does.
+        let rendered;
+        let expr = match single_expression(expr.trim()) {
+            Some(inner) => inner,
+            None if is_template(expr) => match self.render_text(expr, scope)? {
+                Some(text) => {
+                    rendered = text;
+                    rendered.as_str()
+                }
+                None => return Ok(Condition::Deferred),
+            },
+            None => expr,
+        };
         Ok(match self.eval(expr, scope)? {
             None => Condition::Deferred,
             Some(Json::Bool(b)) => Condition::Known(b),

@@ -84,6 +84,16 @@ fn deferred_names_defer_the_render() {
         Ok(Condition::Deferred)
     );
     assert_eq!(t.condition("x == 1", &sc), Ok(Condition::Known(true)));
+    // Text around a {{ }}: templated first, then evaluated, as Ansible's Conditional does.
+    assert_eq!(t.condition("not {{ x }}", &sc), Ok(Condition::Known(false)));
+    assert_eq!(
+        t.condition("{{ x }} == 1 and {{ x }} > 0", &sc),
+        Ok(Condition::Known(true))
+    );
+    assert_eq!(
+        t.condition("not {{ result.rc }}", &sc),
+        Ok(Condition::Deferred)
+    );
 }
 
 #[test]
