@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::api::{flag, params, ModuleCtx, ModuleError, ModuleResult};
 use super::attrs;
+use super::checksum::{self, Algorithm};
 use super::pathinfo::{md5_of, sha1_of, sha1_of_host};
 use super::spec::{Downloads, FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Flag, Int, Mode, Text};
@@ -96,26 +97,31 @@ impl Params for GetUrlParams {
     }
 }
 
-/// A checksum imgbuild can check: `sha256:<64 hex digits>` or `sha256:<URL of a checksum
+/// A checksum as Ansible takes it: `<algorithm>:<hex>` or `<algorithm>:<URL of a checksum
 /// file>` (a template is checked when it is rendered, at build time).
 fn check_checksum(checksum: &str) -> Result<(), String> {
     if ansible::template::is_template(checksum) {
         return Ok(());
     }
-    let what = "write sha256:<64 hex digits> or sha256:<URL of a checksum file>";
-    match checksum.split_once(':') {
-        Some(("sha256", rest)) if rest.contains("://") => Ok(()),
-        Some(("sha256", hex)) if hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit()) => {
-            Ok(())
-        }
-        Some(("sha256", hex)) => Err(format!(
-            "checksum '{checksum}': '{hex}' is not a sha256 (64 hex digits); {what}"
-        )),
-        Some((algorithm, _)) => Err(format!(
-            "checksum '{checksum}': imgbuild checks downloads by sha256 only, not {algorithm}; {what}"
-        )),
-        None => Err(format!("checksum '{checksum}' names no algorithm; {what}")),
+    let what = format!(
+        "write <algorithm>:<hex digits> or <algorithm>:<URL of a checksum file>, the algorithm one of {}",
+        checksum::algorithm_names()
+    );
+    let Some((name, rest)) = checksum.split_once(':') else {
+        return Err(format!("checksum '{checksum}' names no algorithm; {what}"));
+    };
+    let Some(algorithm) = Algorithm::named(name) else {
+        return Err(format!(
+            "checksum '{checksum}': '{name}' is not an algorithm Ansible checks; {what}"
+        ));
+    };
+    if rest.contains("://") || algorithm.is_digest(rest) {
+        return Ok(());
     }
+    Err(format!(
+        "checksum '{checksum}': '{rest}' is not a {name} ({} hex digits); {what}",
+        algorithm.hex_len()
+    ))
 }
 
 /// `get_url`.
@@ -140,33 +146,44 @@ fn sha256_of(reader: &mut dyn std::io::Read) -> Result<String, ModuleError> {
     Ok(format!("{:x}", hasher.finalize()))
 }
 
-/// The sha256 asked for by `checksum:`: `sha256:<hex>`, or `sha256:<url>` of a checksum file
-/// (`sha256sum` lines, `<hex>  name` or `<hex> *name`, or one hash alone), whose line for the
-/// downloaded file's name gives it, as Ansible reads it.
-fn expected_sha256(
+/// The digest asked for by `checksum:`: `<algorithm>:<hex>`, or `<algorithm>:<url>` of a
+/// checksum file (`sha256sum` lines, `<hex>  name` or `<hex> *name`, or one hash alone), whose
+/// line for the downloaded file's name gives it, as Ansible reads it.
+fn expected_checksum(
     checksum: Option<&str>,
     url: &str,
     ctx: &ModuleCtx,
-) -> Result<Option<String>, ModuleError> {
+) -> Result<Option<(Algorithm, String)>, ModuleError> {
     let Some(checksum) = checksum else {
         return Ok(None);
     };
-    let hex = match checksum.split_once(':') {
-        Some(("sha256", sums)) if sums.contains("://") => checksum_from_file(sums, url, ctx)?,
-        Some(("sha256", hex)) => hex.to_owned(),
-        _ => {
-            return Err(ModuleError::new(format!(
-                "checksum '{checksum}' must be sha256:<64 hex digits> or sha256:<URL of a checksum file>"
-            )))
-        }
+    let invalid = || ModuleError::new(check_checksum(checksum).err().unwrap_or_default());
+    let (name, rest) = checksum.split_once(':').ok_or_else(invalid)?;
+    let algorithm = Algorithm::named(name).ok_or_else(invalid)?;
+    let hex = if rest.contains("://") {
+        checksum_from_file(rest, url, ctx)?
+    } else {
+        rest.to_owned()
     };
-    if hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit()) {
-        Ok(Some(hex.to_ascii_lowercase()))
+    if algorithm.is_digest(&hex) {
+        Ok(Some((algorithm, hex.to_ascii_lowercase())))
     } else {
         Err(ModuleError::new(format!(
-            "checksum '{checksum}': '{hex}' is not a sha256 (64 hex digits)"
+            "checksum '{checksum}': '{hex}' is not a {name} ({} hex digits)",
+            algorithm.hex_len()
         )))
     }
+}
+
+/// The `algorithm` digest of a file of the image.
+fn digest_in_image(
+    algorithm: Algorithm,
+    fs: &crate::rootfs::RootFs,
+    path: &Path,
+) -> Result<String, ModuleError> {
+    algorithm
+        .hex_digest(&mut fs.open_read(path)?)
+        .map_err(|e| ModuleError::new(format!("{}: {e}", path.display())))
 }
 
 fn checksum_from_file(sums: &str, url: &str, ctx: &ModuleCtx) -> Result<String, ModuleError> {
@@ -216,10 +233,10 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     if fs.meta_follow(&dest)?.is_some_and(|m| m.kind == Kind::Dir) {
         dest = dest.join(url_file_name(url));
     }
-    let expected = expected_sha256(p.checksum.as_ref().map(|c| c.as_str()), url, ctx)?;
+    let expected = expected_checksum(p.checksum.as_ref().map(|c| c.as_str()), url, ctx)?;
     let existing = fs.meta_follow(&dest)?.is_some();
     if existing && !flag(&p.force, false) {
-        if let Some(kept) = keep_existing(&p, &dest, expected.as_deref(), ctx)? {
+        if let Some(kept) = keep_existing(&p, &dest, expected.as_ref(), ctx)? {
             return Ok(kept);
         }
     }
@@ -228,7 +245,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             .with("dest", dest.display().to_string())
             .with("url", url));
     }
-    download(&p, &dest, expected.as_deref(), existing, ctx)
+    download(&p, &dest, expected.as_ref(), existing, ctx)
 }
 
 /// The result when the file already at `dest` is kept without a download: it matches the
@@ -236,13 +253,13 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
 fn keep_existing(
     p: &GetUrlParams,
     dest: &Path,
-    expected: Option<&str>,
+    expected: Option<&(Algorithm, String)>,
     ctx: &ModuleCtx,
 ) -> Result<Option<ModuleResult>, ModuleError> {
     let fs = ctx.target.fs();
     let url = p.url.as_str();
     let matches = match expected {
-        Some(hex) => sha256_of(&mut fs.open_read(dest)?)? == hex,
+        Some((algorithm, hex)) => digest_in_image(*algorithm, fs, dest)? == *hex,
         None => true,
     };
     if matches && expected.is_some() {
@@ -273,7 +290,7 @@ fn keep_existing(
 fn download(
     p: &GetUrlParams,
     dest: &Path,
-    expected: Option<&str>,
+    expected: Option<&(Algorithm, String)>,
     existing: bool,
     ctx: &ModuleCtx,
 ) -> Result<ModuleResult, ModuleError> {
@@ -320,15 +337,21 @@ fn download(
             false,
         ));
     }
-    if let Some(hex) = expected.filter(|hex| *hex != sha) {
-        // Ansible reports the download as a change even though it keeps nothing of it.
-        return Err(download_failed(
-            format!(
-                "The checksum for {} did not match {hex}; it was {sha}.",
-                dest.display()
-            ),
-            checksum_dest.as_str() != Some(checksum_src.as_str()),
-        ));
+    if let Some((algorithm, hex)) = expected {
+        let open = std::fs::File::open(&cached).map_err(|e| ModuleError::new(e.to_string()));
+        let got = algorithm
+            .hex_digest(&mut open?)
+            .map_err(|e| ModuleError::new(e.to_string()))?;
+        if got != *hex {
+            // Ansible reports the download as a change even though it keeps nothing of it.
+            return Err(download_failed(
+                format!(
+                    "The checksum for {} did not match {hex}; it was {got}.",
+                    dest.display()
+                ),
+                checksum_dest.as_str() != Some(checksum_src.as_str()),
+            ));
+        }
     }
     let same = existing && sha256_of(&mut fs.open_read(dest)?)? == sha;
     if !same {

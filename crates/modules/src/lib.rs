@@ -31,6 +31,7 @@ pub mod utc;
 mod api;
 mod attrs;
 pub mod build_only;
+mod checksum;
 mod file_at;
 mod file_diff;
 mod file_links;
