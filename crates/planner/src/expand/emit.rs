@@ -118,6 +118,10 @@ impl Planner<'_> {
             var_files: Vec::new(),
         };
         task.notify = self.notify_names(&def.notify, pass, at, label)?;
+        if never_changes(def, spec) {
+            // Ansible looks for a handler only when a task changes: none is needed here.
+            self.notified.retain(|(_, from)| from != at);
+        }
         self.module_specifics(spec, &mut task, pass, ctx, at, label)?;
         task.context = self.runtime_context(&task, raw_args, &pass.scope);
         out.push(Step::Task(Box::new(task)));
@@ -337,6 +341,24 @@ fn skipped_item_task(
 }
 
 /// The pass with `environment` (the task's environment mappings) as a variable.
+/// Whether the task never reports a change, so never notifies: `changed_when: false`, or a
+/// module that changes nothing.
+fn never_changes(def: &TaskDef, spec: &ModuleSpec) -> bool {
+    let unchanged = |c: &Json| match c {
+        Json::Bool(b) => !b,
+        Json::String(s) => matches!(s.trim(), "false" | "False" | "no"),
+        _ => false,
+    };
+    if def.changed_when.is_empty() {
+        matches!(
+            spec.name,
+            "debug" | "assert" | "fail" | "set_fact" | "stat" | "slurp"
+        )
+    } else {
+        def.changed_when.iter().all(unchanged)
+    }
+}
+
 /// A refusal of the backend a `package` task was handed to, saying so.
 fn handed_to_backend(mut error: PlanError) -> PlanError {
     if let ErrorKind::Module { module, .. } = &mut error.kind {
