@@ -646,8 +646,12 @@ impl LazyContext {
                 ("localhost".to_owned(), vars),
             ]));
         }
+        if self.templar.is_global(name) {
+            // A function (`lookup`, `range`, ...): minijinja finds it beside the variables.
+            return None;
+        }
         let mut state = self.lock();
-        if self.scope.get(crate::vars::ANY_OTHER_NAME).is_some() && !self.templar.is_global(name) {
+        if self.scope.get(crate::vars::ANY_OTHER_NAME).is_some() {
             // It may be a fact the build's role module returns.
             state.deferred = true;
             return Some(Value::UNDEFINED);
