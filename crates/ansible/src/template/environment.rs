@@ -70,6 +70,8 @@ fn python_formatter(
     use minijinja::value::ValueKind;
     match value.kind() {
         ValueKind::None => Ok(()),
+        // Printing an undefined value fails even where undefined values chain.
+        ValueKind::Undefined => Err(minijinja::Error::from(minijinja::ErrorKind::UndefinedError)),
         ValueKind::Bool => out
             .write_str(if value.is_true() { "True" } else { "False" })
             .map_err(minijinja::Error::from),

@@ -3,6 +3,7 @@
 //! deferred results for what only the build can know.
 
 mod backslashes;
+mod chained_undefined;
 mod environment;
 mod error;
 mod expression;

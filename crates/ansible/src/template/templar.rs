@@ -303,8 +303,48 @@ impl Templar {
         match result {
             Ok(_) if deferred => Ok(None),
             Ok(text) => Ok(Some(with_trailing_newlines(s, text))),
-            Err(e) => self.explain(s, &e, ctx, deferred).map(|()| None),
+            Err(e) => {
+                let retried = self.chained_retry(s, ctx, deferred, |env| {
+                    env.render_str(&source, Value::from_dyn_object(ctx.clone()))
+                });
+                match retried {
+                    Some(text) => Ok(Some(with_trailing_newlines(s, text))),
+                    None => self.explain(s, &e, ctx, deferred).map(|()| None),
+                }
+            }
         }
+    }
+
+    /// After a strict render failed on undefined names: the render again with undefined
+    /// values that chain, when the text uses each of those names only behind `default` or a
+    /// `defined` test (see `chained_undefined`); `None` otherwise, or when that fails too.
+    fn chained_retry<T>(
+        &self,
+        text: &str,
+        ctx: &Arc<LazyContext>,
+        deferred: bool,
+        run: impl FnOnce(&minijinja::Environment<'static>) -> Result<T, minijinja::Error>,
+    ) -> Option<T> {
+        use super::chained_undefined::{chaining, only_guarded};
+        let missing: Vec<String> = {
+            let state = ctx.lock();
+            if deferred || state.fatal.is_some() || state.missing.is_empty() {
+                return None;
+            }
+            state.missing.iter().map(|(name, _)| name.clone()).collect()
+        };
+        if !missing.iter().all(|name| only_guarded(text, name)) {
+            return None;
+        }
+        let env = chaining(&self.env);
+        let (result, deferred) = Self::tracking_deferred(ctx, || run(&env));
+        let state = ctx.lock();
+        let clean = state.fatal.is_none()
+            && state
+                .missing
+                .iter()
+                .all(|(name, _)| only_guarded(text, name));
+        result.ok().filter(|_| clean && !deferred)
     }
 
     fn eval_in(&self, expr: &str, ctx: &Arc<LazyContext>) -> Result<Option<Json>, TemplateError> {
@@ -340,7 +380,19 @@ impl Templar {
                     template: expr.to_owned(),
                     message: e.to_string(),
                 }),
-            Err(e) => self.explain(&expr, &e, ctx, deferred).map(|()| None),
+            Err(e) => {
+                let retried = self.chained_retry(&expr, ctx, deferred, |env| {
+                    let compiled = env.compile_expression(&expr)?;
+                    let value = compiled.eval(Value::from_dyn_object(ctx.clone()))?;
+                    serde_json::to_value(&value).map_err(|e| {
+                        minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
+                    })
+                });
+                match retried {
+                    Some(value) => Ok(Some(value)),
+                    None => self.explain(&expr, &e, ctx, deferred).map(|()| None),
+                }
+            }
         }
     }
 

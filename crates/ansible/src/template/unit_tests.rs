@@ -57,6 +57,35 @@ fn undefined_names_the_variable_and_chain() {
 }
 
 #[test]
+fn attributes_of_an_undefined_variable_chain_into_default_and_defined() {
+    let t = Templar::new();
+    let sc = scope(&[("n", json!(3))]);
+    assert_eq!(
+        render(&t, "{{ molecule.driver.name | default('none') }}", &sc),
+        Ok(Some(json!("none")))
+    );
+    assert_eq!(
+        t.condition("molecule.driver.name | default() != 'docker'", &sc),
+        Ok(Condition::Known(true))
+    );
+    assert_eq!(
+        t.condition("m['x'].y is not defined and n == 3", &sc),
+        Ok(Condition::Known(true))
+    );
+    // Printed, or used without a guard, it is still the undefined variable.
+    for text in [
+        "{{ m.a }}",
+        "{{ m.a | default(1) }} {{ m.b }}",
+        "{{ m.a | upper }}",
+    ] {
+        match render(&t, text, &sc) {
+            Err(TemplateError::Undefined { name, .. }) => assert_eq!(name, "m", "{text}"),
+            other => panic!("{text}: expected undefined, got {other:?}"),
+        }
+    }
+}
+
+#[test]
 fn cycles_are_detected() {
     let t = Templar::new();
     let sc = scope(&[("a", json!("{{ b }}")), ("b", json!("x{{ a }}"))]);

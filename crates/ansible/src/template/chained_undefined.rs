@@ -1,0 +1,54 @@
+//! An attribute of an undefined variable, then `default` or `is defined`
+//! (`molecule_yml.driver.name | default('none')`): Ansible's undefined value hands out another
+//! undefined for each attribute, so the filter or test decides. imgbuild's templates are
+//! strict, and say which variable is undefined; when a strict render fails on undefined names
+//! that the text only uses behind `default`/`d` or a `defined`/`undefined` test, it is rendered
+//! again with undefined values that chain (printing one is still an error).
+
+use std::sync::{Arc, LazyLock};
+
+use minijinja::{Environment, UndefinedBehavior};
+use regex::Regex;
+
+/// The strict environment `env` with undefined values that chain.
+pub(super) fn chaining(env: &Environment<'static>) -> Arc<Environment<'static>> {
+    let mut env = env.clone();
+    env.set_undefined_behavior(UndefinedBehavior::Chainable);
+    Arc::new(env)
+}
+
+static GUARD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:\s*(?:\.\s*\w+|\[[^\]]*\]))*\s*(?:\|\s*(?:default|d)\b|is\s+(?:not\s+)?(?:defined|undefined)\b)")
+        .expect("a valid pattern")
+});
+
+/// Whether every use of `name` in `text` is behind `default`/`d` or a `defined`/`undefined`
+/// test, after any attributes and subscripts (and there is at least one use).
+pub(super) fn only_guarded(text: &str, name: &str) -> bool {
+    let uses: Vec<usize> = text
+        .match_indices(name)
+        .filter(|(at, _)| {
+            let before = text[..*at].chars().next_back();
+            let after = text[at + name.len()..].chars().next();
+            let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+            !word(before) && !word(after) && before != Some('.')
+        })
+        .map(|(at, _)| at + name.len())
+        .collect();
+    !uses.is_empty() && uses.iter().all(|end| GUARD.is_match(&text[*end..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_is_guarded_only_where_every_use_is() {
+        assert!(only_guarded("{{ m.driver.name | default('x') }}", "m"));
+        assert!(only_guarded("m['a'].b is not defined or m.c|d(1)", "m"));
+        assert!(!only_guarded("{{ m.a | default(1) }} {{ m.b }}", "m"));
+        assert!(!only_guarded("{{ m.a }}", "m"));
+        assert!(!only_guarded("{{ other.m | default(1) }}", "m"));
+        assert!(!only_guarded("{{ mm.a | default(1) }}", "m"));
+    }
+}
