@@ -119,7 +119,7 @@ pub fn plan(project: &Project, image: &str, opts: &PlanOptions) -> Result<Plan> 
         roles_run: Vec::new(),
         tags_seen: Default::default(),
     };
-    for skipped in plugins.iter().flat_map(|p| &p.skipped) {
+    for skipped in plugins.iter().flat_map(|p| p.skipped()) {
         let at = Location::file(Path::new("roles"));
         planner.warn(
             &at,

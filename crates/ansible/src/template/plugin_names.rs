@@ -63,12 +63,18 @@ pub fn scan_text(text: &str, found: &mut BTreeSet<(PluginKind, String)>) {
     }
 }
 
-/// The names the text files under `root` use (hidden folders and `target/` left out). Links
-/// are followed (`plan --role` links the role into its project), each folder read once.
+/// The folders of a project that hold what Ansible reads: recipes and their variables
+/// (`images/`), roles and collections.
+const ANSIBLE_FOLDERS: &[&str] = &["images", "roles", "collections", "group_vars", "host_vars"];
+
+/// The names the text files of the project at `root` use (its [`ANSIBLE_FOLDERS`], hidden
+/// folders left out). Links are followed (`plan --role` links the role into its project), each
+/// folder read once.
 pub fn used(root: &Path) -> BTreeSet<(PluginKind, String)> {
     let mut found = BTreeSet::new();
     let mut seen = std::collections::HashSet::new();
-    let mut folders = vec![root.to_path_buf()];
+    let mut folders: Vec<std::path::PathBuf> =
+        ANSIBLE_FOLDERS.iter().map(|f| root.join(f)).collect();
     let mut looked_at = 0;
     while let Some(folder) = folders.pop() {
         let Ok(real) = folder.canonicalize() else {
@@ -86,7 +92,7 @@ pub fn used(root: &Path) -> BTreeSet<(PluginKind, String)> {
                 return found;
             }
             let name = entry.file_name();
-            if name.to_string_lossy().starts_with('.') || name == "target" {
+            if name.to_string_lossy().starts_with('.') {
                 continue;
             }
             // The kind of what a link leads to.
@@ -138,6 +144,8 @@ mod tests {
     fn linked_folders_are_read_once() {
         let dir = tempfile::tempdir().expect("tempdir");
         let role = dir.path().join("elsewhere/role/tasks");
+        std::fs::create_dir_all(dir.path().join("project/src")).expect("mkdir");
+        std::fs::write(dir.path().join("project/src/x.rs"), "a | not.ansible.f").expect("src");
         std::fs::create_dir_all(&role).expect("mkdir");
         std::fs::write(role.join("main.yml"), "x: \"{{ a | ns.c.f }}\"\n").expect("tasks");
         let project = dir.path().join("project");

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use minijinja::value::{Kwargs, Rest};
 use minijinja::{Error, ErrorKind, State, Value};
@@ -27,15 +27,28 @@ const HELPER: &str = include_str!("python_helper.py");
 /// Where a plugin comes from: a project file (its index) or Ansible's own loaders.
 type Origin = Option<usize>;
 
-/// The Python plugins of a project, and the helper process that runs them.
+/// The Python plugins of a project, and the helper process that runs them: started at once
+/// for a project with plugin files (their names are known only once loaded), else on the
+/// first call of a name imgbuild lacks (a project's text names many words that are no
+/// plugin, a shell pipe's `grep`, and planning starts no Python for them).
 pub struct PythonPlugins {
-    /// Every plugin the helper holds, by kind and name, with where it comes from.
-    plugins: BTreeMap<(PluginKind, String), Origin>,
+    /// The project folder, where the helper runs.
+    root: PathBuf,
+    /// The helper's request: the plugin files and the names to find.
+    request: String,
     /// The plugin files, relative to the project root; a file whose plugin a plan calls is an
     /// input of that plan.
     files: Vec<PathBuf>,
+    /// The filter, test and lookup names the project uses that imgbuild has none of.
+    candidates: Vec<(PluginKind, String)>,
+    started: OnceLock<Result<Started, String>>,
+}
+
+/// The running helper and the plugins it holds, by kind and name, with where each comes from.
+struct Started {
+    plugins: BTreeMap<(PluginKind, String), Origin>,
     /// The files that did not load, each with why (Ansible skips them with a warning).
-    pub skipped: Vec<String>,
+    skipped: Vec<String>,
     helper: Mutex<Helper>,
 }
 
@@ -45,12 +58,10 @@ struct Helper {
     stdout: BufReader<ChildStdout>,
 }
 
-impl Drop for PythonPlugins {
+impl Drop for Helper {
     fn drop(&mut self) {
-        if let Ok(helper) = self.helper.get_mut() {
-            let _ = helper.child.kill();
-            let _ = helper.child.wait();
-        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -104,75 +115,107 @@ fn collections_path(root: &Path) -> std::ffi::OsString {
 }
 
 impl PythonPlugins {
-    /// The plugins of the project at `root` that `base` does not have, their helper started;
-    /// `None` when the project has no plugin file and uses no name `base` lacks, or when only
-    /// such names are used and no Python here imports ansible (they stay unknown).
+    /// The plugins of the project at `root` that `base` does not have; `None` when the project
+    /// has no plugin file and uses no name `base` lacks. A project with plugin files has its
+    /// helper started (an error when none of the Pythons here loads them).
     pub fn for_project(root: &Path, base: &Templar) -> Result<Option<Arc<Self>>, String> {
         // The helper runs in the project folder, named absolutely for it.
-        let root = &std::path::absolute(root).map_err(|e| format!("{}: {e}", root.display()))?;
-        let files = plugin_files(root);
+        let root = std::path::absolute(root).map_err(|e| format!("{}: {e}", root.display()))?;
+        let files = plugin_files(&root);
         let env = base.environment();
-        let names: Vec<(&str, String)> = plugin_names::used(root)
+        let candidates: Vec<(PluginKind, String)> = plugin_names::used(&root)
             .into_iter()
             .filter(|(kind, name)| !native(env, *kind, name))
-            .map(|(kind, name)| (kind.as_str(), name))
             .collect();
-        if files.is_empty() && names.is_empty() {
+        if files.is_empty() && candidates.is_empty() {
             return Ok(None);
         }
         let listed: Vec<(&str, String)> = files
             .iter()
             .map(|(kind, path)| (kind.as_str(), root.join(path).display().to_string()))
             .collect();
+        let names: Vec<(&str, &str)> = candidates
+            .iter()
+            .map(|(kind, name)| (kind.as_str(), name.as_str()))
+            .collect();
         let request = serde_json::json!({
             "files": listed,
             "names": names,
             "basedir": root.join("images"),
         });
-        let mut last = String::new();
-        for python in crate::python::interpreters() {
-            match start(&python, &request.to_string(), root) {
-                Ok((helper, answer)) => {
-                    return Ok(Some(Arc::new(Self::new(helper, &answer, files))));
-                }
-                Err(e) => last = e,
-            }
+        let plugins = Self {
+            request: request.to_string(),
+            root,
+            files: files.iter().map(|(_, path)| path.clone()).collect(),
+            candidates,
+            started: OnceLock::new(),
+        };
+        let loaded = match files.is_empty() {
+            true => Ok(()),
+            false => plugins.started().map(|_| ()),
+        };
+        if let Err(why) = loaded {
+            return Err(format!(
+                "the project's Python plugins ({}) could not be loaded: {why}",
+                plugins
+                    .files
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
         }
-        if files.is_empty() {
-            return Ok(None);
-        }
-        Err(format!(
-            "the project's Python plugins ({}) could not be loaded: {last}",
-            files
-                .iter()
-                .map(|(_, p)| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
+        Ok(Some(Arc::new(plugins)))
     }
 
-    fn new(helper: Helper, answer: &Json, files: Vec<(PluginKind, PathBuf)>) -> Self {
-        let mut plugins = BTreeMap::new();
-        for kind in [PluginKind::Filter, PluginKind::Test, PluginKind::Lookup] {
-            let found = answer["origin"][kind.as_str()]
-                .as_object()
-                .into_iter()
-                .flatten();
-            for (name, origin) in found {
-                let origin = origin.as_u64().and_then(|i| usize::try_from(i).ok());
-                plugins.insert((kind, name.clone()), origin);
+    /// The helper, started on first use with the first Python here that imports ansible.
+    fn started(&self) -> Result<&Started, String> {
+        let started = self.started.get_or_init(|| {
+            let mut last = String::from("no Python to try");
+            for python in crate::python::interpreters() {
+                match start(&python, &self.request, &self.root) {
+                    Ok((helper, answer)) => return Ok(Started::new(helper, &answer)),
+                    Err(e) => last = e,
+                }
             }
+            Err(last)
+        });
+        started.as_ref().map_err(Clone::clone)
+    }
+
+    /// The plugin files that did not load, each with why (Ansible skips them with a warning);
+    /// none while the helper has not started.
+    pub fn skipped(&self) -> Vec<String> {
+        match self.started.get() {
+            Some(Ok(started)) => started.skipped.clone(),
+            _ => Vec::new(),
         }
-        let skipped = answer["skipped"].as_array().into_iter().flatten();
-        Self {
-            plugins,
-            skipped: skipped
-                .filter_map(Json::as_str)
-                .map(str::to_owned)
-                .collect(),
-            files: files.into_iter().map(|(_, path)| path).collect(),
-            helper: Mutex::new(helper),
-        }
+    }
+
+    /// Where the plugin `name` of `kind` comes from, starting the helper if need be; an
+    /// unknown filter's or test's error when neither the project nor Ansible has it.
+    fn origin(&self, kind: PluginKind, name: &str) -> Result<Origin, Error> {
+        let unknown = |why: &str| {
+            let kind_error = match kind {
+                PluginKind::Filter => ErrorKind::UnknownFilter,
+                PluginKind::Test => ErrorKind::UnknownTest,
+                PluginKind::Lookup => ErrorKind::InvalidOperation,
+            };
+            Error::new(
+                kind_error,
+                format!("{} {name} is unknown: {why}", kind.as_str()),
+            )
+        };
+        let started = self.started().map_err(|e| {
+            unknown(&format!(
+                "imgbuild has none of this name, and Ansible's loaders could not be asked ({e})"
+            ))
+        })?;
+        started
+            .plugins
+            .get(&(kind, name.to_owned()))
+            .copied()
+            .ok_or_else(|| unknown("imgbuild has none of this name, and neither have Ansible's loaders (ansible-core, the installed collections, the project's)"))
     }
 
     /// Runs the lookup plugin `name` with `terms`, `kwargs` and the template's variables, as
@@ -184,12 +227,10 @@ impl PythonPlugins {
         terms: &[Value],
         kwargs: &Kwargs,
     ) -> Result<Vec<Value>, Error> {
-        let variables = super::plugin_variables::settled(state);
         let origin = self
-            .plugins
-            .get(&(PluginKind::Lookup, name.to_owned()))
-            .copied()
-            .flatten();
+            .origin(PluginKind::Lookup, name)
+            .map_err(|e| super::lookup_state::lookup_failed(e.detail().unwrap_or("").to_owned()))?;
+        let variables = super::plugin_variables::settled(state);
         let call = Call {
             kind: PluginKind::Lookup,
             name,
@@ -226,8 +267,9 @@ impl PythonPlugins {
         let request = serde_json::json!({
             "kind": kind, "name": name, "args": positional, "kwargs": named, "variables": variables,
         });
+        let started = self.started().map_err(|e| failed(kind, name, &e))?;
         let answer = {
-            let mut helper = self
+            let mut helper = started
                 .helper
                 .lock()
                 .map_err(|_| failed(kind, name, "the plugin helper failed before"))?;
@@ -248,10 +290,36 @@ impl PythonPlugins {
     }
 }
 
+impl Started {
+    fn new(helper: Helper, answer: &Json) -> Self {
+        let mut plugins = BTreeMap::new();
+        for kind in [PluginKind::Filter, PluginKind::Test, PluginKind::Lookup] {
+            let found = answer["origin"][kind.as_str()]
+                .as_object()
+                .into_iter()
+                .flatten();
+            for (name, origin) in found {
+                let origin = origin.as_u64().and_then(|i| usize::try_from(i).ok());
+                plugins.insert((kind, name.clone()), origin);
+            }
+        }
+        let skipped = answer["skipped"].as_array().into_iter().flatten();
+        Self {
+            plugins,
+            skipped: skipped
+                .filter_map(Json::as_str)
+                .map(str::to_owned)
+                .collect(),
+            helper: Mutex::new(helper),
+        }
+    }
+}
+
 impl super::lookups::OtherLookups for PythonPlugins {
     fn has_lookup(&self, name: &str) -> bool {
-        self.plugins
-            .contains_key(&(PluginKind::Lookup, name.to_owned()))
+        let wanted = (PluginKind::Lookup, name.to_owned());
+        self.candidates.contains(&wanted)
+            || matches!(self.started.get(), Some(Ok(started)) if started.plugins.contains_key(&wanted))
     }
 
     fn run_lookup(
@@ -359,12 +427,19 @@ fn native(env: &minijinja::Environment<'static>, kind: PluginKind, name: &str) -
 /// Adds the plugins' filters and tests that `env` does not have to `env`, and their lookups to
 /// `lookup`, `query` and `q`.
 pub(super) fn register(env: &mut minijinja::Environment<'static>, plugins: &Arc<PythonPlugins>) {
-    for ((kind, name), origin) in &plugins.plugins {
+    let mut names: Vec<(PluginKind, String)> = plugins.candidates.clone();
+    if let Some(Ok(started)) = plugins.started.get() {
+        names.extend(started.plugins.keys().cloned());
+    }
+    names.sort();
+    names.dedup();
+    for (kind, name) in &names {
         if *kind == PluginKind::Lookup || native(env, *kind, name) {
             continue;
         }
-        let (plugins, called, origin) = (plugins.clone(), name.clone(), *origin);
+        let (plugins, called) = (plugins.clone(), name.clone());
         let call = move |value: Value, args: Rest<Value>, kwargs: Kwargs, kind| {
+            let origin = plugins.origin(kind, &called)?;
             let mut all = vec![value];
             all.extend(args.0);
             let target = Call {
@@ -384,11 +459,7 @@ pub(super) fn register(env: &mut minijinja::Environment<'static>, plugins: &Arc<
             });
         }
     }
-    if plugins
-        .plugins
-        .keys()
-        .any(|(kind, _)| *kind == PluginKind::Lookup)
-    {
+    if names.iter().any(|(kind, _)| *kind == PluginKind::Lookup) {
         let (one, two, three) = (plugins.clone(), plugins.clone(), plugins.clone());
         env.add_function("lookup", move |state: &State, name, args, kwargs| {
             super::lookups::lookup_with(state, name, args, kwargs, Some(&*one))
@@ -444,8 +515,9 @@ mod tests {
         let plugins = PythonPlugins::for_project(dir.path(), &Templar::new())
             .expect("loads (CI installs ansible)")
             .expect("plugins");
-        assert_eq!(plugins.skipped.len(), 1, "{:?}", plugins.skipped);
-        assert!(plugins.skipped[0].contains("broken.py: ModuleNotFoundError"));
+        let skipped = plugins.skipped();
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert!(skipped[0].contains("broken.py: ModuleNotFoundError"));
         let templar = Templar::new().with_python_plugins(&plugins);
         let text = |t: &str| templar.render_text(t, &Scope::default());
         assert_eq!(
