@@ -129,17 +129,6 @@ pub fn templated_argument(key: &str, rendered: Json) -> Json {
     }
 }
 
-/// Whether imgbuild's `module` leaves a task with these arguments to Ansible's own module:
-/// `mount` that mounts, unmounts or remounts (imgbuild's only edits fstab), which Ansible's
-/// module does inside the build's sandbox, its private mount namespace, as it does in a chroot.
-pub fn left_to_ansible(module: &str, args: &serde_json::Value) -> bool {
-    module == mount::SPEC.name
-        && matches!(
-            args.get("state").and_then(serde_json::Value::as_str),
-            Some("mounted" | "unmounted" | "remounted" | "ephemeral")
-        )
-}
-
 /// Why `field`, which imgbuild's `module` does not take, is refused, when ansible-core 2.14's
 /// module takes it (valid Ansible, so never an "unknown field"); `None` when Ansible does not
 /// take it either.

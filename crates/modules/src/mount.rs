@@ -1,7 +1,7 @@
 //! `mount` (`ansible.posix.mount`): the `/etc/fstab` states. `present` and `absent` edit the
 //! image's fstab; a task that mounts, unmounts or remounts (`mounted`, `unmounted`,
 //! `remounted`, `ephemeral`) runs Ansible's own module, which does that inside the build's
-//! sandbox, a private mount namespace the mount cannot leave (see `left_to_ansible`); without
+//! sandbox, a private mount namespace the mount cannot leave ([`left_to_ansible`]); without
 //! Ansible on the machine such a task is refused with what to use instead.
 
 use serde::{Deserialize, Serialize};
@@ -62,6 +62,18 @@ impl Params for MountParams {
             )),
         }
     }
+}
+
+/// Whether a task of imgbuild's `module` with these arguments is left to Ansible's own
+/// module: `mount` that mounts, unmounts or remounts (imgbuild's only edits fstab), which
+/// Ansible's module does inside the build's sandbox, its private mount namespace, as it does
+/// in a chroot.
+pub fn left_to_ansible(module: &str, args: &Json) -> bool {
+    module == SPEC.name
+        && matches!(
+            args.get("state").and_then(Json::as_str),
+            Some("mounted" | "unmounted" | "remounted" | "ephemeral")
+        )
 }
 
 /// `mount`.

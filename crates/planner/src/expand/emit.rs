@@ -63,22 +63,7 @@ impl Planner<'_> {
         let raw_args = &with_module_defaults(def, spec, raw_args, pass, ctx, at)?;
         let rendered = self.render_args(spec, raw_args, pass, at, label)?;
         self.refuse_async(def, spec.name, &pass.scope, at)?;
-        let written = Json::Object(rendered.args);
-        let (spec, args, deferred) = match (spec.normalize)(written.clone()) {
-            Ok(args) => {
-                let deferred =
-                    crate::modules::canonical_deferred(rendered.deferred, &written, &args);
-                (spec, args, deferred)
-            }
-            Err(message) => match package_backend(spec, &written, pass) {
-                Some((backend, written)) => self
-                    .module_of_ansible(backend, written, &message, rendered.deferred, ctx, at)
-                    .map_err(handed_to_backend)?,
-                None => {
-                    self.module_of_ansible(spec, written, &message, rendered.deferred, ctx, at)?
-                }
-            },
-        };
+        let (spec, args, deferred) = self.chosen_module(spec, rendered, pass, ctx, at)?;
         let keywords = self.task_keywords(def, pass, ctx, at)?;
         let mut task = PlannedTask {
             role: ctx.layer.to_string(),
@@ -128,6 +113,32 @@ impl Planner<'_> {
         Ok(())
     }
 
+    /// The module a task runs, its arguments and those only the build renders: imgbuild's
+    /// `spec` when it takes the arguments, else what [`Self::module_of_ansible`] finds.
+    fn chosen_module(
+        &self,
+        spec: &'static ModuleSpec,
+        rendered: RenderedArgs,
+        pass: &Pass,
+        ctx: &Ctx,
+        at: &Location,
+    ) -> Result<(&'static ModuleSpec, Json, Vec<String>)> {
+        let written = Json::Object(rendered.args);
+        match (spec.normalize)(written.clone()) {
+            Ok(args) => {
+                let deferred =
+                    crate::modules::canonical_deferred(rendered.deferred, &written, &args);
+                Ok((spec, args, deferred))
+            }
+            Err(message) => match package_backend(spec, &written, pass) {
+                Some((backend, written)) => self
+                    .module_of_ansible(backend, written, &message, rendered.deferred, ctx, at)
+                    .map_err(handed_to_backend),
+                None => self.module_of_ansible(spec, written, &message, rendered.deferred, ctx, at),
+            },
+        }
+    }
+
     /// The module a task runs when imgbuild's `spec` refuses its arguments (`message`): the
     /// same native module when it takes them after all (a `package` handed to its backend),
     /// else Ansible's own module, else the refusal.
@@ -171,7 +182,7 @@ impl Planner<'_> {
         message: &str,
         ctx: &Ctx,
     ) -> Option<(&'static ModuleSpec, Json)> {
-        let ansibles = crate::modules::left_to_ansible(spec.name, written)
+        let ansibles = crate::modules::mount::left_to_ansible(spec.name, written)
             || super::errors::unknown_field(message).is_some_and(|field| {
                 crate::modules::not_yet_supported(spec.name, field).is_some()
                     && crate::modules::ansible_options::removed(spec.name, field).is_none()
