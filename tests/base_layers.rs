@@ -5,7 +5,9 @@
 //! config's diff_id and data after the tar's end are each refused in one line naming the layer,
 //! exit 1, with nothing cached and no output. The same bases pushed to Debian's docker-registry
 //! on 127.0.0.1 (by skopeo, blobs as they are) and pulled as a `bootstrap: docker` base are held
-//! to the same. Needs root, Debian's `zstd`, `gzip`, `skopeo` and `docker-registry`.
+//! to the same, and to the site's signature policy (`policy.json`, GPG signatures in a
+//! `registries.d` lookaside, signed by skopeo). Needs root, Debian's `zstd`, `gzip`, `skopeo`,
+//! `gnupg` and `docker-registry`.
 
 mod common;
 mod registry_server;
@@ -370,4 +372,209 @@ fn a_registry_base_of_two_zstd_frames_builds_and_one_whose_diff_id_lies_is_refus
         .filter(|base| base.path().join("tree").exists())
         .count();
     assert_eq!(trees, 0, "no base cached");
+}
+
+/// A GnuPG home in `dir/name` with a new signing key and no passphrase: its fingerprint and
+/// its public key, exported to a file.
+fn gpg_key(dir: &Path, name: &str) -> (PathBuf, String, PathBuf) {
+    let home = dir.join(name);
+    std::fs::create_dir_all(&home).expect("gnupg home");
+    let gpg = |args: &[&str]| {
+        let out = Command::new("gpg")
+            .arg("--homedir")
+            .arg(&home)
+            .args(["--batch", "--pinentry-mode", "loopback", "--passphrase", ""])
+            .args(args)
+            .output()
+            .expect("gpg (CI installs gnupg)");
+        assert!(out.status.success(), "gpg {args:?}: {}", stderr(&out));
+        out.stdout
+    };
+    let identity = format!("{name} <{name}@site.test>");
+    gpg(&["--quick-gen-key", &identity, "ed25519", "sign", "never"]);
+    let listed = String::from_utf8(gpg(&["--with-colons", "--list-keys"])).expect("utf-8");
+    let fingerprint = listed
+        .lines()
+        .find_map(|l| l.strip_prefix("fpr:"))
+        .and_then(|l| l.trim_matches(':').rsplit(':').next().map(str::to_owned))
+        .expect("a fingerprint");
+    let public = dir.join(format!("{name}.asc"));
+    std::fs::write(&public, gpg(&["--armor", "--export", &fingerprint])).expect("public key");
+    (home, fingerprint, public)
+}
+
+/// The layout pushed by skopeo as `site/signed:TAG`, signed by the key in `gnupg` (when one is
+/// given) into the lookaside `registries_d` names.
+fn pushed_signed(
+    registry: &registry_server::Registry,
+    layout: &Path,
+    tag: &str,
+    signer: Option<(&Path, &str)>,
+    registries_d: &Path,
+) -> String {
+    let reference = format!("{}/site/signed:{tag}", registry.host);
+    let mut skopeo = Command::new("skopeo");
+    skopeo
+        .args(["copy", "-q", "--dest-tls-verify=false", "--registries.d"])
+        .arg(registries_d);
+    if let Some((home, fingerprint)) = signer {
+        skopeo
+            .env("GNUPGHOME", home)
+            .args(["--sign-by", fingerprint]);
+    }
+    let out = skopeo
+        .arg(format!("oci:{}", layout.display()))
+        .arg(format!("docker://{reference}"))
+        .output()
+        .expect("skopeo (CI installs it)");
+    assert!(out.status.success(), "{}", stderr(&out));
+    reference
+}
+
+/// A gzip layout of `files` at `dir`.
+fn gzip_layout(dir: &Path, files: &[(String, String)]) {
+    let named: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(n, c)| (n.as_str(), c.as_str()))
+        .collect();
+    let tar = tar_of(&named);
+    let blob = through("gzip", &["-c", "-n"], &tar);
+    let media = "application/vnd.oci.image.layer.v1.tar+gzip";
+    layout(
+        dir,
+        &blob,
+        media,
+        &sha256(&tar),
+        (&sha256(&blob), blob.len()),
+    );
+}
+
+/// The bases a signature policy is tried on, pushed to one registry, and what checks them.
+struct SignedBases {
+    /// Signed by the site's key.
+    signed: String,
+    /// The same manifest under another tag, unsigned: its signature names the first tag.
+    retagged: String,
+    /// Another image nobody signed.
+    unsigned: String,
+    /// The site's public key, and another key's.
+    keys: (PathBuf, PathBuf),
+    /// A HOME whose registries.d names the lookaside skopeo signed into.
+    home: PathBuf,
+}
+
+fn signed_bases(registry: &registry_server::Registry, work: &Path) -> SignedBases {
+    let (gnupg, fingerprint, site_key) = gpg_key(work, "site");
+    let (_, _, other_key) = gpg_key(work, "other");
+    // registries.d: this registry's signatures in a lookaside folder (skopeo writes it; imgbuild
+    // reads the same file, as containers/image does under the user's HOME).
+    let lookaside = work.join("lookaside");
+    let home = work.join("home");
+    let registries_d = home.join(".config/containers/registries.d");
+    std::fs::create_dir_all(&registries_d).expect("registries.d");
+    let url = format!("file://{}", lookaside.display());
+    let config = format!(
+        "docker:\n  {}:\n    sigstore: {url}\n    sigstore-staging: {url}\n",
+        registry.host
+    );
+    std::fs::write(registries_d.join("site.yaml"), config).expect("registries.d file");
+    let base = work.join("base");
+    gzip_layout(&base, &files());
+    let signer = Some((gnupg.as_path(), fingerprint.as_str()));
+    let signed = pushed_signed(registry, &base, "signed", signer, &registries_d);
+    let retagged = pushed_signed(registry, &base, "retagged", None, &registries_d);
+    let mut other_files = files();
+    other_files.push(("srv/other.txt".into(), "other\n".into()));
+    let other = work.join("other");
+    gzip_layout(&other, &other_files);
+    let unsigned = pushed_signed(registry, &other, "unsigned", None, &registries_d);
+    SignedBases {
+        signed,
+        retagged,
+        unsigned,
+        keys: (site_key, other_key),
+        home,
+    }
+}
+
+#[test]
+fn a_registry_base_is_pulled_only_as_the_sites_signature_policy_allows() {
+    let registry = registry_server::start_registry(false);
+    let work = tempfile::tempdir().expect("work");
+    let SignedBases {
+        signed,
+        retagged,
+        unsigned,
+        keys: (public_a, public_b),
+        home,
+    } = signed_bases(&registry, work.path());
+    let build_under = |reference: &str, requirement: serde_json::Value| {
+        let p = project_from(&format!(
+            "bootstrap: docker\n    build_from: \"{reference}\""
+        ));
+        let policy = p.work.path().join("policy.json");
+        let text = serde_json::json!({
+            "default": [{"type": "reject"}],
+            "transports": {"docker": {format!("{}/site", registry.host): [requirement]}},
+        });
+        std::fs::write(&policy, text.to_string()).expect("policy");
+        let out = p.work.path().join("out").to_string_lossy().into_owned();
+        let policy = policy.to_string_lossy().into_owned();
+        let args = [
+            "build",
+            "framed",
+            "--no-verify",
+            "--format",
+            "chroot",
+            "--out",
+            &out,
+            "--signature-policy",
+            &policy,
+        ];
+        let envs = [
+            ("IMGBUILD_CACHE", p.work.path().join("cache")),
+            ("HOME", home.clone()),
+        ];
+        let envs: Vec<(&str, &Path)> = envs.iter().map(|(k, v)| (*k, v.as_path())).collect();
+        let result = imgbuild_env(&p.project, &args, &envs);
+        (p, result)
+    };
+    let by =
+        |key: &Path| serde_json::json!({"type": "signedBy", "keyType": "GPGKeys", "keyPath": key});
+
+    // Signed by the site's key: pulled, built.
+    let (p, result) = build_under(&signed, by(&public_a));
+    assert!(result.status.success(), "{}", stderr(&result));
+    assert!(p
+        .work
+        .path()
+        .join("out/framed/rootfs/srv/last/file.txt")
+        .is_file());
+
+    // Each refusal: exit 1, one line naming the base and why, no output, no base cached.
+    let refused = |reference: &str, requirement: serde_json::Value, why: &str| {
+        let (p, result) = build_under(reference, requirement);
+        let err = stderr(&result);
+        assert_eq!(result.status.code(), Some(1), "{err}");
+        assert!(err.contains(reference) && err.contains(why), "{why}: {err}");
+        assert!(!p.work.path().join("out/framed").exists(), "no output");
+        let bases = p.work.path().join("cache/bases");
+        assert!(
+            !bases.exists() || std::fs::read_dir(&bases).expect("bases").next().is_none(),
+            "no base cached"
+        );
+    };
+    refused(&signed, by(&public_b), "not signed by a key of the policy");
+    refused(&unsigned, by(&public_a), "has none");
+    refused(&retagged, by(&public_a), "does not accept");
+    refused(
+        &signed,
+        serde_json::json!({"type": "reject"}),
+        "the policy rejects it",
+    );
+    refused(
+        &signed,
+        serde_json::json!({"type": "sigstoreSigned", "keyPath": "/k.pub"}),
+        "sigstoreSigned",
+    );
 }

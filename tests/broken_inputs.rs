@@ -6,7 +6,8 @@
 //! (text the error must contain), optionally `# args:` (default `plan broken`) and `# exit:`,
 //! then `=== path` sections with the files to write. `images/broken.yml` (a Rocky 9.5 recipe
 //! with the single role `r`) is written unless the case brings its own. In `# args:`, `{root}`
-//! is a Debian bookworm rootfs shared by the cases that run tasks (`apply`; needs root).
+//! is a Debian bookworm rootfs shared by the cases that run tasks (`apply`; needs root), and
+//! `{project}` the case's project folder.
 
 mod common;
 
@@ -80,22 +81,21 @@ fn run_case(case: &Case) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
         std::fs::write(&target, body).map_err(|e| e.to_string())?;
     }
-    let root_arg;
-    let args: Vec<&str> = if case.args.iter().any(|a| a.contains("{root}")) {
-        root_arg = shared_rootfs().to_string_lossy().into_owned();
-        case.args
-            .iter()
-            .map(|a| {
-                if a == "{root}" {
-                    root_arg.as_str()
-                } else {
-                    a.as_str()
-                }
-            })
-            .collect()
+    // `{root}`: the shared rootfs; `{project}`: the case's project folder.
+    let rootfs = if case.args.iter().any(|a| a.contains("{root}")) {
+        shared_rootfs().to_string_lossy().into_owned()
     } else {
-        case.args.iter().map(String::as_str).collect()
+        String::new()
     };
+    let owned: Vec<String> = case
+        .args
+        .iter()
+        .map(|a| {
+            a.replace("{root}", &rootfs)
+                .replace("{project}", &root.to_string_lossy())
+        })
+        .collect();
+    let args: Vec<&str> = owned.iter().map(String::as_str).collect();
     let out = common::imgbuild(root, &args);
     let err = common::stderr(&out);
     let mut problems = Vec::new();

@@ -159,6 +159,8 @@ pub struct BaseStore<'a> {
     pub epoch: u64,
     /// The registry cache (`--cache-from`, `--cache-to`).
     pub registry: RegistryCache<'a>,
+    /// The site's signature policy a registry base must satisfy, when it has one.
+    pub policy: Option<&'a registry::policy::SitePolicy>,
 }
 
 /// Makes (or finds in `cache`) the base layers, bottom first.
@@ -500,6 +502,15 @@ fn from_registry(request: &BaseRequest, store: &BaseStore) -> Result<Vec<BaseLay
     let conf = registry::RegistriesConf::load().map_err(|e| BaseError::Failed(e.to_string()))?;
     let (pulled, _) = registry::pull_via(&conf, &request.build_from, &store.cache.join("registry"))
         .map_err(|e| BaseError::Failed(format!("pulling {reference}: {e}")))?;
+    // The site's policy decides before any layer is used; a refused base's blobs go.
+    if let Some(policy) = store.policy {
+        if let Err(why) = registry::signature::check(policy, &reference, &pulled.manifest_digest) {
+            for layer in &pulled.layers {
+                let _ = std::fs::remove_file(&layer.path);
+            }
+            return Err(BaseError::Failed(why));
+        }
+    }
     let what = format!("docker {reference}");
     let diff_ids = config_diff_ids(&pulled.config, pulled.layers.len(), &what)?;
     let layers = LayerFiles {
@@ -643,6 +654,7 @@ mod tests {
                 remote: &remote,
                 reporter: &reporter,
             },
+            policy: None,
         };
         let make = |work: &Path| {
             std::fs::create_dir_all(work.join("etc")).map_err(io("test"))?;

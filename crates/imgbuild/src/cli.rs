@@ -197,6 +197,10 @@ pub struct BuildArgs {
     /// Do not run verify at the end.
     #[arg(long)]
     pub no_verify: bool,
+    /// The signature policy bases are pulled under (containers/image's policy.json), instead
+    /// of ~/.config/containers/policy.json or /etc/containers/policy.json
+    #[arg(long, value_name = "FILE")]
+    pub signature_policy: Option<PathBuf>,
     /// Then boot each image in QEMU as a node boots (`imgbuild boot`), add the boot to its
     /// report, and fail when a boot check fails.
     #[arg(long)]

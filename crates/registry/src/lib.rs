@@ -1,16 +1,20 @@
 //! A client for the OCI distribution API (what registries speak), with no daemon involved:
 //! image references, credentials from `REGISTRY_AUTH_FILE` or `~/.docker/config.json`, anonymous
 //! and basic bearer-token auth, registries.conf mirrors, manifest lists resolved to linux/amd64, every blob verified
-//! against its digest while it streams, and pushes that upload only the blobs a registry lacks.
+//! against its digest while it streams, pushes that upload only the blobs a registry lacks, and
+//! the site's signature policy (`policy.json`, GPG signatures from a `registries.d` lookaside).
 
 mod auth;
 mod auth_files;
 mod client;
 mod error;
+mod lookaside;
+pub mod policy;
 mod reference;
 mod referrers;
 mod registries_conf;
 mod repository;
+pub mod signature;
 mod transfer;
 
 pub use auth::{Credentials, CredentialsSource};

@@ -51,6 +51,7 @@ fn base(
             remote: &settings.remote,
             reporter,
         },
+        policy: settings.signature_policy.as_deref(),
     };
     let base_layers = base::prepare(request, &store, &settings.project_root)?;
     for layer in base_layers.iter().filter(|l| l.from_registry) {

@@ -53,6 +53,8 @@ pub struct Settings {
     /// The module-signing secret (`--secret id=module-signing`), for the roles that build
     /// modules; its certificate is then the image's signer, which verify checks.
     pub module_signing: Option<std::sync::Arc<crate::signing::ModuleSigning>>,
+    /// The site's signature policy (`policy.json`), which a registry base must satisfy.
+    pub signature_policy: Option<std::sync::Arc<registry::policy::SitePolicy>>,
     /// The cores split between the images built at once (`--jobs`), when several are.
     pub cpu_shares: Option<std::sync::Arc<super::cpu_share::CpuShares>>,
 }

@@ -69,6 +69,11 @@ pub fn run(
     let config = mirror::MirrorConfig::load(&project.root.join("mirror.toml"))
         .map_err(|e| Failure::Input(anyhow!(e)))?;
     let signing = module_signing(project, args, &config)?;
+    // The site's signature policy, read before anything runs: one that does not read is bad
+    // input.
+    let signature_policy = registry::policy::load(args.signature_policy.as_deref())
+        .map_err(|e| Failure::Input(anyhow!(e)))?
+        .map(std::sync::Arc::new);
     let mut opts = opts.clone();
     if signing.is_some() {
         for (name, path) in image::signing::ModuleSigning::vars() {
@@ -127,6 +132,7 @@ pub fn run(
         display,
         json,
         signing,
+        signature_policy,
         cpu_shares: several.then(|| std::sync::Arc::new(image::build::cpu_share::CpuShares::new())),
     };
     let errors = build_all(&context, &plans, push_to.as_deref());
@@ -286,6 +292,8 @@ struct Shared<'a> {
     json: bool,
     /// The module-signing secret, checked.
     signing: Option<std::sync::Arc<image::signing::ModuleSigning>>,
+    /// The site's signature policy, when it has one.
+    signature_policy: Option<std::sync::Arc<registry::policy::SitePolicy>>,
     /// The cores split between the images built at once, when several are.
     cpu_shares: Option<std::sync::Arc<image::build::cpu_share::CpuShares>>,
 }
@@ -312,6 +320,7 @@ fn build_one(
         verify: !cx.args.no_verify,
         remote: cx.remote.clone(),
         module_signing: cx.signing.clone(),
+        signature_policy: cx.signature_policy.clone(),
         cpu_shares: cx.cpu_shares.clone(),
     };
     // An artifact not pinned yet is fetched (into the download cache) so that the layer key
