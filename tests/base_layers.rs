@@ -474,7 +474,7 @@ fn signed_bases(registry: &registry_server::Registry, work: &Path) -> SignedBase
     std::fs::create_dir_all(&registries_d).expect("registries.d");
     let url = format!("file://{}", lookaside.display());
     let config = format!(
-        "docker:\n  {}:\n    sigstore: {url}\n    sigstore-staging: {url}\n",
+        "docker:\n  {}:\n    sigstore: {url}\n    sigstore-staging: {url}\n    use-sigstore-attachments: true\n",
         registry.host
     );
     std::fs::write(registries_d.join("site.yaml"), config).expect("registries.d file");
@@ -497,6 +497,63 @@ fn signed_bases(registry: &registry_server::Registry, work: &Path) -> SignedBase
     }
 }
 
+/// Builds `framed` from the registry base `reference` under a policy whose scope `HOST/site`
+/// requires `requirement` (every other scope rejects), with `home` as HOME.
+fn build_under_policy(
+    host: &str,
+    home: &Path,
+    reference: &str,
+    requirement: serde_json::Value,
+) -> (Project, std::process::Output) {
+    let p = project_from(&format!(
+        "bootstrap: docker\n    build_from: \"{reference}\""
+    ));
+    let policy = p.work.path().join("policy.json");
+    let text = serde_json::json!({
+        "default": [{"type": "reject"}],
+        "transports": {"docker": {format!("{host}/site"): [requirement]}},
+    });
+    std::fs::write(&policy, text.to_string()).expect("policy");
+    let out = p.work.path().join("out").to_string_lossy().into_owned();
+    let policy = policy.to_string_lossy().into_owned();
+    let args = [
+        "build",
+        "framed",
+        "--no-verify",
+        "--format",
+        "chroot",
+        "--out",
+        &out,
+        "--signature-policy",
+        &policy,
+    ];
+    let cache = p.work.path().join("cache");
+    let envs = [("IMGBUILD_CACHE", cache.as_path()), ("HOME", home)];
+    let result = imgbuild_env(&p.project, &args, &envs);
+    (p, result)
+}
+
+/// The build under `requirement` is refused: exit 1, one line naming the base and `why`, no
+/// output, no base cached.
+fn refused_under_policy(
+    host: &str,
+    home: &Path,
+    reference: &str,
+    requirement: serde_json::Value,
+    why: &str,
+) {
+    let (p, result) = build_under_policy(host, home, reference, requirement);
+    let err = stderr(&result);
+    assert_eq!(result.status.code(), Some(1), "{err}");
+    assert!(err.contains(reference) && err.contains(why), "{why}: {err}");
+    assert!(!p.work.path().join("out/framed").exists(), "no output");
+    let bases = p.work.path().join("cache/bases");
+    assert!(
+        !bases.exists() || std::fs::read_dir(&bases).expect("bases").next().is_none(),
+        "no base cached"
+    );
+}
+
 #[test]
 fn a_registry_base_is_pulled_only_as_the_sites_signature_policy_allows() {
     let registry = registry_server::start_registry(false);
@@ -508,42 +565,11 @@ fn a_registry_base_is_pulled_only_as_the_sites_signature_policy_allows() {
         keys: (public_a, public_b),
         home,
     } = signed_bases(&registry, work.path());
-    let build_under = |reference: &str, requirement: serde_json::Value| {
-        let p = project_from(&format!(
-            "bootstrap: docker\n    build_from: \"{reference}\""
-        ));
-        let policy = p.work.path().join("policy.json");
-        let text = serde_json::json!({
-            "default": [{"type": "reject"}],
-            "transports": {"docker": {format!("{}/site", registry.host): [requirement]}},
-        });
-        std::fs::write(&policy, text.to_string()).expect("policy");
-        let out = p.work.path().join("out").to_string_lossy().into_owned();
-        let policy = policy.to_string_lossy().into_owned();
-        let args = [
-            "build",
-            "framed",
-            "--no-verify",
-            "--format",
-            "chroot",
-            "--out",
-            &out,
-            "--signature-policy",
-            &policy,
-        ];
-        let envs = [
-            ("IMGBUILD_CACHE", p.work.path().join("cache")),
-            ("HOME", home.clone()),
-        ];
-        let envs: Vec<(&str, &Path)> = envs.iter().map(|(k, v)| (*k, v.as_path())).collect();
-        let result = imgbuild_env(&p.project, &args, &envs);
-        (p, result)
-    };
     let by =
         |key: &Path| serde_json::json!({"type": "signedBy", "keyType": "GPGKeys", "keyPath": key});
 
     // Signed by the site's key: pulled, built.
-    let (p, result) = build_under(&signed, by(&public_a));
+    let (p, result) = build_under_policy(&registry.host, &home, &signed, by(&public_a));
     assert!(result.status.success(), "{}", stderr(&result));
     assert!(p
         .work
@@ -551,18 +577,8 @@ fn a_registry_base_is_pulled_only_as_the_sites_signature_policy_allows() {
         .join("out/framed/rootfs/srv/last/file.txt")
         .is_file());
 
-    // Each refusal: exit 1, one line naming the base and why, no output, no base cached.
-    let refused = |reference: &str, requirement: serde_json::Value, why: &str| {
-        let (p, result) = build_under(reference, requirement);
-        let err = stderr(&result);
-        assert_eq!(result.status.code(), Some(1), "{err}");
-        assert!(err.contains(reference) && err.contains(why), "{why}: {err}");
-        assert!(!p.work.path().join("out/framed").exists(), "no output");
-        let bases = p.work.path().join("cache/bases");
-        assert!(
-            !bases.exists() || std::fs::read_dir(&bases).expect("bases").next().is_none(),
-            "no base cached"
-        );
+    let refused = |reference: &str, requirement, why: &str| {
+        refused_under_policy(&registry.host, &home, reference, requirement, why)
     };
     refused(&signed, by(&public_b), "not signed by a key of the policy");
     refused(&unsigned, by(&public_a), "has none");
@@ -572,9 +588,139 @@ fn a_registry_base_is_pulled_only_as_the_sites_signature_policy_allows() {
         serde_json::json!({"type": "reject"}),
         "the policy rejects it",
     );
-    refused(
-        &signed,
-        serde_json::json!({"type": "sigstoreSigned", "keyPath": "/k.pub"}),
-        "sigstoreSigned",
+}
+
+/// A P-256 key pair made by openssl in `dir`: (private key, public key), PEM.
+fn p256_key(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let (private, public) = (
+        dir.join(format!("{name}.key")),
+        dir.join(format!("{name}.pub")),
     );
+    let run = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .output()
+            .expect("openssl");
+        assert!(out.status.success(), "openssl {args:?}: {}", stderr(&out));
+    };
+    let private_text = private.to_string_lossy();
+    run(&[
+        "ecparam",
+        "-name",
+        "prime256v1",
+        "-genkey",
+        "-noout",
+        "-out",
+        &private_text,
+    ]);
+    run(&[
+        "ec",
+        "-in",
+        &private_text,
+        "-pubout",
+        "-out",
+        &public.to_string_lossy(),
+    ]);
+    (private, public)
+}
+
+/// A signature of the image `reference` claiming `claimed`, made with `key` as cosign makes it
+/// and attached as cosign attaches it (`sha256-<hex>.sig`): the manifest digest.
+fn attach_sigstore_signature(reference: &str, claimed: &str, key: &Path, dir: &Path) -> String {
+    use base64::Engine;
+    let parsed = registry::Reference::parse(reference).expect("reference");
+    let repository = registry::Repository::open(&parsed, None, true);
+    let tag = parsed.tag.clone().expect("a tag");
+    let manifest = repository
+        .manifest(&tag)
+        .expect("manifest")
+        .expect("pushed");
+    let digest = sha256(&manifest);
+    let payload = serde_json::json!({
+        "critical": {"identity": {"docker-reference": claimed},
+                     "image": {"docker-manifest-digest": digest},
+                     "type": "cosign container image signature"},
+        "optional": null,
+    })
+    .to_string();
+    let payload_file = dir.join("payload.json");
+    std::fs::write(&payload_file, &payload).expect("payload");
+    let signature = dir.join("payload.sig");
+    let out = Command::new("openssl")
+        .args(["dgst", "-sha256", "-sign"])
+        .arg(key)
+        .arg("-out")
+        .arg(&signature)
+        .arg(&payload_file)
+        .output()
+        .expect("openssl");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let encoded = base64::engine::general_purpose::STANDARD
+        .encode(std::fs::read(&signature).expect("signature"));
+    let config = dir.join("config.json");
+    std::fs::write(
+        &config,
+        br#"{"architecture":"","os":"","config":{},"rootfs":{"type":"layers","diff_ids":[]}}"#,
+    )
+    .expect("config");
+    for (file, bytes) in [
+        (&payload_file, payload.as_bytes().to_vec()),
+        (&config, std::fs::read(&config).expect("config")),
+    ] {
+        let blob = registry::PushBlob {
+            digest: sha256(&bytes),
+            path: file.to_path_buf(),
+        };
+        repository.push_blob(&blob).expect("blob");
+    }
+    let config_bytes = std::fs::read(&config).expect("config");
+    let manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                   "digest": sha256(&config_bytes), "size": config_bytes.len()},
+        "layers": [{"mediaType": "application/vnd.dev.cosign.simplesigning.v1+json",
+                    "digest": sha256(payload.as_bytes()), "size": payload.len(),
+                    "annotations": {"dev.cosignproject.cosign/signature": encoded}}],
+    })
+    .to_string();
+    let sig_tag = format!("{}.sig", digest.replace(':', "-"));
+    repository
+        .put_manifest(
+            &sig_tag,
+            manifest.as_bytes(),
+            "application/vnd.oci.image.manifest.v1+json",
+        )
+        .expect("signature manifest");
+    digest
+}
+
+#[test]
+fn a_registry_base_with_a_sigstore_signature_is_pulled_only_by_the_policys_key() {
+    let registry = registry_server::start_registry(false);
+    let work = tempfile::tempdir().expect("work");
+    let bases = signed_bases(&registry, work.path());
+    let (key_a, public_a) = p256_key(work.path(), "cosign-site");
+    let (_, public_b) = p256_key(work.path(), "cosign-other");
+    // The GPG-signed image gets a cosign signature by the site's key too.
+    attach_sigstore_signature(&bases.signed, &bases.signed, &key_a, work.path());
+    let by = |key: &Path| serde_json::json!({"type": "sigstoreSigned", "keyPath": key});
+    let (p, result) = build_under_policy(&registry.host, &bases.home, &bases.signed, by(&public_a));
+    assert!(result.status.success(), "{}", stderr(&result));
+    assert!(p
+        .work
+        .path()
+        .join("out/framed/rootfs/srv/last/file.txt")
+        .is_file());
+    let refused = |reference: &str, requirement, why: &str| {
+        refused_under_policy(&registry.host, &bases.home, reference, requirement, why)
+    };
+    refused(
+        &bases.signed,
+        by(&public_b),
+        "not signed by a key of the policy",
+    );
+    refused(&bases.unsigned, by(&public_a), ".sig");
+    let keyless = serde_json::json!({"type": "sigstoreSigned", "fulcio": {"caPath": "/ca.pem"}});
+    refused(&bases.signed, keyless, "keyless (Fulcio)");
 }

@@ -15,6 +15,7 @@ mod referrers;
 mod registries_conf;
 mod repository;
 pub mod signature;
+mod sigstore;
 mod transfer;
 
 pub use auth::{Credentials, CredentialsSource};

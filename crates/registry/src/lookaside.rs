@@ -13,9 +13,11 @@ use crate::Reference;
 
 /// One namespace's settings.
 #[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 struct Namespace {
     lookaside: Option<String>,
     sigstore: Option<String>,
+    use_sigstore_attachments: Option<bool>,
 }
 
 impl Namespace {
@@ -41,10 +43,9 @@ fn folder() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/etc/containers/registries.d"))
 }
 
-/// The lookaside URL for `reference`, or why there is none.
-pub fn base(reference: &Reference) -> Result<String, String> {
+/// The `registries.d` files, in name order.
+fn configs() -> Result<(PathBuf, Vec<Config>), String> {
     let dir = folder();
-    let mut configs = Vec::new();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .into_iter()
         .flatten()
@@ -53,6 +54,7 @@ pub fn base(reference: &Reference) -> Result<String, String> {
         .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
         .collect();
     files.sort();
+    let mut configs = Vec::new();
     for file in files {
         let text =
             std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -60,14 +62,24 @@ pub fn base(reference: &Reference) -> Result<String, String> {
             .map_err(|e| format!("{}: not a registries.d file: {e}", file.display()))?;
         configs.push(config);
     }
+    Ok((dir, configs))
+}
+
+/// The setting `pick` gives for the most specific namespace of `reference` that has one, else
+/// `default-docker`'s.
+fn setting<T>(
+    configs: &[Config],
+    reference: &Reference,
+    pick: impl Fn(&Namespace) -> Option<T>,
+) -> Option<T> {
     let repo = format!("{}/{}", reference.registry, reference.repository);
     let mut namespace = repo.as_str();
     loop {
-        if let Some(url) = configs
+        if let Some(found) = configs
             .iter()
-            .find_map(|c| c.docker.get(namespace).and_then(Namespace::url))
+            .find_map(|c| c.docker.get(namespace).and_then(&pick))
         {
-            return Ok(url.to_owned());
+            return Some(found);
         }
         match namespace.rsplit_once('/') {
             Some((parent, _)) => namespace = parent,
@@ -76,14 +88,27 @@ pub fn base(reference: &Reference) -> Result<String, String> {
     }
     configs
         .iter()
-        .find_map(|c| c.default_docker.as_ref().and_then(Namespace::url))
-        .map(str::to_owned)
-        .ok_or_else(|| {
-            format!(
-                "it requires a GPG signature, and {} names no lookaside for {repo} (docker: {repo}: lookaside: URL, or default-docker)",
-                dir.display()
-            )
-        })
+        .find_map(|c| c.default_docker.as_ref().and_then(&pick))
+}
+
+/// The lookaside URL for `reference`, or why there is none.
+pub fn base(reference: &Reference) -> Result<String, String> {
+    let (dir, configs) = configs()?;
+    setting(&configs, reference, |n| n.url().map(str::to_owned)).ok_or_else(|| {
+        format!(
+            "it requires a GPG signature, and {} names no lookaside for {}/{} (docker: <namespace>: lookaside: URL, or default-docker)",
+            dir.display(),
+            reference.registry,
+            reference.repository
+        )
+    })
+}
+
+/// Whether `registries.d` has sigstore signatures read from the registry (cosign's attached
+/// `sha256-<hex>.sig`) for `reference`.
+pub fn uses_sigstore_attachments(reference: &Reference) -> Result<bool, String> {
+    let (_, configs) = configs()?;
+    Ok(setting(&configs, reference, |n| n.use_sigstore_attachments).unwrap_or(false))
 }
 
 /// The bytes at `url`, `None` when there is nothing there (the end of the signatures).

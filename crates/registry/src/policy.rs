@@ -5,8 +5,9 @@
 //! namespaces, the host, a `*.domain` wildcard, the transport's default, the policy's
 //! default); every requirement must hold. `insecureAcceptAnything` and `reject` are decided
 //! here; `signedBy` (GPG simple signing, from the lookaside `registries.d` names) by
-//! `signature.rs`. `sigstoreSigned` is refused: imgbuild cannot verify it yet, and a policy it
-//! cannot verify never lets a base through.
+//! `signature.rs`, `sigstoreSigned` (cosign's attached signatures, with a public key) by
+//! `sigstore.rs`. What imgbuild cannot verify (keyless Fulcio signing) never lets a base
+//! through.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,9 +41,20 @@ pub enum Requirement {
         /// Which identity the signature must claim (default `matchRepoDigestOrExact`).
         signed_identity: Option<Json>,
     },
-    /// A sigstore signature (cosign's format).
-    #[serde(rename = "sigstoreSigned")]
-    SigstoreSigned {},
+    /// A sigstore signature (cosign's format) by one of the keys.
+    #[serde(rename = "sigstoreSigned", rename_all = "camelCase")]
+    SigstoreSigned {
+        /// A public key file (PEM).
+        key_path: Option<PathBuf>,
+        /// Public key files.
+        key_paths: Option<Vec<PathBuf>>,
+        /// A public key, base64 of its PEM.
+        key_data: Option<String>,
+        /// Keyless signing (Fulcio certificates), which imgbuild does not check.
+        fulcio: Option<Json>,
+        /// Which identity the signature must claim (default `matchRepoDigestOrExact`).
+        signed_identity: Option<Json>,
+    },
 }
 
 /// `policy.json`.

@@ -1,5 +1,5 @@
-//! Checking a pulled image against the site's policy (`policy.rs`): GPG simple signing
-//! signatures, found where `registries.d` says (the lookaside, `file://` or `http(s)://`, as
+//! Checking a pulled image against the site's policy (`policy.rs`): sigstore signatures (see
+//! `sigstore.rs`) and GPG simple signing signatures, found where `registries.d` says (the lookaside, `file://` or `http(s)://`, as
 //! `skopeo copy --sign-by` writes them), verified with `gpg` against the policy's keys only,
 //! their payload naming the manifest's digest and an identity the policy accepts.
 
@@ -34,8 +34,20 @@ pub fn check(site: &SitePolicy, reference: &Reference, digest: &str) -> Result<(
         match requirement {
             Requirement::InsecureAcceptAnything => {}
             Requirement::Reject => return Err(refused("the policy rejects it".into())),
-            Requirement::SigstoreSigned {} => {
-                return Err(refused("it requires a sigstore signature (sigstoreSigned), which imgbuild cannot verify yet; pull it with skopeo into an OCI layout and build from that (bootstrap: oci), or use a signedBy requirement".into()))
+            Requirement::SigstoreSigned {
+                key_path,
+                key_paths,
+                key_data,
+                fulcio,
+                signed_identity,
+            } => {
+                if fulcio.is_some() {
+                    return Err(refused("it requires a keyless (Fulcio) sigstore signature, which imgbuild cannot verify; give the policy the signer's public key (keyPath), or pull it with skopeo into an OCI layout (bootstrap: oci)".into()));
+                }
+                let pems = Keys::of(key_path, key_paths, key_data).map_err(&refused)?;
+                let keys = crate::sigstore::keys(&pems.0).map_err(&refused)?;
+                let identity = Identity::of(signed_identity.as_ref()).map_err(&refused)?;
+                crate::sigstore::signed(reference, digest, &keys, &identity).map_err(&refused)?;
             }
             Requirement::SignedBy {
                 key_type,
@@ -45,7 +57,9 @@ pub fn check(site: &SitePolicy, reference: &Reference, digest: &str) -> Result<(
                 signed_identity,
             } => {
                 if key_type != "GPGKeys" {
-                    return Err(refused(format!("signedBy keyType {key_type} is not GPGKeys")));
+                    return Err(refused(format!(
+                        "signedBy keyType {key_type} is not GPGKeys"
+                    )));
                 }
                 let keys = Keys::of(key_path, key_paths, key_data).map_err(&refused)?;
                 let identity = Identity::of(signed_identity.as_ref()).map_err(&refused)?;
@@ -76,14 +90,14 @@ impl Keys {
             keys.push(decoded);
         }
         if keys.is_empty() {
-            return Err("signedBy names no key (keyPath, keyPaths or keyData)".into());
+            return Err("the requirement names no key (keyPath, keyPaths or keyData)".into());
         }
         Ok(Self(keys))
     }
 }
 
 /// What identity a signature must claim (`signedIdentity`).
-enum Identity {
+pub(crate) enum Identity {
     /// The reference itself when it has a tag; its repository when it has a digest.
     RepoDigestOrExact,
     Exact,
@@ -93,7 +107,7 @@ enum Identity {
 }
 
 impl Identity {
-    fn of(json: Option<&Json>) -> Result<Self, String> {
+    pub(crate) fn of(json: Option<&Json>) -> Result<Self, String> {
         let Some(json) = json else {
             return Ok(Self::RepoDigestOrExact);
         };
@@ -222,7 +236,7 @@ fn verified(signature: &[u8], keys: &Keys) -> Result<Vec<u8>, String> {
 }
 
 /// Ok when the simple signing `payload` names `digest` and an identity for `reference`.
-fn claims(
+pub(crate) fn claims(
     payload: &[u8],
     digest: &str,
     reference: &Reference,
