@@ -1,11 +1,31 @@
 //! `build --secret id=ID,src=DIR`, as BuildKit's `--secret` reads it: a file or folder of the
-//! build host given to the roles that need it while they run, never kept. The one id is
-//! `module-signing` (the site's module signing key and certificate, `image::signing`).
+//! build host, never kept. The ids: `module-signing` (the site's module signing key and
+//! certificate, given to the roles that build modules, `image::signing`) and `image-signing`
+//! (the key `--push` signs the pushed image with, `registry::sigstore::ImageSigner`).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use image::signing::{ModuleSigning, SECRET_ID};
+use registry::signer::{ImageSigner, IMAGE_SIGNING};
+
+/// The secret ids imgbuild knows, each with what it is.
+const KNOWN: &[(&str, &str)] = &[
+    (SECRET_ID, "the site's module signing key and certificate"),
+    (
+        IMAGE_SIGNING,
+        "the key --push signs the pushed image with: an ECDSA P-256 private key in PEM (sigstore) or an armored OpenPGP secret key (GPG)",
+    ),
+];
+
+/// The known ids, for messages.
+fn known_ids() -> String {
+    KNOWN
+        .iter()
+        .map(|(id, what)| format!("id={id} ({what})"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// One `--secret`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,9 +55,10 @@ pub fn parse(text: &str) -> Result<BuildSecret, String> {
         }
     }
     let id = id.ok_or_else(|| format!("no id: give id={SECRET_ID},src=DIR"))?;
-    if id != SECRET_ID {
+    if !KNOWN.iter().any(|(known, _)| *known == id) {
         return Err(format!(
-            "unknown secret id '{id}': imgbuild knows id={SECRET_ID} (the site's module signing key and certificate)"
+            "unknown secret id '{id}': imgbuild knows {}",
+            known_ids()
         ));
     }
     let src = src
@@ -63,9 +84,10 @@ pub fn with_site_secrets(
     for (id, src) in &config.secrets {
         let origin = format!("mirror.toml:{}", secret_line(text, id));
         let bad = |what: String| crate::Failure::Input(anyhow!("{origin}: [secrets] {what}"));
-        if id != SECRET_ID {
+        if !KNOWN.iter().any(|(known, _)| known == id) {
             return Err(bad(format!(
-                "names '{id}', which is not a secret imgbuild knows: the one id is {SECRET_ID} (the site's module signing key and certificate)"
+                "names '{id}', which is not a secret imgbuild knows: {}",
+                known_ids()
             )));
         }
         if src.as_os_str().is_empty() {
@@ -105,6 +127,25 @@ fn secret_line(text: &str, id: &str) -> usize {
         }
     }
     1
+}
+
+/// The image-signing secret of `secrets`, read before any work.
+pub fn image_signing(secrets: &[BuildSecret]) -> Result<Option<ImageSigner>, crate::Failure> {
+    let mut given = secrets.iter().filter(|s| s.id == IMAGE_SIGNING);
+    let Some(secret) = given.next() else {
+        return Ok(None);
+    };
+    if given.next().is_some() {
+        return Err(crate::Failure::Input(anyhow!(
+            "--secret id={IMAGE_SIGNING} is given more than once: give one key"
+        )));
+    }
+    ImageSigner::load(&secret.src).map(Some).map_err(|e| {
+        crate::Failure::Input(match &secret.origin {
+            Some(origin) => anyhow!("{origin}: [secrets] {IMAGE_SIGNING}: {e}"),
+            None => anyhow!("{e}"),
+        })
+    })
 }
 
 /// The module-signing secret of `secrets`, checked (key against certificate) before any work.

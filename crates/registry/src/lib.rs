@@ -4,10 +4,12 @@
 //! against its digest while it streams, pushes that upload only the blobs a registry lacks, and
 //! the site's signature policy (`policy.json`, GPG signatures from a `registries.d` lookaside).
 
+mod attachments;
 mod auth;
 mod auth_files;
 mod client;
 mod error;
+mod identity;
 mod lookaside;
 pub mod policy;
 mod reference;
@@ -15,6 +17,7 @@ mod referrers;
 mod registries_conf;
 mod repository;
 pub mod signature;
+pub mod signer;
 mod sigstore;
 mod transfer;
 

@@ -17,12 +17,22 @@ use crate::Reference;
 struct Namespace {
     lookaside: Option<String>,
     sigstore: Option<String>,
+    lookaside_staging: Option<String>,
+    sigstore_staging: Option<String>,
     use_sigstore_attachments: Option<bool>,
 }
 
 impl Namespace {
     fn url(&self) -> Option<&str> {
         self.lookaside.as_deref().or(self.sigstore.as_deref())
+    }
+
+    /// Where signatures are written: the staging URL, else the lookaside itself.
+    fn staging(&self) -> Option<&str> {
+        self.lookaside_staging
+            .as_deref()
+            .or(self.sigstore_staging.as_deref())
+            .or_else(|| self.url())
     }
 }
 
@@ -109,6 +119,33 @@ pub fn base(reference: &Reference) -> Result<String, String> {
 pub fn uses_sigstore_attachments(reference: &Reference) -> Result<bool, String> {
     let (_, configs) = configs()?;
     Ok(setting(&configs, reference, |n| n.use_sigstore_attachments).unwrap_or(false))
+}
+
+/// Writes `signature` of the manifest `digest` of `reference` as the next `signature-N` of the
+/// `file://` staging lookaside `registries.d` names: where it went.
+pub fn stage(reference: &Reference, digest: &str, signature: &[u8]) -> Result<String, String> {
+    let (dir, configs) = configs()?;
+    let staging =
+        setting(&configs, reference, |n| n.staging().map(str::to_owned)).ok_or_else(|| {
+            format!(
+                "{} names no lookaside-staging for {}/{}, where a GPG signature is written",
+                dir.display(),
+                reference.registry,
+                reference.repository
+            )
+        })?;
+    let root = staging.strip_prefix("file://").ok_or_else(|| {
+        format!("lookaside-staging {staging}: only a file:// folder can be written")
+    })?;
+    let (algorithm, hex) = digest.split_once(':').unwrap_or(("sha256", digest));
+    let folder = Path::new(root).join(format!("{}@{algorithm}={hex}", reference.repository));
+    std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    let free = (1..)
+        .map(|n| folder.join(format!("signature-{n}")))
+        .find(|path| !path.exists())
+        .unwrap_or_else(|| folder.join("signature-1"));
+    std::fs::write(&free, signature).map_err(|e| format!("{}: {e}", free.display()))?;
+    Ok(free.display().to_string())
 }
 
 /// The bytes at `url`, `None` when there is nothing there (the end of the signatures).

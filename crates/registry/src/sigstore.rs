@@ -3,7 +3,8 @@
 //! signing payload, its `dev.cosignproject.cosign/signature` annotation the ECDSA P-256
 //! signature of it (base64 DER). One must verify with the policy's public keys and name the
 //! manifest's digest and an identity the policy accepts. Read only where `registries.d` sets
-//! `use-sigstore-attachments`, as containers/image reads them.
+//! `use-sigstore-attachments`, as containers/image reads them. The same format signs what
+//! `build --push` pushes with a sigstore key (`signer.rs`).
 
 use base64::Engine;
 use p256::ecdsa::signature::Verifier;
@@ -11,7 +12,7 @@ use p256::ecdsa::{Signature, VerifyingKey};
 use p256::pkcs8::DecodePublicKey;
 use serde_json::Value as Json;
 
-use crate::signature::{claims, Identity};
+use crate::identity::{claims, Identity};
 use crate::{Credentials, Reference, Repository};
 
 /// The annotation holding a layer's signature.

@@ -68,12 +68,11 @@ pub fn run(
     let since = std::time::SystemTime::now();
     let config = mirror::MirrorConfig::load(&project.root.join("mirror.toml"))
         .map_err(|e| Failure::Input(anyhow!(e)))?;
-    let signing = module_signing(project, args, &config)?;
-    // The site's signature policy, read before anything runs: one that does not read is bad
-    // input.
-    let signature_policy = registry::policy::load(args.signature_policy.as_deref())
-        .map_err(|e| Failure::Input(anyhow!(e)))?
-        .map(std::sync::Arc::new);
+    let Trust {
+        signing,
+        image_signer,
+        signature_policy,
+    } = trust(project, args, &config)?;
     let mut opts = opts.clone();
     if signing.is_some() {
         for (name, path) in image::signing::ModuleSigning::vars() {
@@ -132,6 +131,7 @@ pub fn run(
         display,
         json,
         signing,
+        image_signer,
         signature_policy,
         cpu_shares: several.then(|| std::sync::Arc::new(image::build::cpu_share::CpuShares::new())),
     };
@@ -292,6 +292,8 @@ struct Shared<'a> {
     json: bool,
     /// The module-signing secret, checked.
     signing: Option<std::sync::Arc<image::signing::ModuleSigning>>,
+    /// The key `--push` signs pushed images with, when the site gives one.
+    image_signer: Option<registry::signer::ImageSigner>,
     /// The site's signature policy, when it has one.
     signature_policy: Option<std::sync::Arc<registry::policy::SitePolicy>>,
     /// The cores split between the images built at once, when several are.
@@ -353,21 +355,57 @@ fn build_one(
     match push_to {
         Some(reference) => {
             let sbom = report.outputs.iter().find(|p| p.ends_with(sbom::FILE_NAME));
-            push(reference, &report.manifest, sbom.map(PathBuf::as_path))
+            let pushed = push(reference, &report.manifest, sbom.map(PathBuf::as_path))?;
+            sign_pushed(cx.image_signer.as_ref(), reference, &pushed)
         }
         None => Ok(()),
     }
 }
 
-/// The module-signing secret of `--secret` or mirror.toml's `[secrets]` (`config`), checked.
-fn module_signing(
+/// The keys and policy of one `build`, read and checked before anything runs (each a bad
+/// input when it does not read).
+struct Trust {
+    /// The module-signing secret.
+    signing: Option<std::sync::Arc<image::signing::ModuleSigning>>,
+    /// The key `--push` signs with.
+    image_signer: Option<registry::signer::ImageSigner>,
+    /// The site's signature policy for bases.
+    signature_policy: Option<std::sync::Arc<registry::policy::SitePolicy>>,
+}
+
+fn trust(
     project: &Project,
     args: &BuildArgs,
     config: &mirror::MirrorConfig,
-) -> Result<Option<std::sync::Arc<image::signing::ModuleSigning>>, Failure> {
+) -> Result<Trust, Failure> {
+    let secrets = site_secrets(project, args, config)?;
+    let signs = secrets
+        .iter()
+        .any(|s| s.id == registry::signer::IMAGE_SIGNING);
+    if signs && args.push.is_none() {
+        return Err(Failure::Input(anyhow!(
+            "--secret id={} signs what --push pushes: add --push",
+            registry::signer::IMAGE_SIGNING
+        )));
+    }
+    let image_signer = crate::secret::image_signing(&secrets)?;
+    Ok(Trust {
+        signing: crate::secret::module_signing(&secrets)?.map(std::sync::Arc::new),
+        image_signer,
+        signature_policy: registry::policy::load(args.signature_policy.as_deref())
+            .map_err(|e| Failure::Input(anyhow!(e)))?
+            .map(std::sync::Arc::new),
+    })
+}
+
+/// The secrets of `--secret` and mirror.toml's `[secrets]` (`config`).
+fn site_secrets(
+    project: &Project,
+    args: &BuildArgs,
+    config: &mirror::MirrorConfig,
+) -> Result<Vec<crate::secret::BuildSecret>, Failure> {
     let text = std::fs::read_to_string(project.root.join("mirror.toml")).unwrap_or_default();
-    let secrets = crate::secret::with_site_secrets(&args.secrets, config, &text, &project.root)?;
-    Ok(crate::secret::module_signing(&secrets)?.map(std::sync::Arc::new))
+    crate::secret::with_site_secrets(&args.secrets, config, &text, &project.root)
 }
 
 /// The registry cache: `--cache-from` and `--cache-to`, else `IMGBUILD_CACHE_FROM` and
@@ -434,13 +472,33 @@ fn push_references(
         .collect()
 }
 
+/// Signs the manifest pushed as `reference` (`digest`) with the site's key, when it gave one,
+/// attaching the signature as cosign and podman do.
+fn sign_pushed(
+    signer: Option<&registry::signer::ImageSigner>,
+    reference: &registry::Reference,
+    digest: &str,
+) -> Result<(), Failure> {
+    let Some(signer) = signer else {
+        return Ok(());
+    };
+    let credentials =
+        registry::Credentials::for_reference(&reference.registry, &reference.repository)
+            .map_err(|e| Failure::Input(anyhow!(e)))?;
+    let tag = signer
+        .sign(reference, credentials, digest)
+        .map_err(|e| Failure::Run(anyhow!("signing {reference}@{digest}: {e}")))?;
+    eprintln!("signed {reference}@{digest}: {tag}");
+    Ok(())
+}
+
 /// Pushes a built image (its blobs are in the blob cache) to `reference`, and its SBOM as a
-/// referrer of the pushed manifest.
+/// referrer of the pushed manifest: the pushed manifest's digest.
 fn push(
     reference: &registry::Reference,
     manifest_digest: &str,
     sbom: Option<&Path>,
-) -> Result<(), Failure> {
+) -> Result<String, Failure> {
     let blobs = image::blobs::BlobStore::new(&cache_dir().join("blobs"))
         .context("opening the blob cache")
         .map_err(Failure::Run)?;
@@ -482,7 +540,7 @@ fn push(
         pushed.digest, pushed.uploaded, pushed.skipped
     );
     let Some(sbom) = sbom else {
-        return Ok(());
+        return Ok(pushed.digest);
     };
     let subject = registry::Descriptor {
         media_type: image::oci::MANIFEST.to_owned(),
@@ -501,7 +559,7 @@ fn push(
         .push_referrer(&subject, sbom::ARTIFACT_TYPE, &blob, sbom::ARTIFACT_TYPE)
         .map_err(failed)?;
     eprintln!("pushed its SBOM as a referrer: {reference}@{artifact}");
-    Ok(())
+    Ok(pushed.digest)
 }
 
 /// Refuses, before any work, an output Warewulf could not import: a docker-archive path with
