@@ -429,6 +429,7 @@ fn push_signed(p: &Project, reference: &str, key: &Path, home: &Path) -> String 
         !err.contains("PRIVATE KEY"),
         "the key is never printed: {err}"
     );
+    assert!(err.contains("pushed its provenance.json as a referrer"), "{err}");
     err
 }
 
@@ -484,4 +485,102 @@ fn a_pushed_image_is_signed_with_the_sites_key_and_accepted_by_that_key_alone() 
         .is_file());
     let why = "not signed by a key of the policy";
     refused_under_policy(&registry.host, &bases.home, &reference, by(&other), why);
+}
+
+#[test]
+fn a_build_writes_its_provenance_which_vouches_for_its_sbom_and_verify_checks_it() {
+    let p = project();
+    gzip_layout(&p.project.join("base"), &files());
+    let out = p.work.path().join("out");
+    let out_text = out.to_string_lossy().into_owned();
+    let args = [
+        "--json",
+        "build",
+        "framed",
+        "--no-verify",
+        "--format",
+        "oci,chroot",
+        "--out",
+        &out_text,
+    ];
+    let cache = p.work.path().join("cache");
+    let envs = [
+        ("IMGBUILD_CACHE", cache.as_path()),
+        ("SOURCE_DATE_EPOCH", Path::new("1700000000")),
+    ];
+    let first = imgbuild_env(&p.project, &args, &envs);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let built: serde_json::Value = stdout(&first)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["event"] == "built")
+        .expect("the built event");
+    let file = out.join("framed/provenance.json");
+    let bytes = std::fs::read(&file).expect("provenance.json");
+    let statement: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
+    assert_eq!(statement["predicateType"], "https://slsa.dev/provenance/v1");
+    let manifest = built["manifest"].as_str().expect("manifest");
+    assert_eq!(
+        format!(
+            "sha256:{}",
+            statement["subject"][0]["digest"]["sha256"]
+                .as_str()
+                .expect("digest")
+        ),
+        manifest
+    );
+    let role = std::fs::read(p.project.join("roles/check/tasks/main.yml")).expect("role");
+    let dependencies = statement["predicate"]["buildDefinition"]["resolvedDependencies"]
+        .as_array()
+        .expect("dependencies");
+    assert!(
+        dependencies
+            .iter()
+            .any(|d| d["uri"] == "file:roles/check/tasks/main.yml"
+                && format!("sha256:{}", d["digest"]["sha256"].as_str().unwrap_or(""))
+                    == sha256(&role)),
+        "{dependencies:?}"
+    );
+    // The same build writes the same statement.
+    let again = imgbuild_env(&p.project, &args, &envs);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(std::fs::read(&file).expect("again"), bytes, "reproducible");
+
+    // verify: the provenance vouches for the SBOM the image matches; a changed one does not.
+    let sbom = out.join("framed/sbom.cdx.json");
+    let rootfs = out.join("framed/rootfs");
+    let verify = |provenance: &Path| {
+        let args = [
+            "verify",
+            &rootfs.to_string_lossy(),
+            "--sbom",
+            &sbom.to_string_lossy(),
+            "--provenance",
+            &provenance.to_string_lossy(),
+        ]
+        .map(|a| a.to_owned());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        imgbuild_env(&p.project, &args, &envs)
+    };
+    let checked = verify(&file);
+    let said = stdout(&checked);
+    // The check's own line: `  ok   provenance ...` or `  FAIL provenance ...`.
+    let line = |text: &str, verdict: &str| {
+        text.lines().any(|l| {
+            let l = l.trim_start();
+            l.starts_with(verdict) && l[verdict.len()..].trim_start().starts_with("provenance ")
+        })
+    };
+    assert!(line(&said, "ok") && said.contains("vouches for"), "{said}");
+    let forged = p.work.path().join("forged.json");
+    let text = String::from_utf8(bytes).expect("utf-8");
+    let sbom_digest = sha256(&std::fs::read(&sbom).expect("sbom"));
+    std::fs::write(&forged, text.replace(&sbom_digest[7..], &"0".repeat(64))).expect("forged");
+    let refused = verify(&forged);
+    assert_eq!(refused.status.code(), Some(1), "{}", stdout(&refused));
+    let said = stdout(&refused);
+    assert!(
+        line(&said, "FAIL") && said.contains("does not name this SBOM"),
+        "{said}"
+    );
 }

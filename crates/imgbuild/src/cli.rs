@@ -347,6 +347,10 @@ pub struct VerifyArgs {
     /// firmware digest added, removed or changed).
     #[arg(long, value_name = "FILE")]
     pub sbom: Option<PathBuf>,
+    /// Also check the build's provenance (provenance.json beside the SBOM): that it vouches for
+    /// the SBOM given with --sbom, which the image must still match
+    #[arg(long, value_name = "FILE", requires = "sbom")]
+    pub provenance: Option<PathBuf>,
 }
 
 /// `imgbuild sbom`.

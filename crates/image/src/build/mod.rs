@@ -11,6 +11,7 @@ mod keys;
 pub(crate) mod outcome;
 mod outputs;
 mod pending;
+pub mod provenance;
 mod queue;
 mod role_layer;
 mod room;

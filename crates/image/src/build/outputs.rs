@@ -1,4 +1,4 @@
-//! Step 6: the outputs a verified image is written to: its SBOM, an OCI layout, the
+//! Step 6: the outputs a verified image is written to: its SBOM and provenance, an OCI layout, the
 //! docker-archive Warewulf imports, a plain rootfs folder. An output already holding this
 //! manifest is left as it is.
 
@@ -41,7 +41,9 @@ pub(super) fn write(
             .map_err(io("recording the outputs"))
     };
     // First: a chroot output takes the staged rootfs the SBOM may be read from.
-    let mut outputs = vec![super::sbom::write(plan, settings, blobs, image, files)?];
+    let sbom = super::sbom::write(plan, settings, blobs, image, files)?;
+    let provenance = super::provenance::write(plan, settings, image, &sbom)?;
+    let mut outputs = vec![sbom, provenance];
     if settings.formats.oci {
         let index = oci_dir.join("index.json");
         if !current(&oci_dir, &index) {

@@ -354,8 +354,22 @@ fn build_one(
     }
     match push_to {
         Some(reference) => {
-            let sbom = report.outputs.iter().find(|p| p.ends_with(sbom::FILE_NAME));
-            let pushed = push(reference, &report.manifest, sbom.map(PathBuf::as_path))?;
+            // The SBOM and the provenance go as referrers of the pushed manifest.
+            let kinds = [
+                (sbom::FILE_NAME, sbom::ARTIFACT_TYPE),
+                (
+                    image::build::provenance::FILE_NAME,
+                    image::build::provenance::ARTIFACT_TYPE,
+                ),
+            ];
+            let referrers: Vec<(&Path, &str)> = kinds
+                .iter()
+                .filter_map(|(name, kind)| {
+                    let path = report.outputs.iter().find(|p| p.ends_with(name))?;
+                    Some((path.as_path(), *kind))
+                })
+                .collect();
+            let pushed = push(reference, &report.manifest, &referrers)?;
             sign_pushed(cx.image_signer.as_ref(), reference, &pushed)
         }
         None => Ok(()),
@@ -492,12 +506,13 @@ fn sign_pushed(
     Ok(())
 }
 
-/// Pushes a built image (its blobs are in the blob cache) to `reference`, and its SBOM as a
-/// referrer of the pushed manifest: the pushed manifest's digest.
+/// Pushes a built image (its blobs are in the blob cache) to `reference`, and each of
+/// `referrers` (a file and its artifact type: the SBOM, the provenance) as a referrer of the
+/// pushed manifest: the pushed manifest's digest.
 fn push(
     reference: &registry::Reference,
     manifest_digest: &str,
-    sbom: Option<&Path>,
+    referrers: &[(&Path, &str)],
 ) -> Result<String, Failure> {
     let blobs = image::blobs::BlobStore::new(&cache_dir().join("blobs"))
         .context("opening the blob cache")
@@ -539,26 +554,30 @@ fn push(
         "pushed {reference}@{} ({} blobs uploaded, {} already there)",
         pushed.digest, pushed.uploaded, pushed.skipped
     );
-    let Some(sbom) = sbom else {
-        return Ok(pushed.digest);
-    };
     let subject = registry::Descriptor {
         media_type: image::oci::MANIFEST.to_owned(),
         digest: pushed.digest.clone(),
         size: manifest.len() as u64,
         artifact_type: None,
     };
-    let failed = |e: registry::RegistryError| {
-        Failure::Run(anyhow!(
-            "pushing the SBOM of {reference} as a referrer: {e}"
-        ))
-    };
-    let blob = registry::PushBlob::of_file(sbom).map_err(failed)?;
     let repository = registry::Repository::open(reference, credentials, true);
-    let artifact = repository
-        .push_referrer(&subject, sbom::ARTIFACT_TYPE, &blob, sbom::ARTIFACT_TYPE)
-        .map_err(failed)?;
-    eprintln!("pushed its SBOM as a referrer: {reference}@{artifact}");
+    for (file, kind) in referrers {
+        let failed = |e: registry::RegistryError| {
+            Failure::Run(anyhow!(
+                "pushing {} of {reference} as a referrer: {e}",
+                file.display()
+            ))
+        };
+        let blob = registry::PushBlob::of_file(file).map_err(failed)?;
+        let artifact = repository
+            .push_referrer(&subject, kind, &blob, kind)
+            .map_err(failed)?;
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        eprintln!("pushed its {name} as a referrer: {reference}@{artifact}");
+    }
     Ok(pushed.digest)
 }
 

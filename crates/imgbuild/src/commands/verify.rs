@@ -51,6 +51,37 @@ fn signer_cert(path: &std::path::Path) -> Result<verify::SignerCert, Failure> {
     })
 }
 
+/// The `provenance` check: the build's provenance vouches for the SBOM `sbom` (which the image
+/// is checked against); an unreadable provenance is bad input.
+fn provenance_check(
+    file: &std::path::Path,
+    sbom: &std::path::Path,
+) -> Result<verify::Check, Failure> {
+    let read = |path: &std::path::Path| {
+        std::fs::read(path).map_err(|e| Failure::Input(anyhow!("{}: {e}", path.display())))
+    };
+    let statement: serde_json::Value = serde_json::from_slice(&read(file)?).map_err(|e| {
+        Failure::Input(anyhow!(
+            "{}: not a provenance statement (JSON): {e}",
+            file.display()
+        ))
+    })?;
+    let vouched = image::build::provenance::vouches_for(&statement, None, &read(sbom)?);
+    let subject = statement["subject"][0]["name"].as_str().unwrap_or("?");
+    Ok(verify::Check {
+        id: "provenance".to_owned(),
+        ok: vouched.is_ok(),
+        detail: match vouched {
+            Ok(()) => format!(
+                "{} (the build of {subject}) vouches for {}",
+                file.display(),
+                sbom.display()
+            ),
+            Err(why) => format!("{}: {why}", file.display()),
+        },
+    })
+}
+
 /// Checks `args.image`.
 pub fn run(args: &VerifyArgs, json: bool) -> Result<ExitCode, Failure> {
     let started = std::time::Instant::now();
@@ -92,6 +123,9 @@ pub fn run(args: &VerifyArgs, json: bool) -> Result<ExitCode, Failure> {
         report
             .checks
             .push(super::sbom::check(&recorded, &current, file));
+        if let Some(provenance) = &args.provenance {
+            report.checks.push(provenance_check(provenance, file)?);
+        }
         report.ok = report.checks.iter().all(|c| c.ok);
     }
     super::output::report_out(json, &report, report.ok, print_report)
