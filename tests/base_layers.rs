@@ -211,3 +211,62 @@ fn a_registry_base_of_two_zstd_frames_builds_and_one_whose_diff_id_lies_is_refus
         .count();
     assert_eq!(trees, 0, "no base cached");
 }
+
+#[test]
+fn a_registry_serving_a_layer_that_is_not_its_digest_is_refused_and_nothing_is_cached() {
+    let registry = registry_server::start_registry(false);
+    let staging = tempfile::tempdir().expect("staging");
+    let tar = base_tar();
+    let blob = through("gzip", &["-c", "-n"], &tar);
+    let media = "application/vnd.oci.image.layer.v1.tar+gzip";
+    let base = staging.path().join("base");
+    layout(
+        &base,
+        &blob,
+        media,
+        &sha256(&tar),
+        (&sha256(&blob), blob.len()),
+    );
+    let reference = pushed(&registry, &base, "tampered");
+    // The registry's stored copy changed behind its back: it serves other bytes of the same
+    // length under the layer's digest.
+    let digest = sha256(&blob);
+    let hex = &digest[7..];
+    let stored = registry
+        .data
+        .join("docker/registry/v2/blobs/sha256")
+        .join(&hex[..2])
+        .join(hex)
+        .join("data");
+    let mut bytes = std::fs::read(&stored).expect("the stored layer");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&stored, bytes).expect("tamper");
+    let p = project_from(&format!(
+        "bootstrap: docker\n    build_from: \"{reference}\""
+    ));
+    let result = build(&p);
+    let err = stderr(&result);
+    assert_eq!(result.status.code(), Some(1), "{err}");
+    assert!(err.contains(&digest), "names the layer's digest: {err}");
+    assert!(err.contains(&reference), "names the base: {err}");
+    assert!(!p.work.path().join("out/framed").exists(), "no output");
+    let bases = p.work.path().join("cache/bases");
+    let trees = std::fs::read_dir(&bases)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|b| b.path().join("tree").exists())
+        .count();
+    assert_eq!(trees, 0, "no base cached");
+    let kept = std::process::Command::new("find")
+        .arg(p.work.path().join("cache"))
+        .args(["-name", &format!("*{hex}*")])
+        .output()
+        .expect("find");
+    assert!(
+        kept.stdout.is_empty(),
+        "the bad blob is not kept: {}",
+        String::from_utf8_lossy(&kept.stdout)
+    );
+}

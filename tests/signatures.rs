@@ -429,7 +429,10 @@ fn push_signed(p: &Project, reference: &str, key: &Path, home: &Path) -> String 
         !err.contains("PRIVATE KEY"),
         "the key is never printed: {err}"
     );
-    assert!(err.contains("pushed its provenance.json as a referrer"), "{err}");
+    assert!(
+        err.contains("pushed its provenance.json as a referrer"),
+        "{err}"
+    );
     err
 }
 
