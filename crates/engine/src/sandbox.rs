@@ -299,6 +299,9 @@ fn hello(message: &Hello) {
 pub fn helper_main() -> i32 {
     let result = (|| -> Result<i32, String> {
         die_with_parent()?;
+        // Named before the new mount namespace: in a chroot (a container, a minimal host's root)
+        // /proc/self/exe may name the binary by a path outside the root once it is unshared.
+        let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
         // SAFETY: unshare is only unsafe with CLONE_FILES (fd tables shared between threads);
         // this process is single-threaded here and unshares only the mount and PID namespaces.
         #[allow(unsafe_code)]
@@ -314,7 +317,6 @@ pub fn helper_main() -> i32 {
                 | rustix::mount::MountPropagationFlags::REC,
         )
         .map_err(|e| format!("making / private: {e}"))?;
-        let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
         let status = Command::new(exe)
             .arg(INIT_ARG)
             .status()

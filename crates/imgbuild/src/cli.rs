@@ -4,9 +4,19 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// The version, the commit and its date (`0.1.0 (commit 1a2b3c4d5e6f, 2026-11-29)`).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("IMGBUILD_COMMIT"),
+    ", ",
+    env!("IMGBUILD_COMMIT_DATE"),
+    ")"
+);
+
 /// Builds Warewulf-ready OCI images from Ansible-style recipes and roles.
 #[derive(Debug, Parser)]
-#[command(name = "imgbuild", version, about, long_about = None)]
+#[command(name = "imgbuild", version = VERSION, about, long_about = None)]
 pub struct Cli {
     /// Run as if started in DIR (the project root or below it).
     #[arg(short = 'C', global = true, value_name = "DIR")]
