@@ -62,7 +62,14 @@ fn a_mirror_token_stays_out_of_output_reports_and_the_image() {
     let built = build("marker=secret-one");
     assert!(built.status.success(), "{}", stderr(&built));
     assert!(!contains(&built.stdout, TOKEN) && !contains(&built.stderr, TOKEN));
-    for file in ["report.json", "report.md", "slow.tar", "sbom.cdx.json"] {
+    for file in [
+        "report.json",
+        "report.md",
+        "slow.tar",
+        "sbom.cdx.json",
+        "provenance.json",
+        "timeline.svg",
+    ] {
         let bytes = std::fs::read(out.join("slow").join(file)).expect(file);
         assert!(!contains(&bytes, TOKEN), "the token is in {file}");
     }

@@ -1,9 +1,9 @@
-//! Signatures (issue 55, parts 2 and 3): a registry base is pulled only as the site's
-//! `policy.json` allows (GPG simple signing signatures in a `registries.d` lookaside, made by
-//! skopeo with gnupg; signatures attached as cosign attaches them), and `build --push` with the
-//! site's image-signing key signs what it pushes so that skopeo, under a policy that requires
-//! the key, accepts it. Needs root, Debian's `skopeo`, `gnupg`, `openssl`, `gzip` and
-//! `docker-registry`.
+//! Signatures and what vouches for an image (issue 55, parts 2 to 4): a registry base is pulled
+//! only as the site's `policy.json` allows (GPG simple signing signatures in a `registries.d`
+//! lookaside, made by skopeo with gnupg; signatures attached as cosign attaches them);
+//! `build --push` with the site's image-signing key signs what it pushes so that skopeo, under a
+//! policy that requires the key, accepts it; each build's provenance (and its timeline, written
+//! beside it). Needs root, Debian's `skopeo`, `gnupg`, `openssl`, `gzip` and `docker-registry`.
 
 mod common;
 #[path = "support/framed_base.rs"]
@@ -496,6 +496,8 @@ fn a_build_writes_its_provenance_which_vouches_for_its_sbom_and_verify_checks_it
     gzip_layout(&p.project.join("base"), &files());
     let out = p.work.path().join("out");
     let out_text = out.to_string_lossy().into_owned();
+    let drawn = p.work.path().join("all.svg");
+    let drawn_text = drawn.to_string_lossy().into_owned();
     let args = [
         "--json",
         "build",
@@ -505,6 +507,8 @@ fn a_build_writes_its_provenance_which_vouches_for_its_sbom_and_verify_checks_it
         "oci,chroot",
         "--out",
         &out_text,
+        "--timeline",
+        &drawn_text,
     ];
     let cache = p.work.path().join("cache");
     let envs = [
@@ -544,6 +548,16 @@ fn a_build_writes_its_provenance_which_vouches_for_its_sbom_and_verify_checks_it
                     == sha256(&role)),
         "{dependencies:?}"
     );
+    // Beside the report, the build's timeline (which report.md links), and --timeline's.
+    let own = std::fs::read_to_string(out.join("framed/timeline.svg")).expect("timeline.svg");
+    assert!(
+        own.starts_with("<svg") && own.contains("<title>check: "),
+        "{own}"
+    );
+    let all = std::fs::read_to_string(&drawn).expect("--timeline");
+    assert!(all.contains(">framed</text>"), "{all}");
+    let md = std::fs::read_to_string(out.join("framed/report.md")).expect("report.md");
+    assert!(md.contains("(timeline.svg)"), "{md}");
     // The same build writes the same statement.
     let again = imgbuild_env(&p.project, &args, &envs);
     assert!(again.status.success(), "{}", stderr(&again));

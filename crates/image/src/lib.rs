@@ -23,4 +23,5 @@ mod read_ahead;
 pub mod report;
 pub mod signing;
 pub mod snapshot;
+pub mod timeline;
 mod used;

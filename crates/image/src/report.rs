@@ -102,6 +102,10 @@ pub fn markdown(report: &Report) -> String {
     let mut out = String::new();
     summary_table(&mut out, report);
     layer_table(&mut out, &report.layers);
+    let _ = writeln!(
+        out,
+        "\nWhere the time went, drawn: [timeline.svg](timeline.svg)."
+    );
     time_went(&mut out, &report.layers);
     if let Some(b) = report.build_only.as_ref().filter(|b| !b.removed.is_empty()) {
         let _ = writeln!(

@@ -43,7 +43,7 @@ pub enum Command {
     /// List the images whose inputs changed since a git revision (for CI).
     Affected(AffectedArgs),
     /// Build images: base, one layer per role (cached), OCI layout and docker-archive.
-    Build(BuildArgs),
+    Build(Box<BuildArgs>),
     /// Run an image's tasks in an existing rootfs folder (no image is written).
     Apply(ApplyArgs),
     /// Manage the layer cache.
@@ -211,6 +211,10 @@ pub struct BuildArgs {
     /// of ~/.config/containers/policy.json or /etc/containers/policy.json
     #[arg(long, value_name = "FILE")]
     pub signature_policy: Option<PathBuf>,
+    /// Also draw where the build's time went, every image a row (each image's own is
+    /// OUT/<image>/timeline.svg)
+    #[arg(long, value_name = "FILE.svg")]
+    pub timeline: Option<PathBuf>,
     /// Then boot each image in QEMU as a node boots (`imgbuild boot`), add the boot to its
     /// report, and fail when a boot check fails.
     #[arg(long)]

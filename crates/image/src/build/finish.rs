@@ -165,6 +165,9 @@ pub(super) fn report(plan: &Plan, made: &Made, started: Instant) -> Result<(), B
         verified.cloned(),
     );
     crate::report::write(&image.dir, &report).map_err(io("writing the build report"))?;
+    let timeline = crate::timeline::svg(&[&report]);
+    crate::atomic::write_file(&image.dir.join("timeline.svg"), timeline.as_bytes())
+        .map_err(io("writing the timeline"))?;
     let Some(failed) = verified.filter(|v| !v.ok) else {
         return Ok(());
     };

@@ -49,7 +49,8 @@ pub(super) fn write(
         .map_err(|e| BuildError::Output(e.to_string()))?;
     for (url, _) in plan.downloads() {
         if let Some(pin) = lock.get(&url) {
-            dependencies.push(json!({"uri": url, "digest": {"sha256": pin.sha256}}));
+            let uri = mirror::redact_credentials(&url);
+            dependencies.push(json!({"uri": uri, "digest": {"sha256": pin.sha256}}));
         }
     }
     let base = crate::base::BaseRequest::from_vars(&plan.vars);

@@ -108,16 +108,7 @@ pub fn run(
     let exe = std::env::current_exe()
         .context("finding the imgbuild binary")
         .map_err(Failure::Run)?;
-    let out = std::path::absolute(&args.out).unwrap_or_else(|_| args.out.clone());
-    check_outputs(&out, &plans, formats)?;
-    if args.boot {
-        check_bootable(formats, &args.boot_overlays, &args.boot_secure)?;
-    } else if args.boot_secure.secure_boot {
-        return Err(Failure::Input(anyhow!(
-            "--secure-boot is how --boot boots the image: add --boot"
-        )));
-    }
-    super::session::ensure_writable(&out, "--out", "choose a folder imgbuild can write")?;
+    let out = checked_out(args, &plans, formats)?;
     let context = Shared {
         project,
         args,
@@ -136,6 +127,9 @@ pub fn run(
         cpu_shares: several.then(|| std::sync::Arc::new(image::build::cpu_share::CpuShares::new())),
     };
     let errors = build_all(&context, &plans, push_to.as_deref());
+    if let Some(file) = &args.timeline {
+        timeline(file, &context.out, &plans)?;
+    }
     save_lock(&project.root, &downloads, &lock)?;
     drop(held);
     collect_cache(cache_limit, since, json);
@@ -144,6 +138,26 @@ pub fn run(
         0 => Ok(ExitCode::SUCCESS),
         _ => Err(first_of(errors)),
     }
+}
+
+/// The output folder, absolute, and what goes to it checked before any work: names Warewulf
+/// reads, what `--boot` needs, a folder imgbuild can write.
+fn checked_out(
+    args: &BuildArgs,
+    plans: &[planner::Plan],
+    formats: Formats,
+) -> Result<PathBuf, Failure> {
+    let out = std::path::absolute(&args.out).unwrap_or_else(|_| args.out.clone());
+    check_outputs(&out, plans, formats)?;
+    if args.boot {
+        check_bootable(formats, &args.boot_overlays, &args.boot_secure)?;
+    } else if args.boot_secure.secure_boot {
+        return Err(Failure::Input(anyhow!(
+            "--secure-boot is how --boot boots the image: add --boot"
+        )));
+    }
+    super::session::ensure_writable(&out, "--out", "choose a folder imgbuild can write")?;
+    Ok(out)
 }
 
 /// The outputs `--format` asks for.
@@ -410,6 +424,17 @@ fn trust(
             .map_err(|e| Failure::Input(anyhow!(e)))?
             .map(std::sync::Arc::new),
     })
+}
+
+/// `--timeline FILE`: the images built (their reports in `out`) drawn side by side.
+fn timeline(file: &Path, out: &Path, plans: &[planner::Plan]) -> Result<(), Failure> {
+    let reports: Vec<image::report::Report> = plans
+        .iter()
+        .filter_map(|plan| image::report::read(&out.join(&plan.image)).ok())
+        .collect();
+    let drawn = image::timeline::svg(&reports.iter().collect::<Vec<_>>());
+    std::fs::write(file, drawn)
+        .map_err(|e| Failure::Run(anyhow!("--timeline {}: {e}", file.display())))
 }
 
 /// The secrets of `--secret` and mirror.toml's `[secrets]` (`config`).
