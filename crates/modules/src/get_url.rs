@@ -285,6 +285,27 @@ fn keep_existing(
     Ok(None)
 }
 
+/// Ansible's message when the download `cached` is not the `expected` digest, else `None`.
+fn mismatch(
+    expected: Option<&(Algorithm, String)>,
+    cached: &Path,
+    dest: &Path,
+) -> Result<Option<String>, ModuleError> {
+    let Some((algorithm, hex)) = expected else {
+        return Ok(None);
+    };
+    let open = std::fs::File::open(cached).map_err(|e| ModuleError::new(e.to_string()));
+    let got = algorithm
+        .hex_digest(&mut open?)
+        .map_err(|e| ModuleError::new(e.to_string()))?;
+    Ok((got != *hex).then(|| {
+        format!(
+            "The checksum for {} did not match {hex}; it was {got}.",
+            dest.display()
+        )
+    }))
+}
+
 /// Downloads the URL through the mirror and puts it at `dest` (unless the same file is there),
 /// checking it against `expected`; failures carry Ansible's result fields.
 fn download(
@@ -337,21 +358,10 @@ fn download(
             false,
         ));
     }
-    if let Some((algorithm, hex)) = expected {
-        let open = std::fs::File::open(&cached).map_err(|e| ModuleError::new(e.to_string()));
-        let got = algorithm
-            .hex_digest(&mut open?)
-            .map_err(|e| ModuleError::new(e.to_string()))?;
-        if got != *hex {
-            // Ansible reports the download as a change even though it keeps nothing of it.
-            return Err(download_failed(
-                format!(
-                    "The checksum for {} did not match {hex}; it was {got}.",
-                    dest.display()
-                ),
-                checksum_dest.as_str() != Some(checksum_src.as_str()),
-            ));
-        }
+    if let Some(mismatch) = mismatch(expected, &cached, dest)? {
+        // Ansible reports the download as a change even though it keeps nothing of it.
+        let changed = checksum_dest.as_str() != Some(checksum_src.as_str());
+        return Err(download_failed(mismatch, changed));
     }
     let same = existing && sha256_of(&mut fs.open_read(dest)?)? == sha;
     if !same {

@@ -537,11 +537,11 @@ impl Planner<'_> {
         Ok(())
     }
 
-    fn plan_role(&mut self, role: &RoleRef, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
-        let at = Location::new(&ctx.file, role.line);
-        let role_dir = match find_role(&self.sources, &self.project.root, &role.name, at.clone()) {
-            Ok(dir) => dir,
-            // A dependency may sit beside the role that needs it, as Ansible finds it.
+    /// The folder of `role`: in the roles path, or (a dependency) beside the role that needs
+    /// it, as Ansible finds it.
+    fn role_folder(&self, role: &RoleRef, ctx: &Ctx, at: &Location) -> Result<PathBuf> {
+        match find_role(&self.sources, &self.project.root, &role.name, at.clone()) {
+            Ok(dir) => Ok(dir),
             Err(e) => ctx
                 .file
                 .ends_with("meta/main.yml")
@@ -554,8 +554,13 @@ impl Planner<'_> {
                 })
                 .flatten()
                 .filter(|beside| self.sources.is_dir(beside))
-                .ok_or(e)?,
-        };
+                .ok_or(e),
+        }
+    }
+
+    fn plan_role(&mut self, role: &RoleRef, ctx: &Ctx, out: &mut Vec<Step>) -> Result<()> {
+        let at = Location::new(&ctx.file, role.line);
+        let role_dir = self.role_folder(role, ctx, &at)?;
         let meta = role_meta(&mut self.sources, &role_dir)?;
         if let Some(meta) = &meta {
             // Dependencies run first, depth first, in the dependent role's layer: what a role
