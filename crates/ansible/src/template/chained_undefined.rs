@@ -8,6 +8,9 @@
 use std::sync::{Arc, LazyLock};
 
 use minijinja::{Environment, UndefinedBehavior};
+
+use super::templar::LazyContext;
+use super::Templar;
 use regex::Regex;
 
 /// The strict environment `env` with undefined values that chain.
@@ -36,6 +39,39 @@ pub(super) fn only_guarded(text: &str, name: &str) -> bool {
         .map(|(at, _)| at + name.len())
         .collect();
     !uses.is_empty() && uses.iter().all(|end| GUARD.is_match(&text[*end..]))
+}
+
+impl Templar {
+    /// After a strict render failed on undefined names: the render again with undefined
+    /// values that chain, when the text uses each of those names only behind `default` or a
+    /// `defined` test (see `chained_undefined`); `None` otherwise, or when that fails too.
+    pub(super) fn chained_retry<T>(
+        &self,
+        text: &str,
+        ctx: &Arc<LazyContext>,
+        deferred: bool,
+        run: impl FnOnce(&minijinja::Environment<'static>) -> Result<T, minijinja::Error>,
+    ) -> Option<T> {
+        let missing: Vec<String> = {
+            let state = ctx.lock();
+            if deferred || state.fatal.is_some() || state.missing.is_empty() {
+                return None;
+            }
+            state.missing.iter().map(|(name, _)| name.clone()).collect()
+        };
+        if !missing.iter().all(|name| only_guarded(text, name)) {
+            return None;
+        }
+        let env = chaining(self.environment());
+        let (result, deferred) = Self::tracking_deferred(ctx, || run(&env));
+        let state = ctx.lock();
+        let clean = state.fatal.is_none()
+            && state
+                .missing
+                .iter()
+                .all(|(name, _)| only_guarded(text, name));
+        result.ok().filter(|_| clean && !deferred)
+    }
 }
 
 #[cfg(test)]

@@ -253,7 +253,7 @@ impl Templar {
     }
 
     /// Runs `f` with the deferred flag cleared, and reports whether `f` used a deferred name.
-    fn tracking_deferred<T>(ctx: &LazyContext, f: impl FnOnce() -> T) -> (T, bool) {
+    pub(super) fn tracking_deferred<T>(ctx: &LazyContext, f: impl FnOnce() -> T) -> (T, bool) {
         let outer = std::mem::take(&mut ctx.lock().deferred);
         let out = f();
         let mut state = ctx.lock();
@@ -313,38 +313,6 @@ impl Templar {
                 }
             }
         }
-    }
-
-    /// After a strict render failed on undefined names: the render again with undefined
-    /// values that chain, when the text uses each of those names only behind `default` or a
-    /// `defined` test (see `chained_undefined`); `None` otherwise, or when that fails too.
-    fn chained_retry<T>(
-        &self,
-        text: &str,
-        ctx: &Arc<LazyContext>,
-        deferred: bool,
-        run: impl FnOnce(&minijinja::Environment<'static>) -> Result<T, minijinja::Error>,
-    ) -> Option<T> {
-        use super::chained_undefined::{chaining, only_guarded};
-        let missing: Vec<String> = {
-            let state = ctx.lock();
-            if deferred || state.fatal.is_some() || state.missing.is_empty() {
-                return None;
-            }
-            state.missing.iter().map(|(name, _)| name.clone()).collect()
-        };
-        if !missing.iter().all(|name| only_guarded(text, name)) {
-            return None;
-        }
-        let env = chaining(&self.env);
-        let (result, deferred) = Self::tracking_deferred(ctx, || run(&env));
-        let state = ctx.lock();
-        let clean = state.fatal.is_none()
-            && state
-                .missing
-                .iter()
-                .all(|(name, _)| only_guarded(text, name));
-        result.ok().filter(|_| clean && !deferred)
     }
 
     fn eval_in(&self, expr: &str, ctx: &Arc<LazyContext>) -> Result<Option<Json>, TemplateError> {
