@@ -40,6 +40,18 @@ pub struct TemplateParams {
     pub trim_blocks: Option<Flag>,
     /// Strip whitespace before a block tag.
     pub lstrip_blocks: Option<Flag>,
+    /// Other Jinja delimiters (`{%`, `%}`, `{{`, `}}`, `{#`, `#}`).
+    pub block_start_string: Option<Text>,
+    /// See `block_start_string`.
+    pub block_end_string: Option<Text>,
+    /// See `block_start_string`.
+    pub variable_start_string: Option<Text>,
+    /// See `block_start_string`.
+    pub variable_end_string: Option<Text>,
+    /// See `block_start_string`.
+    pub comment_start_string: Option<Text>,
+    /// See `block_start_string`.
+    pub comment_end_string: Option<Text>,
     /// Output encoding (only utf-8 is written).
     pub output_encoding: Option<Text>,
     /// Ansible's unsafe-writes switch (accepted, no effect in a rootfs).
@@ -61,9 +73,17 @@ pub fn file_options(args: &serde_json::Value) -> ansible::template::FileOptions 
                 Flag::Deferred(_) => None,
             })
     };
+    let delimiters = ansible::template::Delimiter::ALL
+        .iter()
+        .filter_map(|(which, option, _)| {
+            let text = args.get(*option)?.as_str()?;
+            Some((*which, text.to_owned()))
+        })
+        .collect();
     ansible::template::FileOptions {
         trim_blocks: flag("trim_blocks"),
         lstrip_blocks: flag("lstrip_blocks"),
+        delimiters,
     }
 }
 

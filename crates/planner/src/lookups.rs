@@ -136,13 +136,15 @@ impl Planner<'_> {
         }
         dirs.extend(self.file_search(file_folder(module), ctx));
         for name in &files {
+            // An absolute path is a file of the machine running the build, read as Ansible's
+            // controller reads it, and an input of the plan.
             if name.starts_with('/') {
-                return Err(PlanError::new(
-                    at.clone(),
-                    ErrorKind::Recipe(format!(
-                        "first_found: '{name}' must be a file of the project (a relative path): the build host's files are not inputs of the image"
-                    )),
-                ));
+                let path = PathBuf::from(name);
+                if path.is_file() {
+                    self.sources.record(&path);
+                    return Ok(Some(Json::String(name.clone())));
+                }
+                continue;
             }
             for dir in &dirs {
                 // `../vars/x.yml` is fine while it stays in the project.
@@ -158,6 +160,13 @@ impl Planner<'_> {
                     self.sources.record(&path);
                     return Ok(Some(Json::String(path.display().to_string())));
                 }
+            }
+            // A path from the project's root: what `role_path + '/files/x'` gives (the
+            // role's absolute path under Ansible, project-relative here).
+            let from_root = inside_project(Path::new(name));
+            if let Some(path) = from_root.filter(|p| self.sources.is_file(p)) {
+                self.sources.record(&path);
+                return Ok(Some(Json::String(path.display().to_string())));
             }
         }
         // A file added later under any of these names would change the plan.

@@ -35,11 +35,18 @@ pub fn parse_kv(term: &str) -> IndexMap<String, String> {
     out
 }
 
-/// `lookup('password', ...)` beyond `/dev/null`: refused, with why.
+/// `lookup('password', ...)` beyond `/dev/null` without Ansible's plugin: refused, with why.
 pub fn refuse(plugin: &str) -> Error {
     invalid(format!(
-        "lookup('{plugin}') writes a password file on the machine running the build; an image's inputs are the project's files: put what it gives in a file of the role (lookup('file')) or in a variable"
+        "lookup('{plugin}') with a file reads or writes the password file on the machine running the build, which Ansible's own plugin does, and no ansible-core is on this machine: install it (Debian's ansible, or pip install ansible-core), or use /dev/null"
     ))
+}
+
+/// Whether every `password` term is `/dev/null` (the part imgbuild implements itself).
+pub fn dev_null_only(terms: &[String]) -> bool {
+    terms
+        .iter()
+        .all(|term| term.split(' ').next() == Some("/dev/null"))
 }
 
 /// Python's `csv.reader` (excel dialect) over `text`: rows of fields.
@@ -336,13 +343,30 @@ pub fn config(state: &State, terms: &[Value], kwargs: &Kwargs) -> Result<Vec<Val
 
 /// `lookup('password', '/dev/null length=N chars=...')`: a new random password each time, as
 /// Ansible gives for `/dev/null`. Any other path is a file on the machine running the build.
-pub fn password(terms: &[String]) -> Result<Vec<Value>, Error> {
+/// Options given as keywords (`seed="foo"`) are the defaults a term's own override.
+pub fn password(terms: &[String], kwargs: &Kwargs) -> Result<Vec<Value>, Error> {
+    let mut defaults = IndexMap::new();
+    for key in ["length", "chars", "seed"] {
+        if let Some(value) = kwargs.get::<Option<Value>>(key)? {
+            let text = match value.as_str() {
+                Some(text) => text.to_owned(),
+                None if value.kind() == ValueKind::Seq => value
+                    .try_iter()
+                    .map(|items| items.map(|i| i.to_string()).collect::<Vec<_>>().join(","))
+                    .unwrap_or_default(),
+                None => value.to_string(),
+            };
+            defaults.insert(key.to_owned(), text);
+        }
+    }
     let mut out = Vec::new();
     for term in terms {
-        let (path, params) = match term.split_once(' ') {
+        let (path, own) = match term.split_once(' ') {
             Some((path, rest)) => (path, parse_kv(rest)),
             None => (term.as_str(), IndexMap::new()),
         };
+        let mut params = defaults.clone();
+        params.extend(own);
         if path != "/dev/null" {
             return Err(refuse("password"));
         }
@@ -441,12 +465,18 @@ mod tests {
 
     #[test]
     fn passwords_for_dev_null_only() {
-        let got = password(&["/dev/null length=12 chars=digits".into()]).expect("password");
+        let none = Kwargs::from_iter(std::iter::empty::<(&str, Value)>());
+        let got = password(&["/dev/null length=12 chars=digits".into()], &none).expect("password");
         let text = got[0].as_str().unwrap_or_default().to_owned();
         assert_eq!(text.len(), 12);
         assert!(text.chars().all(|c| c.is_ascii_digit()));
-        let err = password(&["/tmp/pw".into()]).expect_err("a file");
-        assert!(err.to_string().contains("writes a password file"));
+        let err = password(&["/tmp/pw".into()], &none).expect_err("a file");
+        let seeded = Kwargs::from_iter([("seed", Value::from("foo"))]);
+        let first = password(&["/dev/null".into()], &seeded).expect("seeded");
+        let inline = password(&["/dev/null seed=foo".into()], &none).expect("inline");
+        assert_eq!(first, inline);
+        assert!(err.to_string().contains("the password file"), "{err}");
+        assert!(!dev_null_only(&["/dev/null length=3".into(), "pw".into()]));
         assert_eq!(candidate_chars("digits,,"), ",0123456789");
     }
 }

@@ -136,9 +136,12 @@ pub(super) fn in_project(name: &str) -> std::borrow::Cow<'_, str> {
 }
 
 pub(super) fn safe(name: &str) -> Result<(), Error> {
-    if name.starts_with('/') || name.split('/').any(|c| c == "..") {
+    // An absolute path is a file of the machine running the build, read as Ansible's
+    // controller reads it (recorded as an input like the role's files); a relative one stays
+    // inside the folders lookups search.
+    if !name.starts_with('/') && name.split('/').any(|c| c == "..") {
         return Err(invalid(format!(
-            "lookup: '{name}' must be a file of the role (relative, no '..'): the build host's files are not inputs of the image"
+            "lookup: '{name}' leaves the folders lookups search ('..'); name the file from the role's files/ or by its absolute path"
         )));
     }
     Ok(())

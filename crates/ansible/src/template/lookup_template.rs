@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use minijinja::value::Kwargs;
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior, Value};
 
+use super::file_options::{Delimiter, FileOptions};
 use super::lookup_state::{find_file, include_loader, lookup_failed, record_read, search_dirs};
 use super::templar::current_render;
 
@@ -31,33 +32,23 @@ fn locate(name: &str) -> Result<Option<PathBuf>, Error> {
     find_file(name)
 }
 
-/// The template's text with other delimiters (`variable_start_string='[%'`, ...) made
-/// Jinja's own; a text that also holds Jinja's own is refused rather than misread.
-fn with_delimiters(text: &str, kwargs: &Kwargs) -> Result<String, Error> {
-    let mut pairs = Vec::new();
-    for (key, default) in [
-        ("variable_start_string", "{{"),
-        ("variable_end_string", "}}"),
-        ("comment_start_string", "{#"),
-        ("comment_end_string", "#}"),
+/// The delimiters `lookup('template')` takes (`variable_start_string='[%'`, ...).
+fn delimiters(kwargs: &Kwargs) -> Result<FileOptions, Error> {
+    let mut options = FileOptions::default();
+    for name in [
+        "variable_start_string",
+        "variable_end_string",
+        "comment_start_string",
+        "comment_end_string",
     ] {
-        if let Some(custom) = kwargs.get::<Option<String>>(key)? {
-            if custom != default {
-                pairs.push((custom, default));
-            }
+        if let (Some(which), Some(text)) = (
+            Delimiter::from_option(name),
+            kwargs.get::<Option<String>>(name)?,
+        ) {
+            options.delimiters.push((which, text));
         }
     }
-    if pairs.is_empty() {
-        return Ok(text.to_owned());
-    }
-    if pairs.iter().any(|(_, default)| text.contains(default)) {
-        return Err(invalid(
-            "lookup('template'): a template with other delimiters that also holds Jinja's own ({{ }}, {# #}) is beyond imgbuild",
-        ));
-    }
-    Ok(pairs.iter().fold(text.to_owned(), |t, (custom, default)| {
-        t.replace(custom.as_str(), default)
-    }))
+    Ok(options)
 }
 
 /// Ansible's `ansible_eval_concat`: a text that reads as a Python list, mapping or boolean
@@ -85,7 +76,7 @@ fn render_one(name: &str, extra: Option<&Value>, kwargs: &Kwargs) -> Result<Valu
     let (root, _) = search_dirs();
     let text = std::fs::read_to_string(root.join(&path))
         .map_err(|e| invalid(format!("lookup('template', '{name}'): {e}")))?;
-    let text = with_delimiters(&text, kwargs)?;
+    let options = delimiters(kwargs)?;
     let Some((templar, scope)) = current_render() else {
         return Err(invalid("lookup('template') outside a render"));
     };
@@ -98,7 +89,7 @@ fn render_one(name: &str, extra: Option<&Value>, kwargs: &Kwargs) -> Result<Valu
     };
     let beside = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let templar = templar.with_loader(include_loader(beside));
-    match templar.render_text(&text, &scope) {
+    match templar.render_with_options(&text, &scope, &options) {
         Ok(Some(rendered)) => Ok(Value::from(rendered)),
         Ok(None) => Err(invalid(format!(
             "lookup('template', '{name}') uses a value only the build knows; use the template module"

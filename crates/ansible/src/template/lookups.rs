@@ -63,6 +63,11 @@ const NATIVE: &[&str] = &[
     "template",
 ];
 
+/// Lookups imgbuild implements in part, whose other uses Ansible's own plugin runs:
+/// `password` for a file (imgbuild's gives `/dev/null` passwords; Ansible's reads or writes
+/// the password file on the machine running the build, as on its controller).
+const PARTLY_NATIVE: &[&str] = &["password"];
+
 /// Lookups that imgbuild does not implement but can call (the project's Python plugins).
 pub trait OtherLookups {
     /// Whether a lookup of this name is here.
@@ -79,7 +84,17 @@ pub trait OtherLookups {
 
 /// Whether imgbuild implements the lookup `name` itself.
 pub fn is_native(name: &str) -> bool {
-    NATIVE.contains(&name.strip_prefix("ansible.builtin.").unwrap_or(name))
+    NATIVE.contains(&short_name(name))
+}
+
+/// Whether imgbuild implements the lookup `name` for every use (not only some, leaving the
+/// rest to Ansible's plugin).
+pub fn is_wholly_native(name: &str) -> bool {
+    is_native(name) && !PARTLY_NATIVE.contains(&short_name(name))
+}
+
+fn short_name(name: &str) -> &str {
+    name.strip_prefix("ansible.builtin.").unwrap_or(name)
 }
 
 /// The items a lookup gives: imgbuild's own, else the Python plugin's.
@@ -109,7 +124,13 @@ fn items(
         "varnames" => lookup_lists::varnames(state, args),
         "config" => lookup_files::config(state, args, kwargs),
         "csvfile" => lookup_files::csvfile(&terms(args), kwargs),
-        "password" => lookup_files::password(&terms(args)),
+        "password" => {
+            let terms = terms(args);
+            match python.filter(|p| !lookup_files::dev_null_only(&terms) && p.has_lookup(plugin)) {
+                Some(python) => python.run_lookup(state, plugin, args, kwargs),
+                None => lookup_files::password(&terms, kwargs),
+            }
+        }
         "url" => super::lookup_url::url(state, &terms(args), kwargs),
         "pipe" => super::lookup_command::pipe(&terms(args)),
         "lines" => super::lookup_command::lines(&terms(args)),

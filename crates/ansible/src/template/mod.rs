@@ -7,6 +7,7 @@ mod chained_undefined;
 mod environment;
 mod error;
 mod expression;
+mod file_options;
 mod file_tests;
 pub mod filters;
 mod human_filters;
@@ -42,10 +43,11 @@ mod url_filters;
 
 pub use error::{Condition, TemplateError};
 pub use expression::{contains_template, is_template, single_expression};
+pub use file_options::{Delimiter, FileOptions};
 pub use filters::{ansible_bool_str, OMIT};
 pub use jinja_tests::compare_versions;
 pub use python_plugins::PythonPlugins;
-pub use templar::{FileOptions, Templar};
+pub use templar::Templar;
 
 #[cfg(test)]
 mod unit_tests;

@@ -414,7 +414,7 @@ fn native(env: &minijinja::Environment<'static>, kind: PluginKind, name: &str) -
         return true;
     }
     let (expr, unknown) = match kind {
-        PluginKind::Lookup => return super::lookups::is_native(name),
+        PluginKind::Lookup => return super::lookups::is_wholly_native(name),
         PluginKind::Filter => (format!("none | {name}"), ErrorKind::UnknownFilter),
         PluginKind::Test => (format!("none is {name}"), ErrorKind::UnknownTest),
     };

@@ -13,6 +13,7 @@ use serde_json::Value as Json;
 
 use super::error::{Condition, TemplateError};
 use super::expression::{contains_template, is_template, single_expression};
+use super::file_options::FileOptions;
 use crate::vars::{Scope, VarValue};
 
 /// The shared minijinja environment with Ansible's filters and tests.
@@ -81,6 +82,36 @@ impl Templar {
         if !is_template(text) {
             return Ok(Some(text.to_owned()));
         }
+        self.render_any_text(text, scope)
+    }
+
+    /// A text rendered with a template file's options (no `#jinja2:` line read).
+    pub(super) fn render_with_options(
+        &self,
+        text: &str,
+        scope: &Scope,
+        options: &FileOptions,
+    ) -> Result<Option<String>, TemplateError> {
+        self.with_options(options)?
+            .render_file_text(text, scope, options)
+    }
+
+    /// A template file's text: with other delimiters, rendered whether or not it holds Jinja's.
+    fn render_file_text(
+        &self,
+        text: &str,
+        scope: &Scope,
+        options: &FileOptions,
+    ) -> Result<Option<String>, TemplateError> {
+        if options.has_delimiters() {
+            self.render_any_text(text, scope)
+        } else {
+            self.render_text(text, scope)
+        }
+    }
+
+    /// [`Self::render_text`] for a text whose delimiters may be other than Jinja's own.
+    fn render_any_text(&self, text: &str, scope: &Scope) -> Result<Option<String>, TemplateError> {
         let _rendering = Rendering::enter(self, scope);
         let ctx = self.context(scope);
         let result = self.render_to_string_in(text, &ctx);
@@ -100,7 +131,8 @@ impl Templar {
         if options == FileOptions::default() {
             return self.render_text(body, scope);
         }
-        self.with_options(options).render_text(body, scope)
+        self.with_options(&options)?
+            .render_file_text(body, scope, &options)
     }
 
     /// [`Self::render_file`] for the file at `path` (relative to the project root) while a
@@ -119,20 +151,20 @@ impl Templar {
             .parent()
             .map(std::path::Path::to_path_buf)
             .unwrap_or_default();
-        self.with_options(options)
+        self.with_options(&options)?
             .with_loader(super::lookup_state::include_loader(beside))
-            .render_text(body, scope)
+            .render_file_text(body, scope, &options)
     }
 
-    /// This templar with a template file's `trim_blocks` and `lstrip_blocks`.
-    fn with_options(&self, options: FileOptions) -> Templar {
-        if options == FileOptions::default() {
-            return self.clone();
+    /// This templar with a template file's options (`trim_blocks`, `lstrip_blocks`, other
+    /// delimiters).
+    fn with_options(&self, options: &FileOptions) -> Result<Templar, TemplateError> {
+        if *options == FileOptions::default() {
+            return Ok(self.clone());
         }
         let mut env = (*self.env).clone();
-        env.set_trim_blocks(options.trim_blocks.unwrap_or(true));
-        env.set_lstrip_blocks(options.lstrip_blocks.unwrap_or(false));
-        Templar { env: Arc::new(env) }
+        options.apply(&mut env)?;
+        Ok(Templar { env: Arc::new(env) })
     }
 
     /// Evaluates a bare expression (`when:`, `loop:` without braces). `Ok(None)`: deferred.
@@ -276,10 +308,14 @@ impl Templar {
             // Ansible's templar turns text that reads as a list, mapping or boolean into one
             // (`ansible_eval_concat`), whatever gave it: a lookup's JSON, a variable's text.
             let keeps_text = super::literal::keeps_text(s);
+            let bare_name = is_bare_name(expr) && ctx.scope.get(expr.trim()).is_some();
             return Ok(self.eval_in(expr, ctx)?.map(|value| match value {
                 Json::String(text) if !keeps_text => {
                     super::literal::convert(&text).unwrap_or(Json::String(text))
                 }
+                // Ansible's finalize renders None as '', except for `{{ name }}` alone, which
+                // its templar gives as the variable's own value.
+                Json::Null if !bare_name => Json::String(String::new()),
                 other => other,
             }));
         }
@@ -417,6 +453,13 @@ fn plain_spaces_in_tags(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Whether an expression is one name (Ansible's `SINGLE_VAR`, which then looks the name up
+/// among the variables).
+fn is_bare_name(expr: &str) -> bool {
+    let name = expr.trim();
+    !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
 /// Where in a template an error is: the line it names (and its number in a template of several
 /// lines), not the whole text.
 fn excerpt(text: &str, line: Option<usize>) -> String {
@@ -432,58 +475,6 @@ fn excerpt(text: &str, line: Option<usize>) -> String {
         (0 | 1, _) => short(text),
         (_, Some(n)) if n >= 1 && n <= lines.len() => format!("line {n} {}", short(lines[n - 1])),
         _ => short(text),
-    }
-}
-
-/// How a template file is rendered, as the `template` module's options say (`None`: Ansible's
-/// default, trim_blocks on and lstrip_blocks off).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FileOptions {
-    /// Drop the newline after a block tag.
-    pub trim_blocks: Option<bool>,
-    /// Strip spaces before a block tag.
-    pub lstrip_blocks: Option<bool>,
-}
-
-impl FileOptions {
-    /// These options with a `#jinja2:` first line applied, and the text without that line.
-    fn with_header(self, text: &str) -> Result<(Self, &str), TemplateError> {
-        let Some(rest) = text.strip_prefix("#jinja2:") else {
-            return Ok((self, text));
-        };
-        let (line, body) = rest.split_once('\n').unwrap_or((rest, ""));
-        let mut options = self;
-        for pair in line.split(',') {
-            let (key, value) = pair.split_once(':').ok_or_else(|| TemplateError::Other {
-                line: None,
-                template: "#jinja2:".into(),
-                message: format!("the '#jinja2:' line: '{pair}' is not 'key: value'"),
-            })?;
-            let value = match value.trim() {
-                "True" | "true" => true,
-                "False" | "false" => false,
-                other => {
-                    return Err(TemplateError::Other {
-                        line: None,
-                        template: "#jinja2:".into(),
-                        message: format!(
-                            "the '#jinja2:' line: {}: '{other}' is not True or False",
-                            key.trim()
-                        ),
-                    })
-                }
-            };
-            match key.trim() {
-                "trim_blocks" => options.trim_blocks = Some(value),
-                "lstrip_blocks" => options.lstrip_blocks = Some(value),
-                other => {
-                    return Err(TemplateError::Other { line: None, template: "#jinja2:".into(), message: format!(
-                        "the '#jinja2:' line sets '{other}', which imgbuild does not support (trim_blocks, lstrip_blocks)"
-                    ) })
-                }
-            }
-        }
-        Ok((options, body))
     }
 }
 

@@ -261,7 +261,12 @@ fn lookups_read_role_files_and_record_them() {
         reads.contains(&PathBuf::from("roles/r/files/motd")),
         "{reads:?}"
     );
-    assert!(render(&t, "{{ lookup('file', '/etc/passwd') }}", &sc).is_err());
+    // An absolute path is the building machine's file, read (and recorded) as Ansible's
+    // controller reads it; a relative path may not leave the search folders.
+    let hostname = render(&t, "{{ lookup('file', '/proc/sys/kernel/ostype') }}", &sc);
+    assert_eq!(hostname, Ok(Some(json!("Linux"))));
+    assert!(lookups::take_reads().contains(&PathBuf::from("/proc/sys/kernel/ostype")));
+    assert!(render(&t, "{{ lookup('file', '../../etc/passwd') }}", &sc).is_err());
     // Absolute paths are tested on the machine running the build, as Ansible's controller does.
     assert_eq!(
         render(
@@ -462,7 +467,7 @@ fn option_lookups_and_includes_work_as_ansibles() {
         ),
         (
             "{{ lookup('password', '/tmp/x') }}",
-            "writes a password file",
+            "no ansible-core is on this machine",
         ),
         (
             "{{ q('first_found', 'nope') }}",
@@ -565,4 +570,37 @@ fn subelements_filter_pairs_items_with_their_subelements() {
         Ok(Some(json!(["k1"]))),
         "the item keeps its list, as Ansible's filter gives it"
     );
+}
+
+#[test]
+fn a_template_file_with_other_delimiters_keeps_jinjas_own_as_text() {
+    use super::{Delimiter, FileOptions};
+    let t = Templar::new();
+    let sc = scope(&[("name", json!("node"))]);
+    let options = FileOptions {
+        delimiters: vec![
+            (Delimiter::VariableStart, "[[".into()),
+            (Delimiter::VariableEnd, "]]".into()),
+            (Delimiter::CommentStart, "[#".into()),
+            (Delimiter::CommentEnd, "#]".into()),
+        ],
+        ..FileOptions::default()
+    };
+    let text = "[# note #]host [[ name ]] keeps {{ literal }}\n";
+    let out = t.render_file(text, &sc, options).expect("renders");
+    assert_eq!(out.as_deref(), Some("host node keeps {{ literal }}\n"));
+}
+
+#[test]
+fn none_renders_as_ansibles_finalize_renders_it() {
+    let t = Templar::new();
+    let sc = scope(&[("nv", Json::Null)]);
+    assert_eq!(render(&t, "{{ nv }}", &sc), Ok(Some(Json::Null)));
+    assert_eq!(render(&t, "{{ None }}", &sc), Ok(Some(json!(""))));
+    assert_eq!(
+        render(&t, "{{ nv if true else 1 }}", &sc),
+        Ok(Some(json!("")))
+    );
+    assert_eq!(render(&t, "x{{ None }}", &sc), Ok(Some(json!("x"))));
+    assert_eq!(render(&t, "{{ [None] }}", &sc), Ok(Some(json!([null]))));
 }
