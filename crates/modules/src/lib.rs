@@ -221,6 +221,7 @@ registry! {
     assemble: target,
     authorized_key: target,
     assert: controller,
+    async_status: controller,
     blockinfile: target,
     command: target,
     copy: target,

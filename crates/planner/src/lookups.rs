@@ -100,6 +100,31 @@ impl Planner<'_> {
         Ok(found)
     }
 
+    /// Where `name` is for first_found: an absolute path is a file of the machine running the
+    /// build, read as Ansible's controller reads it; a relative one is looked for in `dirs`
+    /// (`../vars/x.yml` is fine while it stays in the project), then from the project's root
+    /// (what `role_path + '/files/x'` gives: the role's absolute path under Ansible,
+    /// project-relative here).
+    fn first_file(&self, name: &str, dirs: &[PathBuf], at: &Location) -> Result<Option<PathBuf>> {
+        if name.starts_with('/') {
+            return Ok(Some(PathBuf::from(name)).filter(|p| p.is_file()));
+        }
+        for dir in dirs {
+            let Some(path) = inside_project(&dir.join(name)) else {
+                return Err(PlanError::new(
+                    at.clone(),
+                    ErrorKind::Recipe(format!(
+                        "first_found: '{name}' leaves the project; name a file inside it"
+                    )),
+                ));
+            };
+            if self.sources.is_file(&path) {
+                return Ok(Some(path));
+            }
+        }
+        Ok(inside_project(Path::new(name)).filter(|p| self.sources.is_file(p)))
+    }
+
     /// `with_first_found` / `lookup('first_found')`: the first of the named files that exists,
     /// as a project path; `None` when `skip: true` and none does.
     pub(crate) fn first_found(
@@ -136,37 +161,9 @@ impl Planner<'_> {
         }
         dirs.extend(self.file_search(file_folder(module), ctx));
         for name in &files {
-            // An absolute path is a file of the machine running the build, read as Ansible's
-            // controller reads it, and an input of the plan.
-            if name.starts_with('/') {
-                let path = PathBuf::from(name);
-                if path.is_file() {
-                    self.sources.record(&path);
-                    return Ok(Some(Json::String(name.clone())));
-                }
-                continue;
-            }
-            for dir in &dirs {
-                // `../vars/x.yml` is fine while it stays in the project.
-                let Some(path) = inside_project(&dir.join(name)) else {
-                    return Err(PlanError::new(
-                        at.clone(),
-                        ErrorKind::Recipe(format!(
-                            "first_found: '{name}' leaves the project; name a file inside it"
-                        )),
-                    ));
-                };
-                if self.sources.is_file(&path) {
-                    self.sources.record(&path);
-                    return Ok(Some(Json::String(path.display().to_string())));
-                }
-            }
-            // A path from the project's root: what `role_path + '/files/x'` gives (the
-            // role's absolute path under Ansible, project-relative here).
-            let from_root = inside_project(Path::new(name));
-            if let Some(path) = from_root.filter(|p| self.sources.is_file(p)) {
-                self.sources.record(&path);
-                return Ok(Some(Json::String(path.display().to_string())));
+            if let Some(found) = self.first_file(name, &dirs, at)? {
+                self.sources.record(&found);
+                return Ok(Some(Json::String(found.display().to_string())));
             }
         }
         // A file added later under any of these names would change the plan.

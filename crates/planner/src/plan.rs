@@ -105,6 +105,14 @@ pub struct PlannedTask {
     /// `register:`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub register: Option<String>,
+    /// Delegated to a host the build cannot reach, with `ignore_unreachable`: the build
+    /// registers the task unreachable (`unreachable: true`, this message) and goes on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreachable: Option<String>,
+    /// `async` with `poll: 0`: the task registers a started job (`ansible_job_id`, `finished:
+    /// 0`) and its result is what `async_status` reports (it has run to its end by then).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
     /// `notify:`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notify: Vec<String>,

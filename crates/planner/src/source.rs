@@ -37,6 +37,11 @@ impl Sources {
         self
     }
 
+    /// The folder every path is relative to.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
     /// Whether a regular file exists at `rel`.
     pub fn is_file(&self, rel: &Path) -> bool {
         self.root.join(rel).is_file()

@@ -135,8 +135,10 @@ pub struct TaskDef<'n> {
     pub no_log: Option<Json>,
     /// `become`, `become_user`, `become_method` as written.
     pub become_keywords: BecomeKeywords,
-    /// `async:` as written (the task still runs synchronously).
+    /// `async:` as written (the task runs to its end before the next one starts).
     pub async_val: Option<Json>,
+    /// `poll:` as written (`0` with `async`: the task registers a job for `async_status`).
+    pub poll_val: Option<Json>,
     /// `check_mode:` as written.
     pub check_mode: Option<Json>,
     /// `diff:` as written.
@@ -147,6 +149,11 @@ pub struct TaskDef<'n> {
     /// Set by the planner: `delegate_to` names the controller, and the task works in the
     /// build's controller folder.
     pub on_controller: bool,
+    /// `ignore_unreachable:` as written.
+    pub ignore_unreachable: Option<Json>,
+    /// Set by the planner: the task is delegated to another host and tolerates it being
+    /// unreachable; the build registers it unreachable, with this message.
+    pub unreachable: Option<String>,
     /// A keyword an image build does not run (`local_action`, ...), with why: an error for a
     /// task; a handler that has one is refused only if something notifies it, as Ansible runs
     /// a handler only when notified.
@@ -222,18 +229,17 @@ const KEYWORDS: &[&str] = &[
     "throttle",
     "timeout",
     "debugger",
-    "ignore_unreachable",
 ];
 
 /// Keywords an image build accepts with a different meaning, and the note the plan shows.
 const ACCEPTED_WITH_NOTE: &[(&str, &str)] = &[
     (
         "async",
-        "async/poll: the task runs synchronously in an image build",
+        "async: the task runs to its end before the next one starts (with poll: 0, it registers the job async_status reports)",
     ),
     (
         "poll",
-        "async/poll: the task runs synchronously in an image build",
+        "async: the task runs to its end before the next one starts (with poll: 0, it registers the job async_status reports)",
     ),
     (
         "connection",

@@ -1,9 +1,13 @@
-//! Ansible's `version` test.
+//! Ansible's `version` test (`version_compare`), in every version scheme it takes.
 
 use std::cmp::Ordering;
 
 use minijinja::value::Kwargs;
 use minijinja::{Error, ErrorKind, Value};
+
+#[cfg(test)]
+use super::version_types::compare_versions;
+use super::version_types::Scheme;
 
 /// Registers every test of this module on `env`.
 pub fn register(env: &mut minijinja::Environment<'static>) {
@@ -11,55 +15,48 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_test("version_compare", version);
 }
 
-#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Part {
-    Num(u64),
-    Text(String),
-}
-
-/// Splits a version the way Python's `LooseVersion` does: runs of digits and of letters.
-fn loose_parts(version: &str) -> Vec<Part> {
-    let mut parts = Vec::new();
-    let mut chars = version.chars().peekable();
-    while let Some(&c) = chars.peek() {
-        if c.is_ascii_digit() {
-            let mut n = String::new();
-            while let Some(d) = chars.peek().copied().filter(char::is_ascii_digit) {
-                n.push(d);
-                chars.next();
-            }
-            parts.push(n.parse().map(Part::Num).unwrap_or(Part::Text(n)));
-        } else if c.is_alphabetic() {
-            let mut t = String::new();
-            while let Some(a) = chars.peek().copied().filter(|c| c.is_alphabetic()) {
-                t.push(a);
-                chars.next();
-            }
-            parts.push(Part::Text(t));
-        } else {
-            chars.next();
-        }
-    }
-    parts
-}
-
-/// Compares two versions loosely (numbers numerically, text lexically).
-pub fn compare_versions(a: &str, b: &str) -> Ordering {
-    loose_parts(a).cmp(&loose_parts(b))
-}
-
 fn version(
     value: Value,
     other: Value,
     operator: Option<String>,
+    strict: Option<bool>,
     kwargs: Kwargs,
 ) -> Result<bool, Error> {
-    let _: Option<bool> = kwargs.get("strict")?;
-    let _: Option<String> = kwargs.get("version_type")?;
+    let strict = match strict {
+        Some(strict) => Some(strict),
+        None => kwargs.get("strict")?,
+    };
+    let version_type: Option<String> = kwargs.get("version_type")?;
     let op_kw: Option<String> = kwargs.get("operator")?;
     kwargs.assert_all_used()?;
-    let operator = operator.or(op_kw).unwrap_or_else(|| "==".into());
-    let ordering = compare_versions(&value.to_string(), &other.to_string());
+    let failed = |message: String| Error::new(ErrorKind::InvalidOperation, message);
+    if strict.is_some() && version_type.is_some() {
+        return Err(failed(
+            "Cannot specify both 'strict' and 'version_type'".into(),
+        ));
+    }
+    let (value, other) = (value.to_string(), other.to_string());
+    if value.is_empty() {
+        return Err(failed("Input version value cannot be empty".into()));
+    }
+    if other.is_empty() {
+        return Err(failed(
+            "Version parameter to compare against cannot be empty".into(),
+        ));
+    }
+    let scheme = match (strict, version_type.as_deref()) {
+        (Some(true), _) => Scheme::Strict,
+        (_, Some(name)) => Scheme::named(name).ok_or_else(|| {
+            failed(format!(
+                "Invalid version type ({name}). Must be one of loose, pep440, semantic, semver, strict"
+            ))
+        })?,
+        _ => Scheme::Loose,
+    };
+    let operator = operator.or(op_kw).unwrap_or_else(|| "eq".into());
+    let ordering = scheme
+        .compare(&value, &other)
+        .map_err(|why| failed(format!("Version comparison failed: {why}")))?;
     Ok(match operator.as_str() {
         "<" | "lt" => ordering == Ordering::Less,
         "<=" | "le" => ordering != Ordering::Greater,
@@ -68,10 +65,9 @@ fn version(
         "==" | "=" | "eq" => ordering == Ordering::Equal,
         "!=" | "<>" | "ne" => ordering != Ordering::Equal,
         other => {
-            return Err(Error::new(
-                ErrorKind::InvalidOperation,
-                format!("version: unknown operator '{other}'; use one of < <= > >= == !="),
-            ))
+            return Err(failed(format!(
+                "Invalid operator type ({other}). Must be one of <, lt, <=, le, >, gt, >=, ge, ==, =, eq, !=, <>, ne"
+            )))
         }
     })
 }

@@ -10,6 +10,7 @@ mod expression;
 mod file_options;
 mod file_tests;
 pub mod filters;
+mod hostvars;
 mod human_filters;
 mod jinja_tests;
 mod literal;
@@ -39,15 +40,18 @@ mod result_tests;
 mod select_filters;
 mod set_filters;
 mod templar;
+mod template_vars;
 mod url_filters;
+mod version_types;
 
 pub use error::{Condition, TemplateError};
 pub use expression::{contains_template, is_template, single_expression};
 pub use file_options::{Delimiter, FileOptions};
 pub use filters::{ansible_bool_str, OMIT};
-pub use jinja_tests::compare_versions;
 pub use python_plugins::PythonPlugins;
 pub use templar::Templar;
+pub use template_vars::template_vars;
+pub use version_types::compare_versions;
 
 #[cfg(test)]
 mod unit_tests;

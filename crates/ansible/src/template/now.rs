@@ -264,6 +264,12 @@ fn tzif_offset(data: &[u8], secs: i64) -> Option<i64> {
     be32(types + index * 6)
 }
 
+/// A moment (seconds and microseconds since the epoch) in the local time of the machine
+/// running the build, as Python prints a `datetime`.
+pub(super) fn local_datetime_text(secs: i64, micro: u32) -> String {
+    DateTime::from_unix(secs + local_offset(secs), micro).to_string()
+}
+
 /// `now(utc=False, fmt=None)`.
 pub fn now(
     state: &State,

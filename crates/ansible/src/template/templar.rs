@@ -584,10 +584,7 @@ impl LazyContext {
             }
             Some(VarValue::Open(known)) => {
                 // Not cached: the mapping holds this context, which must not hold it back.
-                return Some(Value::from_object(OpenMapping {
-                    known: known.clone(),
-                    context: self.clone(),
-                }));
+                return Some(self.open_mapping(known));
             }
             Some(VarValue::Known(value)) => {
                 let value = Value::from_serialize(value);
@@ -641,21 +638,8 @@ impl LazyContext {
         if name == "vars" {
             return Some(Value::from_dyn_object(self.clone()));
         }
-        // The build has one host, the image: hostvars[inventory_hostname] is `vars`.
         if name == "hostvars" {
-            let host = self
-                .scope
-                .get("inventory_hostname")
-                .and_then(|v| match v {
-                    VarValue::Raw(serde_json::Value::String(s)) => Some(s.clone()),
-                    _ => None,
-                })
-                .unwrap_or_else(|| "localhost".into());
-            let vars = Value::from_dyn_object(self.clone());
-            return Some(Value::from_iter([
-                (host, vars.clone()),
-                ("localhost".to_owned(), vars),
-            ]));
+            return Some(self.hostvars());
         }
         if self.templar.is_global(name) {
             // A function (`lookup`, `range`, ...): minijinja finds it beside the variables.
@@ -710,40 +694,6 @@ impl Object for LazyContext {
     fn enumerate(self: &Arc<Self>) -> Enumerator {
         let names: Vec<Value> = self.scope.names().into_iter().map(Value::from).collect();
         Enumerator::Values(names)
-    }
-}
-
-/// A mapping the build may add keys to ([`VarValue::Open`]): a known key is its value; any
-/// other key, or going through the whole mapping, makes the render deferred.
-#[derive(Debug)]
-struct OpenMapping {
-    known: serde_json::Value,
-    context: Arc<LazyContext>,
-}
-
-impl Object for OpenMapping {
-    fn repr(self: &Arc<Self>) -> ObjectRepr {
-        ObjectRepr::Map
-    }
-
-    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
-        match key.as_str().and_then(|k| self.known.get(k)) {
-            Some(value) => Some(Value::from_serialize(value)),
-            None => {
-                self.context.lock().deferred = true;
-                Some(Value::UNDEFINED)
-            }
-        }
-    }
-
-    fn enumerate(self: &Arc<Self>) -> Enumerator {
-        self.context.lock().deferred = true;
-        let keys = self
-            .known
-            .as_object()
-            .map(|m| m.keys().map(|k| Value::from(k.as_str())).collect())
-            .unwrap_or_default();
-        Enumerator::Values(keys)
     }
 }
 

@@ -604,3 +604,18 @@ fn none_renders_as_ansibles_finalize_renders_it() {
     assert_eq!(render(&t, "x{{ None }}", &sc), Ok(Some(json!("x"))));
     assert_eq!(render(&t, "{{ [None] }}", &sc), Ok(Some(json!([null]))));
 }
+
+#[test]
+fn hostvars_localhost_is_the_implicit_controller_host() {
+    let t = Templar::new();
+    let sc = scope(&[
+        ("inventory_hostname", json!("node-image")),
+        ("site", json!("lab")),
+    ]);
+    let got = render(
+        &t,
+        "{{ hostvars['localhost']['ansible_connection'] }} {{ hostvars['localhost'].site }} {{ hostvars['localhost'].inventory_hostname }} {{ hostvars[inventory_hostname].inventory_hostname }}",
+        &sc,
+    );
+    assert_eq!(got, Ok(Some(json!("local lab localhost node-image"))));
+}

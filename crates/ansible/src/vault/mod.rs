@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 pub use crypto::{DEFAULT_LABEL, HEADER};
 pub use error::VaultError;
 pub use passwords::{load, PasswordSources};
-pub use redact::{marker, redact, redact_json, reveal, PASSWORD_MARKER};
+pub use redact::{is_vault_value, marker, redact, redact_json, reveal, PASSWORD_MARKER};
 
 /// One password and the vault id (label) it was given for.
 #[derive(Clone)]

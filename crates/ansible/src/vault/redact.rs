@@ -46,6 +46,15 @@ pub fn reveal(clear: &str, marker: &str) {
     revealed.sort_by_key(|r| std::cmp::Reverse(r.clear.len()));
 }
 
+/// Whether `text` is a value a vault text opened to (not a password): what Ansible's
+/// `vault_encrypted` test finds a vaulted variable to be.
+pub fn is_vault_value(text: &str) -> bool {
+    let revealed = REVEALED.lock().unwrap_or_else(|e| e.into_inner());
+    revealed
+        .iter()
+        .any(|r| r.clear == text && r.marker != PASSWORD_MARKER)
+}
+
 /// `text` with every registered clear text replaced by its marker (longest first, in one pass,
 /// so a marker is never rewritten).
 pub fn redact(text: &str) -> String {
@@ -101,6 +110,8 @@ mod tests {
     #[test]
     fn clear_texts_become_markers_longest_first() {
         reveal("redact-unit-secret", "<vault:1111111111111111>");
+        assert!(is_vault_value("redact-unit-secret"));
+        assert!(!is_vault_value("redact-unit-other"));
         reveal("redact-unit-secret-longer", "<vault:2222222222222222>");
         assert_eq!(
             redact("a redact-unit-secret-longer and redact-unit-secret."),

@@ -54,6 +54,19 @@ impl Executor<'_> {
             // An error Ansible meets when the task runs, left to the build by the plan.
             return self.fail_run(task, msg.clone());
         }
+        if let Some(msg) = &task.unreachable {
+            // Delegated to a host no build reaches, with ignore_unreachable: as Ansible
+            // registers an unreachable host's task, without failing it.
+            let mut result = Map::new();
+            result.insert("unreachable".into(), Json::Bool(true));
+            result.insert("msg".into(), Json::from(msg.clone()));
+            return Run {
+                status: Status::Ok,
+                result,
+                failure: None,
+                msg: Some(msg.clone()),
+            };
+        }
         let args = match self.args(task, &scope) {
             Ok(args) => args,
             Err(msg) => return self.fail_run(task, msg),
@@ -99,8 +112,9 @@ impl Executor<'_> {
             }
             let mut run = self.judge(task, outcome, scope);
             if let Some(retry) = &task.until {
-                let done =
-                    run.failure.is_none() && self.until_holds(task, &retry.until, &run, scope);
+                // As ansible-core's TaskExecutor: `until` is asked of every attempt's result,
+                // a failed one too (which stays failed when `until` holds).
+                let done = self.until_holds(task, &retry.until, &run, scope);
                 if !done && attempt < attempts {
                     std::thread::sleep(Duration::from_secs_f64(delay));
                     continue;
@@ -136,10 +150,12 @@ impl Executor<'_> {
     fn until_holds(&self, task: &PlannedTask, until: &str, run: &Run, scope: &Scope) -> bool {
         let mut bound = Layer::new();
         if let Some(register) = &task.register {
-            bound.insert(
-                register.clone(),
-                VarValue::Known(Json::Object(run.result.clone())),
-            );
+            // The attempt's result says whether it failed, as Ansible's does by then.
+            let mut result = run.result.clone();
+            result
+                .entry("failed")
+                .or_insert(json!(run.failure.is_some()));
+            bound.insert(register.clone(), VarValue::Known(Json::Object(result)));
         }
         let until_scope = scope.with_facts_set(Arc::new(
             self.facts_set

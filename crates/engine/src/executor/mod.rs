@@ -2,6 +2,7 @@
 //! `rescue`/`always`, `ignore_errors`, `changed_when`/`failed_when`, `until`/`retries`, task
 //! environment, handlers flushed at the end of each role, check and diff mode.
 
+mod async_jobs;
 mod attempts;
 mod controller;
 mod controller_folder;
@@ -386,7 +387,17 @@ impl<'a> Executor<'a> {
                 .as_ref()
                 .is_some_and(|v| self.truthy(task, v));
         self.initramfs_after_task(task, target);
-        let result = registered_result(task, run.result, run.failure.as_ref(), run.status);
+        let mut result = registered_result(task, run.result, run.failure.as_ref(), run.status);
+        // A job started in the background: its failure is its result's, which async_status
+        // reports; the task that started it succeeds, as under Ansible.
+        let (run_failure, run_status) = match task.background && run.status != Status::Skipped {
+            true => {
+                result = self.start_job(result);
+                (None, Status::Changed)
+            }
+            false => (run.failure, run.status),
+        };
+        let ignored = ignored && run_failure.is_some();
         if let Some(register) = &task.register {
             let registered = match &task.item {
                 Some(item) => self.planned_loop_result(task, item, &result),
@@ -395,16 +406,16 @@ impl<'a> Executor<'a> {
             Arc::make_mut(&mut self.facts_set)
                 .insert(register.clone(), VarValue::Known(registered));
         }
-        if run.status != Status::Skipped {
+        if run_status != Status::Skipped {
             report.tasks += 1;
         }
-        if run.status == Status::Changed {
+        if run_status == Status::Changed {
             report.changed += 1;
             self.notify(task)?;
         }
-        let msg = run.failure.as_ref().map(|f| f.msg.clone()).or(run.msg);
+        let msg = run_failure.as_ref().map(|f| f.msg.clone()).or(run.msg);
         let seconds = started.elapsed().as_secs_f64();
-        if run.status != Status::Skipped {
+        if run_status != Status::Skipped {
             report.costs.push(crate::costs::TaskCost {
                 task: task.name.clone(),
                 source: task.source.clone(),
@@ -416,16 +427,16 @@ impl<'a> Executor<'a> {
             role: task.role.clone(),
             task: task.name.clone(),
             source: task.source.clone(),
-            status: if run.failure.is_some() {
+            status: if run_failure.is_some() {
                 Status::Failed
             } else {
-                run.status
+                run_status
             },
             seconds,
             msg,
             ignored,
         });
-        match run.failure {
+        match run_failure {
             Some(failure) if !ignored => Err(Box::new(failure)),
             _ => Ok(()),
         }
@@ -583,6 +594,29 @@ impl<'a> Executor<'a> {
         }
     }
 
+    /// A template the plan left to the build (it uses a registered result), rendered now with
+    /// the template variables of its file.
+    fn render_template_now(
+        &self,
+        file: &str,
+        args: &Json,
+        scope: &Scope,
+    ) -> Result<String, ModuleError> {
+        let text = std::fs::read_to_string(self.project_root.join(file))
+            .map_err(|e| ModuleError::new(format!("{file}: {e}")))?;
+        let options = modules::template::file_options(args);
+        let arg = |name: &str| args.get(name).and_then(Json::as_str);
+        let vars = planner::template::template_vars(
+            arg("src").unwrap_or(file),
+            &self.project_root.join(file),
+            arg("dest"),
+        );
+        self.templar
+            .render_file(&text, &scope.with_layer(vars), options)
+            .map_err(|e| ModuleError::new(format!("{file}: {e}")))?
+            .ok_or_else(|| ModuleError::new(format!("{file} uses a result no task registered")))
+    }
+
     /// Runs a module in the target (or the controller folder, for a task delegated to
     /// `localhost`), with the task's project file, rendered template and environment.
     fn run_target_module(
@@ -600,16 +634,7 @@ impl<'a> Executor<'a> {
         let rendered = match (&task.rendered, is_template, local_file) {
             (Some(text), _, _) => Some(text.as_str()),
             (None, true, Some(file)) => {
-                let text = std::fs::read_to_string(self.project_root.join(file))
-                    .map_err(|e| ModuleError::new(format!("{file}: {e}")))?;
-                let options = modules::template::file_options(args);
-                rendered_now = self
-                    .templar
-                    .render_file(&text, scope, options)
-                    .map_err(|e| ModuleError::new(format!("{file}: {e}")))?
-                    .ok_or_else(|| {
-                        ModuleError::new(format!("{file} uses a result no task registered"))
-                    })?;
+                rendered_now = self.render_template_now(file, args, scope)?;
                 Some(rendered_now.as_str())
             }
             _ => None,
@@ -697,6 +722,10 @@ mod controller_modules {
     pub mod ping {
         use super::*;
         pub const SPEC: RunController = |_, call| controller::ping(call.args);
+    }
+    pub mod async_status {
+        use super::*;
+        pub const SPEC: RunController = |ex, call| ex.async_status(call.args);
     }
     pub mod assert {
         use super::*;

@@ -39,6 +39,15 @@ fn module_of(action: &Action) -> Option<&'static ModuleSpec> {
     }
 }
 
+/// Whether the task says `ignore_unreachable: true` (as written: a boolean or its words).
+fn tolerates_unreachable(def: &TaskDef) -> bool {
+    match &def.ignore_unreachable {
+        Some(Json::Bool(b)) => *b,
+        Some(Json::String(s)) => crate::template::ansible_bool_str(s),
+        _ => false,
+    }
+}
+
 impl Planner<'_> {
     /// Judges `def`'s `delegate_to` (or its block's): marks a task that works in the
     /// controller folder, returns the refusal of one that cannot run anywhere.
@@ -62,6 +71,13 @@ impl Planner<'_> {
             Delegation::Image => None,
             Delegation::ControllerFolder => {
                 def.on_controller = true;
+                None
+            }
+            Delegation::Refused(_) if !is_controller(&host) && tolerates_unreachable(def) => {
+                def.unreachable = Some(format!(
+                    "Failed to connect to the host '{}': an image build reaches no host but the image (ignore_unreachable)",
+                    host.as_str().map_or_else(|| host.to_string(), str::to_owned)
+                ));
                 None
             }
             Delegation::Refused(error) => Some(error),

@@ -62,7 +62,7 @@ impl Planner<'_> {
         let pass = &with_environment_variable(pass, &environment);
         let raw_args = &with_module_defaults(def, spec, raw_args, pass, ctx, at)?;
         let rendered = self.render_args(spec, raw_args, pass, at, label)?;
-        self.refuse_async(def, spec.name, &pass.scope, at)?;
+        let background = self.refuse_async(def, spec.name, &pass.scope, at)?;
         let (spec, args, deferred) = self.chosen_module(spec, rendered, pass, ctx, at)?;
         let keywords = self.task_keywords(def, pass, ctx, at)?;
         let mut task = PlannedTask {
@@ -87,6 +87,8 @@ impl Planner<'_> {
             loop_extended: pass.loop_over.is_some() && def.loop_extended,
             loop_pause: def.loop_pause,
             register: def.register.clone(),
+            unreachable: def.unreachable.clone(),
+            background,
             notify: def.notify.clone(),
             listen: def.listen.clone(),
             ignore_errors: keywords.ignore_errors,

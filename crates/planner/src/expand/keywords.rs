@@ -154,29 +154,39 @@ impl Planner<'_> {
     }
 
     /// `async` on a task whose action plugin does not take it: Ansible's action fails the task
-    /// when it runs, before anything else (ActionBase.run).
+    /// when it runs, before anything else (ActionBase.run). Otherwise whether the task is
+    /// started in the background (`async` with `poll: 0`).
     pub(super) fn refuse_async(
         &self,
         def: &crate::task::TaskDef,
         module: &str,
         scope: &Scope,
         at: &Location,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let Some(raw) = &def.async_val else {
-            return Ok(());
+            return Ok(false);
         };
-        let seconds = match self.render(raw, scope, at, def.name.as_deref())? {
-            Some(Json::Number(n)) => n.as_f64().unwrap_or(0.0),
-            Some(Json::String(s)) => s.trim().parse().unwrap_or(0.0),
-            _ => 0.0,
+        let seconds = |raw: &Json| -> Result<f64> {
+            Ok(match self.render(raw, scope, at, def.name.as_deref())? {
+                Some(Json::Number(n)) => n.as_f64().unwrap_or(0.0),
+                Some(Json::String(s)) => s.trim().parse().unwrap_or(0.0),
+                _ => 0.0,
+            })
         };
-        if seconds == 0.0 || crate::modules::action_supports_async(module) {
-            return Ok(());
+        if seconds(raw)? == 0.0 {
+            return Ok(false);
         }
-        Err(PlanError::new(
-            at.clone(),
-            ErrorKind::ActionRefuses("async is not supported for this task.".into()),
-        ))
+        if !crate::modules::action_supports_async(module) {
+            return Err(PlanError::new(
+                at.clone(),
+                ErrorKind::ActionRefuses("async is not supported for this task.".into()),
+            ));
+        }
+        // Ansible polls every 15 seconds unless told otherwise; `poll: 0` starts the job.
+        match &def.poll_val {
+            Some(poll) => Ok(seconds(poll)? == 0.0),
+            None => Ok(false),
+        }
     }
 
     pub(super) fn ignore_errors(

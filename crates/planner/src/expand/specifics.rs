@@ -140,7 +140,15 @@ impl Planner<'_> {
         };
         let path = self.local_file(&src, "templates", ctx, at, "template")?;
         let text = self.sources.read_text(&path)?;
-        let scope = self.full(&pass.scope);
+        let dest = known_arg(task, "dest");
+        let fullpath = self.sources.root().join(&path);
+        let scope = self
+            .full(&pass.scope)
+            .with_layer(crate::template::template_vars(
+                &src,
+                &fullpath,
+                dest.as_deref(),
+            ));
         let options = crate::modules::template::file_options(&task.args);
         task.rendered = self
             .templar

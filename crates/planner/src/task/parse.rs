@@ -91,10 +91,13 @@ impl<'n> TaskDef<'n> {
             no_log: None,
             become_keywords: BecomeKeywords::default(),
             async_val: None,
+            poll_val: None,
             check_mode: None,
             diff: None,
             delegate_to: None,
             on_controller: false,
+            ignore_unreachable: None,
+            unreachable: None,
             refused: None,
         }
     }
@@ -111,8 +114,10 @@ impl<'n> TaskParser<'n, '_> {
             return Ok(());
         }
         if let Some((_, note)) = ACCEPTED_WITH_NOTE.iter().find(|(name, _)| *name == k) {
-            if k == "async" {
-                self.def.async_val = Some(value.to_json());
+            match k {
+                "async" => self.def.async_val = Some(value.to_json()),
+                "poll" => self.def.poll_val = Some(value.to_json()),
+                _ => {}
             }
             if !self.def.notes.iter().any(|n| n == note) {
                 self.def.notes.push((*note).to_owned());
@@ -154,6 +159,7 @@ impl<'n> TaskParser<'n, '_> {
             "environment" => def.environment = Some(value.to_json()),
             "module_defaults" => def.module_defaults = Some(value.to_json()),
             "no_log" => def.no_log = Some(value.to_json()),
+            "ignore_unreachable" => def.ignore_unreachable = Some(value.to_json()),
             "become" => def.become_keywords.enabled = Some(value.to_json()),
             "check_mode" => def.check_mode = Some(value.to_json()),
             "diff" => def.diff = Some(value.to_json()),
