@@ -41,7 +41,10 @@ mod tests {
         assert!(main.contains(".TH imgbuild 1"), "{main}");
         let build = page("imgbuild-build.1").expect("imgbuild-build.1");
         assert!(build.contains("\\-\\-out"), "{build}");
-        assert!(page("imgbuild-cache-prune.1").is_ok(), "a page per subcommand");
+        assert!(
+            page("imgbuild-cache-prune.1").is_ok(),
+            "a page per subcommand"
+        );
         assert!(
             page("imgbuild-man-pages.1").is_err(),
             "the hidden command has none"
