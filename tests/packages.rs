@@ -138,6 +138,11 @@ fn check_installed(root: &Root, zsh_completion: &str, license: &str) {
     assert_eq!(page.trim(), "/usr/share/man/man1/imgbuild.1.gz");
     let page = ok(root, "man -w imgbuild-plan");
     assert_eq!(page.trim(), "/usr/share/man/man1/imgbuild-plan.1.gz");
+    let shown = ok(root, "man -P cat imgbuild-build");
+    assert!(
+        shown.contains("--out <DIR>") && shown.contains(&format!("imgbuild {VERSION}")),
+        "{shown}"
+    );
     let plan = ok(root, "imgbuild -C /project plan rocky-9.5-compute");
     assert!(
         plan.starts_with("rocky-9.5-compute: Rocky 9.5, kernel ") && plan.contains(" tasks in "),
