@@ -3,8 +3,8 @@
 //! for real, in an overlay over a cached root (nothing of the cache changes): the `.deb` with
 //! `dpkg -i` in a bookworm root that has man-db, the `.rpm` with `rpm -i` in the stand-in Rocky
 //! root (its own rpm and rpm database). Each root then runs `imgbuild --version`,
-//! `man -w imgbuild` and `imgbuild -C /project plan rocky-9.5-compute` on a copy of this
-//! repository's project. Needs root, debootstrap, dnf and rpm (as CI has).
+//! `man -w imgbuild` (and shows a page), bash's completion and `imgbuild -C /project plan
+//! rocky-9.5-compute` on a copy of this repository's project. Needs root, debootstrap, dnf and rpm (as CI has).
 
 mod common;
 #[path = "support/overlay.rs"]
@@ -142,6 +142,14 @@ fn check_installed(root: &Root, zsh_completion: &str, license: &str) {
     assert!(
         shown.contains("--out <DIR>") && shown.contains(&format!("imgbuild {VERSION}")),
         "{shown}"
+    );
+    let completion = ok(
+        root,
+        "bash -c '. /usr/share/bash-completion/completions/imgbuild && complete -p imgbuild'",
+    );
+    assert!(
+        completion.trim_end().ends_with("-F _imgbuild imgbuild"),
+        "{completion}"
     );
     let plan = ok(root, "imgbuild -C /project plan rocky-9.5-compute");
     assert!(
