@@ -109,7 +109,7 @@ fn ok(root: &Root, script: &str) -> String {
 
 /// What every installed package must give its root: the binary (the static one, byte for
 /// byte), the man pages, the completions, the docs and the licence; then `imgbuild
-/// --version`, `man -w` and a plan of the project, run inside the root.
+/// --version`, `man -w`, `man`, bash's completion and a plan of the project, inside the root.
 fn check_installed(root: &Root, zsh_completion: &str, license: &str) {
     let binary = std::fs::read(root.installed("/usr/bin/imgbuild")).expect("/usr/bin/imgbuild");
     let built = std::fs::read(dist("imgbuild")).expect("dist/imgbuild");
