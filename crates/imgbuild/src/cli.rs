@@ -61,6 +61,13 @@ pub enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
+    /// Write the man pages (imgbuild.1, one imgbuild-<command>.1 per command) into DIR, as
+    /// scripts/package does for the packages.
+    #[command(hide = true)]
+    ManPages {
+        /// The folder to write them into (made if missing).
+        dir: PathBuf,
+    },
 }
 
 /// Variables and tag selection shared by commands that plan.

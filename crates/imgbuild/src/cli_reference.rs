@@ -21,7 +21,7 @@ fn section(out: &mut String, mut command: clap::Command, path: &str) {
     ));
     let subcommands: Vec<clap::Command> = command
         .get_subcommands()
-        .filter(|c| c.get_name() != "help")
+        .filter(|c| c.get_name() != "help" && !c.is_hide_set())
         .cloned()
         .collect();
     for sub in subcommands {

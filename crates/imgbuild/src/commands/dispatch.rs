@@ -9,7 +9,8 @@ use indexmap::IndexMap;
 use planner::{PlanOptions, Project, TagFilter};
 
 use super::{
-    affected, apply, boot, build, cache, lint, list, matrix, mirror_cmd, plan, sbom, verify,
+    affected, apply, boot, build, cache, lint, list, man_pages, matrix, mirror_cmd, plan, sbom,
+    verify,
 };
 use crate::cli::{Cli, Command, MatrixAction, MirrorAction, VarArgs};
 use crate::Failure;
@@ -23,6 +24,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
             clap_complete::generate(shell, &mut command, "imgbuild", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
         }
+        Command::ManPages { dir } => man_pages::write(&dir),
         Command::List => list::run(&project(cli.dir.as_deref())?, json),
         Command::Plan(args) => {
             let opts = plan_options(&args.vars)?;

@@ -9,6 +9,7 @@ mod dispatch;
 mod image_input;
 mod lint;
 mod list;
+mod man_pages;
 mod matrix;
 mod mirror_cmd;
 mod output;
