@@ -2,18 +2,28 @@
 
 use std::path::Path;
 
-/// Targets whose `runme.sh` gives ansible-playbook `--vault-password-file vault-password`.
-const VAULTED: &[&str] = &["test_core"];
+/// Targets whose `runme.sh` gives ansible-playbook `--vault-password-file`, with the file.
+const VAULTED: &[(&str, &str)] = &[
+    ("test_core", "vault-password"),
+    ("lookup_unvault", "secret"),
+];
 
 /// The options a target's `runme.sh` gives ansible-playbook, as imgbuild takes them (`dir` is
 /// the target's folder).
 pub fn extra_args(target: &str, dir: &Path) -> Vec<String> {
-    if VAULTED.contains(&target) {
-        let file = dir.join("vault-password");
-        return vec!["--vault-password-file".into(), file.display().to_string()];
+    match VAULTED.iter().find(|(name, _)| *name == target) {
+        Some((_, file)) => {
+            let file = dir.join(file);
+            vec!["--vault-password-file".into(), file.display().to_string()]
+        }
+        None => Vec::new(),
     }
-    Vec::new()
 }
+
+/// Script targets whose `runme.sh` runs one playbook of the target's, with no inventory or
+/// option of its own but a vault password: the suite runs that playbook as the image's recipe
+/// (the target's play, with the variables an imgbuild recipe has), its files beside it.
+pub const PLAYBOOKS: &[(&str, &str)] = &[("lookup_unvault", "unvault.yml")];
 
 /// Targets whose `runme.sh` plays the role against `localhost` with the target's own
 /// `host_vars/localhost`: the image is that host, so the suite gives the image those variables
@@ -22,7 +32,7 @@ pub const LOCALHOST_VARS: &[&str] = &["filter_core", "filter_mathstuff"];
 
 /// Targets whose `runme.sh` plays from the target's folder and read `playbook_dir + '/files'`:
 /// the suite gives the image's playbook folder the target's `files/` too.
-pub const PLAYBOOK_FILES: &[&str] = &["filter_core"];
+pub const PLAYBOOK_FILES: &[&str] = &["filter_core", "lookup_unvault"];
 
 /// Targets that run to their end under `imgbuild apply`: one that stops fails the suite.
 pub const PASSING: &[&str] = &[
@@ -66,6 +76,7 @@ pub const PASSING: &[&str] = &[
     "lookup_subelements",
     "lookup_template",
     "lookup_together",
+    "lookup_unvault",
     "lookup_varnames",
     "lookup_vars",
     "loop-until",
@@ -187,10 +198,6 @@ pub const NOT_RUN: &[(&str, &str)] = &[
     (
         "lookup_inventory_hostnames",
         "script target: runme.sh runs ansible-playbook with its own inventory and options",
-    ),
-    (
-        "lookup_unvault",
-        "script target: runme.sh runs ansible-playbook with its own vault options",
     ),
     (
         "reboot",

@@ -58,6 +58,7 @@ const NATIVE: &[&str] = &[
     "pipe",
     "lines",
     "file",
+    "unvault",
     "first_found",
     "fileglob",
     "template",
@@ -135,34 +136,64 @@ fn items(
         "pipe" => super::lookup_command::pipe(&terms(args)),
         "lines" => super::lookup_command::lines(&terms(args)),
         "file" => file(&terms(args), kwargs),
+        "unvault" => unvault(&terms(args)),
         "first_found" => first_found(args, kwargs),
         "fileglob" => fileglob(&terms(args)),
         "template" => super::lookup_template::template(&terms(args), kwargs),
         other => Err(invalid(format!(
-            "lookup plugin ({other}) not found: imgbuild knows file, template, first_found, fileglob, csvfile, vars, varnames, env, config, url, sequence, dict, items, list, indexed_items, together, nested, subelements, random_choice and password (for /dev/null); Ansible's loaders (ansible-core, the installed collections, the project's lookup_plugins/) have none of this name either"
+            "lookup plugin ({other}) not found: imgbuild knows file, unvault, template, first_found, fileglob, csvfile, vars, varnames, env, config, url, sequence, dict, items, list, indexed_items, together, nested, subelements, random_choice and password (for /dev/null); Ansible's loaders (ansible-core, the installed collections, the project's lookup_plugins/) have none of this name either"
         ))),
     }
 }
 
 /// `lookup('file', name, ...)`: the role's files' text (trailing space stripped unless
-/// `rstrip=False`, leading space with `lstrip=True`).
+/// `rstrip=False`, leading space with `lstrip=True`), a vaulted file's clear text.
 fn file(names: &[String], kwargs: &Kwargs) -> Result<Vec<Value>, Error> {
     let rstrip: bool = kwargs.get::<Option<bool>>("rstrip")?.unwrap_or(true);
     let lstrip: bool = kwargs.get::<Option<bool>>("lstrip")?.unwrap_or(false);
     names
         .iter()
         .map(|name| {
-            let path = find(name)?.ok_or_else(|| {
-                not_found(format!(
-                    "lookup('file'): '{name}' is not a file of the role"
-                ))
-            })?;
-            let text = std::fs::read_to_string(root().join(&path))
-                .map_err(|e| invalid(format!("lookup('file', '{name}'): {e}")))?;
+            let text = clear_text("file", name)?;
             let text = if rstrip { text.trim_end() } else { &text };
             Ok(Value::from(if lstrip { text.trim_start() } else { text }))
         })
         .collect()
+}
+
+/// `lookup('unvault', name, ...)`: each file's text as it is, opened if it is vaulted.
+fn unvault(names: &[String]) -> Result<Vec<Value>, Error> {
+    names
+        .iter()
+        .map(|name| clear_text("unvault", name).map(Value::from))
+        .collect()
+}
+
+/// The text of the file a lookup names, found as `lookup('file')` finds it, opened with the
+/// build's vault passwords when it is vaulted (as Ansible's loader opens it).
+fn clear_text(plugin: &str, name: &str) -> Result<String, Error> {
+    let path = find(name)?.ok_or_else(|| {
+        not_found(format!(
+            "lookup('{plugin}'): '{name}' is not a file of the role"
+        ))
+    })?;
+    let bytes = std::fs::read(root().join(&path))
+        .map_err(|e| invalid(format!("lookup('{plugin}', '{name}'): {e}")))?;
+    if crate::vault::is_vaulted(&bytes) {
+        let text = String::from_utf8_lossy(&bytes);
+        return crate::vault::process_vault()
+            .decrypt_text(&text)
+            .map_err(|e| {
+                invalid(format!(
+                    "lookup('{plugin}', '{name}'): vault-encrypted file: {e}"
+                ))
+            });
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        invalid(format!(
+            "lookup('{plugin}', '{name}'): the file is not UTF-8 text"
+        ))
+    })
 }
 
 /// `lookup('fileglob', 'pattern', ...)`: the role's files matching each pattern.

@@ -619,3 +619,28 @@ fn hostvars_localhost_is_the_implicit_controller_host() {
     );
     assert_eq!(got, Ok(Some(json!("local lab localhost node-image"))));
 }
+
+#[test]
+fn file_and_unvault_lookups_open_a_vaulted_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let files = dir.path().join("roles/v/files");
+    std::fs::create_dir_all(&files).expect("mkdir");
+    std::fs::write(files.join("secret.yml"), crate::vault::fixtures::FILE11).expect("write");
+    std::fs::write(files.join("plain.txt"), "plain\n").expect("write");
+    crate::vault::set_process_vault(crate::vault::fixtures::vault("default"));
+    lookups::set_search(dir.path(), vec![PathBuf::from("roles/v/files")]);
+    let t = Templar::new();
+    let sc = scope(&[]);
+    assert_eq!(
+        render(&t, "{{ lookup('unvault', 'secret.yml') }}", &sc),
+        Ok(Some(json!("a: 1\nb: two\n")))
+    );
+    assert_eq!(
+        render(&t, "{{ lookup('file', 'secret.yml') }}", &sc),
+        Ok(Some(json!("a: 1\nb: two")))
+    );
+    assert_eq!(
+        render(&t, "{{ lookup('unvault', 'plain.txt') }}", &sc),
+        Ok(Some(json!("plain\n")))
+    );
+}
