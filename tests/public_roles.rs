@@ -328,7 +328,9 @@ fn keywords_for_a_running_host_plan_with_a_note() {
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("roles/r/tasks/main.yml:1: async/poll: the task runs synchronously"),
+        err.contains(
+            "roles/r/tasks/main.yml:1: async: the task runs to its end before the next one starts"
+        ),
         "{err}"
     );
     assert!(

@@ -291,7 +291,11 @@ pub struct MirrorArgs {
 /// Mirror actions.
 #[derive(Debug, Subcommand)]
 pub enum MirrorAction {
-    /// Serve a folder over HTTP (GET, HEAD, Range) until stopped: a local mirror for builds.
+    /// Serve a folder over HTTP (GET, HEAD, Range) until stopped: a mirror for demos and tests.
+    ///
+    /// It listens on 127.0.0.1 unless --addr says otherwise and serves at most 64 connections at
+    /// once. A site's mirror belongs on a real web server (nginx, Apache), which serves the same
+    /// folder the same way.
     Serve {
         /// The folder to serve.
         dir: PathBuf,

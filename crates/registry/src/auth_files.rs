@@ -1,5 +1,6 @@
 //! Where podman and skopeo keep registry credentials (containers-auth.json(5)), read in their
-//! order: `$REGISTRY_AUTH_FILE` alone when set; else `$XDG_RUNTIME_DIR/containers/auth.json`,
+//! order: `$REGISTRY_AUTH_FILE` alone when set; else `$XDG_RUNTIME_DIR/containers/auth.json`
+//! (`/run/containers/$UID/auth.json` without it),
 //! `$XDG_CONFIG_HOME/containers/auth.json` (`~/.config/...`), `$DOCKER_CONFIG/config.json`
 //! (`~/.docker/config.json`) and `~/.dockercfg`. In each, the most specific key first
 //! (`registry/namespace/repo`, then its parents, then the registry), and a credential helper
@@ -29,8 +30,14 @@ pub(crate) fn auth_files() -> Vec<PathBuf> {
     let home = var("HOME");
     let config = var("XDG_CONFIG_HOME").or_else(|| home.as_ref().map(|h| h.join(".config")));
     let docker = var("DOCKER_CONFIG").or_else(|| home.as_ref().map(|h| h.join(".docker")));
+    // Without XDG_RUNTIME_DIR (a root shell under sudo), containers/image reads the runtime
+    // folder's usual place, where `sudo skopeo login` writes.
+    let runtime = match var("XDG_RUNTIME_DIR") {
+        Some(dir) => Some(dir.join("containers/auth.json")),
+        None => uid().map(|u| PathBuf::from(format!("/run/containers/{u}/auth.json"))),
+    };
     [
-        var("XDG_RUNTIME_DIR").map(|d| d.join("containers/auth.json")),
+        runtime,
         config.map(|d| d.join("containers/auth.json")),
         docker.map(|d| d.join("config.json")),
         home.map(|h| h.join(".dockercfg")),
@@ -38,6 +45,13 @@ pub(crate) fn auth_files() -> Vec<PathBuf> {
     .into_iter()
     .flatten()
     .collect()
+}
+
+/// This process's user id, from `/proc/self/status`.
+fn uid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 #[derive(Deserialize, Default)]
@@ -236,6 +250,19 @@ fn from_helper(helper: &str, registry: &str) -> Result<Option<Credentials>, Regi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn without_a_runtime_folder_the_file_is_under_run_containers() {
+        // The only test of this crate that touches the environment.
+        std::env::remove_var("REGISTRY_AUTH_FILE");
+        std::env::remove_var("XDG_RUNTIME_DIR");
+        let uid = uid().expect("this process's uid");
+        let files = auth_files();
+        assert_eq!(
+            files.first(),
+            Some(&PathBuf::from(format!("/run/containers/{uid}/auth.json")))
+        );
+    }
 
     #[test]
     fn keys_go_from_the_repository_to_the_registry() {
