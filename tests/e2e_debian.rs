@@ -398,6 +398,85 @@ fn debian_12_compute_builds_verifies_and_imports_and_verify_catches_the_classic_
     // it moves data over RDMA.
     softroce_moves_data_over_rdma(&s);
     lap(&mut phase, "softroce, built and booted");
+
+    an_early_change_reuses_the_module_compiles(&s);
+    lap(&mut phase, "kbuild-cache, built twice");
+}
+
+/// `kbuild-cache` built twice with a change before its module's role (a value no other build
+/// has, so the role runs each time): kbuild's compiles go through the compile cache, the second
+/// build compiles nothing again, and its module has the first build's bytes.
+fn an_early_change_reuses_the_module_compiles(s: &Setup) {
+    let run = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_nanos();
+    let module = |change: &str| -> (Value, Vec<u8>) {
+        let extra = format!("early_change={run}-{change}");
+        let (result, built) = build(s, "kbuild-cache", &["--format", "oci", "-e", &extra]);
+        assert!(result.status.success(), "{}", stderr(&result));
+        let built = built.expect("a built event");
+        let dir = s.out.join("kbuild-cache");
+        let report: Value =
+            serde_json::from_slice(&std::fs::read(dir.join("report.json")).expect("report.json"))
+                .expect("report");
+        let layer = report["layers"]
+            .as_array()
+            .expect("layers")
+            .iter()
+            .find(|l| l["role"] == "kbuild_hello")
+            .expect("the module's layer")
+            .clone();
+        // bookworm is merged-/usr: the layer holds the file under usr/lib.
+        let path = format!("usr/lib/modules/{KERNEL}/extra/kbuild_hello.ko");
+        (layer, layer_file(&s.cache, &built, "kbuild_hello", &path))
+    };
+    let (first, first_module) = module("first");
+    assert_eq!(first["cached"], false, "{first}");
+    let count = |layer: &Value, what: &str| layer["compiles"][what].as_u64().unwrap_or(0);
+    let compiles = count(&first, "hits") + count(&first, "misses");
+    assert!(
+        compiles >= 2,
+        "kbuild compiles the module and its .mod.c through the cache: {first}"
+    );
+    let (second, second_module) = module("second");
+    assert_eq!(
+        second["cached"], false,
+        "the early change runs the role again"
+    );
+    assert_eq!(
+        (count(&second, "hits"), count(&second, "misses")),
+        (compiles, 0),
+        "every compile is served by the cache: {second}"
+    );
+    assert!(
+        first_module == second_module,
+        "the module's bytes differ after a hit"
+    );
+}
+
+/// The bytes of `path` in the layer `role` made in `built` (a `built` event), from its tree in
+/// the layer cache.
+fn layer_file(cache: &Path, built: &Value, role: &str, path: &str) -> Vec<u8> {
+    let digest = built["layers"]
+        .as_array()
+        .expect("layers")
+        .iter()
+        .find(|l| l["role"] == role)
+        .map(|l| l["digest"].clone())
+        .expect("the role's layer");
+    std::fs::read_dir(cache.join("layers"))
+        .expect("the layer cache")
+        .flatten()
+        .find_map(|entry| {
+            let record: Value =
+                serde_json::from_slice(&std::fs::read(entry.path().join("entry.json")).ok()?)
+                    .ok()?;
+            (record["blob"]["digest"] == digest)
+                .then(|| std::fs::read(entry.path().join("tree").join(path)).ok())
+                .flatten()
+        })
+        .expect("the file in the role's layer")
 }
 
 /// `build debian-12-softroce --boot`: the probe finds the image's rxe device on the VM's card,

@@ -5,6 +5,7 @@
 //! tasks role by role through the [`modules`].
 
 pub mod become_target;
+pub mod compile_cache;
 pub mod costs;
 pub mod events;
 pub mod executor;

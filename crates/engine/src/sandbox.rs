@@ -18,6 +18,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+use crate::compile_cache::CompileCache;
 use crate::live_output::{drain, OutputSink, Progress, Throttle};
 use crate::package_cache::{PackageCache, APT_ARCHIVES};
 use crate::rootfs::RootFs;
@@ -38,6 +39,7 @@ struct Config {
     kernel_version: String,
     overlay: Option<Overlay>,
     package_cache: Option<PackageCache>,
+    compile_cache: Option<CompileCache>,
 }
 
 /// An overlay mounted on the sandbox's root, inside its private namespace: the role's changes
@@ -66,6 +68,8 @@ pub struct SandboxSpec {
     /// The shared package download cache, mounted on the image's apt archives folder when the
     /// image has one.
     pub package_cache: Option<PackageCache>,
+    /// The compile cache the image's compilers go through (none: they run as they are).
+    pub compile_cache: Option<CompileCache>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -120,6 +124,7 @@ impl ChrootTarget {
             kernel_version: kernel_version.to_owned(),
             overlay: None,
             package_cache: None,
+            compile_cache: None,
         };
         Self::start_spec(exe, &spec)
     }
@@ -135,6 +140,7 @@ impl ChrootTarget {
             kernel_version: spec.kernel_version.clone(),
             overlay: spec.overlay.clone(),
             package_cache: spec.package_cache.clone(),
+            compile_cache: spec.compile_cache.clone(),
         };
         let config =
             serde_json::to_string(&config).map_err(|e| TargetError::Sandbox(e.to_string()))?;
@@ -215,6 +221,11 @@ impl ChrootTarget {
             drop(channel.stdin);
             let _ = channel.child.wait();
         }
+    }
+
+    /// What this sandbox's compiles found in the compile cache so far.
+    pub fn compile_stats(&self) -> crate::compile_cache::CompileStats {
+        crate::compile_cache::CompileStats::of(&self.fs)
     }
 
     /// The pinned kernel commands see as `KERNEL_VERSION`.
@@ -411,7 +422,13 @@ fn enter(config: &Config) -> Result<String, String> {
         Some(c"mode=0755"),
     )
     .map_err(|e| fail("/run", e))?;
-    let path = crate::pinned_uname::install(&run_dir, &config.kernel_version)?;
+    let mut path = crate::pinned_uname::install(&run_dir, &config.kernel_version)?;
+    if let Some(cache) = &config.compile_cache {
+        // Without it the compilers run as they are: not worth failing a build.
+        if let Ok(Some(shims)) = crate::compile_cache::install(root, &run_dir, cache) {
+            path = format!("{shims}:{path}");
+        }
+    }
     crate::initramfs::install_shims(&run_dir)?;
     let tmp_dir = mount_point(root, "tmp", 0o1777)?;
     mount_bind(&config.scratch, &tmp_dir).map_err(|e| fail("/tmp", e))?;

@@ -37,6 +37,12 @@ pub struct LayerEntry {
     /// What each task of the role cost when the layer was built.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub costs: Vec<engine::costs::TaskCost>,
+    /// What the role's compiles found in the compile cache when the layer was built.
+    #[serde(
+        default,
+        skip_serializing_if = "engine::compile_cache::CompileStats::is_empty"
+    )]
+    pub compiles: engine::compile_cache::CompileStats,
 }
 
 /// The whole report.
@@ -361,6 +367,7 @@ pub fn assemble(
                 built_at: (l.built_at > 0).then(|| crate::oci::rfc3339(l.built_at)),
                 built_seconds: l.built_seconds,
                 costs: l.costs.clone(),
+                compiles: l.compiles,
             }
         })
         .collect();
@@ -471,6 +478,7 @@ mod tests {
                         }),
                     },
                 ],
+                compiles: Default::default(),
             }],
             verify: Some(verify::Report {
                 image: "debian-12-compute".into(),

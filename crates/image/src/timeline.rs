@@ -143,6 +143,7 @@ mod tests {
             built_at: None,
             built_seconds: seconds,
             costs: Vec::new(),
+            compiles: Default::default(),
         }
     }
 

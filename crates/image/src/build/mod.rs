@@ -86,6 +86,7 @@ fn base(
                 built_at: 0,
                 built_seconds: 0.0,
                 costs: Vec::new(),
+                compiles: Default::default(),
             })
             .collect(),
     })

@@ -31,6 +31,8 @@ pub struct LayerReport {
     /// What each task of the role cost when the layer was built (empty for the base and for
     /// layers from a registry).
     pub costs: Vec<engine::costs::TaskCost>,
+    /// What the role's compiles found in the compile cache when the layer was built.
+    pub compiles: engine::compile_cache::CompileStats,
 }
 
 /// What a build made.

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use engine::compile_cache::CompileStats;
 use engine::events::{Event, Reporter};
 use engine::executor::Executor;
 use engine::package_cache::PackageCache;
@@ -201,6 +202,7 @@ impl Roles<'_> {
             built_at: entry.built_at,
             built_seconds: entry.seconds,
             costs: entry.costs.clone(),
+            compiles: entry.compiles,
         });
         self.archive_layer(&entry.blob);
         stack
@@ -332,6 +334,7 @@ impl Roles<'_> {
             built_at: made.built_at,
             costs: Vec::new(),
             initramfs_pending: made.initramfs_pending,
+            compiles: Default::default(),
         };
         let stored = self
             .stores
@@ -430,7 +433,7 @@ impl Roles<'_> {
             Some(share) => share.start(|| self.start_target(&role, &dirs, stack))?,
             None => self.start_target(&role, &dirs, stack)?,
         };
-        let costs = self.run_in(&role, &target)?;
+        let (costs, compiles) = self.run_in(&role, &target)?;
         drop(share);
         if let Some(snapshot) = snapshot {
             snapshot
@@ -448,6 +451,7 @@ impl Roles<'_> {
                 .map_or(0, |d| d.as_secs()),
             costs,
             initramfs_pending: self.executor.initramfs_pending(),
+            compiles,
         };
         let made = Finished {
             layer,
@@ -464,12 +468,13 @@ impl Roles<'_> {
     }
 
     /// Runs the role's tasks in `target`, with the module-signing secret when it gets it, and
-    /// stops the sandbox; returns what each task cost.
+    /// stops the sandbox; returns what each task cost and what its compiles found in the
+    /// compile cache.
     fn run_in(
         &mut self,
         role: &str,
         target: &ChrootTarget,
-    ) -> Result<Vec<engine::costs::TaskCost>, BuildError> {
+    ) -> Result<(Vec<engine::costs::TaskCost>, CompileStats), BuildError> {
         if !self.facts_checked {
             engine::facts_check::check(engine::target::Target::fs(target), &self.plan.facts)
                 .map_err(BuildError::Facts)?;
@@ -481,11 +486,31 @@ impl Roles<'_> {
             signing.install(role, fs).map_err(BuildError::Signing)?;
         }
         let ran = self.executor.run_role(role, target);
+        let compiles = target.compile_stats();
+        self.report_compiles(role, compiles);
         if signing.is_some() {
             crate::signing::ModuleSigning::remove(role, fs).map_err(BuildError::Signing)?;
         }
         target.stop();
-        Ok(ran.map_err(BuildError::Task)?.costs)
+        Ok((ran.map_err(BuildError::Task)?.costs, compiles))
+    }
+
+    /// Says how many of the role's compiles the compile cache served.
+    fn report_compiles(&self, role: &str, stats: CompileStats) {
+        let compiles = stats.hits + stats.misses;
+        if compiles == 0 {
+            return;
+        }
+        let damaged = match stats.damaged {
+            0 => String::new(),
+            n => format!("; {n} damaged entries found and compiled again"),
+        };
+        self.reporter.event(&Event::Note {
+            message: format!(
+                "role {role}: compile cache: {} of {compiles} compiles reused{damaged}",
+                stats.hits
+            ),
+        });
     }
 
     /// Builds side by side (`--jobs`, or another process on this cache) that need the same layer
@@ -545,6 +570,7 @@ impl Roles<'_> {
                 work: dirs.overlay_work.clone(),
             }),
             package_cache: dirs.package_cache.clone(),
+            compile_cache: self.settings.compile_cache(),
         };
         if overlay_wanted() {
             match ChrootTarget::start_spec(&self.settings.exe, &spec) {

@@ -64,4 +64,17 @@ impl Settings {
     pub fn package_pool(&self) -> PathBuf {
         self.cache_dir.join("packages/apt")
     }
+
+    /// The compile cache every build of this cache folder shares; none with `--no-cache` (a
+    /// build asked to run everything again compiles everything again) or with
+    /// `IMGBUILD_NO_COMPILE_CACHE=1`.
+    pub fn compile_cache(&self) -> Option<engine::compile_cache::CompileCache> {
+        let off = std::env::var_os("IMGBUILD_NO_COMPILE_CACHE")
+            .is_some_and(|v| !v.is_empty() && v != "0");
+        if self.no_cache || off {
+            return None;
+        }
+        // Best effort, as the package cache is: without it the compilers run as they are.
+        engine::compile_cache::CompileCache::new(&self.cache_dir.join("compile")).ok()
+    }
 }

@@ -19,6 +19,8 @@ pub struct Collected {
     pub blobs: usize,
     /// Downloaded packages removed from the package cache, oldest first.
     pub packages: usize,
+    /// Compile cache entries removed, least recently used first.
+    pub compiles: usize,
     /// Bytes freed.
     pub freed: u64,
     /// Bytes the cache holds now.
@@ -72,6 +74,8 @@ impl LayerCache {
             + self.base_trees().iter().map(|(_, size)| size).sum::<u64>();
         let packages = package_files(&self.dir.join("packages"));
         held += packages.iter().map(|(_, _, size)| size).sum::<u64>();
+        let compiles = compile_entries(&self.dir.join("compile"));
+        held += compiles.iter().map(|(_, _, size)| size).sum::<u64>();
         let mut done = Collected::default();
         let mut removed = Vec::new();
         // Layers another imgbuild made go first: no build of this one can use them (the code
@@ -92,6 +96,18 @@ impl LayerCache {
                 held = held.saturating_sub(size);
                 done.freed += size;
                 done.packages += 1;
+            }
+        }
+        // Then compiled objects: an entry saves a compile, a layer the role's whole run.
+        for (path, used, size) in compiles {
+            if held <= limit {
+                break;
+            }
+            if used < since {
+                std::fs::remove_dir_all(path)?;
+                held = held.saturating_sub(size);
+                done.freed += size;
+                done.compiles += 1;
             }
         }
         held = remove_layers(
@@ -230,6 +246,33 @@ fn package_files(dir: &Path) -> Vec<(PathBuf, SystemTime, u64)> {
     files
 }
 
+/// The entries of the compile cache (`compile/<xx>/<key>/`): folder, last use (the shim touches
+/// an entry it serves), size; least recently used first.
+fn compile_entries(dir: &Path) -> Vec<(PathBuf, SystemTime, u64)> {
+    let mut entries = Vec::new();
+    for shard in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        for entry in std::fs::read_dir(shard.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let Ok(used) = entry.metadata().and_then(|m| m.modified()) else {
+                continue;
+            };
+            let size = std::fs::read_dir(entry.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|f| f.metadata().ok())
+                .map(|m| m.len())
+                .sum();
+            entries.push((entry.path(), used, size));
+        }
+    }
+    entries.sort_by_key(|(_, used, _)| *used);
+    entries
+}
+
 /// The bytes of the files directly in `dir`.
 fn dir_bytes(dir: &Path) -> u64 {
     blob_files(dir).iter().map(|(_, _, _, size)| size).sum()
@@ -272,6 +315,7 @@ mod tests {
             built_at: 0,
             costs: Vec::new(),
             initramfs_pending: Vec::new(),
+            compiles: Default::default(),
         };
         cache.put(&tree, &entry).expect("put");
         inputs
@@ -327,6 +371,38 @@ mod tests {
         let done = cache.collect(0, since).expect("collect").expect("free");
         assert_eq!(done.layers, 1);
         assert!(!kept(&old) && kept(&reused));
+    }
+
+    #[test]
+    fn old_compile_entries_go_before_any_layer_and_this_run_s_stay() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = LayerCache::new(dir.path()).expect("cache");
+        std::fs::create_dir_all(dir.path().join("blobs/sha256")).expect("blobs");
+        let layer = store(&cache, dir.path(), "layer", 1000);
+        age(dir.path(), &layer, 300);
+        let since = SystemTime::now() - Duration::from_secs(100);
+        let entry = |key: &str, age: u64| {
+            let path = dir.path().join("compile").join(&key[..2]).join(key);
+            std::fs::create_dir_all(&path).expect("entry");
+            std::fs::write(path.join("obj"), [0u8; 300]).expect("obj");
+            std::fs::write(path.join("sums"), [0u8; 100]).expect("sums");
+            let folder = std::fs::File::open(&path).expect("open");
+            folder
+                .set_modified(SystemTime::now() - Duration::from_secs(age))
+                .expect("mtime");
+            path
+        };
+        let oldest = entry("aa01", 500);
+        let old = entry("bb02", 400);
+        let fresh = entry("cc03", 10);
+
+        // 1000 + 10 (the layer and its blob) + 1200 of entries, down to 1500.
+        let done = cache.collect(1500, since).expect("collect").expect("free");
+        assert_eq!((done.compiles, done.layers), (2, 0), "{done:?}");
+        assert!(!oldest.exists() && !old.exists() && fresh.exists());
+        let done = cache.collect(0, since).expect("collect").expect("free");
+        assert_eq!((done.compiles, done.layers), (0, 1), "{done:?}");
+        assert!(fresh.exists(), "an entry used in this run stays");
     }
 
     #[test]

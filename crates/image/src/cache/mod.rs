@@ -114,6 +114,12 @@ pub struct Entry {
     /// when it ended (restored on a hit, so the last role builds them once).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub initramfs_pending: Vec<String>,
+    /// What its compiles found in the compile cache when it ran.
+    #[serde(
+        default,
+        skip_serializing_if = "engine::compile_cache::CompileStats::is_empty"
+    )]
+    pub compiles: engine::compile_cache::CompileStats,
 }
 
 /// The cache folder: `layers/<key>/{tree, entry.json}` and `last/<image>/<role>.json`.
@@ -573,6 +579,7 @@ mod tests {
             built_at: 0,
             costs: Vec::new(),
             initramfs_pending: Vec::new(),
+            compiles: Default::default(),
         };
         cache.put(&tree, &entry).expect("put");
         assert!(cache
@@ -609,6 +616,7 @@ mod tests {
             built_at: 0,
             costs: Vec::new(),
             initramfs_pending: Vec::new(),
+            compiles: Default::default(),
         };
         let placed = |name: &str, entry: &Entry| {
             let tree = dir.path().join(name);
@@ -662,6 +670,7 @@ mod tests {
             built_at: 0,
             costs: Vec::new(),
             initramfs_pending: Vec::new(),
+            compiles: Default::default(),
         };
         cache.put(&tree, &entry).expect("put");
         match cache.lookup(&inputs) {

@@ -204,6 +204,7 @@ mod tests {
             built_at: 0,
             costs: Vec::new(),
             initramfs_pending: Vec::new(),
+            compiles: Default::default(),
         };
         let stored = cache.put(&tree, &entry).expect("put");
         (cache, inputs, stored)

@@ -731,6 +731,7 @@ mod tests {
             built_at: 0,
             built_seconds: 1.0,
             costs: Vec::new(),
+            compiles: Default::default(),
         };
         let report = image::build::BuildReport {
             image: "debian-12-compute".into(),

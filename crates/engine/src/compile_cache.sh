@@ -1,0 +1,143 @@
+# imgbuild's compile cache (POSIX sh: it runs with the image's own shell and tools).
+#
+# A compile of one C or assembler source to one object (-c -o) is keyed as ccache keys it: the
+# compiler's identity (its driver, cc1 and assembler, by content), the working folder, every
+# argument, the language settings, and the preprocessed source. A key seen before gives the
+# object, the dependency file and the messages kept from the compile that made them; otherwise
+# the compiler runs and what it made is kept. Anything else (linking, -E, a source from stdin
+# or /dev/null, an option whose output the cache does not keep) runs the compiler as it is.
+# An entry whose checksums do not match is removed and the compile runs again.
+#
+# Set by the shim that sources this file: real (the compiler's path), cache (the entries'
+# folder), state (a folder of this sandbox's own, for the identity memo and the hit log).
+
+[ -x "$real" ] || { echo "${0##*/}: not found" >&2; exit 127; }
+passthrough() { exec "$real" "$@"; }
+for tool in sha256sum mktemp grep cut cp mv mkdir cat stat touch rm; do
+    command -v "$tool" >/dev/null 2>&1 || passthrough "$@"
+done
+[ -w "$cache" ] || passthrough "$@"
+[ -z "${GCC_COMPARE_DEBUG}${DEPENDENCIES_OUTPUT}${SUNPRO_DEPENDENCIES}${COMPILER_PATH}${GCC_EXEC_PREFIX}" ] ||
+    passthrough "$@"
+
+# What the arguments ask for: one source, -c, -o FILE, and the dependency file's name.
+compile= out= dep= md= src= sources=0 cacheable=1 takes=
+for arg do
+    if [ -n "$takes" ]; then
+        case $takes in
+            -o) out=$arg ;;
+            -MF) dep=$arg ;;
+        esac
+        takes=
+        continue
+    fi
+    case $arg in
+        -c) compile=1 ;;
+        -o | -MF | -MT | -MQ | -x | -include | -imacros | -I | -isystem | -idirafter | -iquote | \
+            -D | -U | -Xpreprocessor | -Xassembler | -Xlinker | -L | -l | -T | -u | -z | -e | \
+            --param | -aux-info | -isysroot | -iprefix | -iwithprefix | -iwithprefixbefore | \
+            -imultilib) takes=$arg ;;
+        -o*) out=${arg#-o} ;;
+        -MF*) dep=${arg#-MF} ;;
+        -Wp,-MD,*) dep=${arg#-Wp,-MD,} ;;
+        -Wp,-MMD,*) dep=${arg#-Wp,-MMD,} ;;
+        -MD | -MMD) md=1 ;;
+        -E | -S | -M | -MM | -save-temps* | -fdump-* | -gsplit-dwarf | -fstack-usage | \
+            -ftest-coverage | --coverage | -fprofile-* | -fauto-profile* | -fcallgraph-info* | \
+            -fsyntax-only | -fplugin* | -specs* | -wrapper | -v | '-###' | --help* | --version | \
+            -dump* | -print-* | -Wa,*-a* | @* | -) cacheable= ;;
+        -*) ;;
+        *) sources=$((sources + 1)) src=$arg ;;
+    esac
+done
+[ -n "$cacheable" ] && [ -n "$compile" ] && [ "$sources" = 1 ] && [ -f "$src" ] &&
+    [ -n "$out" ] && [ "$out" != - ] || passthrough "$@"
+case $src in
+    *.c | *.S | *.i | *.cc | *.cpp | *.cxx | *.C) ;;
+    *) passthrough "$@" ;;
+esac
+[ -n "$md" ] && [ -z "$dep" ] && dep=${out%.*}.d
+
+# The arguments without the output and the dependency options, with -E: the preprocessed
+# source on stdout.
+preprocess() {
+    skip=
+    for arg do
+        shift
+        if [ -n "$skip" ]; then skip= && continue; fi
+        case $arg in
+            -c | -MD | -MMD | -MP) continue ;;
+            -o | -MF | -MT | -MQ) skip=1 && continue ;;
+            -o* | -MF* | -MT* | -MQ* | -Wp,-MD,* | -Wp,-MMD,*) continue ;;
+        esac
+        set -- "$@" "$arg"
+    done
+    "$real" "$@" -E -o -
+}
+
+# The compiler's identity: the content of its driver, cc1 (cc1plus) and assembler, hashed once
+# per sandbox for files of the same size, time and inode.
+identity() {
+    proper=$("$real" -print-prog-name=cc1) && cplus=$("$real" -print-prog-name=cc1plus) &&
+        as=$(command -v "$("$real" -print-prog-name=as)") || return 1
+    set -- "$real" "$proper"
+    [ -f "$cplus" ] && set -- "$@" "$cplus"
+    set -- "$@" "$as"
+    memo=$state/identity.$(stat -L -c '%n %s %Y %i' "$@" | sha256sum | cut -c1-64) || return 1
+    if [ ! -s "$memo" ]; then
+        sha256sum "$@" >"$memo.$$" && mv -f "$memo.$$" "$memo" || return 1
+    fi
+    cat "$memo"
+}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/imgbuild-cc.XXXXXX") || passthrough "$@"
+trap 'rm -rf "$work"' EXIT
+preprocess "$@" >"$work/i" 2>/dev/null || { rm -rf "$work"; passthrough "$@"; }
+grep -q '\.incbin' "$work/i" && { rm -rf "$work"; passthrough "$@"; }
+id=$(identity) || { rm -rf "$work"; passthrough "$@"; }
+key=$({
+    echo "imgbuild compile cache 1"
+    echo "$id"
+    pwd -P
+    printf '%s\n' "$@"
+    echo "LANG=$LANG LC_ALL=$LC_ALL LC_MESSAGES=$LC_MESSAGES"
+    cat "$work/i"
+} | sha256sum | cut -c1-64) || { rm -rf "$work"; passthrough "$@"; }
+entry=$cache/$(echo "$key" | cut -c1-2)/$key
+
+note() { echo "$1 $src" >>"$state/log" 2>/dev/null; }
+
+# A hit: the entry's files are whole (their checksums match) and are copied to their places.
+if [ -f "$entry/sums" ]; then
+    if (cd "$entry" && sha256sum -c sums) >/dev/null 2>&1; then
+        cp "$entry/obj" "$out.imgbuild-cc.$$" && mv -f "$out.imgbuild-cc.$$" "$out" &&
+            { [ -z "$dep" ] || { cp "$entry/dep" "$dep.imgbuild-cc.$$" && mv -f "$dep.imgbuild-cc.$$" "$dep"; }; } || {
+            rm -rf "$out.imgbuild-cc.$$" "$dep.imgbuild-cc.$$" "$work"
+            exec "$real" "$@"
+        }
+        cat "$entry/err" >&2
+        touch "$entry" 2>/dev/null
+        note hit
+        exit 0
+    fi
+    note damaged
+    rm -rf "$entry"
+fi
+
+# A miss: compile, then keep what the compile made (a folder renamed into place when whole).
+"$real" "$@" 2>"$work/err"
+status=$?
+cat "$work/err" >&2
+[ "$status" = 0 ] || exit "$status"
+[ -f "$out" ] && { [ -z "$dep" ] || [ -f "$dep" ]; } || exit 0
+note miss
+mkdir -p "${entry%/*}" 2>/dev/null || exit 0
+stage=$(mktemp -d "${entry%/*}/.new.XXXXXX") || exit 0
+if cp "$out" "$stage/obj" && cp "$work/err" "$stage/err" &&
+    { [ -z "$dep" ] || cp "$dep" "$stage/dep"; } &&
+    (cd "$stage" && sha256sum obj err $([ -z "$dep" ] || echo dep) >sums) &&
+    [ ! -e "$entry" ] && mv "$stage" "$entry"; then
+    exit 0
+fi
+rm -rf "$stage"
+exit 0

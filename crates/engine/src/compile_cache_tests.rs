@@ -1,0 +1,211 @@
+use super::*;
+use std::process::Command;
+
+/// A shim of the building machine's `gcc` over a cache in a temporary folder, as the sandbox
+/// installs it (the script sourced from beside the shim).
+struct Bench {
+    dir: tempfile::TempDir,
+}
+
+impl Bench {
+    fn new() -> Option<Self> {
+        use std::os::unix::fs::PermissionsExt;
+        if !Path::new("/usr/bin/gcc").exists() {
+            eprintln!("no gcc on this machine: the compile cache's shim is not exercised");
+            return None;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        for sub in ["cache", "state", "src", "tmp"] {
+            std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+        }
+        let d = dir.path().display();
+        std::fs::write(dir.path().join(SCRIPT_NAME), SCRIPT).expect("script");
+        let shim = format!(
+            "#!/bin/sh\nreal=/usr/bin/gcc cache={d}/cache state={d}/state\n. {d}/{SCRIPT_NAME}\n"
+        );
+        let path = dir.path().join("gcc");
+        std::fs::write(&path, shim).expect("shim");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        Some(Self { dir })
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn write(&self, name: &str, text: &str) {
+        std::fs::write(self.path(name), text).expect("write");
+    }
+
+    /// Runs the shim with `args` in `src/`; returns its exit code and standard error.
+    fn gcc(&self, args: &[&str]) -> (i32, String) {
+        let out = Command::new(self.path("gcc"))
+            .args(args)
+            .current_dir(self.path("src"))
+            .env("TMPDIR", self.path("tmp"))
+            .output()
+            .expect("run the shim");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code().unwrap_or(-1), stderr)
+    }
+
+    fn stats(&self) -> CompileStats {
+        let log = std::fs::read_to_string(self.path("state/log")).unwrap_or_default();
+        CompileStats::from_log(&log)
+    }
+
+    fn compile(&self, extra: &[&str]) -> Vec<u8> {
+        let mut args = vec![
+            "-O2",
+            "-g",
+            "-Wall",
+            "-Wp,-MMD,.one.o.d",
+            "-c",
+            "-o",
+            "one.o",
+        ];
+        args.extend_from_slice(extra);
+        args.push("one.c");
+        let (rc, stderr) = self.gcc(&args);
+        assert_eq!(rc, 0, "{stderr}");
+        assert!(
+            stderr.contains("unused variable"),
+            "the warning is shown: {stderr}"
+        );
+        std::fs::read(self.path("src/one.o")).expect("object")
+    }
+}
+
+const SOURCE: &str = "#include \"one.h\"\nint f(void) { int unused; return VALUE; }\n";
+
+#[test]
+fn the_same_compile_again_is_a_hit_with_the_same_bytes_dep_file_and_warnings() {
+    let Some(bench) = Bench::new() else { return };
+    bench.write("src/one.c", SOURCE);
+    bench.write("src/one.h", "#define VALUE 1\n");
+    let first = bench.compile(&[]);
+    let dep = std::fs::read_to_string(bench.path("src/.one.o.d")).expect("dep file");
+    assert!(dep.contains("one.h"), "{dep}");
+    std::fs::remove_file(bench.path("src/one.o")).expect("rm");
+    std::fs::remove_file(bench.path("src/.one.o.d")).expect("rm");
+    let second = bench.compile(&[]);
+    assert_eq!(first, second, "a hit gives the compile's bytes");
+    assert_eq!(
+        std::fs::read_to_string(bench.path("src/.one.o.d")).expect("dep file again"),
+        dep
+    );
+    assert_eq!(
+        bench.stats(),
+        CompileStats {
+            hits: 1,
+            misses: 1,
+            damaged: 0
+        }
+    );
+}
+
+#[test]
+fn a_changed_header_or_flag_misses() {
+    let Some(bench) = Bench::new() else { return };
+    bench.write("src/one.c", SOURCE);
+    bench.write("src/one.h", "#define VALUE 1\n");
+    let first = bench.compile(&[]);
+    bench.write("src/one.h", "#define VALUE 2\n");
+    let changed = bench.compile(&[]);
+    assert_ne!(first, changed, "the new header's value is compiled in");
+    bench.compile(&["-DEXTRA=1"]);
+    bench.compile(&["-O1"]);
+    assert_eq!(bench.stats().misses, 4);
+    assert_eq!(bench.stats().hits, 0);
+}
+
+#[test]
+fn a_damaged_entry_is_found_and_compiled_again() {
+    let Some(bench) = Bench::new() else { return };
+    bench.write("src/one.c", SOURCE);
+    bench.write("src/one.h", "#define VALUE 1\n");
+    let first = bench.compile(&[]);
+    let objects: Vec<PathBuf> = walk(&bench.path("cache"))
+        .into_iter()
+        .filter(|p| p.ends_with("obj"))
+        .collect();
+    assert_eq!(objects.len(), 1, "one entry: {objects:?}");
+    std::fs::write(&objects[0], b"not an object").expect("damage");
+    let again = bench.compile(&[]);
+    assert_eq!(again, first, "the damaged entry is never used");
+    let stats = bench.stats();
+    assert_eq!((stats.hits, stats.misses, stats.damaged), (0, 2, 1));
+    assert_eq!(bench.compile(&[]), first, "the entry made again is a hit");
+    assert_eq!(bench.stats().hits, 1);
+}
+
+#[test]
+fn links_probes_and_failures_run_the_compiler_as_it_is() {
+    let Some(bench) = Bench::new() else { return };
+    bench.write("src/main.c", "int main(void) { return 0; }\n");
+    let (rc, stderr) = bench.gcc(&["-o", "main", "main.c"]);
+    assert_eq!(rc, 0, "{stderr}");
+    assert!(bench.path("src/main").exists(), "a link runs");
+    let (rc, _) = bench.gcc(&["-Werror", "-c", "-x", "c", "/dev/null", "-o", "probe.o"]);
+    assert_eq!(rc, 0, "kbuild's cc-option probe compiles /dev/null");
+    bench.write("src/bad.c", "int f(void) { return nope; }\n");
+    let (rc, stderr) = bench.gcc(&["-c", "-o", "bad.o", "bad.c"]);
+    assert_eq!(rc, 1);
+    assert!(stderr.contains("nope"), "{stderr}");
+    let (rc, _) = bench.gcc(&["-c", "-o", "bad.o", "bad.c"]);
+    assert_eq!(rc, 1, "a failed compile is never kept");
+    assert_eq!(bench.stats(), CompileStats::default());
+    assert!(walk(&bench.path("cache")).is_empty(), "nothing kept");
+    assert!(walk(&bench.path("tmp")).is_empty(), "no work folder left");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+#[test]
+fn compiler_names() {
+    for name in [
+        "cc",
+        "gcc",
+        "g++",
+        "c++",
+        "gcc-12",
+        "x86_64-linux-gnu-gcc-12",
+        "x86_64-redhat-linux-gcc",
+    ] {
+        assert!(is_compiler_name(name), "{name}");
+    }
+    for name in [
+        "gcc-ar",
+        "gcc-nm-12",
+        "x86_64-linux-gnu-gcc-ar-12",
+        "gccgo",
+        "clang",
+        "ccache",
+    ] {
+        assert!(!is_compiler_name(name), "{name}");
+    }
+}
+
+#[test]
+fn the_log_counts_hits_misses_and_damage() {
+    let stats = CompileStats::from_log("hit a.c\nmiss b.c\nhit c.c\ndamaged d.c\nmiss d.c\n");
+    assert_eq!(
+        stats,
+        CompileStats {
+            hits: 2,
+            misses: 2,
+            damaged: 1
+        }
+    );
+}
