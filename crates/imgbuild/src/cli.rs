@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::progress::mode::Progress;
+
 /// The version, the commit and its date (`0.1.0 (commit 1a2b3c4d5e6f, 2026-11-29)`).
 const VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
@@ -21,12 +23,49 @@ pub struct Cli {
     /// Run as if started in DIR (the project root or below it).
     #[arg(short = 'C', global = true, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// Print machine-readable JSON.
+    /// Print machine-readable JSON (progress as JSON events, as --progress json).
     #[arg(long, global = true)]
     pub json: bool,
+    /// How progress is shown (auto: tty on a terminal, plain otherwise).
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "TYPE",
+        default_value_t,
+        env = "IMGBUILD_PROGRESS"
+    )]
+    pub progress: Progress,
+    /// Show only errors and the final result.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Show every line of every command a task runs, not only a failed one's last lines.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
     /// The command.
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// Whether output is JSON: `--json` or `--progress json`.
+    pub fn json(&self) -> bool {
+        self.json || self.progress == Progress::Json
+    }
+
+    /// The progress settings the command line asks for.
+    pub fn progress_mode(&self) -> crate::progress::mode::Mode {
+        use crate::progress::mode::{Mode, Verbosity};
+        let verbosity = match (self.quiet, self.verbose) {
+            (true, _) => Verbosity::Quiet,
+            (false, true) => Verbosity::Verbose,
+            (false, false) => Verbosity::Normal,
+        };
+        Mode {
+            progress: self.progress,
+            verbosity,
+        }
+    }
 }
 
 /// The commands.

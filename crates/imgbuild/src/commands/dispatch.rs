@@ -17,7 +17,8 @@ use crate::Failure;
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
-    let json = cli.json;
+    let json = cli.json();
+    crate::progress::mode::set(cli.progress_mode());
     match cli.command {
         Command::Completions { shell } => {
             let mut command = Cli::command();

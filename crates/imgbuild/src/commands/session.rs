@@ -77,7 +77,7 @@ pub fn collect_cache(limit: u64, since: std::time::SystemTime, json: bool) {
         return;
     };
     match cache.collect(limit, since) {
-        Ok(Some(done)) if done.layers + done.blobs > 0 => {
+        Ok(Some(done)) if done.layers + done.blobs > 0 && !crate::progress::mode::quiet() => {
             if json {
                 println!(
                     "{}",
