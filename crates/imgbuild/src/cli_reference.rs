@@ -36,7 +36,7 @@ mod tests {
     fn the_commands_page_is_the_binarys_own_help() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/commands.md");
         let page = std::fs::read_to_string(path).expect("docs/commands.md");
-        let start = "<!-- commands: generated from crates/imgbuild/src/cli.rs -->\n";
+        let start = "<!-- commands: generated from crates/imgbuild/src/cli/ -->\n";
         let end = "<!-- end of commands -->";
         let listed = page
             .split_once(start)

@@ -9,6 +9,7 @@ mod interrupt;
 mod progress;
 mod render;
 mod secret;
+mod settings;
 mod warewulf;
 
 use std::process::ExitCode;

@@ -18,8 +18,13 @@ const KNOWN: &[(&str, &str)] = &[
     ),
 ];
 
+/// Whether `id` is a secret imgbuild knows.
+pub fn is_known(id: &str) -> bool {
+    KNOWN.iter().any(|(known, _)| *known == id)
+}
+
 /// The known ids, for messages.
-fn known_ids() -> String {
+pub fn known_ids() -> String {
     KNOWN
         .iter()
         .map(|(id, what)| format!("id={id} ({what})"))

@@ -68,19 +68,15 @@ pub fn run(
     let since = std::time::SystemTime::now();
     let config = mirror::MirrorConfig::load(&project.root.join("mirror.toml"))
         .map_err(|e| Failure::Input(anyhow!(e)))?;
+    let (settings, args) = super::site::settings_for(&project.root, args)?;
+    let args = &args;
     let Trust {
         signing,
         image_signer,
         signature_policy,
     } = trust(project, args, &config)?;
-    let mut opts = opts.clone();
-    if signing.is_some() {
-        for (name, path) in image::signing::ModuleSigning::vars() {
-            opts.extra_vars.insert(name.to_owned(), path.into());
-        }
-    }
-    let opts = &opts;
-    let cache_limit = cache_limit(args.cache_max)?;
+    let opts = &with_signing_vars(opts, signing.is_some());
+    let cache_limit = cache_limit(settings.cache_max.value)?;
     let formats = formats_of(args);
     check_warewulf(args, formats)?;
     let push_to = args
@@ -88,7 +84,7 @@ pub fn run(
         .as_deref()
         .map(|r| push_references(r, &args.images))
         .transpose()?;
-    let remote = registry_cache(&config, args)?;
+    let remote = super::site::registry_cache(&settings)?;
     let plans = args
         .images
         .iter()
@@ -406,7 +402,7 @@ fn trust(
     args: &BuildArgs,
     config: &mirror::MirrorConfig,
 ) -> Result<Trust, Failure> {
-    let secrets = site_secrets(project, args, config)?;
+    let secrets = super::site::secrets(project, args, config)?;
     let signs = secrets
         .iter()
         .any(|s| s.id == registry::signer::IMAGE_SIGNING);
@@ -437,58 +433,15 @@ fn timeline(file: &Path, out: &Path, plans: &[planner::Plan]) -> Result<(), Fail
         .map_err(|e| Failure::Run(anyhow!("--timeline {}: {e}", file.display())))
 }
 
-/// The secrets of `--secret` and mirror.toml's `[secrets]` (`config`).
-fn site_secrets(
-    project: &Project,
-    args: &BuildArgs,
-    config: &mirror::MirrorConfig,
-) -> Result<Vec<crate::secret::BuildSecret>, Failure> {
-    let text = std::fs::read_to_string(project.root.join("mirror.toml")).unwrap_or_default();
-    crate::secret::with_site_secrets(&args.secrets, config, &text, &project.root)
-}
-
-/// The registry cache: `--cache-from` and `--cache-to`, else `IMGBUILD_CACHE_FROM` and
-/// `IMGBUILD_CACHE_TO`, else mirror.toml's `cache_from` and `cache_to`. Each names a repository
-/// (the cache tags its layers itself); a bad one is refused before any work.
-fn registry_cache(
-    config: &mirror::MirrorConfig,
-    args: &BuildArgs,
-) -> Result<std::sync::Arc<image::cache::remote::RemoteCache>, Failure> {
-    let pick = |flag: &Option<String>, env: &str, file: &Option<String>, key: &str| {
-        let (text, from) = match (
-            flag,
-            std::env::var(env).ok().filter(|v| !v.is_empty()),
-            file,
-        ) {
-            (Some(text), _, _) => (text.clone(), format!("--{}", key.replace('_', "-"))),
-            (None, Some(text), _) => (text, env.to_owned()),
-            (None, None, Some(text)) => (text.clone(), format!("mirror.toml's {key}")),
-            (None, None, None) => return Ok(None),
-        };
-        let reference = registry::Reference::parse(&text)
-            .map_err(|e| Failure::Input(anyhow!("{from}: {e}")))?;
-        if reference.tag.is_some() || reference.digest.is_some() {
-            return Err(Failure::Input(anyhow!(
-                "{from}: '{text}' names a tag or digest; name only the repository (docker://HOST/REPO): the cache tags each layer by its key"
-            )));
+/// `opts` with the variables naming the module-signing key and certificate, when `signing`.
+fn with_signing_vars(opts: &PlanOptions, signing: bool) -> PlanOptions {
+    let mut opts = opts.clone();
+    if signing {
+        for (name, path) in image::signing::ModuleSigning::vars() {
+            opts.extra_vars.insert(name.to_owned(), path.into());
         }
-        Ok(Some(reference))
-    };
-    let from = pick(
-        &args.cache_from,
-        "IMGBUILD_CACHE_FROM",
-        &config.cache_from,
-        "cache_from",
-    )?;
-    let to = pick(
-        &args.cache_to,
-        "IMGBUILD_CACHE_TO",
-        &config.cache_to,
-        "cache_to",
-    )?;
-    image::cache::remote::RemoteCache::open(from.as_ref(), to.as_ref())
-        .map(std::sync::Arc::new)
-        .map_err(|e| Failure::Input(anyhow!(e)))
+    }
+    opts
 }
 
 /// The reference each image is pushed to: `REF` for one image; with several, `REF` must hold

@@ -9,15 +9,23 @@ use indexmap::IndexMap;
 use planner::{PlanOptions, Project, TagFilter};
 
 use super::{
-    affected, apply, boot, build, cache, lint, list, man_pages, matrix, mirror_cmd, plan, sbom,
-    verify,
+    affected, apply, boot, build, cache, config_cmd, lint, list, man_pages, matrix, mirror_cmd,
+    plan, sbom, verify,
 };
 use crate::cli::{Cli, Command, MatrixAction, MirrorAction, VarArgs};
 use crate::Failure;
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
-    let json = cli.json;
+    let json = cli.json();
+    crate::progress::mode::set(cli.progress_mode());
+    if !matches!(
+        cli.command,
+        Command::Completions { .. } | Command::ManPages { .. }
+    ) {
+        // A bad site defaults file is bad input for every command, as podman's containers.conf.
+        crate::settings::site_files()?;
+    }
     match cli.command {
         Command::Completions { shell } => {
             let mut command = Cli::command();
@@ -25,6 +33,10 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
             Ok(ExitCode::SUCCESS)
         }
         Command::ManPages { dir } => man_pages::write(&dir),
+        Command::Config => {
+            let project = maybe_project(cli.dir.as_deref())?;
+            config_cmd::run(project.as_ref().map(|p| p.root.as_path()), json)
+        }
         Command::List => list::run(&project(cli.dir.as_deref())?, json),
         Command::Plan(args) => {
             let opts = plan_options(&args.vars)?;
@@ -94,6 +106,16 @@ fn project(dir: Option<&Path>) -> Result<Project, Failure> {
                 ))
             })
         }
+    }
+}
+
+/// The project in `dir`, or the one the current folder is in if any.
+fn maybe_project(dir: Option<&Path>) -> Result<Option<Project>, Failure> {
+    match dir {
+        Some(dir) => Ok(Some(Project::at(dir)?)),
+        None => Ok(std::env::current_dir()
+            .ok()
+            .and_then(|cwd| Project::discover(&cwd))),
     }
 }
 

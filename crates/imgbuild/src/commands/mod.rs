@@ -5,6 +5,7 @@ mod apply;
 mod boot;
 mod build;
 mod cache;
+mod config_cmd;
 mod dispatch;
 mod image_input;
 mod lint;
@@ -16,6 +17,7 @@ mod output;
 mod plan;
 mod sbom;
 mod session;
+mod site;
 mod verify;
 
 pub use dispatch::run;

@@ -24,19 +24,10 @@ impl Downloader for MirrorDownloads {
     }
 }
 
-/// The cache folder shared by all builds: `$IMGBUILD_CACHE`, else `$XDG_CACHE_HOME/imgbuild`,
-/// else `~/.cache/imgbuild`.
+/// The cache folder shared by all builds: `$IMGBUILD_CACHE`, else the site config's
+/// `cache_dir`, else `$XDG_CACHE_HOME/imgbuild`, else `~/.cache/imgbuild`.
 pub fn cache_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("IMGBUILD_CACHE") {
-        return PathBuf::from(dir);
-    }
-    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
-        return PathBuf::from(dir).join("imgbuild");
-    }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/root"));
-    home.join(".cache/imgbuild")
+    crate::settings::cache_dir().value
 }
 
 /// Fails with one line and exit 2 when `dir` (created if missing) cannot be written: a
@@ -57,17 +48,19 @@ pub fn ensure_writable(
     tempfile::tempfile_in(dir).map(drop).map_err(refuse)
 }
 
-/// The size the cache is kept under: `given` (a `--cache-max` or `--max`), else
-/// `$IMGBUILD_CACHE_MAX`, else a tenth of the cache's filesystem.
+/// The size the cache is kept under: `given` (a `--cache-max` or `--max`, or
+/// `$IMGBUILD_CACHE_MAX`), else the site config's `cache_max`, else a tenth of the cache's
+/// filesystem.
 pub fn cache_limit(given: Option<u64>) -> Result<u64, crate::Failure> {
-    if let Some(limit) = given {
-        return Ok(limit);
-    }
-    match std::env::var("IMGBUILD_CACHE_MAX") {
-        Ok(text) => crate::cli::parse_size(&text)
-            .map_err(|e| crate::Failure::Input(anyhow::anyhow!("IMGBUILD_CACHE_MAX: {e}"))),
-        Err(_) => Ok(image::cache::default_limit(&cache_dir())),
-    }
+    let flags = crate::settings::Flags {
+        cache_max: given,
+        ..Default::default()
+    };
+    let settings = crate::settings::in_force(None, &flags)?;
+    Ok(settings
+        .cache_max
+        .value
+        .unwrap_or_else(|| image::cache::default_limit(&settings.cache_dir.value)))
 }
 
 /// Keeps the cache under `limit` after builds that started at `since`, and says what it
@@ -77,7 +70,7 @@ pub fn collect_cache(limit: u64, since: std::time::SystemTime, json: bool) {
         return;
     };
     match cache.collect(limit, since) {
-        Ok(Some(done)) if done.layers + done.blobs > 0 => {
+        Ok(Some(done)) if done.layers + done.blobs > 0 && !crate::progress::mode::quiet() => {
             if json {
                 println!(
                     "{}",

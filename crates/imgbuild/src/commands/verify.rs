@@ -86,7 +86,7 @@ fn provenance_check(
 pub fn run(args: &VerifyArgs, json: bool) -> Result<ExitCode, Failure> {
     let started = std::time::Instant::now();
     let signer_cert = args.signer_cert.as_deref().map(signer_cert).transpose()?;
-    if !json {
+    if !json && !crate::progress::mode::quiet() {
         // Reading a gigabyte archive takes a while: say so before, and how long after.
         let size = std::fs::metadata(&args.image)
             .ok()
@@ -96,7 +96,7 @@ pub fn run(args: &VerifyArgs, json: bool) -> Result<ExitCode, Failure> {
         eprintln!("verify: reading {}{size}", args.image);
     }
     let (snapshot, labels) = super::image_input::read_image(&args.image)?;
-    if !json {
+    if !json && !crate::progress::mode::quiet() {
         eprintln!(
             "verify: read {} files in {:.1}s",
             snapshot.entries().count(),

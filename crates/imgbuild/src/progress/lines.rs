@@ -1,6 +1,7 @@
 //! The words and lines every human-readable display shares: a task's end, a layer, a bar.
 
 use engine::events::{Event, Status};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 fn status_word(status: Status, ignored: bool) -> &'static str {
     match (status, ignored) {
@@ -122,12 +123,27 @@ pub fn event_line(position: Option<(usize, usize)>, event: &Event) -> Option<Str
     })
 }
 
-/// `text` cut to `width` characters, an ellipsis marking the cut.
+/// A line of a command's output as `-v` prints it: `  | line`.
+pub fn output_line(line: &str) -> String {
+    format!("  | {line}")
+}
+
+/// `text` cut to `width` terminal columns (display widths: a CJK character or an emoji takes
+/// two), an ellipsis marking the cut.
 pub fn fit(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
+    if text.width() <= width {
         return text.to_owned();
     }
-    let kept: String = text.chars().take(width.saturating_sub(1)).collect();
+    let room = width.saturating_sub(1);
+    let mut used = 0;
+    let mut kept = String::new();
+    for c in text.chars() {
+        used += c.width().unwrap_or(0);
+        if used > room {
+            break;
+        }
+        kept.push(c);
+    }
     format!("{kept}…")
 }
 
@@ -150,6 +166,11 @@ mod tests {
         assert_eq!(fit("short", 10), "short");
         assert_eq!(fit("nvidia › the driver", 10), "nvidia › …");
         assert_eq!(fit("nvidia › the driver", 10).chars().count(), 10);
+        // Wide characters take two columns each: four of them and the ellipsis fill 9.
+        assert_eq!(fit("日本語テキスト", 10), "日本語テ…");
+        assert_eq!(fit("日本語テキスト", 10).width(), 9);
+        assert_eq!(fit("日本語", 6), "日本語");
+        assert_eq!(fit("a\u{301}bcdef", 4), "a\u{301}bc…");
     }
 
     #[test]

@@ -2,12 +2,13 @@
 //! in CI, a live block on a terminal. Each image's events come through its own [`ForImage`],
 //! so with `--jobs` every event names its image and each image has its own live line.
 
+mod ansi;
 mod json;
 mod lines;
+pub mod mode;
 mod plain;
 mod terminal;
 
-use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -51,22 +52,38 @@ pub trait Display: Send + Sync {
     }
 }
 
-/// The display for this run: JSON events, plain lines in CI (or with no terminal), or the live
-/// terminal block. `several`: more than one image builds at once, so lines name their image.
+/// The display for this run (`--progress`, `-q`, `-v`, `--json`; [`mode`]): JSON events,
+/// nothing but the result, plain lines (CI, no terminal, `TERM=dumb`), or the live terminal
+/// block. `several`: more than one image builds at once, so lines name their image.
 pub fn display(json: bool, several: bool) -> Arc<dyn Display> {
-    if json {
-        Arc::new(JsonDisplay)
-    } else if std::env::var_os("CI").is_some() || !std::io::stderr().is_terminal() {
-        // A `still running` line every 15 s of a long task (IMGBUILD_HEARTBEAT_SECS to change).
-        let every = std::env::var("IMGBUILD_HEARTBEAT_SECS")
-            .ok()
-            .and_then(|s| s.parse::<u64>().ok())
-            .filter(|s| *s > 0)
-            .unwrap_or(15);
-        Arc::new(PlainDisplay::new(Duration::from_secs(every), several))
-    } else {
-        Arc::new(TerminalDisplay::new(several))
+    let mode = mode::current();
+    let verbose = mode.verbosity == mode::Verbosity::Verbose;
+    match mode::choose(json, mode, mode::Terminal::of_stderr()) {
+        mode::Shown::Json => Arc::new(JsonDisplay),
+        mode::Shown::Quiet => Arc::new(QuietDisplay),
+        mode::Shown::Plain => {
+            // A `still running` line every 15 s of a long task (IMGBUILD_HEARTBEAT_SECS to change).
+            let every = std::env::var("IMGBUILD_HEARTBEAT_SECS")
+                .ok()
+                .and_then(|s| s.parse::<u64>().ok())
+                .filter(|s| *s > 0)
+                .unwrap_or(15);
+            Arc::new(PlainDisplay::new(
+                Duration::from_secs(every),
+                several,
+                verbose,
+            ))
+        }
+        mode::Shown::Tty => Arc::new(TerminalDisplay::new(several, verbose)),
     }
+}
+
+/// `-q`: shows no progress; the result still goes to standard output, errors to standard error.
+#[derive(Debug, Default)]
+pub struct QuietDisplay;
+
+impl Display for QuietDisplay {
+    fn show(&self, _origin: &Origin, _event: &Event) {}
 }
 
 /// The reporter one image's build (or a run of no one image) hands the engine: it remembers
@@ -155,7 +172,9 @@ impl Reporter for ForImage {
             position: None,
         };
         Some(Arc::new(move |line: &str| {
-            let line = mirror::redact_credentials(&planner::vault::redact(line));
+            // Escapes out first: a colour code inside a secret would hide it from redaction.
+            let line = ansi::clean(line);
+            let line = mirror::redact_credentials(&planner::vault::redact(&line));
             display.output(&origin, &line);
         }))
     }

@@ -1,6 +1,7 @@
 //! Plain lines (CI, no terminal). A task that runs longer than the heartbeat period gets a
 //! `still running` line each period, with the newest line of its output, so a CI log never
-//! sits silent for minutes. With several images at once, each line starts with its image.
+//! sits silent for minutes. With several images at once, each line starts with its image. With
+//! `-v`, every line of a command's output is printed too, under its task.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -9,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use engine::events::Event;
 
-use super::lines::{event_line, megabytes};
+use super::lines::{event_line, megabytes, output_line};
 use super::{Display, Origin};
 
 /// The task or step running now in one image.
@@ -29,12 +30,14 @@ type RunningSlots = Arc<Mutex<BTreeMap<String, Running>>>;
 pub struct PlainDisplay {
     running: RunningSlots,
     tag: bool,
+    verbose: bool,
 }
 
 impl PlainDisplay {
     /// Starts the heartbeat: every `every`, a line for each task still running. `tag`: start
-    /// each line with its image (several images build at once).
-    pub fn new(every: Duration, tag: bool) -> Self {
+    /// each line with its image (several images build at once). `verbose`: print every line of
+    /// a command's output.
+    pub fn new(every: Duration, tag: bool, verbose: bool) -> Self {
         let running: RunningSlots = Arc::new(Mutex::new(BTreeMap::new()));
         let shared = Arc::downgrade(&running);
         let tick = every.min(Duration::from_secs(1));
@@ -52,7 +55,11 @@ impl PlainDisplay {
                 }
             }
         });
-        Self { running, tag }
+        Self {
+            running,
+            tag,
+            verbose,
+        }
     }
 }
 
@@ -94,6 +101,10 @@ impl Display for PlainDisplay {
         let mut guard = self.running.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(now) = guard.get_mut(origin.key()) {
             now.last_line = Some(line.to_owned());
+        }
+        if self.verbose {
+            let line = prefixed(self.tag, origin.key(), &output_line(line));
+            let _ = writeln!(std::io::stderr().lock(), "{line}");
         }
     }
 
@@ -145,7 +156,7 @@ mod tests {
 
     #[test]
     fn the_heartbeat_shows_each_images_newest_output_line() {
-        let display = PlainDisplay::new(Duration::from_secs(3600), true);
+        let display = PlainDisplay::new(Duration::from_secs(3600), true, false);
         let task = |task: &str| Event::TaskStart {
             role: "nvidia".into(),
             task: task.into(),

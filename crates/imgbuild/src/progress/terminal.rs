@@ -1,6 +1,7 @@
 //! A terminal: finished tasks scroll up as plain lines, and below them a live block of one line
 //! per image building, each saying its role (i of N), its task, the time it has taken and its
 //! command's newest output line, cut to the terminal's width and redrawn four times a second.
+//! With `-v`, every output line also scrolls up above the block.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -9,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use engine::events::Event;
 
-use super::lines::{bar, event_line, fit};
+use super::lines::{bar, event_line, fit, output_line};
 use super::{Display, Origin};
 
 /// What one image is doing now.
@@ -87,11 +88,13 @@ fn width() -> usize {
 pub struct TerminalDisplay {
     screen: Arc<Mutex<Screen>>,
     tag: bool,
+    verbose: bool,
 }
 
 impl TerminalDisplay {
-    /// Starts the ticker that redraws the live block. `tag`: name each line's image.
-    pub fn new(tag: bool) -> Self {
+    /// Starts the ticker that redraws the live block. `tag`: name each line's image;
+    /// `verbose`: print every line of a command's output above it.
+    pub fn new(tag: bool, verbose: bool) -> Self {
         let screen: Arc<Mutex<Screen>> = Arc::default();
         let shared = Arc::downgrade(&screen);
         std::thread::spawn(move || loop {
@@ -104,7 +107,11 @@ impl TerminalDisplay {
                 guard.print(&[], tag);
             }
         });
-        Self { screen, tag }
+        Self {
+            screen,
+            tag,
+            verbose,
+        }
     }
 }
 
@@ -162,6 +169,14 @@ impl Display for TerminalDisplay {
         let mut screen = self.screen.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(live) = screen.live.get_mut(origin.key()) {
             live.last_line = Some(line.to_owned());
+        }
+        if self.verbose {
+            let image = origin.key();
+            let line = match self.tag && !image.is_empty() {
+                true => format!("[{image}] {}", output_line(line)),
+                false => output_line(line),
+            };
+            screen.print(&[line], self.tag);
         }
     }
 
