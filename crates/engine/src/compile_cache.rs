@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// The folder of the compiler shims inside the sandbox, put first in `PATH`.
-pub const SHIM_DIR: &str = "/run/imgbuild/cc";
+/// The folder of the compiler shims inside the sandbox, put first in `PATH` (and in dpkg's, for
+/// the DKMS builds of maintainer scripts).
+pub use modules::shims::COMPILE_SHIM_DIR as SHIM_DIR;
 /// Where the cache's entries are bound inside the sandbox.
 const ENTRIES_INSIDE: &str = "/run/imgbuild/compile-cache";
 /// This sandbox's own folder: the compilers' identities and the log of hits and misses.

@@ -53,6 +53,8 @@ done
 [ -n "$cacheable" ] && [ -n "$compile" ] && [ "$sources" = 1 ] && [ -f "$src" ] &&
     [ -n "$out" ] && [ "$out" != - ] || passthrough "$@"
 case $src in
+    # A probe named after its shell's PID (NVIDIA's conftest.sh): never the same key twice.
+    conftest[0-9]*.c | */conftest[0-9]*.c) passthrough "$@" ;;
     *.c | *.S | *.i | *.cc | *.cpp | *.cxx | *.C) ;;
     *) passthrough "$@" ;;
 esac

@@ -148,6 +148,10 @@ fn links_probes_and_failures_run_the_compiler_as_it_is() {
     assert!(bench.path("src/main").exists(), "a link runs");
     let (rc, _) = bench.gcc(&["-Werror", "-c", "-x", "c", "/dev/null", "-o", "probe.o"]);
     assert_eq!(rc, 0, "kbuild's cc-option probe compiles /dev/null");
+    bench.write("src/conftest4242.c", "int probe;\n");
+    let (rc, _) = bench.gcc(&["-c", "conftest4242.c", "-o", "conftest4242.o"]);
+    assert_eq!(rc, 0, "NVIDIA's conftest probe compiles, uncached");
+    assert!(bench.path("src/conftest4242.o").exists());
     bench.write("src/bad.c", "int f(void) { return nope; }\n");
     let (rc, stderr) = bench.gcc(&["-c", "-o", "bad.o", "bad.c"]);
     assert_eq!(rc, 1);

@@ -413,23 +413,7 @@ fn enter(config: &Config) -> Result<String, String> {
     .map_err(|e| fail("/sys", e))?;
     let dev_dir = mount_point(root, "dev", 0o755)?;
     minimal_dev(&dev_dir)?;
-    let run_dir = mount_point(root, "run", 0o755)?;
-    mount(
-        "tmpfs",
-        &run_dir,
-        "tmpfs",
-        MountFlags::NOSUID | MountFlags::NODEV,
-        Some(c"mode=0755"),
-    )
-    .map_err(|e| fail("/run", e))?;
-    let mut path = crate::pinned_uname::install(&run_dir, &config.kernel_version)?;
-    if let Some(cache) = &config.compile_cache {
-        // Without it the compilers run as they are: not worth failing a build.
-        if let Ok(Some(shims)) = crate::compile_cache::install(root, &run_dir, cache) {
-            path = format!("{shims}:{path}");
-        }
-    }
-    crate::initramfs::install_shims(&run_dir)?;
+    let path = mount_run(config)?;
     let tmp_dir = mount_point(root, "tmp", 0o1777)?;
     mount_bind(&config.scratch, &tmp_dir).map_err(|e| fail("/tmp", e))?;
     let resolv = root.join("etc/resolv.conf");
@@ -441,6 +425,30 @@ fn enter(config: &Config) -> Result<String, String> {
     }
     rustix::process::chroot(root).map_err(|e| format!("chroot {}: {e}", root.display()))?;
     rustix::process::chdir("/").map_err(|e| format!("chdir /: {e}"))?;
+    Ok(path)
+}
+
+/// Mounts the sandbox's `/run` tmpfs with imgbuild's shims on it; returns the `PATH` commands
+/// run with.
+fn mount_run(config: &Config) -> Result<String, String> {
+    let root = &config.root;
+    let run_dir = mount_point(root, "run", 0o755)?;
+    rustix::mount::mount(
+        "tmpfs",
+        &run_dir,
+        "tmpfs",
+        rustix::mount::MountFlags::NOSUID | rustix::mount::MountFlags::NODEV,
+        Some(c"mode=0755"),
+    )
+    .map_err(|e| format!("mounting /run: {e}"))?;
+    let mut path = crate::pinned_uname::install(&run_dir, &config.kernel_version)?;
+    if let Some(cache) = &config.compile_cache {
+        // Without it the compilers run as they are: not worth failing a build.
+        if let Ok(Some(shims)) = crate::compile_cache::install(root, &run_dir, cache) {
+            path = format!("{shims}:{path}");
+        }
+    }
+    crate::initramfs::install_shims(&run_dir)?;
     Ok(path)
 }
 

@@ -10,11 +10,15 @@ pub const UNAME_SHIM_DIR: &str = "/run/imgbuild/bin";
 /// `initramfs`).
 pub const INITRAMFS_SHIM_DIR: &str = "/run/imgbuild/initramfs";
 
-/// The `PATH` dpkg runs maintainer scripts with: the initramfs shims, then the pinned `uname`,
-/// then the base `PATH`. apt sets dpkg's PATH itself, so an `apt` task passes this as
-/// `DPkg::Path`.
+/// Where the image's compilers go through the compile cache (the engine's `compile_cache`; the
+/// folder exists only in a sandbox whose image has a compiler).
+pub const COMPILE_SHIM_DIR: &str = "/run/imgbuild/cc";
+
+/// The `PATH` dpkg runs maintainer scripts with: the initramfs shims, the compilers through the
+/// compile cache (DKMS builds in a postinst), the pinned `uname`, then the base `PATH`. apt sets
+/// dpkg's PATH itself, so an `apt` task passes this as `DPkg::Path`.
 pub fn package_path() -> String {
-    format!("{INITRAMFS_SHIM_DIR}:{UNAME_SHIM_DIR}:{BASE_PATH}")
+    format!("{INITRAMFS_SHIM_DIR}:{COMPILE_SHIM_DIR}:{UNAME_SHIM_DIR}:{BASE_PATH}")
 }
 
 #[cfg(test)]
@@ -23,7 +27,8 @@ mod tests {
 
     #[test]
     fn the_package_path_puts_the_shims_first() {
-        assert!(package_path().starts_with("/run/imgbuild/initramfs:/run/imgbuild/bin:"));
+        assert!(package_path()
+            .starts_with("/run/imgbuild/initramfs:/run/imgbuild/cc:/run/imgbuild/bin:"));
         assert!(package_path().ends_with(BASE_PATH));
     }
 }

@@ -359,7 +359,7 @@ impl LayerCache {
 
     /// Removes layers no image's last build uses, the blobs no remaining layer or base names,
     /// and what interrupted builds left behind (work folders, temporary blobs, partial
-    /// downloads, unfinished bases). Refuses with
+    /// downloads, unfinished bases and compile cache entries). Refuses with
     /// `WouldBlock` while a build holds the cache: its work folders and lowers are in use.
     pub fn prune(&self) -> std::io::Result<Pruned> {
         let lock = in_use_file(&self.dir)?;
@@ -406,6 +406,14 @@ impl LayerCache {
         if let Ok(bases) = std::fs::read_dir(self.dir.join("bases")) {
             for base in bases.flatten().filter(|b| b.path().is_dir()) {
                 pruned.leftovers += remove_matching(&base.path(), &unfinished_base)?;
+            }
+        }
+        // A compile cache entry being written when its build was killed (never looked up: an
+        // entry is found by its key's name).
+        let staged = |name: &str| name.starts_with(".new.");
+        if let Ok(shards) = std::fs::read_dir(self.dir.join("compile")) {
+            for shard in shards.flatten().filter(|s| s.path().is_dir()) {
+                pruned.leftovers += remove_matching(&shard.path(), &staged)?;
             }
         }
         Ok(pruned)
@@ -689,7 +697,11 @@ mod tests {
             "registry/sha256/.tmpXyZ",
             "downloads/partial/0123abcd",
             "bases/feed/tree.tmp-42/etc/x",
+            "compile/ab/.new.Q1w2E3/obj",
         ];
+        let kept_entry = dir.path().join("compile/ab/ab12/sums");
+        std::fs::create_dir_all(kept_entry.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&kept_entry, "x").expect("write");
         for file in leftovers {
             let path = dir.path().join(file);
             std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
@@ -705,8 +717,9 @@ mod tests {
         drop(held);
 
         let pruned = cache.prune().expect("prune");
-        assert_eq!(pruned.leftovers, 5, "{pruned:?}");
+        assert_eq!(pruned.leftovers, 6, "{pruned:?}");
         assert!(!work.exists());
+        assert!(kept_entry.exists(), "a whole compile cache entry stays");
         for file in leftovers {
             assert!(!dir.path().join(file).exists(), "{file}");
         }
