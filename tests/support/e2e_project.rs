@@ -129,6 +129,7 @@ fn make(prefix: &str, scripts: &[&str], releases: &[&str], port: u16) -> E2eProj
 impl E2eProject {
     /// `imgbuild --json build IMAGE` (OCI layout only, then `extra`) with e2e_debian's layer
     /// cache: its output and its `built` event (null when it has none).
+    #[allow(dead_code)]
     pub fn build(&self, image: &str, extra: &[&str]) -> (Output, Value) {
         let out = self.out.to_string_lossy().into_owned();
         let mut args = vec![

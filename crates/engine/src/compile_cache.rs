@@ -53,6 +53,50 @@ pub struct CompileStats {
     pub damaged: usize,
 }
 
+/// What one sandbox's compiles did: the counts, and the keys of the entries they used or made.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct CompileLog {
+    /// The counts.
+    pub stats: CompileStats,
+    /// The keys of the entries hit or made, each once, in the order first met.
+    pub keys: Vec<String>,
+}
+
+impl CompileLog {
+    /// Reads the log the shims wrote (`hit|miss|damaged <key> <source>` lines).
+    pub fn parse(log: &str) -> Self {
+        let mut keys = Vec::new();
+        for line in log.lines() {
+            let mut words = line.split_whitespace();
+            if let (Some("hit" | "miss"), Some(key)) = (words.next(), words.next()) {
+                let is_key = key.len() == 64 && key.bytes().all(|b| b.is_ascii_hexdigit());
+                if is_key && !keys.iter().any(|k| k == key) {
+                    keys.push(key.to_owned());
+                }
+            }
+        }
+        Self {
+            stats: CompileStats::from_log(log),
+            keys,
+        }
+    }
+
+    /// Reads the log of the sandbox whose root is seen through `fs`.
+    pub fn of(fs: &crate::rootfs::RootFs) -> Self {
+        let log = Path::new(STATE_INSIDE).join("log");
+        fs.read_text_opt(&log)
+            .ok()
+            .flatten()
+            .map(|text| Self::parse(&text))
+            .unwrap_or_default()
+    }
+}
+
+/// Where the entry of `key` lives in the cache folder `dir` (`<dir>/<first two>/<key>`).
+pub fn entry_dir(dir: &Path, key: &str) -> PathBuf {
+    dir.join(key.get(..2).unwrap_or(key)).join(key)
+}
+
 impl CompileStats {
     /// No compile went through the cache.
     pub fn is_empty(&self) -> bool {
@@ -71,16 +115,6 @@ impl CompileStats {
             }
         }
         stats
-    }
-
-    /// Reads the log of the sandbox whose root is seen through `fs`.
-    pub fn of(fs: &crate::rootfs::RootFs) -> Self {
-        let log = Path::new(STATE_INSIDE).join("log");
-        fs.read_text_opt(&log)
-            .ok()
-            .flatten()
-            .map(|text| Self::from_log(&text))
-            .unwrap_or_default()
     }
 }
 

@@ -107,7 +107,9 @@ key=$({
 } | sha256sum | cut -c1-64) || { rm -rf "$work"; passthrough "$@"; }
 entry=$cache/$(echo "$key" | cut -c1-2)/$key
 
-note() { echo "$1 $src" >>"$state/log" 2>/dev/null; }
+# The sandbox's log: what each compile found, under which key (the registry cache shares the
+# entries a role used).
+note() { echo "$1 $key $src" >>"$state/log" 2>/dev/null; }
 
 # A hit: the entry's files are whole (their checksums match) and are copied to their places.
 if [ -f "$entry/sums" ]; then

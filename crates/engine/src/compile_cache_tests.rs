@@ -51,7 +51,7 @@ impl Bench {
 
     fn stats(&self) -> CompileStats {
         let log = std::fs::read_to_string(self.path("state/log")).unwrap_or_default();
-        CompileStats::from_log(&log)
+        CompileLog::parse(&log).stats
     }
 
     fn compile(&self, extra: &[&str]) -> Vec<u8> {
@@ -202,8 +202,12 @@ fn compiler_names() {
 }
 
 #[test]
-fn the_log_counts_hits_misses_and_damage() {
-    let stats = CompileStats::from_log("hit a.c\nmiss b.c\nhit c.c\ndamaged d.c\nmiss d.c\n");
+fn the_log_counts_hits_misses_and_damage_and_lists_the_keys() {
+    let (a, b) = ("a".repeat(64), "b".repeat(64));
+    let log = format!("hit {a} a.c\nmiss {b} b.c\nhit {a} c.c\ndamaged {b} d.c\nmiss {b} d.c\n");
+    assert_eq!(CompileLog::parse(&log).keys, [a.clone(), b.clone()]);
+    assert_eq!(entry_dir(Path::new("/c"), &a), Path::new("/c/aa").join(&a));
+    let stats = CompileLog::parse(&log).stats;
     assert_eq!(
         stats,
         CompileStats {

@@ -224,8 +224,8 @@ impl ChrootTarget {
     }
 
     /// What this sandbox's compiles found in the compile cache so far.
-    pub fn compile_stats(&self) -> crate::compile_cache::CompileStats {
-        crate::compile_cache::CompileStats::of(&self.fs)
+    pub fn compile_log(&self) -> crate::compile_cache::CompileLog {
+        crate::compile_cache::CompileLog::of(&self.fs)
     }
 
     /// The pinned kernel commands see as `KERNEL_VERSION`.

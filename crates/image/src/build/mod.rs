@@ -3,6 +3,7 @@
 //! config and manifest, verify and the report (`finish`); the outputs (`outputs`).
 
 mod archive_stream;
+mod compile_bundle;
 pub mod cpu_share;
 mod error;
 mod files;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use engine::compile_cache::CompileStats;
+use engine::compile_cache::{CompileLog, CompileStats};
 use engine::events::{Event, Reporter};
 use engine::executor::Executor;
 use engine::package_cache::PackageCache;
@@ -282,7 +282,7 @@ impl Roles<'_> {
             .then_some(signing)
     }
 
-    fn registry_cache(&self) -> RegistryCache<'_> {
+    pub(super) fn registry_cache(&self) -> RegistryCache<'_> {
         RegistryCache {
             remote: &self.settings.remote,
             reporter: self.reporter,
@@ -425,6 +425,7 @@ impl Roles<'_> {
             .work_dir()
             .map_err(io("creating the role's work folder"))?;
         let dirs = WorkDirs::create(work.path(), &self.settings.package_pool())?;
+        let compiles_taken = self.take_compiles(&role)?;
         self.start_archive(stack);
         // With other images' roles running beside it, the sandbox runs on its share of cores.
         let shares = self.settings.cpu_shares.clone();
@@ -434,6 +435,7 @@ impl Roles<'_> {
             None => self.start_target(&role, &dirs, stack)?,
         };
         let (costs, compiles) = self.run_in(&role, &target)?;
+        self.share_compiles(&role, &layer.steps, &compiles, compiles_taken);
         drop(share);
         if let Some(snapshot) = snapshot {
             snapshot
@@ -451,7 +453,7 @@ impl Roles<'_> {
                 .map_or(0, |d| d.as_secs()),
             costs,
             initramfs_pending: self.executor.initramfs_pending(),
-            compiles,
+            compiles: compiles.stats,
         };
         let made = Finished {
             layer,
@@ -474,7 +476,7 @@ impl Roles<'_> {
         &mut self,
         role: &str,
         target: &ChrootTarget,
-    ) -> Result<(Vec<engine::costs::TaskCost>, CompileStats), BuildError> {
+    ) -> Result<(Vec<engine::costs::TaskCost>, CompileLog), BuildError> {
         if !self.facts_checked {
             engine::facts_check::check(engine::target::Target::fs(target), &self.plan.facts)
                 .map_err(BuildError::Facts)?;
@@ -486,8 +488,8 @@ impl Roles<'_> {
             signing.install(role, fs).map_err(BuildError::Signing)?;
         }
         let ran = self.executor.run_role(role, target);
-        let compiles = target.compile_stats();
-        self.report_compiles(role, compiles);
+        let compiles = target.compile_log();
+        self.report_compiles(role, compiles.stats);
         if signing.is_some() {
             crate::signing::ModuleSigning::remove(role, fs).map_err(BuildError::Signing)?;
         }

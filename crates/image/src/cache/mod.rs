@@ -13,6 +13,7 @@ use serde_json::Value as Json;
 use crate::blobs::LayerBlob;
 use crate::hashing::digest_of;
 
+pub mod compile_share;
 mod gc;
 pub mod integrity;
 pub mod remote;

@@ -94,11 +94,11 @@ pub struct Record {
 
 impl Record {
     /// Whether this is the record `tag` names: its own tag, and for a role's layer the tag of
-    /// its inputs' key (a base's record has no role).
+    /// its inputs' key (a base's record, and a bundle of compile cache entries, have no role).
     fn is_for(&self, tag: &str) -> bool {
         let kind_fits = match &self.role {
             Some(role) => role_tag(&role.inputs) == tag,
-            None => tag.starts_with("base-"),
+            None => tag.starts_with("base-") || tag.starts_with("compiles-"),
         };
         self.tag == tag && kind_fits
     }
@@ -214,6 +214,18 @@ impl RemoteCache {
     /// Writes `record` and its blob (from `blobs`) under its tag, unless the registry has it
     /// (and this build did not find it wrong there); true when it was written.
     pub fn share(&self, record: &Record, blobs: &BlobStore) -> Result<bool, RemoteError> {
+        self.write(record, blobs, false)
+    }
+
+    /// Writes `record` and its blob (from `blobs`) under its tag, `replace`-ing what the
+    /// registry has there (a compile bundle: the last build's is the one to keep); true when it
+    /// was written.
+    fn write(
+        &self,
+        record: &Record,
+        blobs: &BlobStore,
+        replace: bool,
+    ) -> Result<bool, RemoteError> {
         let Some(side) = self.to.as_ref().filter(|s| !s.down.load(Ordering::Relaxed)) else {
             return Ok(false);
         };
@@ -223,7 +235,7 @@ impl RemoteCache {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .contains(&record.tag);
-        if !damaged && repository.has_manifest(&record.tag)? {
+        if !replace && !damaged && repository.has_manifest(&record.tag)? {
             return Ok(false);
         }
         let record_bytes = serde_json::to_vec(record).map_err(|e| io("a record")(e.into()))?;
@@ -381,10 +393,19 @@ impl RegistryCache<'_> {
     /// Shares `record` (`what`'s layer, its blob in `blobs`) through `--cache-to`, unless the
     /// registry has it.
     pub fn share(&self, what: &str, record: &Record, blobs: &BlobStore) {
+        self.write(what, record, blobs, false);
+    }
+
+    /// Writes `record` through `--cache-to` in place of what the registry has under its tag.
+    pub fn replace(&self, what: &str, record: &Record, blobs: &BlobStore) {
+        self.write(what, record, blobs, true);
+    }
+
+    fn write(&self, what: &str, record: &Record, blobs: &BlobStore, replace: bool) {
         if !self.remote.writes() {
             return;
         }
-        if let Err(e) = self.remote.share(record, blobs) {
+        if let Err(e) = self.remote.write(record, blobs, replace) {
             if let Some(message) = self.remote.warning(false, what, &e) {
                 self.warn(message);
             }
