@@ -16,6 +16,8 @@ pub struct Dump {
     /// `default_flow_style=False`: block style everywhere; else collections of plain values
     /// inline.
     pub block_only: bool,
+    /// `sort_keys` (PyYAML's default, true): mapping keys sorted; false keeps their order.
+    pub sort_keys: bool,
 }
 
 /// Text YAML 1.1 (PyYAML's resolver) reads as a boolean, null, number or timestamp.
@@ -70,23 +72,29 @@ fn is_leaf(value: &Json) -> bool {
     }
 }
 
-fn sorted(map: &serde_json::Map<String, Json>) -> Vec<(&String, &Json)> {
+fn sorted(map: &serde_json::Map<String, Json>, sort: bool) -> Vec<(&String, &Json)> {
     let mut entries: Vec<_> = map.iter().collect();
-    entries.sort_by(|a, b| a.0.cmp(b.0));
+    if sort {
+        entries.sort_by(|a, b| a.0.cmp(b.0));
+    }
     entries
 }
 
-fn flow(value: &Json) -> String {
+fn flow(value: &Json, sort: bool) -> String {
     match value {
         Json::Array(items) => format!(
             "[{}]",
-            items.iter().map(flow).collect::<Vec<_>>().join(", ")
+            items
+                .iter()
+                .map(|v| flow(v, sort))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         Json::Object(map) => format!(
             "{{{}}}",
-            sorted(map)
+            sorted(map, sort)
                 .iter()
-                .map(|(k, v)| format!("{}: {}", text(k), flow(v)))
+                .map(|(k, v)| format!("{}: {}", text(k), flow(v, sort)))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
@@ -99,7 +107,7 @@ impl Dump {
     pub fn dump(&self, value: &Json) -> String {
         let mut out = String::new();
         if self.inline(value) || !(value.is_array() || value.is_object()) {
-            out.push_str(&flow(value));
+            out.push_str(&flow(value, self.sort_keys));
             out.push('\n');
         } else {
             self.block(value, 0, &mut out);
@@ -122,7 +130,7 @@ impl Dump {
         let pad = " ".repeat(column);
         match value {
             Json::Object(map) => {
-                for (i, (key, item)) in sorted(map).into_iter().enumerate() {
+                for (i, (key, item)) in sorted(map, self.sort_keys).into_iter().enumerate() {
                     if i > 0 || !out.ends_with(' ') {
                         out.push_str(&pad);
                     }
@@ -130,7 +138,7 @@ impl Dump {
                     out.push(':');
                     if self.inline(item) {
                         out.push(' ');
-                        out.push_str(&flow(item));
+                        out.push_str(&flow(item, self.sort_keys));
                         out.push('\n');
                     } else {
                         out.push('\n');
@@ -150,7 +158,7 @@ impl Dump {
                     out.push('-');
                     if self.inline(item) {
                         out.push(' ');
-                        out.push_str(&flow(item));
+                        out.push_str(&flow(item, self.sort_keys));
                         out.push('\n');
                     } else {
                         // The item starts on the dash's line, at the next indent stop.
@@ -179,6 +187,7 @@ mod tests {
         let dump = Dump {
             indent: 2,
             block_only: false,
+            sort_keys: true,
         };
         assert_eq!(
             dump.dump(&value),
@@ -192,6 +201,7 @@ mod tests {
         let nice = Dump {
             indent: 4,
             block_only: true,
+            sort_keys: true,
         };
         assert_eq!(
             nice.dump(&json!({"b": 1, "a": {"y": [1, 2], "x": "text"}, "c": "yes"})),

@@ -62,6 +62,9 @@ pub(crate) struct Planner<'a> {
     pub sources: Sources,
     /// `set_fact` and `register` results so far.
     pub facts_set: Arc<Layer>,
+    /// The defaults, then the vars, of roles imported with `import_role` (or included with
+    /// `public: true`) so far: Ansible exposes them to the play's later tasks.
+    pub exposed: [Arc<Layer>; 2],
     /// The inventory as `group_by` and `add_host` left it.
     pub inventory: crate::inventory::PlanInventory,
     pub warnings: Vec<crate::plan::Warning>,
@@ -108,6 +111,7 @@ pub fn plan(project: &Project, image: &str, opts: &PlanOptions) -> Result<Plan> 
         templar,
         sources: Sources::new(&project.root).with_vault(opts.vault.clone()),
         facts_set: Arc::new(Layer::new()),
+        exposed: [Arc::new(Layer::new()), Arc::new(Layer::new())],
         inventory: Default::default(),
         warnings: Vec::new(),
         notified: Vec::new(),

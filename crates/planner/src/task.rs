@@ -65,6 +65,8 @@ pub enum Action<'n> {
         is_static: bool,
         /// `apply: {tags: ...}` of `include_role`.
         apply_tags: Vec<String>,
+        /// `public: true` of `include_role`: its defaults and vars stay for later tasks.
+        public: bool,
     },
 }
 
@@ -438,9 +440,14 @@ fn include_role(node: &Node, is_static: bool, file: &Path) -> Result<Action<'sta
     let mut name = None;
     let (mut tasks_from, mut vars_from, mut defaults_from) = (None, None, None);
     let mut apply_tags = Vec::new();
+    let mut public = false;
     for (key, value) in entries {
         match key.name.as_str() {
             "name" => name = Some(text(value, "include_role name", file)?),
+            "public" => {
+                public = matches!(&value.value, Value::Bool(true))
+                    || matches!(&value.value, Value::Str(s) if ["yes", "true", "on", "1"].contains(&s.to_lowercase().as_str()));
+            }
             "tasks_from" => tasks_from = Some(text(value, "tasks_from", file)?),
             "vars_from" => vars_from = Some(text(value, "vars_from", file)?),
             "defaults_from" => defaults_from = Some(text(value, "defaults_from", file)?),
@@ -477,6 +484,7 @@ fn include_role(node: &Node, is_static: bool, file: &Path) -> Result<Action<'sta
         vars_from,
         is_static,
         apply_tags,
+        public,
     })
 }
 

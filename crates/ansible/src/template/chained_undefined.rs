@@ -25,6 +25,16 @@ static GUARD: LazyLock<Regex> = LazyLock::new(|| {
         .expect("a valid pattern")
 });
 
+static ANY_GUARD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\|\s*(?:default|d)\b|\bis\s+(?:not\s+)?(?:defined|undefined)\b")
+        .expect("a valid pattern")
+});
+
+/// Whether `text` has a `default`/`d` filter or a `defined`/`undefined` test anywhere.
+fn has_guard(text: &str) -> bool {
+    ANY_GUARD.is_match(text)
+}
+
 /// Whether every use of `name` in `text` is behind `default`/`d` or a `defined`/`undefined`
 /// test, after any attributes and subscripts (and there is at least one use).
 pub(super) fn only_guarded(text: &str, name: &str) -> bool {
@@ -44,22 +54,30 @@ pub(super) fn only_guarded(text: &str, name: &str) -> bool {
 impl Templar {
     /// After a strict render failed on undefined names: the render again with undefined
     /// values that chain, when the text uses each of those names only behind `default` or a
-    /// `defined` test (see `chained_undefined`); `None` otherwise, or when that fails too.
+    /// `defined` test (see `chained_undefined`); `None` otherwise, or when that fails too. A
+    /// render that failed on a key a defined value lacks (`d.missing.b | default('x')`) is
+    /// rendered again so when the text has such a guard: printing or computing with an
+    /// undefined value still fails there.
     pub(super) fn chained_retry<T>(
         &self,
         text: &str,
         ctx: &Arc<LazyContext>,
         deferred: bool,
+        error: &minijinja::Error,
         run: impl FnOnce(&minijinja::Environment<'static>) -> Result<T, minijinja::Error>,
     ) -> Option<T> {
         let missing: Vec<String> = {
             let state = ctx.lock();
-            if deferred || state.fatal.is_some() || state.missing.is_empty() {
+            if deferred || state.fatal.is_some() {
                 return None;
             }
             state.missing.iter().map(|(name, _)| name.clone()).collect()
         };
-        if !missing.iter().all(|name| only_guarded(text, name)) {
+        let guarded = match missing.is_empty() {
+            true => error.kind() == minijinja::ErrorKind::UndefinedError && has_guard(text),
+            false => missing.iter().all(|name| only_guarded(text, name)),
+        };
+        if !guarded {
             return None;
         }
         let env = chaining(self.environment());

@@ -422,10 +422,12 @@ fn yaml_dump(
     let indent: usize = kwargs.get::<Option<usize>>("indent")?.unwrap_or(indent);
     let _: Option<usize> = kwargs.get("width")?;
     let flow: Option<bool> = kwargs.get("default_flow_style")?;
+    let sort_keys: Option<bool> = kwargs.get("sort_keys")?;
     kwargs.assert_all_used()?;
     let dump = crate::pyyaml::Dump {
         indent,
         block_only: block_only || flow == Some(false),
+        sort_keys: sort_keys.unwrap_or(true),
     };
     Ok(dump.dump(&json_of(&value)?))
 }

@@ -340,7 +340,7 @@ impl Templar {
             Ok(_) if deferred => Ok(None),
             Ok(text) => Ok(Some(with_trailing_newlines(s, text))),
             Err(e) => {
-                let retried = self.chained_retry(s, ctx, deferred, |env| {
+                let retried = self.chained_retry(s, ctx, deferred, &e, |env| {
                     env.render_str(&source, Value::from_dyn_object(ctx.clone()))
                 });
                 match retried {
@@ -385,7 +385,7 @@ impl Templar {
                     message: e.to_string(),
                 }),
             Err(e) => {
-                let retried = self.chained_retry(&expr, ctx, deferred, |env| {
+                let retried = self.chained_retry(&expr, ctx, deferred, &e, |env| {
                     let compiled = env.compile_expression(&expr)?;
                     let value = compiled.eval(Value::from_dyn_object(ctx.clone()))?;
                     serde_json::to_value(&value).map_err(|e| {

@@ -132,7 +132,7 @@ impl Planner<'_> {
                     crate::modules::canonical_deferred(rendered.deferred, &written, &args);
                 Ok((spec, args, deferred))
             }
-            Err(message) => match package_backend(spec, &written, pass) {
+            Err(message) => match package_backend(spec, &written, &rendered.deferred, pass) {
                 Some((backend, written)) => self
                     .module_of_ansible(backend, written, &message, rendered.deferred, ctx, at)
                     .map_err(handed_to_backend),
@@ -383,17 +383,21 @@ fn handed_to_backend(mut error: PlanError) -> PlanError {
 /// `package` given an option only its backend takes (`update_cache`, `enablerepo`, `purge`,
 /// ...): the image's package manager module (apt or dnf) with every option but `use`, as
 /// Ansible's package action hands them on. `None` for any other module, or when the backend is
-/// not known while planning.
+/// not known while planning. A `use` only the build knows (`ternary(..., omit)` over a
+/// registered result) is taken as `auto`: the image's own manager, the one an image has.
 fn package_backend(
     spec: &'static ModuleSpec,
     written: &Json,
+    deferred: &[String],
     pass: &Pass,
 ) -> Option<(&'static ModuleSpec, Json)> {
     if spec.name != "package" {
         return None;
     }
     let mut args = written.as_object()?.clone();
-    let chosen = args.remove("use");
+    let chosen = args
+        .remove("use")
+        .filter(|_| !deferred.iter().any(|d| d == "use"));
     let manager = match chosen.as_ref().and_then(Json::as_str) {
         Some(name) if name != "auto" => name.to_owned(),
         _ => match pass.scope.get("ansible_pkg_mgr") {

@@ -51,10 +51,12 @@ impl Planner<'_> {
             })
     }
 
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn plan_included_role(
         &mut self,
         name: &str,
         froms: [Option<&str>; 3],
+        public: bool,
         task_vars: Arc<Layer>,
         ctx: &Ctx,
         at: &Location,
@@ -74,6 +76,13 @@ impl Planner<'_> {
             "vars",
             vars_from.unwrap_or("main"),
         )?;
+        if public {
+            for (exposed, layer) in self.exposed.iter_mut().zip([&defaults, &vars]) {
+                let mut merged = (**exposed).clone();
+                merged.extend(layer.iter().map(|(k, v)| (k.clone(), v.clone())));
+                *exposed = Arc::new(merged);
+            }
+        }
         let scope = ctx
             .scope
             .with_bottom_layer(defaults)

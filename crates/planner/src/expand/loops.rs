@@ -54,6 +54,23 @@ impl Planner<'_> {
         self.item_passes(def, items, scope, ctx, at)
     }
 
+    /// Whether `def` loops over a list the plan knows to be empty: the task never runs.
+    pub(super) fn loops_over_nothing(
+        &mut self,
+        def: &TaskDef,
+        scope: &Scope,
+        ctx: &Ctx,
+        at: &Location,
+    ) -> bool {
+        let Some(looping) = &def.looping else {
+            return false;
+        };
+        matches!(
+            self.loop_value(def, looping, scope, ctx, at),
+            Ok(Some(Json::Array(items))) if items.is_empty()
+        )
+    }
+
     /// The value a loop goes over: its list rendered, a lookup loop's items; `None` when only
     /// the build knows it.
     fn loop_value(

@@ -71,7 +71,13 @@ fn union(a: &[String], b: &[String]) -> Vec<String> {
 
 impl Planner<'_> {
     pub(crate) fn full(&self, scope: &Scope) -> Scope {
-        scope.with_facts_set(self.facts_set.clone())
+        // Below every other layer: the role defaults and vars of the imports so far (role vars
+        // of an import lose here to play vars of the same name, where Ansible's would win).
+        let [defaults, vars] = &self.exposed;
+        scope
+            .with_bottom_layer(vars.clone())
+            .with_bottom_layer(defaults.clone())
+            .with_facts_set(self.facts_set.clone())
     }
 
     pub(crate) fn render(
@@ -247,12 +253,16 @@ impl Planner<'_> {
             Some(refused) => Some(refused),
             None => self.judge_delegation(def, ctx, scope),
         };
-        // Ansible decides `when` before it looks at delegate_to: a task that never runs is
-        // never delegated.
-        refused.filter(|_| {
-            def.delegate_to.is_none()
-                || !matches!(self.pass(def, scope.clone(), ctx, None, None, at), Ok(None))
-        })
+        // Ansible decides `when` before it looks at delegate_to: a task that never runs (its
+        // `when` false, or its loop empty) is never delegated.
+        if refused.is_some() && def.delegate_to.is_some() {
+            let skipped = matches!(self.pass(def, scope.clone(), ctx, None, None, at), Ok(None))
+                || self.loops_over_nothing(def, scope, ctx, at);
+            if skipped {
+                return None;
+            }
+        }
+        refused
     }
 
     fn register_deferred(&mut self, def: &TaskDef) {

@@ -281,7 +281,7 @@ impl Planner<'_> {
                 text
             }
         };
-        if text.contains("ansible_facts") {
+        if returns_facts(&text) {
             // A module that may return facts: which, the build tells; Ansible makes each a
             // variable too.
             self.facts_known_at_build(pass, &[crate::vars::ANY_OTHER_NAME]);
@@ -419,4 +419,54 @@ fn flag(task: &PlannedTask, name: &str, default: bool) -> bool {
         .get(name)
         .and_then(|v| serde_json::from_value::<Flag>(v.clone()).ok())
         .map_or(default, |f| f.or(default))
+}
+
+/// Whether a module's Python code returns facts: it names `ansible_facts` outside its
+/// `DOCUMENTATION`, `EXAMPLES` and `RETURN` texts and its comments (linux-system-roles'
+/// `sr_fingerprint.py` shows `ansible_facts` only in an example, and returns none).
+fn returns_facts(text: &str) -> bool {
+    let mut closing: Option<&str> = None;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if let Some(quote) = closing {
+            if trimmed.contains(quote) {
+                closing = None;
+            }
+            continue;
+        }
+        let docs = ["DOCUMENTATION", "EXAMPLES", "RETURN"].iter().any(|name| {
+            trimmed.starts_with(name) && trimmed[name.len()..].trim_start().starts_with('=')
+        });
+        if docs {
+            let quote = if trimmed.contains("\"\"\"") {
+                "\"\"\""
+            } else {
+                "'''"
+            };
+            // The text ends on a later line unless it opens and closes on this one.
+            if trimmed.matches(quote).count() < 2 {
+                closing = Some(quote);
+            }
+            continue;
+        }
+        if !trimmed.starts_with('#') && trimmed.contains("ansible_facts") {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod returns_facts_tests {
+    use super::returns_facts;
+
+    #[test]
+    fn facts_named_only_in_the_docs_or_comments_are_not_returned() {
+        let example = "DOCUMENTATION = r'''\nshort_description: x\n'''\nEXAMPLES = r\"\"\"\n- debug: var=ansible_facts\n\"\"\"\n# ansible_facts are not ours\nm.exit_json(changed=False)\n";
+        assert!(!returns_facts(example));
+        let returning =
+            format!("{example}m.exit_json(changed=False, ansible_facts={{\"x\": 1}})\n");
+        assert!(returns_facts(&returning));
+        assert!(returns_facts("result['ansible_facts'] = facts\n"));
+    }
 }

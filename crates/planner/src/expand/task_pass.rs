@@ -195,6 +195,7 @@ impl Planner<'_> {
             vars_from,
             is_static,
             apply_tags,
+            public,
         } = &def.action
         else {
             return Ok(());
@@ -223,7 +224,10 @@ impl Planner<'_> {
             froms[2].as_deref(),
         ];
         let task_vars = crate::vars::layer_from(&def.vars);
-        self.plan_included_role(&name, froms, task_vars, &child, at, out)
+        // An import's defaults and vars are the play's from then on; an include's only with
+        // `public: true`.
+        let public = *is_static || *public;
+        self.plan_included_role(&name, froms, public, task_vars, &child, at, out)
     }
 
     /// An `include_role` option templated with the task's variables; one only the build knows
