@@ -183,6 +183,7 @@ impl Planner<'_> {
             self.register_deferred(&def);
         } else {
             self.register_skipped(&def);
+            self.register_skipped_block(&def, ctx);
         }
         Ok(())
     }

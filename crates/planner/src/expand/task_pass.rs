@@ -288,6 +288,27 @@ impl Planner<'_> {
         })
     }
 
+    /// The tasks of a block the plan skips register what skipped tasks register: Ansible hands
+    /// the block's `when` to each of its tasks and of its `always`, nested blocks too (what an
+    /// include would load is never read).
+    pub(super) fn register_skipped_block(&mut self, def: &TaskDef, ctx: &Ctx) {
+        let Action::Block { block, always, .. } = &def.action else {
+            return;
+        };
+        for list in [Some(*block), *always].into_iter().flatten() {
+            let crate::yaml::Value::Seq(items) = &list.value else {
+                continue;
+            };
+            for item in items {
+                let role_module = |name: &str| self.ansible_module(name, ctx).is_some();
+                if let Ok(inner) = crate::task::parse_task(item, &ctx.file, &role_module) {
+                    self.register_skipped(&inner);
+                    self.register_skipped_block(&inner, ctx);
+                }
+            }
+        }
+    }
+
     /// What a task the plan skips registers, as Ansible does; with a loop (whose skipped
     /// items would have passed) the list was empty.
     pub(super) fn register_skipped(&mut self, def: &TaskDef) {
