@@ -59,9 +59,6 @@ impl Params for SystemdParams {
         if self.name.is_none() && acts {
             return Err("enabled, masked and state need name".into());
         }
-        if self.name.is_some() && !acts {
-            return Err("say what to do with the unit: enabled, masked or state".into());
-        }
         if self.name.is_none() && self.daemon_reload.is_none() && self.daemon_reexec.is_none() {
             return Err("systemd needs name (or daemon_reload)".into());
         }
@@ -383,6 +380,40 @@ fn set_masked(fs: &RootFs, name: &str, masked: bool, check: bool) -> Result<bool
     Ok(true)
 }
 
+/// What `systemctl show` reports of `name` on the node before anything runs: its unit file found
+/// (or not), masked or enabled, and nothing active, since nothing runs while an image is built.
+/// A status query (`systemd: name: x`, nothing else) gets it, as Ansible's module on a host does.
+fn offline_status(fs: &RootFs, dirs: &[String], name: &str) -> Result<Json, ModuleError> {
+    let unit = unit_name(name);
+    let masked = fs
+        .read_link(&Path::new(ETC).join(&unit))
+        .is_ok_and(|target| target == "/dev/null");
+    let path = find_unit(fs, dirs, &unit)?;
+    let installable = match &path {
+        Some(path) => fs
+            .read_text_opt(path)?
+            .map(|text| parse_install(&text))
+            .is_some_and(|i| !(i.wanted_by.is_empty() && i.required_by.is_empty() && i.alias.is_empty() && i.also.is_empty())),
+        None => false,
+    };
+    let (load, file_state) = match (masked, &path) {
+        (true, _) => ("masked", "masked"),
+        (false, None) => ("not-found", ""),
+        (false, Some(_)) if !enabling_links(fs, &unit)?.is_empty() => ("loaded", "enabled"),
+        (false, Some(_)) if installable => ("loaded", "disabled"),
+        (false, Some(_)) => ("loaded", "static"),
+    };
+    Ok(serde_json::json!({
+        "Id": unit,
+        "Names": unit,
+        "LoadState": load,
+        "ActiveState": "inactive",
+        "SubState": "dead",
+        "UnitFileState": file_state,
+        "FragmentPath": path.map(|p| p.display().to_string()).unwrap_or_default(),
+    }))
+}
+
 /// `state:` in an image build: nothing runs while an image is built, so nothing is started,
 /// stopped or restarted, and nothing changes, as Ansible's systemd module does in a chroot
 /// (it warns and leaves the state alone); the unit must exist, as there. `enabled:` decides
@@ -449,7 +480,8 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     }
     let mut result = state_in_image(ctx, name.as_str(), &p.state)?.unwrap_or_default();
     result.changed = changed;
-    result = result.with("name", name.to_string());
+    let status = offline_status(fs, &unit_dirs(ctx), name.as_str())?;
+    result = result.with("name", name.to_string()).with("status", status);
     if let Some(enabled) = &p.enabled {
         result = result.with("enabled", enabled.or(false));
     }
@@ -493,6 +525,30 @@ mod tests {
             ))
             .expect("link");
         assert_eq!(link, "/lib/systemd/system/chrony.service");
+    }
+
+    #[test]
+    fn a_status_query_reports_the_unit_as_systemctl_show_would_before_boot() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("root");
+        let units = root.join("usr/lib/systemd/system");
+        std::fs::create_dir_all(&units).expect("mkdir");
+        std::fs::create_dir_all(dir.path().join("scratch")).expect("mkdir");
+        std::fs::write(units.join("a.service"), "[Install]\nWantedBy=multi-user.target\n").expect("a");
+        std::fs::write(units.join("b.service"), "[Service]\nExecStart=/bin/true\n").expect("b");
+        let fs = RootFs::new(&root, &dir.path().join("scratch")).expect("fs");
+        let status = |name: &str| offline_status(&fs, &usual(), name).expect("status");
+        assert_eq!(status("a")["UnitFileState"], "disabled");
+        assert!(set_enabled(&fs, &usual(), "a", true, false, &mut Vec::new()).expect("enable"));
+        let a = status("a.service");
+        assert_eq!(
+            (&a["LoadState"], &a["ActiveState"], &a["UnitFileState"]),
+            (&Json::from("loaded"), &Json::from("inactive"), &Json::from("enabled"))
+        );
+        assert_eq!(status("b")["UnitFileState"], "static");
+        assert_eq!(status("firewalld")["LoadState"], "not-found");
+        assert!(set_masked(&fs, "b", true, false).expect("mask"));
+        assert_eq!(status("b")["LoadState"], "masked");
     }
 
     #[test]
