@@ -6,6 +6,10 @@
 #   nochange  the same recipe again (Ansible reruns everything, as the site's pipeline does)
 #   bump      nvidia_version bumped by one line (535.261.03 -> 535.309.01, from Debian's
 #             security archive)
+#   early     an early change: one package more for the first package role, so every layer
+#             from it on is rebuilt (the DKMS compiles come from the compile cache); also timed
+#             without the compile cache (IMGBUILD_NO_COMPILE_CACHE=1, another package), for
+#             what the cache itself gives
 #   jobs2     `imgbuild build --jobs 2` of the two versions' images from an empty layer cache,
 #             against the two built one after the other (cold, then bump)
 # The bump and jobs2 rows also show their floors: the DKMS compile and initramfs a bump must
@@ -22,7 +26,8 @@
 # python3 and about 30 GB free under /var/tmp; KEEP=1 keeps the work folder. WARM_PACKAGES=DIR
 # (the `packages` folder a kept run left) starts from those package caches instead of the
 # warm-up build. ROUNDS=cold runs the cold round and the tree comparison only (its last line
-# is then `pipeline: cold R diffs N`).
+# is then `pipeline: cold R diffs N`); ROUNDS=early the imgbuild cold round (which fills the
+# layer and compile caches) and the early rounds (`pipeline: early R nocc R`).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 image=${IMAGE:-debian-12-compute}
@@ -149,13 +154,46 @@ ansible_dkms() {
     python3 "$repo/bench/dkms_compile.py" "$work/$1/var/log/dpkg.log" >"$work/$1-dkms" ||
         echo "dkms unread" >"$work/$1-dkms"
 }
-[ "$rounds" = jobs2 ] || { timed ansible_cold ansible_round "$work/ansible-cold"; ansible_dkms ansible-cold; }
+case $rounds in
+    jobs2 | early) ;;
+    *) timed ansible_cold ansible_round "$work/ansible-cold"; ansible_dkms ansible-cold ;;
+esac
 fresh_cache "$work/cache-main"
 timed imgbuild_cold imgbuild_build "$work/cache-main" "$image"
 cp "$work/out/$image/report.json" "$work/report-cold.json"
 # Where the cold build's time went (report.md keeps each layer's own build's costs).
 cp "$work/out/$image/report.md" "$work/report-cold.md"
 sed -n '/where the time went/,/<\/details>/p' "$work/report-cold.md"
+
+# early_rounds: the recipe with one package more for the packages role, after the cold round
+# filled the caches: ansible-playbook runs the whole recipe again, as always; imgbuild rebuilds
+# the layers from that role on, its compiles served by the compile cache; then the same with
+# another package and the compile cache off. Sets early and early_nocc (imgbuild over Ansible).
+early_rounds() {
+    use_recipe recipe-early.yml
+    cp "$work/playbook-recipe-early.yml" "$work/playbook.yml"
+    timed ansible_early ansible_round "$work/ansible-early"
+    rm -rf "$work/ansible-early"
+    timed imgbuild_early imgbuild_build "$work/cache-main" "$image"
+    grep -q "compile cache: [0-9]* of" "$work/log-imgbuild_early" ||
+        { echo "the early change compiled nothing through the compile cache" >&2; exit 1; }
+    grep "compile cache" "$work/log-imgbuild_early" || true
+    use_recipe recipe-early-nocc.yml
+    IMGBUILD_NO_COMPILE_CACHE=1 timed imgbuild_early_nocc imgbuild_build "$work/cache-main" "$image"
+    use_recipe recipe.yml
+    cp "$work/playbook-recipe.yml" "$work/playbook.yml"
+    early=$(ratio "$wall_imgbuild_early" "$wall_ansible_early")
+    early_nocc=$(ratio "$wall_imgbuild_early_nocc" "$wall_ansible_early")
+    echo "| early change | $wall_ansible_early s / $cpu_ansible_early s | $wall_imgbuild_early s / $cpu_imgbuild_early s (without the compile cache: $wall_imgbuild_early_nocc s / $cpu_imgbuild_early_nocc s, $early_nocc) | $early (<= 0.30) |" |
+        tee "$work/early-row"
+}
+# Rounded to 3 places, not cut: bc's scale=3 cut 0.5008 to 0.500, under a 0.5 goal it missed.
+ratio() { LC_ALL=C printf '%.3f' "$(echo "scale=6; $1 / $2" | bc -l)"; }
+if [ "$rounds" = early ]; then
+    early_rounds
+    echo "pipeline: early $early nocc $early_nocc"
+    exit 0
+fi
 
 # Same tree: imgbuild's rootfs (all layers cached now) against Ansible's.
 [ "$rounds" = jobs2 ] || {
@@ -165,8 +203,6 @@ python3 "$repo/bench/tree_diff.py" "$work/ansible-cold" "$work/out/$image/rootfs
 diffs=$(awk '/^diffs / {print $2}' "$work/tree-diff")
 rm -rf "$work/ansible-cold" "$work/out/$image/rootfs"
 }
-# Rounded to 3 places, not cut: bc's scale=3 cut 0.5008 to 0.500, under a 0.5 goal it missed.
-ratio() { LC_ALL=C printf '%.3f' "$(echo "scale=6; $1 / $2" | bc -l)"; }
 if [ "$rounds" = cold ]; then
     echo "pipeline: cold $(ratio "$wall_imgbuild_cold" "$wall_ansible_cold") diffs $diffs"
     exit 0
@@ -176,6 +212,7 @@ if [ "$rounds" != jobs2 ]; then
     timed imgbuild_nochange imgbuild_build "$work/cache-main" "$image"
     timed ansible_nochange ansible_round "$work/ansible-nochange"
     rm -rf "$work/ansible-nochange"
+    early_rounds
 fi
 
 use_recipe recipe-bumped.yml
@@ -242,6 +279,7 @@ echo "|---|---|---|---|"
 echo "| cold | $wall_ansible_cold s / $cpu_ansible_cold s | $wall_imgbuild_cold s / $cpu_imgbuild_cold s | $cold (<= 0.8) |"
 echo "| no change | $wall_ansible_nochange s / $cpu_ansible_nochange s | $wall_imgbuild_nochange s / $cpu_imgbuild_nochange s | $nochange (<= 0.02) |"
 echo "| nvidia bump | $wall_ansible_bump s / $cpu_ansible_bump s | $wall_imgbuild_bump s / $cpu_imgbuild_bump s | $bump (<= 0.5; the floor, its compile and initramfs: $floor_bump s, $(ratio "$floor_bump" "$wall_ansible_bump")) |"
+cat "$work/early-row"
 echo "| two images | serial $wall_serial s | --jobs 2 $wall_imgbuild_jobs2 s / $cpu_imgbuild_jobs2 s | $jobs2 (<= 0.7; the floor, $floor_jobs2_note) |"
 # The DKMS compile each side's cold and bump rounds timed: the floor's biggest part, and the one
 # that moves most from round to round on this machine.
@@ -249,4 +287,4 @@ dkms_of() { awk '/^dkms / {print $2}' "$1"; }
 python3 "$repo/bench/bump_floor.py" "$work/report-cold.json" >"$work/imgbuild-cold-floor"
 imgbuild_dkms() { awk '/the DKMS compile/ {s += $1} END {printf "%.1f", s}' "$1"; }
 echo "the DKMS compile: cold, ansible-playbook $(dkms_of "$work/ansible-cold-dkms") s, imgbuild $(imgbuild_dkms "$work/imgbuild-cold-floor") s; bump, ansible-playbook $(dkms_of "$work/ansible-bump-dkms") s, imgbuild $(imgbuild_dkms "$work/bump-floor") s"
-echo "pipeline: cold $cold bump $bump nochange $nochange jobs2 $jobs2 diffs $diffs"
+echo "pipeline: cold $cold bump $bump nochange $nochange early $early jobs2 $jobs2 diffs $diffs"

@@ -9,7 +9,12 @@ Writes, in WORK:
                                   nvidia_version changed on its one line
   recipe-bumped-image.yml         the bumped recipe as an image of its own, <image>-bumped (for
                                   `--jobs 2` of both versions)
-  playbook-recipe.yml, playbook-recipe-bumped.yml
+  recipe-early.yml, recipe-early-nocc.yml
+                                  an early change: the recipe with one package more for the
+                                  first package role (packages_extra), so every layer from that
+                                  role on is rebuilt; -nocc another package, for the same round
+                                  without the compile cache
+  playbook-recipe.yml, playbook-recipe-bumped.yml, playbook-recipe-early.yml
                                   what ansible-playbook runs: the same roles and variables
 and, beside RECIPE, <image>-base.yml: the recipe's base with no roles (the Ansible side's start),
 and <image>-shared.yml: the roles before nvidia, which the bump leaves alone (what the two
@@ -38,6 +43,10 @@ import sys
 import yaml
 
 IMGBUILD_ONLY = ["bootstrap", "build_from", "bootstrap_include", "debootstrap_mirror"]
+# The early change: one small package more for the packages role (in Debian's main archive),
+# and another for the round without the compile cache (so its layers are rebuilt too).
+EARLY_PACKAGE = "tree"
+EARLY_PACKAGE_NOCC = "file"
 LEFT_OUT = ["build_only_packages", "boot_expect_failed"]
 
 
@@ -117,7 +126,15 @@ def main():
     shared = dict(play, roles=shared_roles, vars=dict(variables, image_name=f"{stem}-shared"))
     dump(os.path.join(os.path.dirname(recipe), f"{stem}-shared.yml"), [shared])
 
-    for name, version in [("recipe", old_version), ("recipe-bumped", new_version)]:
+    for name, extra in [("recipe-early", EARLY_PACKAGE), ("recipe-early-nocc", EARLY_PACKAGE_NOCC)]:
+        early = dict(play, vars=dict(variables, packages_extra=[extra]))
+        dump(os.path.join(work, f"{name}.yml"), [early])
+
+    for name, version, extra in [
+        ("recipe", old_version, None),
+        ("recipe-bumped", new_version, None),
+        ("recipe-early", old_version, EARLY_PACKAGE),
+    ]:
         playbook = {
             "name": f"{stem} (ansible-playbook)",
             "hosts": "all",
@@ -125,6 +142,8 @@ def main():
             "roles": play.get("roles", []),
         }
         playbook["vars"]["nvidia_version"] = version
+        if extra:
+            playbook["vars"]["packages_extra"] = [extra]
         dump(os.path.join(work, f"playbook-{name}.yml"), [playbook])
 
 
