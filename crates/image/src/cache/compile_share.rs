@@ -105,9 +105,11 @@ mod tests {
         let blob = bundle(&cache, &keys, &work, &blobs)
             .expect("bundle")
             .expect("an entry");
-        assert!(bundle(&cache, &[c.clone()], &work.join("none"), &blobs)
-            .expect("bundle")
-            .is_none());
+        assert!(
+            bundle(&cache, std::slice::from_ref(&c), &work.join("none"), &blobs)
+                .expect("bundle")
+                .is_none()
+        );
 
         let unpacked = dir.path().join("unpacked");
         std::fs::create_dir_all(&unpacked).expect("mkdir");
