@@ -67,13 +67,15 @@ impl PackageCache {
         })
     }
 
-    /// The overlay's mount options (`lowerdir=...,upperdir=...,workdir=...`).
+    /// The overlay's mount options (`lowerdir=...,upperdir=...,workdir=...`, and `userxattr`
+    /// in a user namespace).
     pub fn mount_data(&self) -> String {
         format!(
-            "lowerdir={},upperdir={},workdir={}",
+            "lowerdir={},upperdir={},workdir={}{}",
             self.pool.display(),
             self.upper.display(),
-            self.work.display()
+            self.work.display(),
+            oci_layout::mount_options_suffix()
         )
     }
 }
@@ -163,7 +165,10 @@ mod tests {
         };
         assert_eq!(
             cache.mount_data(),
-            "lowerdir=/c/packages/apt,upperdir=/c/work/role-1/packages-upper,workdir=/c/work/role-1/packages-work"
+            format!(
+                "lowerdir=/c/packages/apt,upperdir=/c/work/role-1/packages-upper,workdir=/c/work/role-1/packages-work{}",
+                oci_layout::mount_options_suffix()
+            )
         );
     }
 }

@@ -374,9 +374,10 @@ fn enter(config: &Config) -> Result<String, String> {
             .collect::<Vec<_>>()
             .join(":");
         let data = format!(
-            "lowerdir={lowers},upperdir={},workdir={}",
+            "lowerdir={lowers},upperdir={},workdir={}{}",
             overlay.upper.display(),
-            overlay.work.display()
+            overlay.work.display(),
+            oci_layout::mount_options_suffix()
         );
         let data =
             std::ffi::CString::new(data).map_err(|_| "overlay paths contain a NUL".to_string())?;
@@ -403,14 +404,7 @@ fn enter(config: &Config) -> Result<String, String> {
     )
     .map_err(|e| fail("/proc", e))?;
     let sys_dir = mount_point(root, "sys", 0o555)?;
-    mount(
-        "sysfs",
-        &sys_dir,
-        "sysfs",
-        MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC | MountFlags::RDONLY,
-        None,
-    )
-    .map_err(|e| fail("/sys", e))?;
+    mount_sys(&sys_dir).map_err(|e| fail("/sys", e))?;
     let dev_dir = mount_point(root, "dev", 0o755)?;
     minimal_dev(&dev_dir)?;
     let path = mount_run(config)?;
@@ -426,6 +420,20 @@ fn enter(config: &Config) -> Result<String, String> {
     rustix::process::chroot(root).map_err(|e| format!("chroot {}: {e}", root.display()))?;
     rustix::process::chdir("/").map_err(|e| format!("chdir /: {e}"))?;
     Ok(path)
+}
+
+/// Mounts a read-only sysfs on `dir`; in a user namespace without a network namespace of its
+/// own (rootless), where the kernel refuses a new sysfs, a read-only bind of the host's.
+fn mount_sys(dir: &Path) -> rustix::io::Result<()> {
+    use rustix::mount::{mount, mount_bind_recursive, mount_remount, MountFlags};
+    let flags = MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC | MountFlags::RDONLY;
+    match mount("sysfs", dir, "sysfs", flags, None) {
+        Err(rustix::io::Errno::PERM) if oci_layout::in_user_namespace() => {
+            mount_bind_recursive("/sys", dir)?;
+            mount_remount(dir, MountFlags::BIND | flags, c"")
+        }
+        other => other,
+    }
 }
 
 /// Mounts the sandbox's `/run` tmpfs with imgbuild's shims on it; returns the `PATH` commands
@@ -508,14 +516,23 @@ fn minimal_dev(dev: &Path) -> Result<(), String> {
         ("tty", 5, 0),
     ] {
         let path = dev.join(name);
-        mknodat(
+        let made = mknodat(
             CWD,
             &path,
             FileType::CharacterDevice,
             Mode::from_raw_mode(0o666),
             rustix::fs::makedev(major, minor),
-        )
-        .map_err(|e| fail(name, e))?;
+        );
+        match made {
+            // In a user namespace (rootless) devices are bound from the host's, never made.
+            Err(rustix::io::Errno::PERM) if oci_layout::in_user_namespace() => {
+                std::fs::write(&path, b"").map_err(|e| format!("making /dev/{name}: {e}"))?;
+                rustix::mount::mount_bind(Path::new("/dev").join(name), &path)
+                    .map_err(|e| fail(name, e))?;
+                continue;
+            }
+            other => other.map_err(|e| fail(name, e))?,
+        }
         std::fs::set_permissions(
             &path,
             <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o666),

@@ -20,7 +20,14 @@ pub enum Source {
 
 /// Extended attributes kept in layers; overlayfs's own are dropped.
 fn wanted_xattr(name: &str) -> bool {
-    !name.starts_with("trusted.overlay.")
+    !oci_layout::is_overlay_xattr(name)
+}
+
+/// The device an empty regular file stands in for (rootless builds keep device nodes so).
+fn device_stand_in(path: &Path, meta: &std::fs::Metadata) -> Option<oci_layout::DeviceStandIn> {
+    (meta.is_file() && meta.len() == 0)
+        .then(|| oci_layout::DeviceStandIn::of(path))
+        .flatten()
 }
 
 fn xattrs(path: &Path) -> Vec<(String, Vec<u8>)> {
@@ -141,6 +148,16 @@ impl<W: Write> LayerWriter<W> {
                 let mut header = self.header(&meta, tar::EntryType::Symlink);
                 let target = std::fs::read_link(&path)?;
                 self.builder.append_link(&mut header, &rel_path, target)?;
+            } else if let Some(device) = device_stand_in(&path, &meta) {
+                let entry = match device.kind {
+                    oci_layout::DeviceKind::Char => tar::EntryType::Char,
+                    oci_layout::DeviceKind::Block => tar::EntryType::Block,
+                };
+                let mut header = self.header(&meta, entry);
+                header.set_device_major(device.major)?;
+                header.set_device_minor(device.minor)?;
+                self.builder
+                    .append_data(&mut header, &rel_path, std::io::empty())?;
             } else if kind.is_file() {
                 if meta.nlink() > 1 {
                     let key = (meta.dev(), meta.ino());

@@ -128,7 +128,7 @@ impl Snapshot {
         for path in &changes.opaque {
             rustix::fs::lsetxattr(
                 upper.join(path).as_path(),
-                "trusted.overlay.opaque",
+                oci_layout::opaque_xattr(),
                 b"y",
                 rustix::fs::XattrFlags::empty(),
             )?;
@@ -253,7 +253,7 @@ fn copy_xattrs(from: &Path, to: &Path) -> std::io::Result<()> {
         let Ok(name) = std::str::from_utf8(name) else {
             continue;
         };
-        if name.starts_with("trusted.overlay.") {
+        if oci_layout::is_overlay_xattr(name) {
             continue;
         }
         let mut value = vec![0u8; 65536];

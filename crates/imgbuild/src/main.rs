@@ -38,6 +38,11 @@ fn main() -> ExitCode {
         Some(engine::sandbox::INIT_ARG) => return exit_code(engine::sandbox::init_main()),
         _ => {}
     }
+    // An ordinary user's build re-runs imgbuild in a user namespace: this is its first step.
+    if let Err(e) = rootless::enter_if_child() {
+        eprintln!("error: {e}");
+        return ExitCode::from(1);
+    }
     interrupt::exit_quietly_on_closed_pipe();
     let args = cli::Cli::parse();
     interrupt::install();

@@ -156,7 +156,7 @@ fn whiteout(
         }
         (Whiteouts::Overlay, Whiteout::Opaque) => {
             fs.mkdir_all(parent, 0o755)?;
-            fs.set_xattr(parent, "trusted.overlay.opaque", b"y")?;
+            fs.set_xattr(parent, oci_layout::opaque_xattr(), b"y")?;
         }
         (Whiteouts::Overlay, Whiteout::Hides(hidden)) => {
             fs.mkdir_all(parent, 0o755)?;
@@ -557,7 +557,7 @@ mod tests {
         use std::os::unix::fs::{FileTypeExt, MetadataExt};
         assert!(meta.file_type().is_char_device() && meta.rdev() == 0);
         let mut value = [0u8; 4];
-        let n = rustix::fs::lgetxattr(root.join("srv"), "trusted.overlay.opaque", &mut value)
+        let n = rustix::fs::lgetxattr(root.join("srv"), oci_layout::opaque_xattr(), &mut value)
             .expect("opaque mark (needs root)");
         assert_eq!(&value[..n], b"y");
         assert!(root.join("srv/new").is_file() && !root.join("srv/.wh..wh..opq").exists());

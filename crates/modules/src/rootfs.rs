@@ -457,8 +457,37 @@ impl RootFs {
     ) -> FsResult<()> {
         let _user = self.user_guard(path)?;
         let (dir, name) = self.parent(path).map_err(|e| err(path, e))?;
-        rustix::fs::mknodat(&dir, name.as_str(), kind, Mode::from_raw_mode(mode), dev)
-            .map_err(|e| err(path, e))
+        let made = rustix::fs::mknodat(&dir, name.as_str(), kind, Mode::from_raw_mode(mode), dev);
+        let device = match kind {
+            rustix::fs::FileType::CharacterDevice if dev != 0 => oci_layout::DeviceKind::Char,
+            rustix::fs::FileType::BlockDevice => oci_layout::DeviceKind::Block,
+            _ => return made.map_err(|e| err(path, e)),
+        };
+        match made {
+            // Rootless: the kernel makes no devices in a user namespace; a stand-in keeps it.
+            Err(rustix::io::Errno::PERM) if oci_layout::in_user_namespace() => {
+                let stand_in = oci_layout::DeviceStandIn {
+                    kind: device,
+                    major: rustix::fs::major(dev),
+                    minor: rustix::fs::minor(dev),
+                };
+                let file = rustix::fs::openat(
+                    &dir,
+                    name.as_str(),
+                    OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC,
+                    Mode::from_raw_mode(mode & 0o7777),
+                )
+                .map_err(|e| err(path, e))?;
+                rustix::fs::fsetxattr(
+                    &file,
+                    oci_layout::DEVICE_XATTR,
+                    stand_in.encode().as_bytes(),
+                    rustix::fs::XattrFlags::empty(),
+                )
+                .map_err(|e| err(path, e))
+            }
+            other => other.map_err(|e| err(path, e)),
+        }
     }
 
     /// Creates a hard link at `path` to the existing `existing` (both rootfs paths).

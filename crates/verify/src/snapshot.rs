@@ -600,7 +600,7 @@ mod tests {
         );
         let opaque = rustix::fs::lsetxattr(
             upper.join("d"),
-            "trusted.overlay.opaque",
+            oci_layout::opaque_xattr(),
             b"y",
             rustix::fs::XattrFlags::empty(),
         );

@@ -26,6 +26,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
         // A bad site defaults file is bad input for every command, as podman's containers.conf.
         crate::settings::site_files()?;
     }
+    if let Some(code) = super::unprivileged::run_inside_if_needed(&cli.command)? {
+        return Ok(code);
+    }
     match cli.command {
         Command::Completions { shell } => {
             let mut command = Cli::command();

@@ -18,6 +18,7 @@ mod plan;
 mod sbom;
 mod session;
 mod site;
+mod unprivileged;
 mod verify;
 
 pub use dispatch::run;
