@@ -248,3 +248,118 @@ fn a_user_without_a_range_or_with_a_foreign_cache_is_refused_before_any_work() {
         .expect("imgbuild");
     assert!(plan.status.success(), "plan: {}", stderr(&plan));
 }
+
+/// The entries below `dev/` of the `index`th layer of the image in the OCI layout `oci`, as
+/// `tar -tv` lists them (type, mode, owner, device numbers or link target).
+fn dev_entries(oci: &std::path::Path, index: usize) -> Vec<String> {
+    let layer = layer_blob(oci, index);
+    let listing = Command::new("tar")
+        .args(["--numeric-owner", "-tvf"])
+        .arg(&layer)
+        .output()
+        .expect("tar");
+    assert!(listing.status.success(), "tar -tvf {}", layer.display());
+    stdout(&listing)
+        .lines()
+        .filter(|l| l.contains(" dev/"))
+        .map(|l| {
+            // Mode, owner, size or device, then the date and time, then the name.
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            let name_at = fields
+                .iter()
+                .position(|f| f.starts_with("dev/"))
+                .unwrap_or(0);
+            let mut kept: Vec<&str> = fields[..3].to_vec();
+            kept.extend_from_slice(&fields[name_at..]);
+            kept.join(" ")
+        })
+        .collect()
+}
+
+/// The blob of the `index`th layer of the image in the OCI layout `oci`.
+fn layer_blob(oci: &std::path::Path, index: usize) -> PathBuf {
+    let read = |path: PathBuf| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("JSON")
+    };
+    let blob = |digest: &str| {
+        oci.join("blobs/sha256")
+            .join(digest.trim_start_matches("sha256:"))
+    };
+    let index_json = read(oci.join("index.json"));
+    let manifest = read(blob(
+        index_json["manifests"][0]["digest"]
+            .as_str()
+            .expect("manifest"),
+    ));
+    blob(manifest["layers"][index]["digest"].as_str().expect("layer"))
+}
+
+#[test]
+fn a_debootstrap_base_made_rootless_holds_the_devices_roots_holds() {
+    let s = setup();
+    user(BUILDER, Some(RANGE));
+    // The user's cache stays in the test cache, so that debootstrap runs once, not every run.
+    let cache = test_cache().join("rootless-user-cache-1");
+    std::fs::create_dir_all(&cache).expect("cache");
+    let owned = Command::new("chown")
+        .args([&format!("{BUILDER}:"), "--"])
+        .arg(&cache)
+        .status()
+        .expect("chown");
+    assert!(owned.success());
+    let out = s.work.path().join("user-out");
+    std::fs::create_dir_all(&out).expect("out");
+    let chowned = Command::new("chown")
+        .args(["-R", &format!("{BUILDER}:"), "--"])
+        .arg(&out)
+        .arg(&s.project)
+        .status()
+        .expect("chown");
+    assert!(chowned.success());
+    let rootless = Command::new("runuser")
+        .args(["-u", BUILDER, "--", env!("CARGO_BIN_EXE_imgbuild")])
+        .arg("-C")
+        .arg(&s.project)
+        .args(["--json", "build", "repro-test", "--no-verify", "--out"])
+        .arg(&out)
+        .env("IMGBUILD_CACHE", &cache)
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .output()
+        .expect("imgbuild");
+    built_event(&rootless);
+    // Root's build of the same recipe, from the image tests' shared debootstrapped base.
+    let root_cache = s.work.path().join("root-cache");
+    shared_base_cache(&root_cache);
+    let root_out = s.work.path().join("root-out");
+    let as_root = imgbuild_env(
+        &s.project,
+        &[
+            "--json",
+            "build",
+            "repro-test",
+            "--no-verify",
+            "--out",
+            &root_out.display().to_string(),
+        ],
+        &[
+            ("IMGBUILD_CACHE", &root_cache),
+            ("SOURCE_DATE_EPOCH", std::path::Path::new("1700000000")),
+        ],
+    );
+    built_event(&as_root);
+    let oci = |out: &std::path::Path| out.join("repro-test/oci");
+    let devices = dev_entries(&oci(&out), 0);
+    assert!(
+        devices
+            .iter()
+            .any(|d| d.starts_with("crw-rw-rw- 0/0 1,3 dev/null")),
+        "/dev/null a character device 1,3: {devices:#?}"
+    );
+    assert_eq!(devices, dev_entries(&oci(&root_out), 0), "root's /dev");
+    // Two debootstraps differ in their logs' times, but the role's layer above is the same.
+    assert_eq!(
+        std::fs::read(layer_blob(&oci(&out), 1)).expect("layer"),
+        std::fs::read(layer_blob(&oci(&root_out), 1)).expect("layer"),
+        "the role's layer, byte for byte"
+    );
+}

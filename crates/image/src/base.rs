@@ -5,7 +5,6 @@
 //! debootstrap and dnf by their inputs, the others by their layer digests.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -376,7 +375,7 @@ fn debootstrap(request: &BaseRequest, store: &BaseStore) -> Result<Vec<BaseLayer
     );
     let created_by = format!("debootstrap --variant=minbase {suite}");
     cached_or_made(&key, created_by, store, |work| {
-        let mut command = Command::new("debootstrap");
+        let mut command = crate::rootless_base::command("debootstrap");
         command.arg("--variant=minbase");
         // The packages it downloads are kept for the next base of this suite (debootstrap checks
         // each against the archive's index before use); the base made is the same.
@@ -399,6 +398,8 @@ fn debootstrap(request: &BaseRequest, store: &BaseStore) -> Result<Vec<BaseLayer
                 ))
             })?;
         if output.status.success() {
+            crate::rootless_base::devices_as_root_makes_them(work)
+                .map_err(io("making the base's /dev"))?;
             return empty_apt_archives(work);
         }
         let log =

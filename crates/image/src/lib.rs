@@ -21,6 +21,7 @@ pub mod oci;
 pub mod pargz;
 mod read_ahead;
 pub mod report;
+mod rootless_base;
 pub mod signing;
 pub mod snapshot;
 pub mod timeline;
