@@ -238,16 +238,22 @@ fn sigkill_while_a_layer_is_written_leaves_the_cache_whole() {
     });
     let blobs = s.cache.join("blobs/sha256");
     let deadline = Instant::now() + Duration::from_secs(60);
+    // Both in flight: the layer's blob and the docker-archive it streams into (on a loaded
+    // machine one may start a moment after the other).
     let writing = || {
-        std::fs::read_dir(&blobs)
+        let blob = std::fs::read_dir(&blobs)
             .map(|d| {
                 d.flatten()
                     .any(|e| e.file_name().to_string_lossy().starts_with(".tmp"))
             })
-            .unwrap_or(false)
+            .unwrap_or(false);
+        blob && !partial_archives(&s).is_empty()
     };
     while !writing() {
-        assert!(Instant::now() < deadline, "no layer was being written");
+        assert!(
+            Instant::now() < deadline,
+            "no layer and archive were being written"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     kill(&child, "-KILL");
