@@ -11,11 +11,12 @@ use anyhow::anyhow;
 use crate::cli::Command;
 use crate::Failure;
 
-/// Whether `command` writes root filesystems or the cache's trees (owned by the image's ids).
+/// Whether `command` writes root filesystems or the cache's trees (owned by the image's ids):
+/// `boot` too, which applies the image's layers before it packs them.
 fn builds(command: &Command) -> bool {
     matches!(
         command,
-        Command::Build(_) | Command::Apply(_) | Command::Cache(_)
+        Command::Build(_) | Command::Apply(_) | Command::Cache(_) | Command::Boot(_)
     )
 }
 
