@@ -122,6 +122,24 @@ fn setup() -> Setup {
     Setup { work, project }
 }
 
+/// Makes `user` the owner of `paths` (`chown` with `options`).
+fn give_to(user: &str, options: &[&str], paths: &[&std::path::Path]) {
+    let owned = Command::new("chown")
+        .args(options)
+        .args([&format!("{user}:"), "--"])
+        .args(paths)
+        .status()
+        .expect("chown");
+    assert!(owned.success(), "chown {paths:?}");
+}
+
+/// imgbuild, run as `user`.
+fn imgbuild_of(user: &str) -> Command {
+    let mut command = Command::new("runuser");
+    command.args(["-u", user, "--", env!("CARGO_BIN_EXE_imgbuild")]);
+    command
+}
+
 /// Runs imgbuild as `user` (root when `None`) with its own cache and output folders below the
 /// work folder, owned by it.
 fn imgbuild_as(s: &Setup, user: Option<&str>, name: &str, args: &[&str]) -> Output {
@@ -129,16 +147,8 @@ fn imgbuild_as(s: &Setup, user: Option<&str>, name: &str, args: &[&str]) -> Outp
     std::fs::create_dir_all(&home).expect("home");
     let mut command = match user {
         Some(user) => {
-            let owned = Command::new("chown")
-                .args(["-R", &format!("{user}:"), "--"])
-                .arg(&home)
-                .arg(&s.project)
-                .status()
-                .expect("chown");
-            assert!(owned.success());
-            let mut command = Command::new("runuser");
-            command.args(["-u", user, "--", env!("CARGO_BIN_EXE_imgbuild")]);
-            command
+            give_to(user, &["-R"], &[&home, &s.project]);
+            imgbuild_of(user)
         }
         None => Command::new(env!("CARGO_BIN_EXE_imgbuild")),
     };
@@ -221,8 +231,7 @@ fn a_user_without_a_range_or_with_a_foreign_cache_is_refused_before_any_work() {
     // A cache folder of root's: refused, never chowned.
     let foreign = s.work.path().join("foreign-cache");
     std::fs::create_dir_all(&foreign).expect("cache");
-    let refused = Command::new("runuser")
-        .args(["-u", BUILDER, "--", env!("CARGO_BIN_EXE_imgbuild")])
+    let refused = imgbuild_of(BUILDER)
         .arg("-C")
         .arg(&s.project)
         .args(["build", "rootless-test", "--no-verify"])
@@ -239,8 +248,7 @@ fn a_user_without_a_range_or_with_a_foreign_cache_is_refused_before_any_work() {
         "nothing written in it"
     );
     // Planning needs no namespace and no range.
-    let plan = Command::new("runuser")
-        .args(["-u", NO_RANGE, "--", env!("CARGO_BIN_EXE_imgbuild")])
+    let plan = imgbuild_of(NO_RANGE)
         .arg("-C")
         .arg(&s.project)
         .args(["plan", "rootless-test"])
@@ -301,23 +309,12 @@ fn a_debootstrap_base_made_rootless_holds_the_devices_roots_holds() {
     // The user's cache stays in the test cache, so that debootstrap runs once, not every run.
     let cache = test_cache().join("rootless-user-cache-1");
     std::fs::create_dir_all(&cache).expect("cache");
-    let owned = Command::new("chown")
-        .args([&format!("{BUILDER}:"), "--"])
-        .arg(&cache)
-        .status()
-        .expect("chown");
-    assert!(owned.success());
+    // Only the folder: what is in it belongs to the user's subordinate ids.
+    give_to(BUILDER, &[], &[&cache]);
     let out = s.work.path().join("user-out");
     std::fs::create_dir_all(&out).expect("out");
-    let chowned = Command::new("chown")
-        .args(["-R", &format!("{BUILDER}:"), "--"])
-        .arg(&out)
-        .arg(&s.project)
-        .status()
-        .expect("chown");
-    assert!(chowned.success());
-    let rootless = Command::new("runuser")
-        .args(["-u", BUILDER, "--", env!("CARGO_BIN_EXE_imgbuild")])
+    give_to(BUILDER, &["-R"], &[&out, &s.project]);
+    let rootless = imgbuild_of(BUILDER)
         .arg("-C")
         .arg(&s.project)
         .args(["--json", "build", "repro-test", "--no-verify", "--out"])
