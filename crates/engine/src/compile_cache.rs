@@ -6,9 +6,12 @@
 //! a shim on the sandbox's `/run`, first in `PATH`. The shim (`compile_cache.sh`, run by the
 //! image's own shell) keys a compile as ccache does: the compiler's identity by content, the
 //! working folder, the arguments and the preprocessed source. So a changed compiler, header,
-//! source or flag misses, and a hit gives the bytes that compile gave. The entries live in
-//! imgbuild's cache folder, bound into the sandbox, never in a layer. Only compilers present
-//! when the sandbox starts get a shim, so `command -v` answers as it would without the cache.
+//! source or flag misses, and a hit gives the bytes that compile gave. Builds running at once
+//! (a matrix's images, the signed and the unsigned build of one driver) compile a key once: the
+//! first to miss it holds the key's lock (`flock`, when the image has it) while it compiles, the
+//! others wait and hit. The entries live in imgbuild's cache folder, bound into the sandbox,
+//! never in a layer. Only compilers present when the sandbox starts get a shim, so `command -v`
+//! answers as it would without the cache.
 
 use std::path::{Path, PathBuf};
 

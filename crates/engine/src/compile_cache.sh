@@ -6,7 +6,8 @@
 # object, the dependency file and the messages kept from the compile that made them; otherwise
 # the compiler runs and what it made is kept. Anything else (linking, -E, a source from stdin
 # or /dev/null, an option whose output the cache does not keep) runs the compiler as it is.
-# An entry whose checksums do not match is removed and the compile runs again.
+# An entry whose checksums do not match is removed and the compile runs again. Two builds that
+# miss the same key at once compile it once: the first holds the key's lock, the other waits.
 #
 # Set by the shim that sources this file: real (the compiler's path), cache (the entries'
 # folder), state (a folder of this sandbox's own, for the identity memo and the hit log).
@@ -93,7 +94,8 @@ identity() {
 }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/imgbuild-cc.XXXXXX") || passthrough "$@"
-trap 'rm -rf "$work"' EXIT
+lock=
+trap 'rm -rf "$work" ${lock:+"$lock"}' EXIT
 preprocess "$@" >"$work/i" 2>/dev/null || { rm -rf "$work"; passthrough "$@"; }
 grep -q '\.incbin' "$work/i" && { rm -rf "$work"; passthrough "$@"; }
 id=$(identity) || { rm -rf "$work"; passthrough "$@"; }
@@ -111,25 +113,39 @@ entry=$cache/$(echo "$key" | cut -c1-2)/$key
 # entries a role used).
 note() { echo "$1 $key $src" >>"$state/log" 2>/dev/null; }
 
-# A hit: the entry's files are whole (their checksums match) and are copied to their places.
-if [ -f "$entry/sums" ]; then
-    if (cd "$entry" && sha256sum -c sums) >/dev/null 2>&1; then
-        cp "$entry/obj" "$out.imgbuild-cc.$$" && mv -f "$out.imgbuild-cc.$$" "$out" &&
-            { [ -z "$dep" ] || { cp "$entry/dep" "$dep.imgbuild-cc.$$" && mv -f "$dep.imgbuild-cc.$$" "$dep"; }; } || {
-            rm -rf "$out.imgbuild-cc.$$" "$dep.imgbuild-cc.$$" "$work"
-            exec "$real" "$@"
-        }
+# A hit: when the entry's files are whole (their checksums match), they are copied to their
+# places, the compile's messages shown, and the shim ends. Otherwise it returns.
+serve() {
+    [ -f "$entry/sums" ] && (cd "$entry" && sha256sum -c sums) >/dev/null 2>&1 || return 1
+    if cp "$entry/obj" "$out.imgbuild-cc.$$" && mv -f "$out.imgbuild-cc.$$" "$out" &&
+        { [ -z "$dep" ] || { cp "$entry/dep" "$dep.imgbuild-cc.$$" && mv -f "$dep.imgbuild-cc.$$" "$dep"; }; }; then
         cat "$entry/err" >&2
         touch "$entry" 2>/dev/null
         note hit
         exit 0
     fi
+    rm -rf "$out.imgbuild-cc.$$" "$dep.imgbuild-cc.$$" "$work"
+    exec "$real" "$@"
+}
+
+serve "$@"
+if [ -f "$entry/sums" ]; then
     note damaged
     rm -rf "$entry"
 fi
 
+# Another build compiling this key now (a neighbour in a matrix, the signed and the unsigned
+# build of one driver) holds its lock: wait for it, then take what it made. The lock is flock's,
+# let go when the shim holding it exits however it ends; without flock each compiles.
+if command -v flock >/dev/null 2>&1 && mkdir -p "${entry%/*}" 2>/dev/null &&
+    touch "${entry%/*}/.$key.lock" 2>/dev/null; then
+    exec 9>>"${entry%/*}/.$key.lock"
+    flock -w 3600 9 && lock=${entry%/*}/.$key.lock
+    serve "$@"
+fi
+
 # A miss: compile, then keep what the compile made (a folder renamed into place when whole).
-"$real" "$@" 2>"$work/err"
+"$real" "$@" 2>"$work/err" 9>&-
 status=$?
 cat "$work/err" >&2
 [ "$status" = 0 ] || exit "$status"

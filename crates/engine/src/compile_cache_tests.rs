@@ -9,9 +9,30 @@ struct Bench {
 
 impl Bench {
     fn new() -> Option<Self> {
-        use std::os::unix::fs::PermissionsExt;
-        if !Path::new("/usr/bin/gcc").exists() {
-            eprintln!("no gcc on this machine: the compile cache's shim is not exercised");
+        Self::over("/usr/bin/gcc")
+    }
+
+    /// A shim over a `gcc` that counts its compiles (`compiles`, a line each) and takes a
+    /// second over each, as a driver's long compiles do.
+    fn slow() -> Option<Self> {
+        let bench = Self::over("/usr/bin/gcc")?;
+        let counted = bench.path("counted-gcc");
+        let d = bench.dir.path().display();
+        let wrapper = format!(
+            "#!/bin/sh\ncase \" $* \" in *' -c '*) echo compile >>{d}/compiles; sleep 1 ;; esac\n\
+             exec /usr/bin/gcc \"$@\"\n"
+        );
+        make_executable(&counted, &wrapper);
+        let shim = std::fs::read_to_string(bench.path("gcc")).expect("shim");
+        let shim = shim.replace("real=/usr/bin/gcc", &format!("real={}", counted.display()));
+        make_executable(&bench.path("gcc"), &shim);
+        Some(bench)
+    }
+
+    /// A shim over the compiler `real`, its cache, state and source folders fresh.
+    fn over(real: &str) -> Option<Self> {
+        if !Path::new(real).exists() {
+            eprintln!("no {real} on this machine: the compile cache's shim is not exercised");
             return None;
         }
         let dir = tempfile::tempdir().expect("tempdir");
@@ -21,11 +42,9 @@ impl Bench {
         let d = dir.path().display();
         std::fs::write(dir.path().join(SCRIPT_NAME), SCRIPT).expect("script");
         let shim = format!(
-            "#!/bin/sh\nreal=/usr/bin/gcc cache={d}/cache state={d}/state\n. {d}/{SCRIPT_NAME}\n"
+            "#!/bin/sh\nreal={real} cache={d}/cache state={d}/state\n. {d}/{SCRIPT_NAME}\n"
         );
-        let path = dir.path().join("gcc");
-        std::fs::write(&path, shim).expect("shim");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        make_executable(&dir.path().join("gcc"), &shim);
         Some(Self { dir })
     }
 
@@ -74,6 +93,12 @@ impl Bench {
         );
         std::fs::read(self.path("src/one.o")).expect("object")
     }
+}
+
+fn make_executable(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).expect("write");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
 
 const SOURCE: &str = "#include \"one.h\"\nint f(void) { int unused; return VALUE; }\n";
@@ -137,6 +162,57 @@ fn a_damaged_entry_is_found_and_compiled_again() {
     assert_eq!((stats.hits, stats.misses, stats.damaged), (0, 2, 1));
     assert_eq!(bench.compile(&[]), first, "the entry made again is a hit");
     assert_eq!(bench.stats().hits, 1);
+}
+
+#[test]
+fn builds_missing_the_same_key_at_once_compile_it_once() {
+    let Some(bench) = Bench::slow() else { return };
+    if Command::new("flock").arg("-V").output().is_err() {
+        eprintln!("no flock on this machine: builds at once each compile");
+        return;
+    }
+    bench.write("src/one.c", SOURCE);
+    bench.write("src/one.h", "#define VALUE 1\n");
+    let args = ["-O2", "-Wall", "-c", "-o", "one.o", "one.c"];
+    let at_once: Vec<_> = (0..3)
+        .map(|_| {
+            Command::new(bench.path("gcc"))
+                .args(args)
+                .current_dir(bench.path("src"))
+                .env("TMPDIR", bench.path("tmp"))
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("run the shim")
+        })
+        .collect();
+    for child in at_once {
+        let out = child.wait_with_output().expect("wait");
+        assert!(out.status.success(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("unused variable"),
+            "each shows the warning: {stderr}"
+        );
+    }
+    let compiles = std::fs::read_to_string(bench.path("compiles")).expect("compiles");
+    assert_eq!(compiles.lines().count(), 1, "one compile for three builds");
+    let stats = bench.stats();
+    assert_eq!((stats.hits, stats.misses, stats.damaged), (2, 1, 0));
+    let made = std::fs::read(bench.path("src/one.o")).expect("object");
+    std::fs::remove_file(bench.path("src/one.o")).expect("rm");
+    assert_eq!(bench.gcc(&args).0, 0);
+    assert_eq!(
+        std::fs::read(bench.path("src/one.o")).expect("object"),
+        made
+    );
+    let left: Vec<PathBuf> = walk(&bench.path("cache"))
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(".lock"))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "the key's lock goes with its compile: {left:?}"
+    );
 }
 
 #[test]

@@ -256,7 +256,11 @@ fn compile_entries(dir: &Path) -> Vec<(PathBuf, SystemTime, u64)> {
             .flatten()
             .flatten()
         {
-            let Ok(used) = entry.metadata().and_then(|m| m.modified()) else {
+            // Entries are folders; a key's lock (`.<key>.lock`) is a file its compile removes.
+            let Some(meta) = entry.metadata().ok().filter(|m| m.is_dir()) else {
+                continue;
+            };
+            let Ok(used) = meta.modified() else {
                 continue;
             };
             let size = std::fs::read_dir(entry.path())
@@ -395,6 +399,12 @@ mod tests {
         let oldest = entry("aa01", 500);
         let old = entry("bb02", 400);
         let fresh = entry("cc03", 10);
+        // A lock a killed compile left beside its key's entry is no entry.
+        let lock = dir.path().join("compile/aa/.aa01.lock");
+        std::fs::write(&lock, b"").expect("lock");
+        std::fs::File::open(&lock)
+            .and_then(|f| f.set_modified(SystemTime::now() - Duration::from_secs(600)))
+            .expect("lock mtime");
 
         // 1000 + 10 (the layer and its blob) + 1200 of entries, down to 1500.
         let done = cache.collect(1500, since).expect("collect").expect("free");
