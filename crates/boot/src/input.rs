@@ -33,10 +33,10 @@ pub fn expected_failures(input: &Path) -> Vec<String> {
 }
 
 /// The image's labels, when `input` is an image; none for a rootfs folder.
-pub fn labels(input: &Path) -> verify::ImageLabels {
+pub fn labels(input: &Path) -> spec::ImageLabels {
     Layout::of(input)
         .and_then(|layout| layout.config().ok())
-        .map(|config| verify::ImageLabels::of_config(&config))
+        .map(|config| spec::ImageLabels::of_config(&config))
         .unwrap_or_default()
 }
 

@@ -347,15 +347,15 @@ fn mok_of(asked: &SecureBootRequest, input: &Path) -> Result<Option<Mok>, BootEr
     if let Some(path) = &asked.mok_cert {
         return Mok::from_file(path).map(Some);
     }
-    match input::labels(input).expect().signer_cert {
+    match verify::Expect::of_labels(&input::labels(input)).signer_cert {
         Some(cert) if cert.der.is_empty() => Err(BootError::Input(format!(
             "{}: its {} label does not read as a certificate; give the certificate with --mok-cert FILE",
             input.display(),
-            verify::labels::MODULE_SIGNER_CERT
+            spec::labels::MODULE_SIGNER_CERT
         ))),
         Some(cert) => Ok(Some(Mok::of(
             &cert,
-            format!("the image's {} label", verify::labels::MODULE_SIGNER_CERT),
+            format!("the image's {} label", spec::labels::MODULE_SIGNER_CERT),
         ))),
         None => Ok(None),
     }

@@ -6,6 +6,7 @@
 use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value as Json;
+use spec::NvidiaFlavor;
 
 use crate::error::{ErrorKind, Location, PlanError};
 use crate::recipe::Recipe;
@@ -43,28 +44,6 @@ pub struct ImageIntent {
     /// site's Warewulf overlays (munge without its key), reported by `boot` as expected.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub boot_expect_failed: Vec<String>,
-}
-
-/// Which NVIDIA kernel modules the image carries (`nvidia_kernel_flavor`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NvidiaFlavor {
-    /// NVIDIA's open kernel modules (`Dual MIT/GPL`), which Grace Hopper and Blackwell GPUs
-    /// need.
-    Open,
-    /// The proprietary modules (licence `NVIDIA`).
-    Proprietary,
-}
-
-impl NvidiaFlavor {
-    /// The flavour a recipe names, as sites write it.
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "open" => Some(Self::Open),
-            "proprietary" => Some(Self::Proprietary),
-            _ => None,
-        }
-    }
 }
 
 /// A variable that pins what a role installs in place of its `PINNED_BY` one: DOCA-OFED's

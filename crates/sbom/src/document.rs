@@ -2,8 +2,9 @@
 //! timestamp, the serial number a UUID derived from the document's own bytes.
 
 use sha2::{Digest, Sha256};
+use spec::ImageLabels;
 use verify::image::Image;
-use verify::{ImageLabels, Snapshot};
+use verify::{Expect, Snapshot};
 
 use crate::components::{self, Distro};
 use crate::model::{props, Bom, Component, Hash, Kind, Metadata, Property, Tools, SPEC_VERSION};
@@ -33,7 +34,7 @@ pub struct Inputs {
 
 /// The SBOM of the image read into `snapshot`.
 pub fn build(snapshot: &Snapshot, inputs: &Inputs) -> Bom {
-    let expect = ImageLabels::read(&inputs.labels).expect();
+    let expect = Expect::of_labels(&ImageLabels::read(&inputs.labels));
     let image = Image::new(snapshot, &expect);
     let distro = Distro::read(snapshot);
     let mut parts = components::packages(snapshot, distro.as_ref());

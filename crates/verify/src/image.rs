@@ -21,7 +21,7 @@ pub struct Expect {
     /// The NVIDIA driver version its modules must carry.
     pub nvidia: Option<String>,
     /// The flavour of NVIDIA kernel modules it must carry.
-    pub nvidia_flavor: Option<crate::flavor::NvidiaFlavor>,
+    pub nvidia_flavor: Option<spec::NvidiaFlavor>,
     /// The recipe builds an initramfs.
     pub initramfs: bool,
     /// A subnet-manager image: `opensmd` may be enabled.

@@ -3,7 +3,6 @@
 //! the image, services enabled and disabled, no private keys. Files are read only: nothing is
 //! loaded or booted. Every rule is a file under `rules/`, listed in [`rules::RULES`].
 
-pub mod flavor;
 pub mod image;
 pub mod inputs;
 mod key_paths;
@@ -19,9 +18,7 @@ pub mod signing_fixture;
 pub mod signing_key;
 pub mod snapshot;
 
-pub use flavor::NvidiaFlavor;
 pub use image::{Expect, KernelSource};
-pub use labels::ImageLabels;
 pub use report::{verify, Check, ModuleRecord, Report, Skipped};
 pub use signature::SignerCert;
 pub use snapshot::Snapshot;

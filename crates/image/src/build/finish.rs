@@ -93,7 +93,7 @@ pub(super) fn verify(
     // With a module-signing secret, modules_signed holds every out-of-tree module to its
     // certificate: an image whose modules it did not sign fails here.
     let signer = settings.module_signing.as_ref().map(|s| &s.cert);
-    let expect = super::keys::promised_labels(&plan.intent, signer).expect();
+    let expect = verify::Expect::of_labels(&super::keys::promised_labels(&plan.intent, signer));
     let verify_cache = crate::freshness::VerifyCache::new(&settings.cache_dir);
     let earlier = settings
         .verify

@@ -107,16 +107,13 @@ fn recipe_digest(plan: &Plan, project_root: &Path) -> String {
 pub(super) fn promised_labels(
     intent: &planner::ImageIntent,
     signer: Option<&verify::SignerCert>,
-) -> verify::ImageLabels {
-    let labels = verify::ImageLabels {
+) -> spec::ImageLabels {
+    let labels = spec::ImageLabels {
         kernel: intent.kernel.clone(),
         mofed: intent.mofed.clone(),
         doca: intent.doca.clone(),
         nvidia: intent.nvidia.clone(),
-        nvidia_flavor: intent.nvidia_flavor.map(|flavor| match flavor {
-            planner::intent::NvidiaFlavor::Open => verify::NvidiaFlavor::Open,
-            planner::intent::NvidiaFlavor::Proprietary => verify::NvidiaFlavor::Proprietary,
-        }),
+        nvidia_flavor: intent.nvidia_flavor,
         initramfs: intent.initramfs,
         no_build_tools: !intent.build_only.is_empty(),
         allow_opensm: intent.allow_opensm,
@@ -126,20 +123,20 @@ pub(super) fn promised_labels(
         module_signer_cert: None,
     };
     match signer {
-        Some(cert) => labels.with_signer(cert),
+        Some(cert) => verify::labels::signed_by(labels, cert),
         None => labels,
     }
 }
 
 /// The image config's labels: its title, creation time, and the intent the image was built for
-/// (`verify::ImageLabels`, which `verify` and `boot` read back).
+/// (`spec::ImageLabels`, which `verify` and `boot` read back).
 pub(super) fn labels(
     plan: &Plan,
     project_root: &Path,
     epoch: u64,
     signer: Option<&verify::SignerCert>,
 ) -> BTreeMap<String, String> {
-    let promised = verify::ImageLabels {
+    let promised = spec::ImageLabels {
         recipe_digest: Some(recipe_digest(plan, project_root)),
         ..promised_labels(&plan.intent, signer)
     };

@@ -263,7 +263,7 @@ pub struct VerifyArgs {
     /// The NVIDIA kernel modules to expect, open or proprietary (default: the
     /// io.imgbuild.nvidia-flavor label).
     #[arg(long, value_name = "FLAVOR", value_parser = parse_nvidia_flavor)]
-    pub nvidia_flavor: Option<verify::NvidiaFlavor>,
+    pub nvidia_flavor: Option<spec::NvidiaFlavor>,
     /// Require an initramfs for the kernel.
     #[arg(long)]
     pub initramfs: bool,
@@ -421,7 +421,7 @@ pub struct MatrixSetArgs {
 }
 
 /// `--nvidia-flavor`: `open` or `proprietary`.
-fn parse_nvidia_flavor(text: &str) -> Result<verify::NvidiaFlavor, String> {
-    verify::NvidiaFlavor::parse(text)
+fn parse_nvidia_flavor(text: &str) -> Result<spec::NvidiaFlavor, String> {
+    spec::NvidiaFlavor::parse(text)
         .ok_or_else(|| format!("'{text}' is no NVIDIA kernel module flavour: open or proprietary"))
 }

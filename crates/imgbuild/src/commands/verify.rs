@@ -104,7 +104,7 @@ pub fn run(args: &VerifyArgs, json: bool) -> Result<ExitCode, Failure> {
         );
     }
     // What the image was built for, and what the command line adds.
-    let built_for = verify::ImageLabels::read(&labels).expect();
+    let built_for = verify::Expect::of_labels(&spec::ImageLabels::read(&labels));
     let expect = Expect {
         kernel: args.kernel.clone().or(built_for.kernel),
         mofed: args.mofed.clone().or(built_for.mofed),

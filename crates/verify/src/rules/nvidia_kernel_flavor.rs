@@ -3,8 +3,8 @@
 //! (licence `NVIDIA`). A GPU that needs the open modules does not run with the others.
 
 use super::rule::{loaded_nvidia, Rule, Verdict};
-use crate::flavor::NvidiaFlavor;
 use crate::image::Image;
+use spec::NvidiaFlavor;
 
 /// The rule.
 pub struct NvidiaKernelFlavor;

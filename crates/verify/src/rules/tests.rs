@@ -1,11 +1,11 @@
 //! The rules on small in-memory images: a good compute image, and each classic fault, judged
 //! with only the image as input unless a test says otherwise.
 
-use crate::flavor::NvidiaFlavor;
 use crate::image::{Expect, KernelSource};
 use crate::modinfo::fake_module;
 use crate::report::{verify, Report};
 use crate::snapshot::Snapshot;
+use spec::NvidiaFlavor;
 
 pub(super) const K: &str = "6.1.0-50-amd64";
 

@@ -3,12 +3,17 @@
 
 use std::fmt;
 
-/// Which NVIDIA kernel modules an image carries (the recipe's `nvidia_kernel_flavor`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+use serde::{Deserialize, Serialize};
+
+/// Which NVIDIA kernel modules an image carries (the recipe's `nvidia_kernel_flavor`, the
+/// `io.imgbuild.nvidia-flavor` label, `verify --nvidia-flavor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum NvidiaFlavor {
-    /// NVIDIA's open kernel modules, which Grace Hopper and Blackwell GPUs need.
+    /// NVIDIA's open kernel modules (`Dual MIT/GPL`), which Grace Hopper and Blackwell GPUs
+    /// need.
     Open,
-    /// The proprietary modules.
+    /// The proprietary modules (licence `NVIDIA`).
     Proprietary,
 }
 
@@ -66,5 +71,13 @@ mod tests {
         );
         assert_eq!(NvidiaFlavor::of_license("GPL"), None);
         assert_eq!(NvidiaFlavor::parse("closed"), None);
+    }
+
+    #[test]
+    fn plans_write_the_name_recipes_use() {
+        let written = serde_json::to_string(&NvidiaFlavor::Proprietary).expect("json");
+        assert_eq!(written, "\"proprietary\"");
+        let read: NvidiaFlavor = serde_json::from_str("\"open\"").expect("read");
+        assert_eq!(read, NvidiaFlavor::Open);
     }
 }
