@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
+use spec::BaseKind;
 
 use crate::blobs::{BlobStore, LayerBlob};
 use crate::cache::integrity::{self, FileStamp};
@@ -62,8 +63,8 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BaseError {
 /// What the recipe says about its base.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BaseRequest {
-    /// `docker`, `oci`, `archive` or `debootstrap`.
-    pub bootstrap: String,
+    /// Where the base comes from (`bootstrap`).
+    pub bootstrap: BaseKind,
     /// The reference, path or suite.
     pub build_from: String,
     /// `debootstrap_mirror`, when the recipe names one.
@@ -75,8 +76,9 @@ pub struct BaseRequest {
 }
 
 impl BaseRequest {
-    /// Reads the base settings from a plan's recipe variables.
-    pub fn from_vars(vars: &indexmap::IndexMap<String, Json>) -> Self {
+    /// Reads the base settings from a plan's recipe variables (the planner refused a
+    /// `bootstrap` that names no base; a plan written otherwise is refused here).
+    pub fn from_vars(vars: &indexmap::IndexMap<String, Json>) -> Result<Self, BaseError> {
         let text = |k: &str| vars.get(k).and_then(Json::as_str).map(str::to_owned);
         let include = match vars.get("bootstrap_include") {
             Some(Json::Array(items)) => items
@@ -91,13 +93,19 @@ impl BaseRequest {
                 .collect(),
             _ => Vec::new(),
         };
-        Self {
-            bootstrap: text("bootstrap").unwrap_or_else(|| "docker".into()),
+        let bootstrap = match text("bootstrap") {
+            Some(word) => {
+                BaseKind::parse(&word).map_err(|e| BaseError::Unsupported(e.to_string()))?
+            }
+            None => BaseKind::default(),
+        };
+        Ok(Self {
+            bootstrap,
             build_from: text("build_from").unwrap_or_default(),
             debootstrap_mirror: text("debootstrap_mirror"),
             include,
             dnf_repos: vars.get("dnf_repos").cloned(),
-        }
+        })
     }
 }
 
@@ -168,14 +176,11 @@ pub fn prepare(
     store: &BaseStore,
     project_root: &Path,
 ) -> Result<Vec<BaseLayer>, BaseError> {
-    match request.bootstrap.as_str() {
-        "debootstrap" => debootstrap(request, store),
-        "dnf" => dnf(request, store),
-        "oci" | "archive" => from_file(request, store, project_root),
-        "docker" => from_registry(request, store),
-        other => Err(BaseError::Unsupported(format!(
-            "bootstrap '{other}' is not one of: docker, oci, archive, debootstrap, dnf"
-        ))),
+    match request.bootstrap {
+        BaseKind::Debootstrap => debootstrap(request, store),
+        BaseKind::Dnf => dnf(request, store),
+        BaseKind::Oci | BaseKind::Archive => from_file(request, store, project_root),
+        BaseKind::Docker => from_registry(request, store),
     }
 }
 
@@ -541,7 +546,7 @@ fn from_file(
 ) -> Result<Vec<BaseLayer>, BaseError> {
     let source = project_root.join(&request.build_from);
     let what = format!("{} {}", request.bootstrap, request.build_from);
-    let oci = request.bootstrap == "oci";
+    let oci = request.bootstrap == BaseKind::Oci;
     let unpacked;
     // The one image reader every part of imgbuild uses; its digests are checked before they
     // name a file.

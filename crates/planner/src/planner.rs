@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde_json::{json, Value as Json};
+use spec::BaseKind;
 
 use crate::error::{ErrorKind, Location, PlanError, Result};
 use crate::facts::{self, Distro};
@@ -188,9 +189,13 @@ pub fn recipe_facts(
         .with_layer(recipe_layer.clone());
     let at = Location::file(&recipe.path);
     let text = |name: &str| recipe_text(templar, &pre, name, &at);
-    let bootstrap = text("bootstrap")?.unwrap_or_else(|| "docker".into());
+    let bootstrap = match text("bootstrap")? {
+        Some(word) => BaseKind::parse(&word)
+            .map_err(|e| PlanError::new(at.clone(), ErrorKind::Recipe(e.to_string())))?,
+        None => BaseKind::default(),
+    };
     let build_from = text("build_from")?;
-    let distro = distro_of(&recipe, &bootstrap, build_from.as_deref(), &at)?;
+    let distro = distro_of(&recipe, bootstrap, build_from.as_deref(), &at)?;
     if !facts::is_known_distribution(&distro.name) {
         return Err(PlanError::new(at, ErrorKind::Recipe(format!(
             "distribution '{}' is not known; imgbuild knows Rocky, AlmaLinux, RedHat, CentOS, Ubuntu and Debian",
@@ -316,7 +321,7 @@ fn fact_layer(recipe: &Recipe, distro: &Distro) -> (IndexMap<String, Json>, Laye
 
 fn distro_of(
     recipe: &Recipe,
-    bootstrap: &str,
+    bootstrap: BaseKind,
     build_from: Option<&str>,
     at: &Location,
 ) -> Result<Distro> {
@@ -342,18 +347,12 @@ fn distro_of(
         )));
     };
     let found = match bootstrap {
-        "docker" | "oci" | "archive" => facts::distro_from_reference(build_from),
-        "debootstrap" => facts::distro_from_suite(build_from),
-        // The repositories say which distribution it is; the play's facts must.
-        "dnf" => None,
-        other => {
-            return Err(PlanError::new(
-                at.clone(),
-                ErrorKind::Recipe(format!(
-                    "bootstrap '{other}' is not one of: docker, oci, archive, debootstrap, dnf"
-                )),
-            ))
+        BaseKind::Docker | BaseKind::Oci | BaseKind::Archive => {
+            facts::distro_from_reference(build_from)
         }
+        BaseKind::Debootstrap => facts::distro_from_suite(build_from),
+        // The repositories say which distribution it is; the play's facts must.
+        BaseKind::Dnf => None,
     };
     found.ok_or_else(|| {
         PlanError::new(at.clone(), ErrorKind::Recipe(format!(

@@ -105,7 +105,7 @@ pub fn build(
     let started = Instant::now();
     let stores = Stores::open(settings)?;
     let step = |what: String| reporter.event(&Event::Step { what });
-    let request = BaseRequest::from_vars(&plan.vars);
+    let request = BaseRequest::from_vars(&plan.vars)?;
     step(format!(
         "base: {} {} (cached after the first build)",
         request.bootstrap, request.build_from

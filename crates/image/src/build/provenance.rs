@@ -53,7 +53,7 @@ pub(super) fn write(
             dependencies.push(json!({"uri": uri, "digest": {"sha256": pin.sha256}}));
         }
     }
-    let base = crate::base::BaseRequest::from_vars(&plan.vars);
+    let base = crate::base::BaseRequest::from_vars(&plan.vars)?;
     let base_layer = image
         .spec
         .layers
