@@ -109,12 +109,22 @@ impl BaseRequest {
     }
 }
 
+/// The record of a cached base (`bases/<key>/layer-<epoch>.json`): its layers, as written and
+/// as the cache's collector and checker read them.
 #[derive(Serialize, Deserialize)]
-struct Cached {
-    layers: Vec<BaseLayer>,
+pub(crate) struct BaseRecord {
+    /// The base's layers, bottom first.
+    pub(crate) layers: Vec<BaseLayer>,
     /// The blob's stamp when it was last checked (see `cache::integrity`).
     #[serde(default)]
     blob_stamp: Option<FileStamp>,
+}
+
+impl BaseRecord {
+    /// The record in the file `path`, when it reads as one.
+    pub(crate) fn read(path: &Path) -> Option<Self> {
+        serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+    }
 }
 
 /// The base's tree, if it is the one that was made: a tree whose stamp (`tree.stamp`, see
@@ -196,7 +206,7 @@ fn record_path(dir: &Path, epoch: u64) -> PathBuf {
 fn load_cached(dir: &Path, epoch: u64, blobs: &BlobStore) -> Option<Vec<BaseLayer>> {
     let record = record_path(dir, epoch);
     let text = std::fs::read_to_string(&record).ok()?;
-    let Ok(mut cached) = serde_json::from_str::<Cached>(&text) else {
+    let Ok(mut cached) = serde_json::from_str::<BaseRecord>(&text) else {
         let _ = std::fs::remove_file(&record);
         return None;
     };
@@ -225,7 +235,7 @@ fn load_cached(dir: &Path, epoch: u64, blobs: &BlobStore) -> Option<Vec<BaseLaye
     Some(cached.layers)
 }
 
-fn store_cached(dir: &Path, epoch: u64, cached: &Cached) -> Result<(), BaseError> {
+fn store_cached(dir: &Path, epoch: u64, cached: &BaseRecord) -> Result<(), BaseError> {
     let text = serde_json::to_vec_pretty(cached).map_err(|e| BaseError::Failed(e.to_string()))?;
     let record = record_path(dir, epoch);
     crate::atomic::write_file(&record, &text).map_err(io("writing the base cache"))
@@ -295,7 +305,7 @@ fn write_base(
     let blob = blobs
         .write_layer(&tree, Source::Tree, epoch, Codec::gzip(6))
         .map_err(io("writing the base layer"))?;
-    let cached = Cached {
+    let cached = BaseRecord {
         blob_stamp: blobs
             .path(&blob.digest)
             .and_then(|path| FileStamp::of(&path))
@@ -341,7 +351,7 @@ fn from_registry_cache(
     std::fs::rename(&work, &tree).map_err(io("caching the base"))?;
     let stamp = integrity::tree_stamp(&tree).map_err(io("reading the base"))?;
     std::fs::write(dir.join("tree.stamp"), stamp).map_err(io("writing the base cache"))?;
-    let cached = Cached {
+    let cached = BaseRecord {
         blob_stamp: store
             .blobs
             .path(&record.blob.digest)

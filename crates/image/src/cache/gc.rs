@@ -168,17 +168,12 @@ impl LayerCache {
                 let name = file.file_name().to_string_lossy().into_owned();
                 name.starts_with("layer-") && name.ends_with(".json")
             })
-            .filter_map(|record| std::fs::read(record.path()).ok())
-            .filter_map(|text| serde_json::from_slice::<serde_json::Value>(&text).ok())
+            .filter_map(|record| crate::base::BaseRecord::read(&record.path()))
             .flat_map(|cached| {
-                let layers = cached["layers"].as_array().cloned().unwrap_or_default();
-                layers.into_iter().filter_map(|layer| {
-                    let blob = &layer["blob"];
-                    Some((
-                        blob["digest"].as_str()?.to_owned(),
-                        blob["diff_size"].as_u64()?,
-                    ))
-                })
+                cached
+                    .layers
+                    .into_iter()
+                    .map(|layer| (layer.blob.digest, layer.blob.diff_size))
             })
             .collect()
     }

@@ -132,10 +132,7 @@ impl LayerCache {
                 if !record.file_name().to_string_lossy().starts_with("layer-") {
                     continue;
                 }
-                let problem = match std::fs::read(record.path())
-                    .ok()
-                    .and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
-                {
+                let problem = match crate::base::BaseRecord::read(&record.path()) {
                     None => Some("its record is damaged".to_owned()),
                     Some(cached) => record_problem(&cached, self),
                 };
@@ -153,11 +150,9 @@ impl LayerCache {
 }
 
 /// What is wrong with one base record: a blob missing or of another size.
-fn record_problem(cached: &serde_json::Value, cache: &LayerCache) -> Option<String> {
-    let layers = cached["layers"].as_array()?;
-    layers.iter().find_map(|layer| {
-        let digest = layer["blob"]["digest"].as_str()?;
-        let size = layer["blob"]["size"].as_u64()?;
+fn record_problem(cached: &crate::base::BaseRecord, cache: &LayerCache) -> Option<String> {
+    cached.layers.iter().find_map(|layer| {
+        let (digest, size) = (&layer.blob.digest, layer.blob.size);
         let path = match cache.blob_path(digest) {
             Ok(path) => path,
             Err(e) => return Some(format!("its record names no blob: {e}")),
@@ -291,5 +286,60 @@ mod tests {
         assert!(matches!(cache.lookup(&bad_inputs), Lookup::Miss));
         let again = cache.verify_all().expect("verify").expect("free");
         assert!(again.removed.is_empty(), "{again:?}");
+    }
+
+    /// A base folder `bases/<key>` with a tree, its stamp and the record `record`.
+    fn base_with_record(dir: &Path, key: &str, record: &[u8]) {
+        let base = dir.join("bases").join(key);
+        std::fs::create_dir_all(base.join("tree/etc")).expect("tree");
+        std::fs::write(base.join("tree/etc/os-release"), "ID=debian\n").expect("file");
+        let stamp = integrity::tree_stamp(&base.join("tree")).expect("stamp");
+        std::fs::write(base.join("tree.stamp"), stamp).expect("stamp");
+        std::fs::write(base.join("layer-0.json"), record).expect("record");
+    }
+
+    #[test]
+    fn cache_verify_reads_each_base_record_and_removes_one_naming_a_blob_it_does_not_hold() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (cache, _, layer) = cache_with_layer(dir.path(), "base");
+        let record = |size: u64| {
+            let base = crate::base::BaseLayer {
+                blob: crate::blobs::LayerBlob {
+                    size,
+                    ..layer.blob.clone()
+                },
+                tree: Default::default(),
+                created_by: "debootstrap bookworm".into(),
+                made_now: false,
+                from_registry: false,
+            };
+            serde_json::to_vec(&serde_json::json!({ "layers": [base] })).expect("json")
+        };
+        base_with_record(dir.path(), "whole", &record(layer.blob.size));
+        base_with_record(dir.path(), "other-size", &record(layer.blob.size + 1));
+        base_with_record(dir.path(), "damaged", br#"{"layers": [{"blob": 7}]}"#);
+
+        let verified = cache.verify_all().expect("verify").expect("free");
+        let mut found: Vec<(&str, &str)> = verified
+            .removed
+            .iter()
+            .map(|f| (f.entry.as_str(), f.problem.as_str()))
+            .collect();
+        found.sort();
+        let wrong = format!(
+            "its blob {} has {} bytes, not {}",
+            layer.blob.digest,
+            layer.blob.size,
+            layer.blob.size + 1
+        );
+        assert_eq!(
+            found,
+            vec![
+                ("base damaged", "its record is damaged"),
+                ("base other-size", wrong.as_str()),
+            ]
+        );
+        assert!(dir.path().join("bases/whole/layer-0.json").is_file());
+        assert!(!dir.path().join("bases/other-size/layer-0.json").exists());
     }
 }
