@@ -347,3 +347,81 @@ fn a_debootstrap_base_made_rootless_holds_the_devices_roots_holds() {
         "the role's layer, byte for byte"
     );
 }
+
+/// The host folder a role tries to reach (`roles/escape`): a file of root's anyone may read,
+/// a secret in a folder only root may enter, and a folder of the building user's.
+fn host_folder(s: &Setup) -> PathBuf {
+    let host = s.work.path().join("host");
+    std::fs::create_dir_all(host.join("root-only")).expect("host folder");
+    std::fs::create_dir_all(host.join("user-owned")).expect("host folder");
+    std::fs::write(host.join("root-file"), "root's file\n").expect("root-file");
+    std::fs::write(host.join("root-only/secret"), "root's secret\n").expect("secret");
+    std::fs::set_permissions(
+        host.join("root-only/secret"),
+        PermissionsExt::from_mode(0o600),
+    )
+    .expect("chmod");
+    std::fs::set_permissions(host.join("root-only"), PermissionsExt::from_mode(0o700))
+        .expect("chmod");
+    give_to(BUILDER, &[], &[&host.join("user-owned")]);
+    host
+}
+
+#[test]
+fn a_role_trying_to_leave_its_root_reaches_only_what_the_user_could() {
+    let s = setup();
+    let uid = user(BUILDER, Some(RANGE));
+    let host = host_folder(&s);
+    let out = s.work.path().join("escape").join("out");
+    let host_dir = format!("host_dir={}", host.display());
+    let out_arg = out.display().to_string();
+    let built = imgbuild_as(
+        &s,
+        Some(BUILDER),
+        "escape",
+        &[
+            "--json",
+            "build",
+            "rootless-escape",
+            "--no-verify",
+            "--format",
+            "oci",
+            "-e",
+            &host_dir,
+            "--out",
+            &out_arg,
+        ],
+    );
+    built_event(&built);
+    // Root's files are as they were: no way out wrote them or read the secret.
+    let read = |path: &str| std::fs::read_to_string(host.join(path)).expect("host file");
+    assert_eq!(read("root-file"), "root's file\n");
+    assert_eq!(read("root-only/secret"), "root's secret\n");
+    let oci = ["rootless-escape/oci", "rootless-escape"]
+        .iter()
+        .map(|sub| out.join(sub))
+        .find(|dir| dir.join("index.json").is_file())
+        .expect("an OCI layout");
+    let role_layer = layer_blob(&oci, 1);
+    let kept = Command::new("tar")
+        .args(["-xOf"])
+        .arg(&role_layer)
+        .arg("what-the-role-read")
+        .output()
+        .expect("tar");
+    let what_it_read = stdout(&kept);
+    assert!(
+        !what_it_read.contains("root's secret"),
+        "the secret reached the image: {what_it_read}"
+    );
+    // The chroot was left (a root inside the namespace may chroot), into the host's tree: what
+    // it wrote there is only where the user may write, and the user's own.
+    assert!(
+        what_it_read.contains("landed in the host tree"),
+        "{what_it_read}"
+    );
+    let marker = host.join("user-owned/marker");
+    assert_eq!(read("user-owned/marker"), "the user could\n");
+    assert_eq!(std::fs::metadata(&marker).expect("marker").uid(), uid);
+    assert_eq!(mounted_below(s.work.path()), Vec::<String>::new());
+}
