@@ -72,11 +72,25 @@ pub struct SandboxSpec {
     pub compile_cache: Option<CompileCache>,
 }
 
+/// The sandbox helper's first line: ready, or why not.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 enum Hello {
     Ready,
+    /// overlayfs could not be mounted on the root (the caller may run the role in a copy).
+    NoOverlay(String),
     Fatal(String),
+}
+
+impl Hello {
+    /// What the helper's first line means for the caller; `None` when it is no hello at all.
+    fn outcome(line: &str) -> Option<Result<(), TargetError>> {
+        Some(match serde_json::from_str::<Hello>(line).ok()? {
+            Hello::Ready => Ok(()),
+            Hello::NoOverlay(message) => Err(TargetError::NoOverlay(message)),
+            Hello::Fatal(message) => Err(TargetError::Sandbox(message)),
+        })
+    }
 }
 
 #[derive(Debug)]
@@ -166,10 +180,9 @@ impl ChrootTarget {
             .stdout
             .read_line(&mut line)
             .map_err(|e| TargetError::Sandbox(e.to_string()))?;
-        match serde_json::from_str::<Hello>(&line) {
-            Ok(Hello::Ready) => {}
-            Ok(Hello::Fatal(message)) => return Err(TargetError::Sandbox(message)),
-            Err(_) => {
+        match Hello::outcome(&line) {
+            Some(outcome) => outcome?,
+            None => {
                 let status = channel
                     .child
                     .wait()
@@ -361,11 +374,9 @@ fn mount_point(root: &Path, inside: &str, mode: u32) -> Result<PathBuf, String> 
     }
 }
 
-/// Mounts what a build needs and chroots; returns the `PATH` commands run with.
-fn enter(config: &Config) -> Result<String, String> {
-    use rustix::mount::{mount, mount_bind, MountFlags};
-    let root = &config.root;
-    let fail = |what: &str, e: rustix::io::Errno| format!("mounting {what}: {e}");
+/// Mounts the role's overlay on the root, when it has one.
+fn mount_overlay(config: &Config) -> Result<(), String> {
+    use rustix::mount::{mount, MountFlags};
     if let Some(overlay) = &config.overlay {
         let lowers = overlay
             .lowers
@@ -383,13 +394,22 @@ fn enter(config: &Config) -> Result<String, String> {
             std::ffi::CString::new(data).map_err(|_| "overlay paths contain a NUL".to_string())?;
         mount(
             "overlay",
-            root,
+            &config.root,
             "overlay",
             MountFlags::empty(),
             Some(data.as_c_str()),
         )
-        .map_err(|e| fail("the overlay (is overlayfs available?)", e))?;
+        .map_err(|e| format!("mounting the overlay (is overlayfs available?): {e}"))?;
     }
+    Ok(())
+}
+
+/// Mounts what a build needs (the overlay is already there) and chroots; returns the `PATH`
+/// commands run with.
+fn enter(config: &Config) -> Result<String, String> {
+    use rustix::mount::{mount, mount_bind, MountFlags};
+    let root = &config.root;
+    let fail = |what: &str, e: rustix::io::Errno| format!("mounting {what}: {e}");
     if let Some(cache) = &config.package_cache {
         // Without it apt downloads into the image as it always did: not worth failing a build.
         let _ = mount_package_cache(root, cache);
@@ -700,6 +720,10 @@ pub fn init_main() -> i32 {
             return 1;
         }
     };
+    if let Err(message) = mount_overlay(&config) {
+        hello(&Hello::NoOverlay(message));
+        return 1;
+    }
     let path = match enter(&config).and_then(|path| drop_host_capabilities().map(|()| path)) {
         Ok(path) => path,
         Err(message) => {
@@ -734,4 +758,26 @@ pub fn init_main() -> i32 {
         }
     }
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_overlay_reaches_the_caller_as_its_own_error() {
+        let line = |hello: &Hello| serde_json::to_string(hello).expect("json");
+        assert!(matches!(Hello::outcome(&line(&Hello::Ready)), Some(Ok(()))));
+        let refused = Hello::NoOverlay("mounting the overlay: EINVAL".into());
+        match Hello::outcome(&line(&refused)) {
+            Some(Err(TargetError::NoOverlay(message))) => assert!(message.contains("EINVAL")),
+            other => panic!("{other:?}"),
+        }
+        let fatal = Hello::Fatal("mounting /proc: EPERM".into());
+        assert!(matches!(
+            Hello::outcome(&line(&fatal)),
+            Some(Err(TargetError::Sandbox(_)))
+        ));
+        assert!(Hello::outcome("the helper died").is_none());
+    }
 }

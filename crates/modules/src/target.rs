@@ -67,6 +67,9 @@ pub enum TargetError {
     /// The sandbox could not be set up or died.
     #[error("build sandbox: {0}")]
     Sandbox(String),
+    /// overlayfs could not be mounted on the sandbox's root: the caller may run in a copy.
+    #[error("build sandbox: {0}")]
+    NoOverlay(String),
     /// A file operation failed.
     #[error(transparent)]
     Fs(#[from] crate::rootfs::FsError),

@@ -13,6 +13,7 @@ use engine::events::{Event, Reporter};
 use engine::executor::Executor;
 use engine::package_cache::PackageCache;
 use engine::sandbox::{ChrootTarget, Overlay, SandboxSpec};
+use modules::target::TargetError;
 use planner::plan::Step;
 use planner::Plan;
 
@@ -577,7 +578,7 @@ impl Roles<'_> {
         if overlay_wanted() {
             match ChrootTarget::start_spec(&self.settings.exe, &spec) {
                 Ok(target) => return Ok((target.with_output(self.reporter.output_sink()), None)),
-                Err(e) if e.to_string().contains("overlay") => {
+                Err(e @ TargetError::NoOverlay(_)) => {
                     self.reporter.event(&Event::Note {
                         message: format!("overlayfs cannot be mounted here ({e}); {role} runs in a copy and its changes are found by comparing snapshots"),
                     });
