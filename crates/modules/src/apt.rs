@@ -124,7 +124,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         AptRequest {
             names,
             state,
-            update_cache: flag(&p.update_cache, false),
+            update_cache: p.update_cache.as_ref().map(|f| f.or(true)),
             install_recommends: p.install_recommends.as_ref().map(|f| f.or(true)),
             purge: flag(&p.purge, false),
             autoremove: flag(&p.autoremove, false),

@@ -43,6 +43,7 @@ mod packages;
 mod pathinfo;
 mod pip_version;
 mod probe;
+mod python_apt;
 mod repos;
 pub mod required;
 mod symbolic_mode;

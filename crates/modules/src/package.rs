@@ -73,7 +73,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
                     PackageState::Latest => AptState::Latest,
                     PackageState::Absent => AptState::Absent,
                 },
-                update_cache: false,
+                update_cache: None,
                 install_recommends: None,
                 purge: false,
                 autoremove: false,

@@ -46,11 +46,41 @@ fn dpkg_versions(
         .collect())
 }
 
+/// The installed packages `names` name: a name as it is when installed, and a name with
+/// `*`, `?` or `[` (Ansible's apt expands it as `fnmatch`) as each installed package it
+/// matches.
+fn installed_matches(names: &[String], before: &HashMap<String, String>) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for name in names.iter().map(|n| bare(n)) {
+        let matched: Vec<&String> = if name.contains(['*', '?', '[']) {
+            let mut matched: Vec<&String> = before
+                .keys()
+                .filter(|installed| ansible::glob::matches(name, installed))
+                .collect();
+            matched.sort();
+            matched
+        } else {
+            before
+                .get_key_value(name)
+                .map(|(k, _)| k)
+                .into_iter()
+                .collect()
+        };
+        for package in matched {
+            if !found.contains(package) {
+                found.push(package.clone());
+            }
+        }
+    }
+    found
+}
+
 /// What an `apt` (or `package` on apt) task asks for.
 pub(super) struct AptRequest<'a> {
     pub(super) names: Vec<String>,
     pub(super) state: AptState,
-    pub(super) update_cache: bool,
+    /// The task's `update_cache`, `None` when not given.
+    pub(super) update_cache: Option<bool>,
     pub(super) install_recommends: Option<bool>,
     pub(super) purge: bool,
     pub(super) autoremove: bool,
@@ -74,11 +104,7 @@ impl AptRequest<'_> {
             AptState::Latest => ("install", self.names.clone()),
             AptState::Absent => (
                 if self.purge { "purge" } else { "remove" },
-                self.names
-                    .iter()
-                    .filter(|n| installed(n))
-                    .cloned()
-                    .collect(),
+                installed_matches(&self.names, before),
             ),
             AptState::BuildDep => ("build-dep", self.names.clone()),
         }
@@ -114,7 +140,7 @@ impl AptRequest<'_> {
 
 /// `apt-get update`, when the task asks for it and this is no check run; whether it ran.
 fn apt_update(ctx: &ModuleCtx, req: &AptRequest) -> Result<bool, ModuleError> {
-    if !req.update_cache {
+    if req.update_cache != Some(true) {
         return Ok(false);
     }
     // Ansible's apt says the cache was updated in check mode, and otherwise when the cache's
@@ -181,9 +207,20 @@ fn apt_get(
     Ok(said)
 }
 
-/// Runs an apt request: the cache update, the packages' install or removal, the report of what
-/// changed, as Ansible's apt reports it.
+/// Runs an apt request as Ansible's apt module does: apt's Python bindings first (installed
+/// when missing, `python_apt`), then [`apt_act`]; the warnings with the result.
 pub(super) fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError> {
+    let warnings = super::python_apt::ensure(ctx, req.update_cache)?;
+    let result = apt_act(ctx, req)?;
+    Ok(match warnings.is_empty() {
+        true => result,
+        false => result.with("warnings", json!(warnings)),
+    })
+}
+
+/// The cache update, the packages' install or removal, the report of what changed, as
+/// Ansible's apt reports it.
+fn apt_act(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError> {
     let cache_updated = apt_update(ctx, &req)?;
     if req.names.is_empty() && !req.autoremove {
         // Matched with ansible-playbook (Debian's ansible 7.7 / core 2.14): update_cache alone
@@ -219,4 +256,30 @@ pub(super) fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, 
         result = result.with("cache_updated", cache_updated);
     }
     Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn removal_expands_patterns_to_the_installed_packages_they_match() {
+        let before: HashMap<String, String> = [("hello", "2.10-3"), ("help2man", "1.49")]
+            .into_iter()
+            .map(|(n, v)| (n.to_owned(), v.to_owned()))
+            .collect();
+        let names = |list: &[&str]| list.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            installed_matches(&names(&["hel?o", "he?lo"]), &before),
+            ["hello"]
+        );
+        assert_eq!(
+            installed_matches(&names(&["hel*", "zsh"]), &before),
+            ["hello", "help2man"]
+        );
+        assert_eq!(
+            installed_matches(&names(&["hello=2.10-3", "he"]), &before),
+            ["hello"]
+        );
+    }
 }
