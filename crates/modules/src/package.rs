@@ -74,6 +74,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
                     PackageState::Absent => AptState::Absent,
                 },
                 update_cache: None,
+                cache_valid_time: 0,
                 install_recommends: None,
                 purge: false,
                 autoremove: false,
