@@ -158,11 +158,14 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let reader = tar_reader(src, file).map_err(|e| ModuleError::new(e.to_string()))?;
     let limits = Limits {
         strip_components: strip_components(&p)?,
+        keep_newer: flag(&p.keep_newer, false),
         ..Limits::default()
     };
     let stats = extract_tar(reader, fs, &dest, limits)
         .map_err(|e| ModuleError::new(format!("{src}: {e}")))?;
-    let mut changed = stats.written > 0;
+    // Ansible's unarchive compares first (tar --diff) and reports a change when a file differs,
+    // even one --keep-newer-files then leaves.
+    let mut changed = stats.written > 0 || stats.kept_newer > 0;
     if p.owner.is_some() || p.group.is_some() || p.mode.is_some() {
         for name in &stats.files {
             changed |= attrs::apply(fs, &dest.join(name), &p.owner, &p.group, &p.mode, false)?;
