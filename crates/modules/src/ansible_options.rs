@@ -170,8 +170,12 @@ pub const ANSIBLE_2_14: &[(&str, &[&str])] = &[
     ("selinux", &[
         "conf", "configfile", "file", "policy", "state", "update_kernel_param",
     ]),
+    // The service action hands its options to the module of the service manager: systemd's
+    // are taken where systemd manages services.
     ("service", &[
-        "args", "arguments", "enabled", "name", "pattern", "runlevel", "sleep", "state", "use",
+        "args", "arguments", "daemon-reexec", "daemon-reload", "daemon_reexec", "daemon_reload",
+        "enabled", "force", "masked", "name", "no_block", "pattern", "runlevel", "scope", "sleep",
+        "state", "use",
     ]),
     ("service_facts", &[
     ]),

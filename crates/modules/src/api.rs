@@ -163,3 +163,45 @@ pub fn params<P: DeserializeOwned>(module: &str, args: &Json) -> Result<P, Modul
 pub fn flag(value: &Option<crate::types::Flag>, default: bool) -> bool {
     value.as_ref().map(|f| f.or(default)).unwrap_or(default)
 }
+
+/// What Ansible's action adds to every module's answer: `stdout_lines` and `stderr_lines`,
+/// the lines of `stdout` and `stderr`, where the module gave the text and not its lines.
+pub(crate) fn split_output(fields: &mut Map<String, Json>) {
+    for (text, lines) in [("stdout", "stdout_lines"), ("stderr", "stderr_lines")] {
+        if fields.contains_key(lines) {
+            continue;
+        }
+        let Some(value) = fields.get(text) else {
+            continue;
+        };
+        let split: Vec<Json> = value
+            .as_str()
+            .unwrap_or_default()
+            .lines()
+            .map(Json::from)
+            .collect();
+        fields.insert(lines.to_owned(), Json::Array(split));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn output_gets_its_lines_unless_the_module_gave_them() {
+        let mut fields = Map::new();
+        fields.insert("stdout".into(), json!("a\nb\n"));
+        fields.insert("stderr".into(), json!(false));
+        split_output(&mut fields);
+        assert_eq!(fields["stdout_lines"], json!(["a", "b"]));
+        assert_eq!(fields["stderr_lines"], json!([]));
+        let mut given = Map::new();
+        given.insert("stdout".into(), json!("a"));
+        given.insert("stdout_lines".into(), json!(["kept"]));
+        split_output(&mut given);
+        assert_eq!(given["stdout_lines"], json!(["kept"]));
+        assert!(!given.contains_key("stderr_lines"));
+    }
+}

@@ -119,12 +119,20 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     if flag(&p.allow_change_held_packages, false) {
         extra.push("--allow-change-held-packages".into());
     }
+    // Ansible's apt gives apt-get `--no-remove` for every state but absent.
+    if flag(&p.fail_on_autoremove, false) && state != AptState::Absent {
+        extra.push("--no-remove".into());
+    }
     apt_run(
         ctx,
         AptRequest {
             names,
             state,
-            update_cache: flag(&p.update_cache, false),
+            update_cache: p.update_cache.as_ref().map(|f| f.or(true)),
+            cache_valid_time: match p.cache_valid_time {
+                Some(Int::Known(seconds)) => seconds,
+                _ => 0,
+            },
             install_recommends: p.install_recommends.as_ref().map(|f| f.or(true)),
             purge: flag(&p.purge, false),
             autoremove: flag(&p.autoremove, false),

@@ -68,6 +68,8 @@ pub struct Limits {
     pub whiteouts: Whiteouts,
     /// Leading path components dropped from every name (tar's `--strip-components`).
     pub strip_components: usize,
+    /// Leave a file that is newer than the archive's copy (tar's `--keep-newer-files`).
+    pub keep_newer: bool,
 }
 
 impl Default for Limits {
@@ -78,6 +80,7 @@ impl Default for Limits {
             allow_devices: false,
             whiteouts: Whiteouts::Keep,
             strip_components: 0,
+            keep_newer: false,
         }
     }
 }
@@ -89,6 +92,9 @@ pub struct Extracted {
     pub entries: u64,
     /// Entries written (the rest were already there, same size and time).
     pub written: u64,
+    /// Files left as they were because they are newer than the archive's copy
+    /// ([`Limits::keep_newer`]).
+    pub kept_newer: u64,
     /// Names of the entries, in archive order.
     pub files: Vec<String>,
 }
@@ -194,6 +200,10 @@ pub fn extract_tar<R: Read>(
                 let path = dest.join(path);
                 check_no_symlink_between(fs, dest, &path, name)?;
                 stats.files.push(name.to_owned());
+                if limits.keep_newer && newer_here(fs, entry.header(), &path)? {
+                    stats.kept_newer += 1;
+                    return Ok(());
+                }
                 if extract_entry(fs, entry, &path, name, dest, &limits, &mut bytes)? {
                     stats.written += 1;
                 }
@@ -218,6 +228,20 @@ pub fn extract_tar<R: Read>(
         }
     })?;
     Ok(stats)
+}
+
+/// Whether a file entry's `path` holds a file newer than the entry (tar's
+/// `--keep-newer-files` leaves it).
+fn newer_here(fs: &RootFs, header: &tar::Header, path: &Path) -> Result<bool, ArchiveError> {
+    let file = matches!(
+        header.entry_type(),
+        tar::EntryType::Regular | tar::EntryType::Continuous | tar::EntryType::GNUSparse
+    );
+    if !file {
+        return Ok(false);
+    }
+    let archived = EntryMeta::of(header).mtime;
+    Ok(fs.meta(path)?.is_some_and(|m| m.mtime > archived))
 }
 
 /// Extracts one entry at `path`, counting its content against the limit; whether it wrote.
@@ -466,15 +490,23 @@ fn extract_device(
     Ok(true)
 }
 
-/// The decompressing reader for an archive file name (`.tar`, `.tar.gz`, `.tgz`, `.tar.xz`, `.txz`).
+/// The decompressing reader for an archive (`.tar`, `.tar.gz`, `.tgz`, `.tar.xz`, `.txz`): the
+/// compression read from its first bytes, as GNU tar reads it (a `.tar` that is gzip'd is
+/// extracted as such), else from its name.
 pub fn tar_reader(name: &str, file: std::fs::File) -> Result<Box<dyn Read>, ArchiveError> {
+    const GZIP: &[u8] = &[0x1f, 0x8b];
+    const XZ: &[u8] = &[0xfd, b'7', b'z', b'X', b'Z', 0];
     let lower = name.to_ascii_lowercase();
-    let buffered = std::io::BufReader::with_capacity(1 << 20, file);
-    if lower.ends_with(".tar.gz") || lower.ends_with(".tgz") {
+    let mut buffered = std::io::BufReader::with_capacity(1 << 20, file);
+    let head = std::io::BufRead::fill_buf(&mut buffered)
+        .map_err(|e| ArchiveError::Corrupt(format!("{name}: {e}")))?;
+    let (gzip, xz) = (head.starts_with(GZIP), head.starts_with(XZ));
+    let known = [".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz"];
+    if gzip || !xz && (lower.ends_with(".tar.gz") || lower.ends_with(".tgz")) {
         Ok(Box::new(flate2::read::MultiGzDecoder::new(buffered)))
-    } else if lower.ends_with(".tar.xz") || lower.ends_with(".txz") {
+    } else if xz || lower.ends_with(".tar.xz") || lower.ends_with(".txz") {
         Ok(Box::new(xz2::read::XzDecoder::new_multi_decoder(buffered)))
-    } else if lower.ends_with(".tar") {
+    } else if known.iter().any(|k| lower.ends_with(k)) {
         Ok(Box::new(buffered))
     } else {
         Err(ArchiveError::Corrupt(format!(
@@ -604,6 +636,58 @@ mod tests {
             assert!(matches!(err, ArchiveError::Unsafe { .. }), "{err}");
             assert!(
                 !dir.path().join("root/evil").exists() && !dir.path().join("root/etc").exists()
+            );
+        }
+    }
+
+    #[test]
+    fn compression_is_read_from_the_first_bytes_as_gnu_tar_does() {
+        let data = tar_of(&[("f", tar::EntryType::Regular, "", b"x")]);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, &data).expect("gzip");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("a.tar");
+        std::fs::write(&file, gz.finish().expect("gzip")).expect("write");
+        let open = || std::fs::File::open(&file).expect("open");
+        let mut entries = tar::Archive::new(tar_reader("a.tar", open()).expect("reader"));
+        let names: Vec<String> = entries
+            .entries()
+            .expect("entries")
+            .map(|e| {
+                e.expect("entry")
+                    .path()
+                    .expect("path")
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(names, ["f"]);
+        let plain = dir.path().join("a.zip");
+        std::fs::write(&plain, &data).expect("write");
+        let plain = std::fs::File::open(&plain).expect("open");
+        assert!(
+            tar_reader("a.zip", plain).is_err(),
+            "a plain tar by another name"
+        );
+    }
+
+    #[test]
+    fn keep_newer_leaves_a_file_newer_than_the_archives_copy() {
+        let data = tar_of(&[("f", tar::EntryType::Regular, "", b"archived")]);
+        for keep_newer in [true, false] {
+            let (dir, fs) = fs();
+            // Written now: newer than the entry's 2023 time.
+            std::fs::write(dir.path().join("root/dest/f"), "mine").expect("write");
+            let limits = Limits {
+                keep_newer,
+                ..Limits::default()
+            };
+            let stats = extract_tar(&data[..], &fs, Path::new("/dest"), limits).expect("extract");
+            let text = std::fs::read_to_string(dir.path().join("root/dest/f")).expect("read");
+            assert_eq!(text, if keep_newer { "mine" } else { "archived" });
+            assert_eq!(
+                (stats.kept_newer, stats.written),
+                if keep_newer { (1, 0) } else { (0, 1) }
             );
         }
     }

@@ -43,6 +43,7 @@ mod packages;
 mod pathinfo;
 mod pip_version;
 mod probe;
+mod python_apt;
 mod repos;
 pub mod required;
 mod symbolic_mode;
@@ -67,7 +68,11 @@ pub fn run(
     ctx: &ModuleCtx,
 ) -> Option<Result<ModuleResult, ModuleError>> {
     let (_, implementation) = TARGET_MODULES.iter().find(|(name, _)| *name == module)?;
-    let outcome = implementation(args, ctx);
+    let mut outcome = implementation(args, ctx);
+    match &mut outcome {
+        Ok(result) => api::split_output(&mut result.fields),
+        Err(error) => api::split_output(&mut error.fields),
+    }
     if module == role_module::MODULE {
         // A role's own module answers for itself, as under Ansible.
         return Some(outcome);

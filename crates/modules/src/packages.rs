@@ -46,11 +46,74 @@ fn dpkg_versions(
         .collect())
 }
 
+/// The installed packages `names` name: a name as it is when installed, and a name with
+/// `*`, `?` or `[` (Ansible's apt expands it as `fnmatch`) as each installed package it
+/// matches.
+fn installed_matches(names: &[String], before: &HashMap<String, String>) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for name in names.iter().map(|n| bare(n)) {
+        let matched: Vec<&String> = if name.contains(['*', '?', '[']) {
+            let mut matched: Vec<&String> = before
+                .keys()
+                .filter(|installed| ansible::glob::matches(name, installed))
+                .collect();
+            matched.sort();
+            matched
+        } else {
+            before
+                .get_key_value(name)
+                .map(|(k, _)| k)
+                .into_iter()
+                .collect()
+        };
+        for package in matched {
+            if !found.contains(package) {
+                found.push(package.clone());
+            }
+        }
+    }
+    found
+}
+
+/// The `.deb` files among the names that are the image's files, each with its package's name
+/// and version (`dpkg-deb --show`).
+type Debs = HashMap<String, (String, String)>;
+
+fn deb_packages(ctx: &ModuleCtx, names: &[String]) -> Result<Debs, ModuleError> {
+    let mut debs = Debs::new();
+    for name in names
+        .iter()
+        .filter(|n| n.ends_with(".deb") && n.starts_with('/'))
+    {
+        if !ctx.target.fs().exists(std::path::Path::new(name))? {
+            continue;
+        }
+        let argv = [
+            "dpkg-deb",
+            "--show",
+            "--showformat=${Package}\t${Version}",
+            name,
+        ];
+        let out = run(ctx, argv.map(str::to_owned).to_vec(), &[])?;
+        if out.rc != 0 {
+            return Err(failed(&format!("dpkg-deb --show {name}"), &out));
+        }
+        if let Some((package, version)) = out.stdout.trim().split_once('\t') {
+            debs.insert(name.clone(), (package.to_owned(), version.to_owned()));
+        }
+    }
+    Ok(debs)
+}
+
 /// What an `apt` (or `package` on apt) task asks for.
 pub(super) struct AptRequest<'a> {
     pub(super) names: Vec<String>,
     pub(super) state: AptState,
-    pub(super) update_cache: bool,
+    /// The task's `update_cache`, `None` when not given.
+    pub(super) update_cache: Option<bool>,
+    /// The task's `cache_valid_time` (0 when not given): a cache younger than this many
+    /// seconds is not updated.
+    pub(super) cache_valid_time: i64,
     pub(super) install_recommends: Option<bool>,
     pub(super) purge: bool,
     pub(super) autoremove: bool,
@@ -60,8 +123,12 @@ pub(super) struct AptRequest<'a> {
 impl AptRequest<'_> {
     /// The apt-get verb for the state, and the packages it acts on: those not installed yet
     /// (present), those installed (absent), or all of them (latest, build-dep).
-    fn todo(&self, before: &HashMap<String, String>) -> (&'static str, Vec<String>) {
-        let installed = |n: &String| before.contains_key(bare(n));
+    fn todo(&self, before: &HashMap<String, String>, debs: &Debs) -> (&'static str, Vec<String>) {
+        // A `.deb` is installed when its package is, at its version, as Ansible's apt sees it.
+        let installed = |n: &String| match debs.get(n) {
+            Some((name, version)) => before.get(name) == Some(version),
+            None => before.contains_key(bare(n)),
+        };
         match self.state {
             AptState::Present | AptState::Fixed => (
                 "install",
@@ -74,11 +141,7 @@ impl AptRequest<'_> {
             AptState::Latest => ("install", self.names.clone()),
             AptState::Absent => (
                 if self.purge { "purge" } else { "remove" },
-                self.names
-                    .iter()
-                    .filter(|n| installed(n))
-                    .cloned()
-                    .collect(),
+                installed_matches(&self.names, before),
             ),
             AptState::BuildDep => ("build-dep", self.names.clone()),
         }
@@ -112,17 +175,27 @@ impl AptRequest<'_> {
     }
 }
 
-/// `apt-get update`, when the task asks for it and this is no check run; whether it ran.
+/// Whether Ansible's apt updates the cache: `update_cache` or `cache_valid_time` asks, and the
+/// cache is older than `cache_valid_time` (`mtime` and `now` in seconds).
+fn needs_update(req: &AptRequest, mtime: i64, now: i64) -> bool {
+    let asked = req.update_cache == Some(true) || req.cache_valid_time > 0;
+    asked && !(req.cache_valid_time > 0 && mtime + req.cache_valid_time >= now)
+}
+
+/// `apt-get update`, as Ansible's apt decides it; whether the cache was updated: in check mode
+/// whenever it would be, and otherwise when the cache's time stamp (in whole seconds) moved,
+/// so an update that fetched nothing new did not.
 fn apt_update(ctx: &ModuleCtx, req: &AptRequest) -> Result<bool, ModuleError> {
-    if !req.update_cache {
+    let before = apt_cache_mtime(ctx)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    if !needs_update(req, before, now) {
         return Ok(false);
     }
-    // Ansible's apt says the cache was updated in check mode, and otherwise when the cache's
-    // time stamp (in whole seconds) moved: an update that fetched nothing new did not.
     if ctx.check {
         return Ok(true);
     }
-    let before = apt_cache_mtime(ctx)?;
     let out = run(
         ctx,
         vec!["apt-get".into(), "update".into(), "-q".into()],
@@ -181,17 +254,36 @@ fn apt_get(
     Ok(said)
 }
 
-/// Runs an apt request: the cache update, the packages' install or removal, the report of what
-/// changed, as Ansible's apt reports it.
+/// Runs an apt request as Ansible's apt module does: apt's Python bindings first (installed
+/// when missing, `python_apt`), then [`apt_act`]; the warnings with the result.
 pub(super) fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError> {
+    let warnings = super::python_apt::ensure(ctx, req.update_cache)?;
+    let result = apt_act(ctx, req)?;
+    Ok(match warnings.is_empty() {
+        true => result,
+        false => result.with("warnings", json!(warnings)),
+    })
+}
+
+/// The cache update, the packages' install or removal, the report of what changed, as
+/// Ansible's apt reports it.
+fn apt_act(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, ModuleError> {
     let cache_updated = apt_update(ctx, &req)?;
     if req.names.is_empty() && !req.autoremove {
-        // Matched with ansible-playbook (Debian's ansible 7.7 / core 2.14): update_cache alone
-        // reports no change.
-        return Ok(ModuleResult::changed(false).with("cache_updated", cache_updated));
+        // Ansible's apt: with nothing else to do, the task changed what the update changed.
+        return Ok(ModuleResult::changed(cache_updated).with("cache_updated", cache_updated));
     }
-    let before = dpkg_versions(ctx, &req.names)?;
-    let (verb, todo) = req.todo(&before);
+    let debs = deb_packages(ctx, &req.names)?;
+    let queried: Vec<String> = req
+        .names
+        .iter()
+        .map(|n| {
+            debs.get(n)
+                .map_or_else(|| n.clone(), |(name, _)| name.clone())
+        })
+        .collect();
+    let before = dpkg_versions(ctx, &queried)?;
+    let (verb, todo) = req.todo(&before, &debs);
     // Ansible's apt reports cache_updated on installs only; a removal says what apt-get said.
     let removing = matches!(req.state, AptState::Absent);
     if todo.is_empty() && !req.autoremove {
@@ -209,7 +301,7 @@ pub(super) fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, 
         });
     }
     let said = apt_get(ctx, &req, verb, &todo)?;
-    let after = dpkg_versions(ctx, &req.names)?;
+    let after = dpkg_versions(ctx, &queried)?;
     let mut result = ModuleResult::changed(after != before).with("packages", json!(todo));
     if after != before {
         // Ansible shows apt-get's output only when it did something.
@@ -219,4 +311,78 @@ pub(super) fn apt_run(ctx: &ModuleCtx, req: AptRequest) -> Result<ModuleResult, 
         result = result.with("cache_updated", cache_updated);
     }
     Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_is_updated_when_asked_and_older_than_its_valid_time() {
+        let req = |update_cache, cache_valid_time| AptRequest {
+            names: Vec::new(),
+            state: AptState::Present,
+            update_cache,
+            cache_valid_time,
+            install_recommends: None,
+            purge: false,
+            autoremove: false,
+            extra: &[],
+        };
+        assert!(!needs_update(&req(None, 0), 0, 100));
+        assert!(!needs_update(&req(Some(false), 0), 0, 100));
+        assert!(needs_update(&req(Some(true), 0), 100, 100));
+        assert!(needs_update(&req(Some(true), 10), 89, 100));
+        assert!(!needs_update(&req(Some(true), 10), 90, 100));
+        assert!(
+            needs_update(&req(None, 10), 0, 100),
+            "cache_valid_time alone asks too"
+        );
+    }
+
+    #[test]
+    fn a_deb_is_installed_when_its_package_is_at_its_version() {
+        let deb = "/var/cache/apt/archives/hello_2.10-3_amd64.deb".to_owned();
+        let req = AptRequest {
+            names: vec![deb.clone()],
+            state: AptState::Present,
+            update_cache: None,
+            cache_valid_time: 0,
+            install_recommends: None,
+            purge: false,
+            autoremove: false,
+            extra: &[],
+        };
+        let debs: Debs = [(deb.clone(), ("hello".to_owned(), "2.10-3".to_owned()))].into();
+        let with = |version: &str| -> HashMap<String, String> {
+            [("hello".to_owned(), version.to_owned())].into()
+        };
+        assert!(req.todo(&with("2.10-3"), &debs).1.is_empty());
+        assert_eq!(
+            req.todo(&with("2.10-2"), &debs).1,
+            std::slice::from_ref(&deb)
+        );
+        assert_eq!(req.todo(&HashMap::new(), &debs).1, [deb]);
+    }
+
+    #[test]
+    fn removal_expands_patterns_to_the_installed_packages_they_match() {
+        let before: HashMap<String, String> = [("hello", "2.10-3"), ("help2man", "1.49")]
+            .into_iter()
+            .map(|(n, v)| (n.to_owned(), v.to_owned()))
+            .collect();
+        let names = |list: &[&str]| list.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            installed_matches(&names(&["hel?o", "he?lo"]), &before),
+            ["hello"]
+        );
+        assert_eq!(
+            installed_matches(&names(&["hel*", "zsh"]), &before),
+            ["hello", "help2man"]
+        );
+        assert_eq!(
+            installed_matches(&names(&["hello=2.10-3", "he"]), &before),
+            ["hello"]
+        );
+    }
 }

@@ -27,7 +27,7 @@ crate::choices!(
 
 /// Parameters of `systemd`.
 #[serde_with::skip_serializing_none]
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SystemdParams {
     /// Unit name (`.service` may be left out).
@@ -457,6 +457,12 @@ pub(super) fn state_in_image<S: crate::types::Choices>(
 /// `systemd`.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: SystemdParams = params(SPEC.name, args)?;
+    run_params(&p, ctx)
+}
+
+/// `systemd` with its parameters read (also what `service` runs, as Ansible's `service`
+/// action runs the `systemd` module where systemd is the service manager).
+pub(super) fn run_params(p: &SystemdParams, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let fs = ctx.target.fs();
     let Some(name) = &p.name else {
         return Ok(ModuleResult {

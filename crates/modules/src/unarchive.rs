@@ -1,6 +1,7 @@
 //! `unarchive`: extract tar, tar.gz, tgz, tar.xz or zip into the rootfs.
 //!
-//! Extract an archive (of the role, the rootfs, or the mirror) into the rootfs.
+//! Extract an archive (of the role, the rootfs, or the mirror) into the rootfs: a tar here, a
+//! zip with Ansible's own module in the image.
 
 use serde::{Deserialize, Serialize};
 
@@ -10,7 +11,7 @@ use super::spec::{Downloads, FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Flag, Int, Mode, Text};
 use crate::archive::{extract_tar, tar_reader, Limits};
 use crate::rootfs::Kind;
-use serde_json::{json, Value as Json};
+use serde_json::{json, Map, Value as Json};
 use std::path::{Path, PathBuf};
 
 /// Parameters of `unarchive`.
@@ -119,7 +120,8 @@ fn handler_name(src: &str) -> &'static str {
     }
 }
 
-/// `unarchive`.
+/// `unarchive`: what Ansible's action checks first (`creates`, `dest`), then the archive
+/// extracted natively, or, for a zip, by Ansible's own module.
 pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let p: UnarchiveParams = params(SPEC.name, args)?;
     let fs = ctx.target.fs();
@@ -141,22 +143,10 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     }
     let src = p.src.as_str();
     let remote = flag(&p.remote_src, false) || p.copy.as_ref().is_some_and(|c| !c.or(true));
-    let file = if src.starts_with("http://") || src.starts_with("https://") {
-        let cached = ctx.downloads.fetch(src, None)?;
-        std::fs::File::open(&cached)
-            .map_err(|e| ModuleError::new(format!("{}: {e}", cached.display())))?
-    } else if remote || src.starts_with('/') {
-        ctx.source_fs(Path::new(src), remote)?
-            .open_read(Path::new(src))?
-    } else {
-        let local = ctx.local_path()?;
-        std::fs::File::open(&local)
-            .map_err(|e| ModuleError::new(format!("{}: {e}", local.display())))?
-    };
+    let (file, in_image) = open_source(src, remote, ctx)?;
     if src.to_ascii_lowercase().ends_with(".zip") {
-        return Err(ModuleError::new(
-            "zip archives are not supported yet; repack the file as .tar.gz",
-        ));
+        let staged = (!in_image).then_some(file);
+        return extract_zip(&p, staged, ctx);
     }
     if ctx.check {
         return Ok(ModuleResult {
@@ -168,11 +158,14 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let reader = tar_reader(src, file).map_err(|e| ModuleError::new(e.to_string()))?;
     let limits = Limits {
         strip_components: strip_components(&p)?,
+        keep_newer: flag(&p.keep_newer, false),
         ..Limits::default()
     };
     let stats = extract_tar(reader, fs, &dest, limits)
         .map_err(|e| ModuleError::new(format!("{src}: {e}")))?;
-    let mut changed = stats.written > 0;
+    // Ansible's unarchive compares first (tar --diff) and reports a change when a file differs,
+    // even one --keep-newer-files then leaves.
+    let mut changed = stats.written > 0 || stats.kept_newer > 0;
     if p.owner.is_some() || p.group.is_some() || p.mode.is_some() {
         for name in &stats.files {
             changed |= attrs::apply(fs, &dest.join(name), &p.owner, &p.group, &p.mode, false)?;
@@ -186,4 +179,107 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         result = result.with("files", json!(stats.files));
     }
     Ok(result)
+}
+
+/// The archive opened where it is: downloaded through the mirror, in the image, in the
+/// build's controller folder, or the project's file; and whether it is the image's own file.
+fn open_source(
+    src: &str,
+    remote: bool,
+    ctx: &ModuleCtx,
+) -> Result<(std::fs::File, bool), ModuleError> {
+    if src.starts_with("http://") || src.starts_with("https://") {
+        let cached = ctx.downloads.fetch(src, None)?;
+        let file = std::fs::File::open(&cached)
+            .map_err(|e| ModuleError::new(format!("{}: {e}", cached.display())))?;
+        return Ok((file, false));
+    }
+    if remote || src.starts_with('/') {
+        let from = ctx.source_fs(Path::new(src), remote)?;
+        let in_image = std::ptr::eq(from, ctx.target.fs());
+        return Ok((from.open_read(Path::new(src))?, in_image));
+    }
+    let local = ctx.local_path()?;
+    let file = std::fs::File::open(&local)
+        .map_err(|e| ModuleError::new(format!("{}: {e}", local.display())))?;
+    Ok((file, false))
+}
+
+// A zip archive: imgbuild reads no zip, so Ansible's own unarchive module (the machine's
+// ansible-core, `ansible_code`) extracts it in the image, with what Ansible's action gives it:
+// the task's arguments less `decrypt`, and an archive that is not the image's own file copied
+// into the image first, its `src` naming the copy. The module then needs the image's `unzip`
+// and `zipinfo`, and fails as under Ansible where they are missing.
+
+/// Extracts the zip `p` names; `staged` is the archive to copy into the image first (`None`
+/// when `src` is the image's own file).
+fn extract_zip(
+    p: &UnarchiveParams,
+    staged: Option<std::fs::File>,
+    ctx: &ModuleCtx,
+) -> Result<ModuleResult, ModuleError> {
+    let module = crate::ansible_code::host()?
+        .builtin_module(SPEC.name)
+        .ok_or_else(|| {
+            ModuleError::new(
+                "a zip archive is extracted by Ansible's unarchive module, which the ansible-core of this machine lacks",
+            )
+        })?;
+    let mut args = module_args(p)?;
+    let fs = ctx.target.fs();
+    let folder = PathBuf::from(format!("/tmp/.imgbuild-unarchive-{}", std::process::id()));
+    if let Some(mut file) = staged {
+        fs.remove_all(&folder)?;
+        fs.mkdir_all(&folder, 0o700)?;
+        let source = folder.join("source");
+        fs.write_from(&source, &mut file, Some(0o600))?;
+        args.insert("src".into(), Json::from(source.display().to_string()));
+        args.insert("remote_src".into(), Json::Bool(false));
+    }
+    let file = module.path.display().to_string();
+    let with_module = ModuleCtx {
+        local_file: Some(&file),
+        ..*ctx
+    };
+    let wrapped = crate::role_module::wrap(SPEC.name, args);
+    let result = crate::role_module::run(&Json::Object(wrapped), &with_module);
+    fs.remove_all(&folder)?;
+    result
+}
+
+/// The arguments Ansible's action hands its module: the task's, `copy` turned into
+/// `remote_src`, without `decrypt`.
+fn module_args(p: &UnarchiveParams) -> Result<Map<String, Json>, ModuleError> {
+    let Json::Object(mut args) =
+        serde_json::to_value(p).map_err(|e| ModuleError::new(format!("{}: {e}", SPEC.name)))?
+    else {
+        return Err(ModuleError::new("unarchive's arguments are not a mapping"));
+    };
+    args.remove("decrypt");
+    if let Some(copy) = args.remove("copy") {
+        let copy = match copy {
+            Json::Bool(copy) => copy,
+            Json::String(text) => crate::types::parse_bool(&text).unwrap_or(true),
+            _ => true,
+        };
+        args.insert("remote_src".into(), Json::Bool(!copy));
+    }
+    Ok(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_module_gets_the_actions_arguments() {
+        let p: UnarchiveParams = serde_json::from_value(json!({
+            "src": "/srv/a.zip", "dest": "/opt", "copy": false, "decrypt": true, "list_files": true
+        }))
+        .expect("params");
+        let args = module_args(&p).expect("args");
+        assert_eq!(args.get("remote_src"), Some(&json!(true)));
+        assert!(args.get("decrypt").is_none() && args.get("copy").is_none());
+        assert_eq!(args.get("list_files"), Some(&json!(true)));
+    }
 }

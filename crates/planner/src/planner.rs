@@ -583,8 +583,7 @@ impl Planner<'_> {
             return Ok(());
         }
         self.roles_run.push(key);
-        let defaults = var_layer(&mut self.sources, &role_dir, "defaults", "main")?;
-        let vars = var_layer(&mut self.sources, &role_dir, "vars", "main")?;
+        let (defaults, vars) = self.role_file_layers(&role_dir, meta.as_ref(), ctx)?;
         let scope = ctx
             .scope
             .with_bottom_layer(defaults)
@@ -625,6 +624,57 @@ impl Planner<'_> {
         // Handlers are planned after the tasks: they see what the role's tasks set
         // (set_fact, include_vars, register), as Ansible renders them when they run.
         self.plan_role_handlers(&role_dir, &role_ctx)
+    }
+
+    /// The defaults and vars a role's tasks see from role files: those of every role it
+    /// depends on, each under the next in the order Ansible's `get_all_dependencies` gives,
+    /// and its own on top, as `Role.get_default_vars` and `Role.get_vars` combine them.
+    fn role_file_layers(
+        &mut self,
+        role_dir: &Path,
+        meta: Option<&crate::roles::RoleMeta>,
+        ctx: &Ctx,
+    ) -> Result<(Arc<Layer>, Arc<Layer>)> {
+        let mut dirs = Vec::new();
+        self.all_dependencies(meta, ctx, &[role_dir.to_path_buf()], &mut dirs)?;
+        dirs.push(role_dir.to_path_buf());
+        let (mut defaults, mut vars) = (Layer::new(), Layer::new());
+        for dir in &dirs {
+            for (layer, sub) in [(&mut defaults, "defaults"), (&mut vars, "vars")] {
+                let own = var_layer(&mut self.sources, dir, sub, "main")?;
+                layer.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        Ok((Arc::new(defaults), Arc::new(vars)))
+    }
+
+    /// The folders of the roles `meta` depends on, theirs before each (depth first), as
+    /// Ansible lists them (a role named twice is there twice); a role among `ancestors` (a
+    /// circle of dependencies) is not walked again.
+    fn all_dependencies(
+        &mut self,
+        meta: Option<&crate::roles::RoleMeta>,
+        ctx: &Ctx,
+        ancestors: &[PathBuf],
+        dirs: &mut Vec<PathBuf>,
+    ) -> Result<()> {
+        let Some(meta) = meta else { return Ok(()) };
+        let dep_ctx = Ctx {
+            file: meta.path.clone(),
+            ..ctx.clone()
+        };
+        for dependency in &meta.dependencies {
+            let at = Location::new(&meta.path, dependency.line);
+            let dir = self.role_folder(dependency, &dep_ctx, &at)?;
+            if ancestors.contains(&dir) {
+                continue;
+            }
+            let inner = role_meta(&mut self.sources, &dir)?;
+            let chain = [ancestors, std::slice::from_ref(&dir)].concat();
+            self.all_dependencies(inner.as_ref(), &dep_ctx, &chain, dirs)?;
+            dirs.push(dir);
+        }
+        Ok(())
     }
 
     /// A version a pinning role's own `defaults/main.yml` sets (deepops' `mofed` role pins

@@ -288,6 +288,37 @@ fn include_role_uses_the_included_roles_defaults_and_files() {
 }
 
 #[test]
+fn a_role_sees_the_defaults_and_vars_of_the_roles_it_depends_on() {
+    // Ansible's Role.get_default_vars and get_vars: every dependency's, the role's own on top.
+    let files = [
+        ("roles/r/meta/main.yml", "dependencies: [dep]\n"),
+        ("roles/r/defaults/main.yml", "shared: from r\n"),
+        (
+            "roles/r/tasks/main.yml",
+            "- debug: {msg: \"{{ deep }} {{ from_dep }} {{ shared }} {{ dep_var }}\"}\n",
+        ),
+        ("roles/dep/meta/main.yml", "dependencies: [leaf]\n"),
+        (
+            "roles/dep/defaults/main.yml",
+            "from_dep: dep default\nshared: from dep\n",
+        ),
+        ("roles/dep/vars/main.yml", "dep_var: dep var\n"),
+        ("roles/dep/tasks/main.yml", "- debug: {msg: dep}\n"),
+        ("roles/leaf/defaults/main.yml", "deep: leaf default\n"),
+        ("roles/leaf/tasks/main.yml", "- debug: {msg: leaf}\n"),
+    ];
+    let plan = planned(&files, &PlanOptions::default());
+    assert_eq!(
+        debug_msgs(&plan),
+        vec![
+            json!("leaf"),
+            json!("dep"),
+            json!("leaf default dep default from r dep var")
+        ]
+    );
+}
+
+#[test]
 fn omit_drops_the_parameter_and_yaml11_values_are_typed() {
     let files = [(
         "roles/r/tasks/main.yml",

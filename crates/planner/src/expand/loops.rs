@@ -261,13 +261,15 @@ impl Planner<'_> {
 /// `with_<plugin>: "{{ expr }}"` is `query('<plugin>', *terms)` with the list's items as the
 /// terms (any other value as the one term), and a list written out (`with_together: ["{{ a }}",
 /// "{{ b }}"]`) gives its items as the terms, as Ansible calls the lookup. `None` where an item
-/// is text with a template inside, or the lookup reads the machine running the build.
+/// is text with a template inside, the lookup reads the machine running the build, or it is
+/// `list` (the rendered list itself). `with_items` goes through the `items` lookup too, which
+/// flattens one level as Ansible's does (`with_items: ["{{ registered.results }}"]`).
 fn deferred_query(looping: &LoopDef) -> Option<Json> {
     let plugin = match &looping.plugin {
         Some(plugin) => plugin.as_str(),
         None => looping.keyword.strip_prefix("with_")?,
     };
-    if matches!(plugin, "items" | "list" | "first_found" | "fileglob") {
+    if matches!(plugin, "list" | "first_found" | "fileglob") {
         return None;
     }
     let terms = match &looping.value {
@@ -363,10 +365,20 @@ mod tests {
         );
         let items = LoopDef {
             keyword: "with_items",
+            value: json!(["{{ x.results }}"]),
+            plugin: None,
+        };
+        // The items lookup flattens one level: the list inside the list is the items.
+        assert_eq!(
+            deferred_query(&items),
+            Some(json!("{{ query('items', (x.results)) }}"))
+        );
+        let list = LoopDef {
+            keyword: "with_list",
             value: json!("{{ x }}"),
             plugin: None,
         };
-        assert_eq!(deferred_query(&items), None);
+        assert_eq!(deferred_query(&list), None);
         let written_out = LoopDef {
             value: json!(["{{ a.results }}", "b", 1]),
             ..looping
