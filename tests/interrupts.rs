@@ -456,3 +456,82 @@ fn two_builds_on_one_cache_and_one_killed_leave_the_other_and_the_cache_whole() 
     assert_ne!(a, first);
     cache_verify_is_clean(&s);
 }
+
+/// A stand-in `qemu-system-x86_64` (first in `PATH`) that answers `--version`, then says it
+/// started and waits, as a booting guest does.
+fn waiting_qemu(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let qemu = bin.join("qemu-system-x86_64");
+    let started = dir.join("qemu-started");
+    std::fs::write(
+        &qemu,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = --version ] && {{ echo 'QEMU emulator version 7.2.0'; exit 0; }}\n\
+             echo $$ >{}\nexec sleep 600\n",
+            started.display()
+        ),
+    )
+    .expect("stand-in qemu");
+    std::fs::set_permissions(&qemu, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    bin
+}
+
+#[test]
+fn sigkill_during_a_boot_leaves_no_qemu_running() {
+    let dir = tempfile::Builder::new()
+        .prefix("imgbuild-boot-kill-")
+        .tempdir_in("/var/tmp")
+        .expect("tempdir");
+    let bin = waiting_qemu(dir.path());
+    let root = dir.path().join("root");
+    for sub in ["usr/bin", "etc", "boot", "lib/modules/6.1.0-50-amd64"] {
+        std::fs::create_dir_all(root.join(sub)).expect("rootfs");
+    }
+    std::fs::write(root.join("boot/vmlinuz-6.1.0-50-amd64"), b"a kernel").expect("kernel");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut boot = Command::new(env!("CARGO_BIN_EXE_imgbuild"))
+        .args(["boot", "--accel", "tcg"])
+        .arg(&root)
+        .env("PATH", path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("imgbuild boot");
+    let started = dir.path().join("qemu-started");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !started.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "qemu never started: {}",
+            stderr_of(&mut boot)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let qemu = std::fs::read_to_string(&started).expect("qemu's pid");
+    let qemu = Path::new("/proc").join(qemu.trim());
+    assert!(running(&qemu), "the stand-in runs");
+    kill(&boot, "-KILL");
+    let _ = boot.wait();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while running(&qemu) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!running(&qemu), "QEMU outlived the boot that started it");
+}
+
+/// Whether the process of `/proc/<pid>` runs (a zombie waiting to be reaped does not).
+fn running(proc_dir: &Path) -> bool {
+    std::fs::read_to_string(proc_dir.join("stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat.rsplit_once(") ")?.1.chars().next()?;
+            Some(state != 'Z')
+        })
+        .unwrap_or(false)
+}

@@ -11,7 +11,7 @@ mod excludes;
 mod input;
 mod pack;
 mod probe;
-mod qemu;
+pub mod qemu;
 mod secure_boot;
 mod varstore;
 

@@ -2,11 +2,71 @@
 //! `/dev/kvm` opens but a nested KVM guest hangs before its kernel prints a line, so `auto`
 //! uses KVM only after a short probe boot of the kernel prints its first line; otherwise TCG.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::error::BootError;
+
+/// The argument under which imgbuild's binary starts QEMU for it ([`launcher_main`]).
+pub const LAUNCHER_ARG: &str = "__imgbuild-qemu-launcher";
+
+/// imgbuild's binary, once it said it runs [`launcher_main`] under [`LAUNCHER_ARG`].
+static LAUNCHER: OnceLock<PathBuf> = OnceLock::new();
+
+/// Called by a binary whose `main` runs [`launcher_main`] under [`LAUNCHER_ARG`]: QEMU is then
+/// started through it, so that it dies with the build or boot that started it, however that
+/// ends (SIGKILL included). Without it (a library's tests), QEMU is started directly.
+pub fn use_launcher() {
+    if let Ok(exe) = std::env::current_exe() {
+        let _ = LAUNCHER.set(exe);
+    }
+}
+
+/// `imgbuild __imgbuild-qemu-launcher <parent pid> <program> <args>...`: asks the kernel to
+/// kill this process when its parent dies, then becomes the program. Returns only on failure.
+pub fn launcher_main() -> i32 {
+    use std::os::unix::process::CommandExt;
+    let mut args = std::env::args_os().skip(2);
+    let parent = args
+        .next()
+        .and_then(|pid| pid.to_str()?.parse::<i32>().ok());
+    let Some(program) = args.next() else {
+        eprintln!("imgbuild: {LAUNCHER_ARG} needs a parent and a program");
+        return 2;
+    };
+    let signal = Some(rustix::process::Signal::KILL);
+    if rustix::process::set_parent_process_death_signal(signal).is_err() {
+        return 1;
+    }
+    // A parent that died before the signal was asked for never sends it.
+    if rustix::process::getppid().map(|pid| pid.as_raw_nonzero().get()) != parent {
+        return 1;
+    }
+    let error = Command::new(&program).args(args).exec();
+    eprintln!(
+        "imgbuild: cannot start {}: {error}",
+        program.to_string_lossy()
+    );
+    127
+}
+
+/// `command` started through imgbuild's launcher when there is one.
+fn launched(command: &Command) -> Command {
+    let Some(exe) = LAUNCHER.get() else {
+        let mut direct = Command::new(command.get_program());
+        direct.args(command.get_args());
+        return direct;
+    };
+    let mut launched = Command::new(exe);
+    launched
+        .arg(LAUNCHER_ARG)
+        .arg(std::process::id().to_string())
+        .arg(command.get_program())
+        .args(command.get_args());
+    launched
+}
 
 /// The accelerator asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,25 +175,26 @@ fn qemu(accel: &str, start: &Start, memory_mb: u64, log: &Path, network: bool) -
         }
     }
     command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    command
 }
 
 /// Runs `command` until it exits, `done` says the log is complete, or `timeout` passes.
 fn run_until(
-    mut command: Command,
+    command: Command,
     log: &Path,
     timeout: Duration,
     done: impl Fn(&str) -> bool,
 ) -> Result<bool, BootError> {
-    let mut child = command.spawn().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => BootError::Missing(format!(
-            "{QEMU} is not installed; install it (apt-get install qemu-system-x86)"
-        )),
-        _ => BootError::io(Path::new(QEMU), e),
-    })?;
+    let mut child = launched(&command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => BootError::Missing(format!(
+                "{QEMU} is not installed; install it (apt-get install qemu-system-x86)"
+            )),
+            _ => BootError::io(Path::new(QEMU), e),
+        })?;
     let started = Instant::now();
     loop {
         if child

@@ -36,6 +36,7 @@ fn main() -> ExitCode {
     match std::env::args().nth(1).as_deref() {
         Some(engine::sandbox::HELPER_ARG) => return exit_code(engine::sandbox::helper_main()),
         Some(engine::sandbox::INIT_ARG) => return exit_code(engine::sandbox::init_main()),
+        Some(boot::qemu::LAUNCHER_ARG) => return exit_code(boot::qemu::launcher_main()),
         _ => {}
     }
     // An ordinary user's build re-runs imgbuild in a user namespace: this is its first step.
@@ -44,6 +45,8 @@ fn main() -> ExitCode {
         return ExitCode::from(1);
     }
     interrupt::exit_quietly_on_closed_pipe();
+    // QEMU is started through this binary, so that it dies with the boot however it ends.
+    boot::qemu::use_launcher();
     let args = cli::Cli::parse();
     interrupt::install();
     match commands::run(args) {
