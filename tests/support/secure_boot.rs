@@ -229,7 +229,8 @@ pub struct ComputeBoot<'a> {
 
 /// Boots `boot.image` under Secure Boot with the site's certificate (the image's label)
 /// enrolled and an unsigned copy of MOFED's mlx_compat as an overlay: locked down, every MOFED
-/// module loaded, every NVIDIA module past its signature check, the unsigned copy refused.
+/// module loaded, every NVIDIA module past its signature check, openibd active, no unit failed,
+/// the unsigned copy refused. This one boot shows all that a plain TCG boot would.
 #[allow(dead_code)] // e2e_secure_boot boots a DOCA image, not a compute one
 pub fn compute_boots_signed(boot: &ComputeBoot) {
     let (name, signed) = a_signed_module(&boot.dir.join("oci"), |name| name == "mlx_compat.ko");
@@ -251,6 +252,8 @@ pub fn compute_boots_signed(boot: &ComputeBoot) {
         no_device, boot.nvidia,
         "each NVIDIA module passed its signature check: {report:#}"
     );
+    assert_eq!(report["findings"]["openibd"][1], "active", "{report:#}");
+    assert_eq!(boot_check(&report, "units_started")["ok"], true, "{report:#}");
     unsigned_refused(&report, code, &unsigned);
     eprintln!(
         "{}: under Secure Boot, {} signed modules loaded, {} NVIDIA modules taken and then found no GPU, {unsigned} refused",
