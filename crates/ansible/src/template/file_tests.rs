@@ -11,6 +11,7 @@ use minijinja::{Error, ErrorKind};
 /// Where `path` is on this machine: absolute as given, relative as the project file it names
 /// (`None`: no such project file).
 fn resolve(path: &str) -> Result<Option<PathBuf>, Error> {
+    let path = &*super::lookup_state::in_project(path);
     if path.starts_with('/') {
         return Ok(Some(PathBuf::from(path)));
     }

@@ -29,6 +29,7 @@ pub use now::{days_from_civil, BUILD_TIME};
 mod plugin_names;
 mod plugin_variables;
 mod printf;
+mod project_paths;
 mod pymethods;
 mod pyrandom;
 mod pyrepr;

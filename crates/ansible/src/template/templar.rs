@@ -74,7 +74,7 @@ impl Templar {
         let _rendering = Rendering::enter(self, scope);
         let ctx = self.context(scope);
         let result = self.render_json_in(raw, &ctx);
-        Self::finish(&ctx, result)
+        Self::finish(&ctx, result).map(|r| r.map(super::project_paths::relative_json))
     }
 
     /// Renders a string to a string (templates files, `name:`). `Ok(None)`: deferred.
@@ -115,7 +115,7 @@ impl Templar {
         let _rendering = Rendering::enter(self, scope);
         let ctx = self.context(scope);
         let result = self.render_to_string_in(text, &ctx);
-        Self::finish(&ctx, result)
+        Self::finish(&ctx, result).map(|r| r.map(super::project_paths::relative_text))
     }
 
     /// Renders a role's template file as Ansible's `template` module does: the module's
@@ -172,7 +172,7 @@ impl Templar {
         let _rendering = Rendering::enter(self, scope);
         let ctx = self.context(scope);
         let result = self.eval_in(expr, &ctx);
-        Self::finish(&ctx, result)
+        Self::finish(&ctx, result).map(|r| r.map(super::project_paths::relative_json))
     }
 
     /// Evaluates a `when:` condition.
@@ -587,13 +587,21 @@ impl LazyContext {
                 return Some(self.open_mapping(known));
             }
             Some(VarValue::Known(value)) => {
-                let value = Value::from_serialize(value);
+                let value = super::project_paths::absolute_folder(name, value)
+                    .unwrap_or_else(|| Value::from_serialize(value));
                 self.lock()
                     .cache
                     .insert(name.to_owned(), Some(value.clone()));
                 return Some(value);
             }
-            Some(VarValue::Raw(raw)) => raw,
+            Some(VarValue::Raw(raw)) => match super::project_paths::absolute_folder(name, raw) {
+                Some(absolute) => {
+                    let mut state = self.lock();
+                    state.cache.insert(name.to_owned(), Some(absolute.clone()));
+                    return Some(absolute);
+                }
+                None => raw,
+            },
         };
         if let Some(view) = self.variables_view(raw) {
             // `all_vars: "{{ hostvars[inventory_hostname] }}"`: the variables themselves, as
