@@ -189,31 +189,78 @@ fn redact(url: &str) -> String {
     }
 }
 
+/// Why a request failed at its transport, where a person has something to set right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportFault {
+    /// The server's certificate chains to no root this machine trusts, or is invalid for it.
+    UntrustedCertificate,
+    /// The server refused the connection for want of a client certificate it accepts.
+    ClientCertificateRefused,
+    /// The proxy refused to connect or to authenticate the request.
+    ProxyRefused,
+    /// Anything else (refused connection, timeout, DNS, ...): the transport's own words.
+    Other,
+}
+
+/// The fault behind `error`, read from the TLS error it carries (rustls's, inside the
+/// `io::Error` ureq wraps it in) or ureq's own kind, never from its text.
+pub fn classify(error: &ureq::Transport) -> TransportFault {
+    if let Some(tls) = tls_error(error) {
+        use rustls::AlertDescription as Alert;
+        match tls {
+            rustls::Error::InvalidCertificate(_) => return TransportFault::UntrustedCertificate,
+            rustls::Error::AlertReceived(
+                Alert::CertificateRequired | Alert::BadCertificate | Alert::UnknownCA,
+            ) => return TransportFault::ClientCertificateRefused,
+            _ => {}
+        }
+    }
+    match error.kind() {
+        ureq::ErrorKind::ProxyConnect | ureq::ErrorKind::ProxyUnauthorized => {
+            TransportFault::ProxyRefused
+        }
+        _ => TransportFault::Other,
+    }
+}
+
+/// The rustls error somewhere in `error`'s chain of causes.
+fn tls_error(error: &ureq::Transport) -> Option<&rustls::Error> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(error);
+    while let Some(current) = cause {
+        if let Some(tls) = current.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        let inner = current
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>());
+        if inner.is_some() {
+            return inner;
+        }
+        cause = current.source();
+    }
+    None
+}
+
 /// What a failed request's transport error means for a person: an untrusted certificate names
-/// the host and where to give the site's CA; a proxy that refused says so.
+/// the host and where to give the site's CA; a refused client certificate where to put one; a
+/// proxy that refused says so. Any other error is the transport's own words.
 pub fn explain(error: &ureq::Transport, url: &str) -> String {
     let text = error.to_string();
     let host = host_of(url);
-    if text.contains("UnknownIssuer") || text.contains("invalid peer certificate") {
-        return format!(
+    match classify(error) {
+        TransportFault::UntrustedCertificate => format!(
             "the TLS certificate of {host} is not trusted ({}): give the site's CA with SSL_CERT_FILE, add it to the system's store (update-ca-certificates, update-ca-trust), or for a registry to certs.d/{host}/ca.crt",
             error.message().unwrap_or("unknown issuer")
-        );
-    }
-    if text.contains("CertificateRequired")
-        || text.contains("AlertReceived(BadCertificate)")
-        || text.contains("AlertReceived(UnknownCA)")
-    {
-        return format!(
+        ),
+        TransportFault::ClientCertificateRefused => format!(
             "{host} refused the TLS connection for want of a client certificate it accepts ({text}): for a registry put it in certs.d/{host}/client.cert with its key as client.key"
-        );
+        ),
+        TransportFault::ProxyRefused => format!(
+            "the proxy for {host} refused the request ({text}); check HTTPS_PROXY/HTTP_PROXY and NO_PROXY"
+        ),
+        TransportFault::Other => text,
     }
-    if error.kind() == ureq::ErrorKind::ProxyConnect
-        || error.kind() == ureq::ErrorKind::ProxyUnauthorized
-    {
-        return format!("the proxy for {host} refused the request ({text}); check HTTPS_PROXY/HTTP_PROXY and NO_PROXY");
-    }
-    text
 }
 
 /// `host[:port]` of a URL.

@@ -157,7 +157,7 @@ impl Client {
                 Err(ureq::Error::Transport(t)) => {
                     // An untrusted certificate, a refused client certificate or a proxy's
                     // refusal: what plain HTTP would hide.
-                    let explained = net::explain(&t, &url) != t.to_string();
+                    let explained = net::classify(&t) != net::TransportFault::Other;
                     let detail = transport_detail(&t, &url);
                     let error = RegistryError::Transport {
                         what,
