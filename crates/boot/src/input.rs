@@ -167,10 +167,21 @@ mod tests {
             digest
         };
         let config = write_blob(serde_json::json!({"config": {"Labels": labels}}));
-        let manifest = write_blob(serde_json::json!({"config": {"digest": config}, "layers": []}));
-        let index = serde_json::json!({"manifests": [{"digest": manifest}]});
+        let manifest = write_blob(serde_json::json!({
+            "schemaVersion": 2,
+            "config": {"digest": config, "size": 2, "mediaType": "application/vnd.oci.image.config.v1+json"},
+            "layers": []
+        }));
+        let index = index_of(&manifest);
         std::fs::write(dir.path().join("oci/index.json"), index.to_string()).expect("index");
         dir
+    }
+
+    /// An index naming the one manifest `digest`.
+    fn index_of(digest: &str) -> serde_json::Value {
+        serde_json::json!({"schemaVersion": 2, "manifests": [
+            {"digest": digest, "size": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json"}
+        ]})
     }
 
     #[test]
@@ -213,10 +224,15 @@ mod tests {
     #[test]
     fn a_digest_that_leaves_the_layout_is_refused() {
         let dir = layout(serde_json::json!({}));
-        let index = serde_json::json!({"manifests": [{"digest": "sha256:../../../etc/passwd"}]});
+        let index = index_of("sha256:../../../etc/passwd");
         std::fs::write(dir.path().join("oci/index.json"), index.to_string()).expect("index");
         let dest = dir.path().join("rootfs");
         let error = root_of(dir.path(), &dest).expect_err("refused");
-        assert!(error.to_string().contains("not a sha256 digest"), "{error}");
+        // Refused as the index is read, before the digest names any file.
+        let text = error.to_string();
+        assert!(
+            text.contains("index.json: Invalid encoded value ../../../etc/passwd"),
+            "{text}"
+        );
     }
 }

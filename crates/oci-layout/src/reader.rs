@@ -1,7 +1,11 @@
 //! Reading an image from its [`Source`] into its config and its layers, bottom first: an OCI
 //! image (index → manifest, the first of an index of platforms → config and layers) or a
-//! docker-archive (`manifest.json` names the config and the layer members).
+//! docker-archive (`manifest.json` names the config and the layer members). The index and the
+//! manifest are read as oci-spec's typed documents (the types the image crate writes them with),
+//! each descriptor's digest checked before it names a blob.
 
+use oci_spec::image::{Descriptor, ImageIndex, ImageManifest};
+use serde::Deserialize;
 use serde_json::Value as Json;
 
 use crate::digest::Digest;
@@ -31,6 +35,21 @@ pub struct Layer {
     pub diff_id: Option<String>,
 }
 
+/// One image of a docker-archive's `manifest.json`, as `docker save` writes it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct ArchivedImage {
+    config: String,
+    #[serde(default)]
+    layers: Vec<String>,
+}
+
+/// Whether a document lists manifests (an index of platforms) rather than layers.
+#[derive(Debug, Deserialize)]
+struct Listing {
+    manifests: Option<serde::de::IgnoredAny>,
+}
+
 /// The config's `rootfs.diff_ids[index]`.
 fn diff_id(config: &Json, index: usize) -> Option<String> {
     config["rootfs"]["diff_ids"][index]
@@ -38,15 +57,21 @@ fn diff_id(config: &Json, index: usize) -> Option<String> {
         .map(str::to_owned)
 }
 
-fn json(bytes: &[u8], what: &str) -> std::io::Result<Json> {
-    serde_json::from_slice(bytes).map_err(|e| fail(format!("{what}: not JSON: {e}")))
+fn parse<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> std::io::Result<T> {
+    serde_json::from_slice(bytes).map_err(|e| fail(format!("{what}: {e}")))
 }
 
-/// The layout member of a blob, its digest checked first (no `..` or `/` gets through).
-fn blob_member(digest: &str) -> std::io::Result<String> {
-    Digest::parse(digest)
-        .map(|d| d.layout_member())
-        .map_err(|e| fail(e.to_string()))
+/// The digest a descriptor names, checked (no `..` or `/` gets through).
+fn digest_of(descriptor: &Descriptor) -> std::io::Result<Digest> {
+    Digest::parse(descriptor.digest().as_ref()).map_err(|e| fail(e.to_string()))
+}
+
+/// The first manifest an index names.
+fn first_manifest<'a>(index: &'a ImageIndex, what: &str) -> std::io::Result<&'a Descriptor> {
+    index
+        .manifests()
+        .first()
+        .ok_or_else(|| fail(format!("{what} names no manifest")))
 }
 
 impl Source {
@@ -63,48 +88,37 @@ impl Source {
         }
     }
 
+    /// The blob `descriptor` names.
+    fn blob(&self, descriptor: &Descriptor) -> std::io::Result<Vec<u8>> {
+        self.read_all(&digest_of(descriptor)?.layout_member())
+    }
+
+    /// The image manifest the layout's index leads to, through an index of platforms (its first
+    /// manifest) where there is one.
+    fn manifest(&self) -> std::io::Result<ImageManifest> {
+        let index: ImageIndex = parse(&self.read_all("index.json")?, "index.json")?;
+        let bytes = self.blob(first_manifest(&index, "index.json")?)?;
+        let listing: Listing = parse(&bytes, "the manifest")?;
+        if listing.manifests.is_none() {
+            return parse(&bytes, "the manifest");
+        }
+        let platforms: ImageIndex = parse(&bytes, "the image index")?;
+        let bytes = self.blob(first_manifest(&platforms, "the image index")?)?;
+        parse(&bytes, "the manifest")
+    }
+
     /// An OCI image (layout folder or oci-archive): index → manifest → config and layers.
     pub fn oci_image(&self) -> std::io::Result<Image> {
-        let index = json(&self.read_all("index.json")?, "index.json")?;
-        let mut manifest_digest = index["manifests"][0]["digest"]
-            .as_str()
-            .ok_or_else(|| fail("index.json names no manifest"))?
-            .to_owned();
-        let mut manifest = json(
-            &self.read_all(&blob_member(&manifest_digest)?)?,
-            "the manifest",
-        )?;
-        // An index of platforms: take its first manifest.
-        if manifest["manifests"].is_array() {
-            manifest_digest = manifest["manifests"][0]["digest"]
-                .as_str()
-                .ok_or_else(|| fail("the image index names no manifest"))?
-                .to_owned();
-            manifest = json(
-                &self.read_all(&blob_member(&manifest_digest)?)?,
-                "the manifest",
-            )?;
-        }
-        let config_digest = manifest["config"]["digest"]
-            .as_str()
-            .ok_or_else(|| fail("the manifest names no config"))?;
-        let config = json(&self.read_all(&blob_member(config_digest)?)?, "the config")?;
+        let manifest = self.manifest()?;
+        let config: Json = parse(&self.blob(manifest.config())?, "the config")?;
         let mut layers = Vec::new();
-        for (index, layer) in manifest["layers"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-        {
-            let digest = layer["digest"]
-                .as_str()
-                .ok_or_else(|| fail("a layer without a digest"))?;
+        for (index, layer) in manifest.layers().iter().enumerate() {
+            let digest = digest_of(layer)?;
             layers.push(Layer {
-                member: blob_member(digest)?,
-                name: digest.to_owned(),
-                media_type: layer["mediaType"].as_str().map(str::to_owned),
-                size: layer["size"].as_u64(),
+                member: digest.layout_member(),
+                name: digest.to_string(),
+                media_type: Some(layer.media_type().to_string()),
+                size: Some(layer.size()),
                 diff_id: diff_id(&config, index),
             });
         }
@@ -114,31 +128,23 @@ impl Source {
     /// A docker-archive (`docker save`, skopeo's `docker-archive:`): manifest.json names the
     /// config and the layer members.
     pub fn docker_image(&self) -> std::io::Result<Image> {
-        let manifest = json(&self.read_all("manifest.json")?, "manifest.json")?;
-        let image = &manifest[0];
-        let config_member = image["Config"]
-            .as_str()
-            .ok_or_else(|| fail("manifest.json names no Config"))?;
-        let config = json(&self.read_all(config_member)?, "the config")?;
-        let mut layers = Vec::new();
-        for (index, layer) in image["Layers"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
+        let images: Vec<ArchivedImage> = parse(&self.read_all("manifest.json")?, "manifest.json")?;
+        let image = images
+            .first()
+            .ok_or_else(|| fail("manifest.json names no image"))?;
+        let config: Json = parse(&self.read_all(&image.config)?, "the config")?;
+        let layers = image
+            .layers
             .iter()
             .enumerate()
-        {
-            let member = layer
-                .as_str()
-                .ok_or_else(|| fail("manifest.json lists a layer that is no path"))?;
-            layers.push(Layer {
-                member: member.to_owned(),
-                name: member.to_owned(),
+            .map(|(index, member)| Layer {
+                member: member.clone(),
+                name: member.clone(),
                 media_type: None,
                 size: None,
                 diff_id: diff_id(&config, index),
-            });
-        }
+            })
+            .collect();
         Ok(Image { config, layers })
     }
 }
@@ -166,17 +172,24 @@ mod tests {
         write(
             &digest_of('d'),
             serde_json::json!({
-                "config": {"digest": digest_of('c')},
+                "schemaVersion": 2,
+                "config": {"digest": digest_of('c'), "size": 2, "mediaType": "application/vnd.oci.image.config.v1+json"},
                 "layers": [{"digest": digest_of('e'), "size": 42, "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip"}]
             }),
         );
         write(
             &digest_of('f'),
-            serde_json::json!({"manifests": [{"digest": digest_of('d')}]}),
+            serde_json::json!({"schemaVersion": 2, "manifests": [manifest(&digest_of('d'))]}),
         );
-        let index = serde_json::json!({"manifests": [{"digest": digest_of('f')}]});
+        let index =
+            serde_json::json!({"schemaVersion": 2, "manifests": [manifest(&digest_of('f'))]});
         std::fs::write(dir.path().join("index.json"), index.to_string()).expect("index");
         dir
+    }
+
+    /// A descriptor of the manifest `digest` names.
+    fn manifest(digest: &str) -> serde_json::Value {
+        serde_json::json!({"digest": digest, "size": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json"})
     }
 
     #[test]
@@ -199,7 +212,7 @@ mod tests {
     #[test]
     fn a_digest_that_leaves_the_layout_is_refused() {
         let dir = layout();
-        let index = serde_json::json!({"manifests": [{"digest": "sha256:../../index.json"}]});
+        let index = serde_json::json!({"schemaVersion": 2, "manifests": [manifest("sha256:../../index.json")]});
         std::fs::write(dir.path().join("index.json"), index.to_string()).expect("index");
         assert!(Source::folder(dir.path()).image().is_err());
     }
