@@ -351,8 +351,14 @@ mod tests {
     }
 
     /// Options imgbuild takes that ansible-core 2.14 does not: a later release's (roles written
-    /// for it run unchanged), or imgbuild's reading of a free-form argument.
+    /// for it run unchanged), imgbuild's reading of a free-form argument, or what the plan
+    /// itself puts in a task's arguments.
     const BEYOND_2_14: &[(&str, &str, &str)] = &[
+        (
+            "unarchive",
+            "ansible_code",
+            "the plan's: where Ansible's module that extracts a zip comes from, its digest",
+        ),
         ("blockinfile", "prepend_newline", "a later ansible-core"),
         ("blockinfile", "append_newline", "a later ansible-core"),
         ("command", "expand_argument_vars", "a later ansible-core"),

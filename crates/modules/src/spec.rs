@@ -116,6 +116,10 @@ pub enum PlanTime {
     /// Reads the project file `src` (from `files/`) unless `remote_src` (or unarchive's
     /// `copy: no`) says it is in the image already.
     PushSource,
+    /// As [`PlanTime::PushSource`]; and an archive that Ansible's own module extracts (a zip)
+    /// puts where that module comes from and its digest in the task's arguments
+    /// (`ansible_code`), so the layer key changes with it.
+    PushArchive,
     /// Reads the project file `src` only with `remote_src: no` (the image is the default).
     PushSourceWhenNotRemote,
     /// Reads the script its command line starts with (from `files/`).

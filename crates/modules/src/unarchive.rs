@@ -56,6 +56,9 @@ pub struct UnarchiveParams {
     /// Extended attributes.
     #[serde(alias = "attr")]
     pub attributes: Option<Text>,
+    /// Set by the plan, not a task's option: where Ansible's own unarchive module, which
+    /// extracts a zip, comes from and its digest (the layer key changes with it).
+    pub ansible_code: Option<Json>,
 }
 
 impl Params for UnarchiveParams {}
@@ -67,7 +70,7 @@ pub static SPEC: ModuleSpec = ModuleSpec {
     free_form: FreeForm::KeyValue,
     url_params: &["src"],
     normalize: super::spec::normalize_with::<UnarchiveParams>,
-    plan_time: PlanTime::PushSource,
+    plan_time: PlanTime::PushArchive,
     downloads: Downloads::RemoteSource("src"),
     family: None,
     controller_folder: true,
@@ -102,6 +105,11 @@ fn strip_components(p: &UnarchiveParams) -> Result<usize, ModuleError> {
             .ok_or_else(|| ModuleError::new("--strip-components needs a number"))?;
     }
     Ok(strip)
+}
+
+/// Whether Ansible's own unarchive module extracts `src` (a zip), not imgbuild.
+pub fn extracted_by_ansible(src: &str) -> bool {
+    src.to_ascii_lowercase().ends_with(".zip")
 }
 
 /// The name of the handler class Ansible's unarchive reports for an archive of this name.
@@ -144,7 +152,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let src = p.src.as_str();
     let remote = flag(&p.remote_src, false) || p.copy.as_ref().is_some_and(|c| !c.or(true));
     let (file, in_image) = open_source(src, remote, ctx)?;
-    if src.to_ascii_lowercase().ends_with(".zip") {
+    if extracted_by_ansible(src) {
         let staged = (!in_image).then_some(file);
         return extract_zip(&p, staged, ctx);
     }
@@ -256,6 +264,7 @@ fn module_args(p: &UnarchiveParams) -> Result<Map<String, Json>, ModuleError> {
         return Err(ModuleError::new("unarchive's arguments are not a mapping"));
     };
     args.remove("decrypt");
+    args.remove("ansible_code");
     if let Some(copy) = args.remove("copy") {
         let copy = match copy {
             Json::Bool(copy) => copy,

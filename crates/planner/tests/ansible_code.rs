@@ -132,3 +132,35 @@ fn an_option_only_ansibles_module_takes_runs_the_task_with_ansibles_module() {
     .expect_err("refused");
     assert!(err.contains("does not support it yet"), "{err}");
 }
+
+#[test]
+fn a_zip_that_ansibles_unarchive_extracts_carries_that_modules_digest() {
+    let plan = planned(
+        "- unarchive: {src: site.zip, dest: /opt}
+- unarchive: {src: site.tar.gz, dest: /opt}
+",
+        &[
+            ("roles/r/files/site.zip", "PK"),
+            ("roles/r/files/site.tar.gz", "gz"),
+        ],
+    )
+    .expect("plans");
+    let zip = ansible_code(&plan, 0);
+    assert!(
+        zip["from"]
+            .as_str()
+            .is_some_and(|f| f.starts_with("ansible-core 2.")),
+        "{zip}"
+    );
+    assert!(zip["file"]
+        .as_str()
+        .is_some_and(|f| f.ends_with("ansible/modules/unarchive.py")));
+    assert!(zip["digest"]
+        .as_str()
+        .is_some_and(|d| d.starts_with("sha256:") && d.len() == 71));
+    assert_eq!(
+        ansible_code(&plan, 1),
+        Json::Null,
+        "imgbuild extracts a tar"
+    );
+}

@@ -65,17 +65,10 @@ impl Planner<'_> {
         match spec.plan_time {
             PlanTime::Nothing => {}
             PlanTime::RenderTemplate => self.plan_template(task, pass, ctx, at, label)?,
-            PlanTime::PushSource => {
-                let remote = flag(task, "remote_src", false)
-                    || task.args.get("copy") == Some(&Json::Bool(false));
-                let in_project = |src: &str| !src.starts_with('/') && !src.contains("://");
-                let push = match task.args.get("src").and_then(Json::as_str) {
-                    Some(src) => !remote && (is_deferred(task, "src") || in_project(src)),
-                    None => false,
-                };
-                if push {
-                    self.push_source(task, ctx, at)?;
-                }
+            PlanTime::PushSource => self.push_source_unless_remote(task, ctx, at)?,
+            PlanTime::PushArchive => {
+                self.push_source_unless_remote(task, ctx, at)?;
+                Self::archive_code(task, at)?;
             }
             PlanTime::PushSourceWhenNotRemote => {
                 // remote_src defaults to yes: only `remote_src: no` reads the role's files/.
@@ -236,6 +229,58 @@ impl Planner<'_> {
             task.deferred.extend(named_at_build);
             self.facts_known_at_build(pass, &[crate::vars::ANY_OTHER_NAME]);
         }
+    }
+
+    /// `src`, a project file pushed into the image, unless `remote_src` (or unarchive's
+    /// `copy: no`) says it is in the image already.
+    fn push_source_unless_remote(
+        &mut self,
+        task: &mut PlannedTask,
+        ctx: &Ctx,
+        at: &Location,
+    ) -> Result<()> {
+        let remote =
+            flag(task, "remote_src", false) || task.args.get("copy") == Some(&Json::Bool(false));
+        let in_project = |src: &str| !src.starts_with('/') && !src.contains("://");
+        let push = match task.args.get("src").and_then(Json::as_str) {
+            Some(src) => !remote && (is_deferred(task, "src") || in_project(src)),
+            None => false,
+        };
+        if push {
+            self.push_source(task, ctx, at)?;
+        }
+        Ok(())
+    }
+
+    /// An archive Ansible's own unarchive module extracts (a zip): where that module comes
+    /// from and its digest in the task's arguments, as for any module run with Ansible's code,
+    /// so that another ansible-core rebuilds the layer. Nothing when the machine has none: the
+    /// build then says so.
+    fn archive_code(task: &mut PlannedTask, at: &Location) -> Result<()> {
+        let zip = task
+            .args
+            .get("src")
+            .and_then(Json::as_str)
+            .is_some_and(crate::modules::unarchive::extracted_by_ansible);
+        let found = zip
+            .then(|| crate::modules::ansible_code::host().ok())
+            .flatten()
+            .and_then(|host| host.builtin_module(crate::modules::unarchive::SPEC.name));
+        let Some(found) = found else {
+            return Ok(());
+        };
+        let (path, origin) = (found.path, found.origin);
+        let digest = crate::modules::ansible_code::file_digest(&path).map_err(|e| {
+            PlanError::new(
+                at.clone(),
+                ErrorKind::Module {
+                    module: task.module.clone(),
+                    message: format!("reading Ansible's code at {}: {e}", path.display()),
+                },
+            )
+        })?;
+        task.args["ansible_code"] = serde_json::json!({"from": origin, "file": path.display().to_string(), "digest": digest});
+        Ok(())
     }
 
     /// A module run with Ansible's own code: its file (a project file is recorded as an input;
