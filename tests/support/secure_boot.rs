@@ -253,7 +253,11 @@ pub fn compute_boots_signed(boot: &ComputeBoot) {
         "each NVIDIA module passed its signature check: {report:#}"
     );
     assert_eq!(report["findings"]["openibd"][1], "active", "{report:#}");
-    assert_eq!(boot_check(&report, "units_started")["ok"], true, "{report:#}");
+    assert_eq!(
+        boot_check(&report, "units_started")["ok"],
+        true,
+        "{report:#}"
+    );
     unsigned_refused(&report, code, &unsigned);
     eprintln!(
         "{}: under Secure Boot, {} signed modules loaded, {} NVIDIA modules taken and then found no GPU, {unsigned} refused",
