@@ -20,6 +20,7 @@ pub mod signature;
 pub mod signer;
 mod sigstore;
 mod transfer;
+pub mod yaml;
 
 pub use auth::{Credentials, CredentialsSource};
 pub use client::Client;

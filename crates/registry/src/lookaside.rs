@@ -45,6 +45,15 @@ struct Config {
     docker: BTreeMap<String, Namespace>,
 }
 
+/// One `registries.d` file's text as its settings.
+fn parse_config(text: &str) -> Result<Config, String> {
+    let json = crate::yaml::parse(text)?;
+    if json.is_null() {
+        return Ok(Config::default());
+    }
+    serde_json::from_value(json).map_err(|e| e.to_string())
+}
+
 /// The `registries.d` folder containers/image reads.
 fn folder() -> PathBuf {
     std::env::var_os("HOME")
@@ -68,7 +77,7 @@ fn configs() -> Result<(PathBuf, Vec<Config>), String> {
     for file in files {
         let text =
             std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let config: Config = serde_yaml::from_str(&text)
+        let config = parse_config(&text)
             .map_err(|e| format!("{}: not a registries.d file: {e}", file.display()))?;
         configs.push(config);
     }
@@ -181,5 +190,30 @@ pub fn fetch(url: &str) -> Result<Option<Vec<u8>>, String> {
         }
         Err(ureq::Error::Status(404, _)) => Ok(None),
         Err(e) => Err(format!("{url}: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_registries_d_file_gives_each_namespace_its_settings() {
+        let config = parse_config(
+            "default-docker:\n  lookaside: file:///var/lib/containers/sigstore\n\
+             docker:\n  registry.example:5000/site:\n    lookaside: https://sigs.example/site\n\
+             \x20   lookaside-staging: file:///srv/staging\n    use-sigstore-attachments: true\n",
+        )
+        .expect("parses");
+        let site = &config.docker["registry.example:5000/site"];
+        assert_eq!(site.url(), Some("https://sigs.example/site"));
+        assert_eq!(site.staging(), Some("file:///srv/staging"));
+        assert_eq!(site.use_sigstore_attachments, Some(true));
+        assert_eq!(
+            config.default_docker.as_ref().and_then(Namespace::url),
+            Some("file:///var/lib/containers/sigstore")
+        );
+        assert!(parse_config("").expect("empty").docker.is_empty());
+        assert!(parse_config("docker: [1, 2]").is_err());
     }
 }
