@@ -588,3 +588,39 @@ fn verify_of_a_folder_that_is_no_image_says_so() {
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     assert!(stderr(&out).contains("is no image"), "{}", stderr(&out));
 }
+
+/// A role's command lookup names the role's own file by `role_path`, and runs in the
+/// playbook's folder: the project is given as `-C` with a relative path, as a site's CI may.
+#[test]
+fn a_pipe_command_finds_role_path_with_a_relative_project_folder() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let project = work.path().join("site");
+    for (path, body) in [
+        (
+            "images/t.yml",
+            "- hosts: localhost\n  vars:\n    bootstrap: debootstrap\n    build_from: bookworm\n    kernel_version: \"6.1.0-50-amd64\"\n  roles: [r]\n",
+        ),
+        (
+            "roles/r/tasks/main.yml",
+            "- copy:\n    dest: /etc/word\n    content: \"{{ lookup('pipe', 'cat ' ~ role_path ~ '/files/word') }}\"\n",
+        ),
+        ("roles/r/files/word", "from the role\n"),
+    ] {
+        let file = project.join(path);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(file, body).expect("write");
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_imgbuild"))
+        .current_dir(work.path())
+        .args(["-C", "site", "plan", "t", "--json"])
+        .output()
+        .expect("run imgbuild");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan: Value = serde_json::from_slice(&out.stdout).expect("plan JSON");
+    let tasks = tasks(&plan);
+    let copy = tasks
+        .iter()
+        .find(|t| t["module"] == "copy")
+        .expect("the copy task");
+    assert_eq!(copy["args"]["content"], "from the role", "{copy:#}");
+}

@@ -95,10 +95,17 @@ pub fn run(cli: Cli) -> Result<ExitCode, Failure> {
     }
 }
 
+/// `-C DIR` as an absolute path, so the project's root is one wherever it is used: a `pipe`
+/// command runs in the playbook's folder and finds the `role_path` it is given, as under
+/// Ansible, however DIR was written.
+fn absolute(dir: &Path) -> Result<PathBuf, Failure> {
+    std::path::absolute(dir).map_err(|e| Failure::Run(anyhow!("-C {}: {e}", dir.display())))
+}
+
 /// The project in `dir`, or the one the current folder is in.
 fn project(dir: Option<&Path>) -> Result<Project, Failure> {
     match dir {
-        Some(dir) => Ok(Project::at(dir)?),
+        Some(dir) => Ok(Project::at(&absolute(dir)?)?),
         None => {
             let cwd: PathBuf = std::env::current_dir()
                 .map_err(|e| Failure::Run(anyhow!("cannot read the current directory: {e}")))?;
@@ -115,7 +122,7 @@ fn project(dir: Option<&Path>) -> Result<Project, Failure> {
 /// The project in `dir`, or the one the current folder is in if any.
 fn maybe_project(dir: Option<&Path>) -> Result<Option<Project>, Failure> {
     match dir {
-        Some(dir) => Ok(Some(Project::at(dir)?)),
+        Some(dir) => Ok(Some(Project::at(&absolute(dir)?)?)),
         None => Ok(std::env::current_dir()
             .ok()
             .and_then(|cwd| Project::discover(&cwd))),
