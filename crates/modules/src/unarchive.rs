@@ -1,7 +1,8 @@
 //! `unarchive`: extract tar, tar.gz, tgz, tar.xz or zip into the rootfs.
 //!
 //! Extract an archive (of the role, the rootfs, or the mirror) into the rootfs: a tar here, a
-//! zip with Ansible's own module in the image.
+//! zip with Ansible's own module in the image, and so a tar whose `exclude`, `include` or
+//! `extra_opts` beyond `--strip-components` need GNU tar's own reading of them.
 
 use serde::{Deserialize, Serialize};
 
@@ -79,8 +80,8 @@ pub static SPEC: ModuleSpec = ModuleSpec {
 
 // How it runs in the rootfs.
 
-/// `--strip-components=N` (or `--strip-components N`) from `extra_opts`; other options of tar
-/// are refused by name, since imgbuild extracts without tar.
+/// `--strip-components=N` (or `--strip-components N`) from `extra_opts`: the one option
+/// imgbuild's own extraction takes (any other sends the archive to Ansible's module).
 fn strip_components(p: &UnarchiveParams) -> Result<usize, ModuleError> {
     let opts: Vec<String> = p
         .extra_opts
@@ -107,9 +108,39 @@ fn strip_components(p: &UnarchiveParams) -> Result<usize, ModuleError> {
     Ok(strip)
 }
 
-/// Whether Ansible's own unarchive module extracts `src` (a zip), not imgbuild.
-pub fn extracted_by_ansible(src: &str) -> bool {
-    src.to_ascii_lowercase().ends_with(".zip")
+/// Whether Ansible's own unarchive module extracts the archive these arguments name, not
+/// imgbuild: a zip; or a tar with `exclude` or `include` (GNU tar's patterns and member names),
+/// or with an `extra_opts` word other than `--strip-components`. imgbuild's own extraction
+/// takes none of these, and leaving one out would extract what the task excludes.
+pub fn extracted_by_ansible(args: &Json) -> bool {
+    let src = args.get("src").and_then(Json::as_str).unwrap_or_default();
+    let listed = |key: &str| match args.get(key) {
+        None | Some(Json::Null) => false,
+        Some(Json::Array(items)) => !items.is_empty(),
+        Some(Json::String(text)) => !text.is_empty(),
+        Some(_) => true,
+    };
+    let other_opts = match args.get("extra_opts") {
+        Some(Json::Array(words)) => words_beyond_strip(words),
+        Some(Json::String(word)) => words_beyond_strip(&[Json::from(word.as_str())]),
+        _ => false,
+    };
+    src.to_ascii_lowercase().ends_with(".zip") || listed("exclude") || listed("include") || other_opts
+}
+
+/// Whether `extra_opts` holds a word other than `--strip-components` and its number.
+fn words_beyond_strip(words: &[Json]) -> bool {
+    let mut words = words.iter();
+    while let Some(word) = words.next() {
+        match word.as_str() {
+            Some("--strip-components") => {
+                words.next();
+            }
+            Some(w) if w.starts_with("--strip-components=") => {}
+            _ => return true,
+        }
+    }
+    false
 }
 
 /// The name of the handler class Ansible's unarchive reports for an archive of this name.
@@ -152,7 +183,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let src = p.src.as_str();
     let remote = flag(&p.remote_src, false) || p.copy.as_ref().is_some_and(|c| !c.or(true));
     let (file, in_image) = open_source(src, remote, ctx)?;
-    if extracted_by_ansible(src) {
+    if extracted_by_ansible(args) {
         let staged = (!in_image).then_some(file);
         return extract_zip(&p, staged, ctx);
     }
@@ -163,20 +194,22 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
             ..ModuleResult::default()
         });
     }
+    // A dest that is a link to a folder is followed, as GNU tar's `-C` follows it.
+    let into = fs.resolve(&dest)?;
     let reader = tar_reader(src, file).map_err(|e| ModuleError::new(e.to_string()))?;
     let limits = Limits {
         strip_components: strip_components(&p)?,
         keep_newer: flag(&p.keep_newer, false),
         ..Limits::default()
     };
-    let stats = extract_tar(reader, fs, &dest, limits)
+    let stats = extract_tar(reader, fs, &into, limits)
         .map_err(|e| ModuleError::new(format!("{src}: {e}")))?;
     // Ansible's unarchive compares first (tar --diff) and reports a change when a file differs,
     // even one --keep-newer-files then leaves.
     let mut changed = stats.written > 0 || stats.kept_newer > 0;
     if p.owner.is_some() || p.group.is_some() || p.mode.is_some() {
         for name in &stats.files {
-            changed |= attrs::apply(fs, &dest.join(name), &p.owner, &p.group, &p.mode, false)?;
+            changed |= attrs::apply(fs, &into.join(name), &p.owner, &p.group, &p.mode, false)?;
         }
     }
     let mut result = ModuleResult::changed(changed)
@@ -213,13 +246,14 @@ fn open_source(
     Ok((file, false))
 }
 
-// A zip archive: imgbuild reads no zip, so Ansible's own unarchive module (the machine's
-// ansible-core, `ansible_code`) extracts it in the image, with what Ansible's action gives it:
+// A zip archive (imgbuild reads no zip), or a tar whose options only GNU tar reads: Ansible's
+// own unarchive module (the machine's ansible-core, `ansible_code`) extracts it in the image,
+// with the image's tar or unzip, and with what Ansible's action gives it:
 // the task's arguments less `decrypt`, and an archive that is not the image's own file copied
 // into the image first, its `src` naming the copy. The module then needs the image's `unzip`
 // and `zipinfo`, and fails as under Ansible where they are missing.
 
-/// Extracts the zip `p` names; `staged` is the archive to copy into the image first (`None`
+/// Extracts the archive `p` names with Ansible's module; `staged` is the archive to copy into the image first (`None`
 /// when `src` is the image's own file).
 fn extract_zip(
     p: &UnarchiveParams,
@@ -230,7 +264,7 @@ fn extract_zip(
         .builtin_module(SPEC.name)
         .ok_or_else(|| {
             ModuleError::new(
-                "a zip archive is extracted by Ansible's unarchive module, which the ansible-core of this machine lacks",
+                "this archive is extracted by Ansible's unarchive module (a zip, or a tar with exclude, include or tar options), which the ansible-core of this machine lacks",
             )
         })?;
     let mut args = module_args(p)?;
@@ -279,6 +313,24 @@ fn module_args(p: &UnarchiveParams) -> Result<Map<String, Json>, ModuleError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zips_and_tars_with_gnu_tars_options_go_to_ansibles_module() {
+        let by_ansible = |args: Json| extracted_by_ansible(&args);
+        assert!(by_ansible(json!({"src": "a.ZIP", "dest": "/opt"})));
+        assert!(!by_ansible(json!({"src": "a.tar.gz", "dest": "/opt"})));
+        assert!(!by_ansible(
+            json!({"src": "a.tgz", "exclude": [], "extra_opts": ["--strip-components", "1"]})
+        ));
+        assert!(!by_ansible(
+            json!({"src": "a.tgz", "extra_opts": ["--strip-components=2"]})
+        ));
+        assert!(by_ansible(json!({"src": "a.tgz", "exclude": ["doc/*"]})));
+        assert!(by_ansible(json!({"src": "a.tar", "include": "bin/tool"})));
+        assert!(by_ansible(
+            json!({"src": "a.tar", "extra_opts": ["--strip-components=1", "--no-same-owner"]})
+        ));
+    }
 
     #[test]
     fn the_module_gets_the_actions_arguments() {

@@ -134,10 +134,11 @@ fn an_option_only_ansibles_module_takes_runs_the_task_with_ansibles_module() {
 }
 
 #[test]
-fn a_zip_that_ansibles_unarchive_extracts_carries_that_modules_digest() {
+fn a_zip_or_a_tar_with_tars_options_carries_the_digest_of_ansibles_unarchive() {
     let plan = planned(
         "- unarchive: {src: site.zip, dest: /opt}
-- unarchive: {src: site.tar.gz, dest: /opt}
+- unarchive: {src: site.tar.gz, dest: /opt, extra_opts: [--strip-components=1]}
+- unarchive: {src: site.tar.gz, dest: /opt, exclude: ['doc/*']}
 ",
         &[
             ("roles/r/files/site.zip", "PK"),
@@ -162,5 +163,10 @@ fn a_zip_that_ansibles_unarchive_extracts_carries_that_modules_digest() {
         ansible_code(&plan, 1),
         Json::Null,
         "imgbuild extracts a tar"
+    );
+    let excluding = ansible_code(&plan, 2);
+    assert_eq!(
+        excluding["digest"], zip["digest"],
+        "Ansible's module extracts a tar with GNU tar's exclude patterns"
     );
 }

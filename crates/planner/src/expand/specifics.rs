@@ -252,35 +252,21 @@ impl Planner<'_> {
         Ok(())
     }
 
-    /// An archive Ansible's own unarchive module extracts (a zip): where that module comes
-    /// from and its digest in the task's arguments, as for any module run with Ansible's code,
-    /// so that another ansible-core rebuilds the layer. Nothing when the machine has none: the
-    /// build then says so.
+    /// An archive Ansible's own unarchive module extracts (a zip, or a tar with GNU tar's
+    /// options): where that module comes from and its digest in the task's arguments, as for
+    /// any module run with Ansible's code, so that another ansible-core rebuilds the layer.
+    /// Nothing when the machine has none: the build then says so.
     fn archive_code(task: &mut PlannedTask, at: &Location) -> Result<()> {
-        let zip = task
-            .args
-            .get("src")
-            .and_then(Json::as_str)
-            .is_some_and(crate::modules::unarchive::extracted_by_ansible);
-        let found = zip
+        let by_ansible = crate::modules::unarchive::extracted_by_ansible(&task.args);
+        let found = by_ansible
             .then(|| crate::modules::ansible_code::host().ok())
             .flatten()
             .and_then(|host| host.builtin_module(crate::modules::unarchive::SPEC.name));
         let Some(found) = found else {
             return Ok(());
         };
-        let (path, origin) = (found.path, found.origin);
-        let digest = crate::modules::ansible_code::file_digest(&path).map_err(|e| {
-            PlanError::new(
-                at.clone(),
-                ErrorKind::Module {
-                    module: task.module.clone(),
-                    message: format!("reading Ansible's code at {}: {e}", path.display()),
-                },
-            )
-        })?;
-        task.args["ansible_code"] = serde_json::json!({"from": origin, "file": path.display().to_string(), "digest": digest});
-        Ok(())
+        let module = task.module.clone();
+        stamp_ansible_code(task, &module, &found.origin, &found.path, at)
     }
 
     /// A module run with Ansible's own code: its file (a project file is recorded as an input;
@@ -310,19 +296,9 @@ impl Planner<'_> {
                 self.sources.read_text(&path)?
             }
             Some(origin) => {
-                let unreadable = |e: std::io::Error| {
-                    PlanError::new(
-                        at.clone(),
-                        ErrorKind::Module {
-                            module: name.clone(),
-                            message: format!("reading Ansible's code at {}: {e}", path.display()),
-                        },
-                    )
-                };
-                let text = std::fs::read_to_string(&path).map_err(unreadable)?;
-                let digest =
-                    crate::modules::ansible_code::file_digest(&path).map_err(unreadable)?;
-                task.args["ansible_code"] = serde_json::json!({"from": origin, "file": path.display().to_string(), "digest": digest});
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| unreadable_code(&name, &path, at, e))?;
+                stamp_ansible_code(task, &name, &origin, &path, at)?;
                 text
             }
         };
@@ -442,6 +418,39 @@ impl Planner<'_> {
             }
         }
     }
+}
+
+/// Puts where a module of the machine's Ansible comes from (`ansible-core 2.14.18`, a
+/// collection) and its file's digest in the task's arguments, so that another version
+/// rebuilds the layer.
+fn stamp_ansible_code(
+    task: &mut PlannedTask,
+    module: &str,
+    origin: &str,
+    path: &std::path::Path,
+    at: &Location,
+) -> Result<()> {
+    let digest = crate::modules::ansible_code::file_digest(path)
+        .map_err(|e| unreadable_code(module, path, at, e))?;
+    task.args["ansible_code"] =
+        serde_json::json!({"from": origin, "file": path.display().to_string(), "digest": digest});
+    Ok(())
+}
+
+/// The error for a file of Ansible's code that cannot be read.
+fn unreadable_code(
+    module: &str,
+    path: &std::path::Path,
+    at: &Location,
+    error: std::io::Error,
+) -> PlanError {
+    PlanError::new(
+        at.clone(),
+        ErrorKind::Module {
+            module: module.to_owned(),
+            message: format!("reading Ansible's code at {}: {error}", path.display()),
+        },
+    )
 }
 
 /// Whether the build, not the plan, knows argument `name` of `task`.
