@@ -72,8 +72,11 @@ pub fn pack_files<W: Write>(files: &[(&str, u32, &[u8])], mut out: W) -> std::io
 pub enum Codec {
     /// gzip, fastest level.
     Gzip,
-    /// zstd level 9, on every core.
+    /// zstd level 3 (zstd's default), on every core: about a ninth larger than level 9, in
+    /// a fifth of its time.
     Zstd,
+    /// zstd level 9, on every core: for an initrd level 3 leaves too large.
+    ZstdSmall,
 }
 
 /// One compressed member of the initrd.
@@ -92,8 +95,9 @@ impl<W: Write> Encoder<W> {
                 out,
                 flate2::Compression::fast(),
             )),
-            Codec::Zstd => {
-                let mut encoder = zstd::stream::write::Encoder::new(out, 9)?;
+            Codec::Zstd | Codec::ZstdSmall => {
+                let level = if codec == Codec::Zstd { 3 } else { 9 };
+                let mut encoder = zstd::stream::write::Encoder::new(out, level)?;
                 let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
                 encoder.multithread(u32::try_from(cores).unwrap_or(1))?;
                 Encoder::Zstd(encoder)
@@ -219,6 +223,36 @@ mod tests {
         let mut gzip = Encoder::new(Codec::Gzip, Vec::new()).expect("gzip");
         gzip.write_all(b"070701 archive").expect("write");
         assert_eq!(gzip.finish().expect("finish")[..2], [0x1f, 0x8b]);
+    }
+
+    #[test]
+    fn the_small_zstd_level_packs_smaller_than_the_fast_one() {
+        let text: String = (0..40_000u64)
+            .map(|n| {
+                format!(
+                    "{} module-{} depends {}\n",
+                    n * 7919 % 10_007,
+                    n % 97,
+                    n % 13
+                )
+            })
+            .collect();
+        let packed = |codec| {
+            let mut encoder = Encoder::new(codec, Vec::new()).expect("zstd");
+            encoder.write_all(text.as_bytes()).expect("write");
+            encoder.finish().expect("finish")
+        };
+        let (fast, small) = (packed(Codec::Zstd), packed(Codec::ZstdSmall));
+        assert!(
+            small.len() < fast.len(),
+            "{} !< {}",
+            small.len(),
+            fast.len()
+        );
+        assert_eq!(
+            zstd::decode_all(&small[..]).expect("decode"),
+            text.as_bytes()
+        );
     }
 
     #[test]
