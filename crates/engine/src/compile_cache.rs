@@ -54,12 +54,6 @@ pub struct CompileStats {
     pub misses: usize,
     /// Entries whose checksums did not match: removed and compiled again.
     pub damaged: usize,
-    /// Configure probes (NVIDIA's conftest) answered from the cache, their failures too.
-    #[serde(default)]
-    pub probe_hits: usize,
-    /// Configure probes compiled and kept.
-    #[serde(default)]
-    pub probe_misses: usize,
 }
 
 /// What one sandbox's compiles did: the counts, and the keys of the entries they used or made.
@@ -72,14 +66,12 @@ pub struct CompileLog {
 }
 
 impl CompileLog {
-    /// Reads the log the shims wrote (`hit|miss|damaged <key> <source>` lines, a probe's with
-    /// `probe-` before the word).
+    /// Reads the log the shims wrote (`hit|miss|damaged <key> <source>` lines).
     pub fn parse(log: &str) -> Self {
         let mut keys = Vec::new();
         for line in log.lines() {
             let mut words = line.split_whitespace();
-            let word = words.next().map(|w| w.trim_start_matches("probe-"));
-            if let (Some("hit" | "miss"), Some(key)) = (word, words.next()) {
+            if let (Some("hit" | "miss"), Some(key)) = (words.next(), words.next()) {
                 let is_key = key.len() == 64 && key.bytes().all(|b| b.is_ascii_hexdigit());
                 if is_key && !keys.iter().any(|k| k == key) {
                     keys.push(key.to_owned());
@@ -111,20 +103,17 @@ pub fn entry_dir(dir: &Path, key: &str) -> PathBuf {
 impl CompileStats {
     /// No compile went through the cache.
     pub fn is_empty(&self) -> bool {
-        self.hits + self.misses + self.damaged + self.probe_hits + self.probe_misses == 0
+        self.hits + self.misses + self.damaged == 0
     }
 
-    /// Counts the log the shims wrote (`hit|miss|damaged <source>` lines, a probe's with
-    /// `probe-` before the word).
+    /// Counts the log the shims wrote (`hit|miss|damaged <source>` lines).
     pub fn from_log(log: &str) -> Self {
         let mut stats = Self::default();
         for word in log.lines().filter_map(|l| l.split_whitespace().next()) {
             match word {
                 "hit" => stats.hits += 1,
                 "miss" => stats.misses += 1,
-                "probe-hit" => stats.probe_hits += 1,
-                "probe-miss" => stats.probe_misses += 1,
-                "damaged" | "probe-damaged" => stats.damaged += 1,
+                "damaged" => stats.damaged += 1,
                 _ => {}
             }
         }

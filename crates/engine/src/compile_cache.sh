@@ -6,9 +6,6 @@
 # object, the dependency file and the messages kept from the compile that made them; otherwise
 # the compiler runs and what it made is kept. Anything else (linking, -E, a source from stdin
 # or /dev/null, an option whose output the cache does not keep) runs the compiler as it is.
-# A configure probe named after its shell's PID (NVIDIA's conftest.sh, some hundreds in a driver
-# build) is keyed with the PID taken out of its name, and its failure is kept too: a probe that
-# does not compile is an answer, as deterministic as one that does.
 # An entry whose checksums do not match is removed and the compile runs again. Two builds that
 # miss the same key at once compile it once: the first holds the key's lock, the other waits.
 #
@@ -54,24 +51,14 @@ for arg do
         *) sources=$((sources + 1)) src=$arg ;;
     esac
 done
-# Without -o, -c writes the source's name with .o in the working folder.
-[ -z "$out" ] && [ -n "$compile" ] && [ "$sources" = 1 ] && {
-    out=${src##*/} && out=${out%.*}.o
-}
 [ -n "$cacheable" ] && [ -n "$compile" ] && [ "$sources" = 1 ] && [ -f "$src" ] &&
     [ -n "$out" ] && [ "$out" != - ] || passthrough "$@"
-probe=
 case $src in
-    # A probe named after its shell's PID (NVIDIA's conftest.sh): keyed without the PID.
-    conftest[0-9]*.c | */conftest[0-9]*.c)
-        command -v sed >/dev/null 2>&1 || passthrough "$@"
-        probe=1
-        ;;
+    # A probe named after its shell's PID (NVIDIA's conftest.sh): never the same key twice.
+    conftest[0-9]*.c | */conftest[0-9]*.c) passthrough "$@" ;;
     *.c | *.S | *.i | *.cc | *.cpp | *.cxx | *.C) ;;
     *) passthrough "$@" ;;
 esac
-# A probe's key material with its PID left out of every name (conftest4242 is conftest).
-unpid() { if [ -n "$probe" ]; then sed 's/conftest[0-9][0-9]*/conftest/g'; else cat; fi; }
 [ -n "$md" ] && [ -z "$dep" ] && dep=${out%.*}.d
 
 # The arguments without the output and the dependency options, with -E: the preprocessed
@@ -92,21 +79,13 @@ preprocess() {
 }
 
 # The compiler's identity: the content of its driver, cc1 (cc1plus) and assembler, hashed once
-# per sandbox for files of the same size, time and inode. Where the driver finds the others is
-# asked once per driver file (three runs of the driver a compile saves).
+# per sandbox for files of the same size, time and inode.
 identity() {
-    programs=$state/programs.$(stat -L -c '%s-%Y-%i' "$real") || return 1
-    if [ ! -s "$programs" ]; then
-        proper=$("$real" -print-prog-name=cc1) && cplus=$("$real" -print-prog-name=cc1plus) &&
-            as=$(command -v "$("$real" -print-prog-name=as)") || return 1
-        printf '%s\n' "$real" "$proper" "$cplus" "$as" >"$programs.$$" &&
-            mv -f "$programs.$$" "$programs" || return 1
-    fi
-    # Each that is there (cc1plus only with g++).
-    set --
-    while IFS= read -r program; do
-        [ -f "$program" ] && set -- "$@" "$program"
-    done <"$programs"
+    proper=$("$real" -print-prog-name=cc1) && cplus=$("$real" -print-prog-name=cc1plus) &&
+        as=$(command -v "$("$real" -print-prog-name=as)") || return 1
+    set -- "$real" "$proper"
+    [ -f "$cplus" ] && set -- "$@" "$cplus"
+    set -- "$@" "$as"
     memo=$state/identity.$(stat -L -c '%n %s %Y %i' "$@" | sha256sum | cut -c1-64) || return 1
     if [ ! -s "$memo" ]; then
         sha256sum "$@" >"$memo.$$" && mv -f "$memo.$$" "$memo" || return 1
@@ -121,31 +100,23 @@ preprocess "$@" >"$work/i" 2>/dev/null || { rm -rf "$work"; passthrough "$@"; }
 grep -q '\.incbin' "$work/i" && { rm -rf "$work"; passthrough "$@"; }
 id=$(identity) || { rm -rf "$work"; passthrough "$@"; }
 key=$({
-    echo "imgbuild compile cache 1${probe:+ probe}"
+    echo "imgbuild compile cache 1"
     echo "$id"
     pwd -P
-    printf '%s\n' "$@" | unpid
+    printf '%s\n' "$@"
     echo "LANG=$LANG LC_ALL=$LC_ALL LC_MESSAGES=$LC_MESSAGES"
-    unpid <"$work/i"
+    cat "$work/i"
 } | sha256sum | cut -c1-64) || { rm -rf "$work"; passthrough "$@"; }
 entry=$cache/$(echo "$key" | cut -c1-2)/$key
 
 # The sandbox's log: what each compile found, under which key (the registry cache shares the
 # entries a role used).
-note() { echo "${probe:+probe-}$1 $key $src" >>"$state/log" 2>/dev/null; }
+note() { echo "$1 $key $src" >>"$state/log" 2>/dev/null; }
 
 # A hit: when the entry's files are whole (their checksums match), they are copied to their
 # places, the compile's messages shown, and the shim ends. Otherwise it returns.
 serve() {
     [ -f "$entry/sums" ] && (cd "$entry" && sha256sum -c sums) >/dev/null 2>&1 || return 1
-    if [ -f "$entry/status" ]; then
-        # A probe that failed: its messages and its status, and no object.
-        rm -f "$out"
-        cat "$entry/err" >&2
-        touch "$entry" 2>/dev/null
-        note hit
-        exit "$(cat "$entry/status")"
-    fi
     if cp "$entry/obj" "$out.imgbuild-cc.$$" && mv -f "$out.imgbuild-cc.$$" "$out" &&
         { [ -z "$dep" ] || { cp "$entry/dep" "$dep.imgbuild-cc.$$" && mv -f "$dep.imgbuild-cc.$$" "$dep"; }; }; then
         cat "$entry/err" >&2
@@ -177,20 +148,7 @@ fi
 "$real" "$@" 2>"$work/err" 9>&-
 status=$?
 cat "$work/err" >&2
-if [ "$status" != 0 ]; then
-    # Only a probe's failure is kept (a failed compile of a real source is never served).
-    [ -n "$probe" ] && [ "$status" -lt 128 ] && [ ! -e "$out" ] || exit "$status"
-    note miss
-    mkdir -p "${entry%/*}" 2>/dev/null || exit "$status"
-    stage=$(mktemp -d "${entry%/*}/.new.XXXXXX") || exit "$status"
-    if cp "$work/err" "$stage/err" && echo "$status" >"$stage/status" &&
-        (cd "$stage" && sha256sum err status >sums) && [ ! -e "$entry" ]; then
-        mv "$stage" "$entry" || rm -rf "$stage"
-    else
-        rm -rf "$stage"
-    fi
-    exit "$status"
-fi
+[ "$status" = 0 ] || exit "$status"
 [ -f "$out" ] && { [ -z "$dep" ] || [ -f "$dep" ]; } || exit 0
 note miss
 mkdir -p "${entry%/*}" 2>/dev/null || exit 0

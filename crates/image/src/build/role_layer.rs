@@ -501,21 +501,16 @@ impl Roles<'_> {
     /// Says how many of the role's compiles the compile cache served.
     fn report_compiles(&self, role: &str, stats: CompileStats) {
         let compiles = stats.hits + stats.misses;
-        let probes = stats.probe_hits + stats.probe_misses;
-        if compiles + probes == 0 {
+        if compiles == 0 {
             return;
         }
-        let probes = match probes {
-            0 => String::new(),
-            n => format!(", {} of {n} configure probes", stats.probe_hits),
-        };
         let damaged = match stats.damaged {
             0 => String::new(),
             n => format!("; {n} damaged entries found and compiled again"),
         };
         self.reporter.event(&Event::Note {
             message: format!(
-                "role {role}: compile cache: {} of {compiles} compiles reused{probes}{damaged}",
+                "role {role}: compile cache: {} of {compiles} compiles reused{damaged}",
                 stats.hits
             ),
         });
