@@ -79,13 +79,21 @@ preprocess() {
 }
 
 # The compiler's identity: the content of its driver, cc1 (cc1plus) and assembler, hashed once
-# per sandbox for files of the same size, time and inode.
+# per sandbox for files of the same size, time and inode. Where the driver finds the others is
+# asked once per driver file (three runs of the driver a compile saves).
 identity() {
-    proper=$("$real" -print-prog-name=cc1) && cplus=$("$real" -print-prog-name=cc1plus) &&
-        as=$(command -v "$("$real" -print-prog-name=as)") || return 1
-    set -- "$real" "$proper"
-    [ -f "$cplus" ] && set -- "$@" "$cplus"
-    set -- "$@" "$as"
+    programs=$state/programs.$(stat -L -c '%s-%Y-%i' "$real") || return 1
+    if [ ! -s "$programs" ]; then
+        proper=$("$real" -print-prog-name=cc1) && cplus=$("$real" -print-prog-name=cc1plus) &&
+            as=$(command -v "$("$real" -print-prog-name=as)") || return 1
+        printf '%s\n' "$real" "$proper" "$cplus" "$as" >"$programs.$$" &&
+            mv -f "$programs.$$" "$programs" || return 1
+    fi
+    # Each that is there (cc1plus only with g++).
+    set --
+    while IFS= read -r program; do
+        [ -f "$program" ] && set -- "$@" "$program"
+    done <"$programs"
     memo=$state/identity.$(stat -L -c '%n %s %Y %i' "$@" | sha256sum | cut -c1-64) || return 1
     if [ ! -s "$memo" ]; then
         sha256sum "$@" >"$memo.$$" && mv -f "$memo.$$" "$memo" || return 1
