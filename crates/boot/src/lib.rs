@@ -196,16 +196,7 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
     let chosen = qemu::choose(request.accel, &vmlinuz, work.path())?;
     let initrd = work.path().join("initrd");
     let packing = Instant::now();
-    // GRUB loads the initrd below 1 GiB (about 500 MB fit): zstd's smaller archive for it,
-    // packed again at a slower level when the fast one is near what GRUB loads.
-    let codec = match secure_boot {
-        Some(_) => Codec::Zstd,
-        None => Codec::Gzip,
-    };
-    let mut packed = write_initrd(&root, &request.overlays, &initrd, codec)?;
-    if codec == Codec::Zstd && file_size(&initrd) > GRUB_ROOMY_INITRD {
-        packed = write_initrd(&root, &request.overlays, &initrd, Codec::ZstdSmall)?;
-    }
+    let packed = pack_initrd(&root, &request.overlays, &initrd, secure_boot.is_some())?;
     let (vmlinuz, removal) = clear_while_booting(&root, &unpacked, &vmlinuz, work.path())?;
     let compressed = file_size(&initrd);
     let memory_mb = request
@@ -530,6 +521,24 @@ fn units_check(findings: &Findings, expected: &[String]) -> Check {
         ok: unexpected.is_empty() && findings.done,
         detail,
     }
+}
+
+/// The initrd of the image: gzip; for Secure Boot, zstd, whose smaller archive GRUB loads below
+/// 1 GiB (about 500 MB fit), packed again at a slower level when the fast one is near that.
+fn pack_initrd(
+    root: &Path,
+    overlays: &[PathBuf],
+    initrd: &Path,
+    secure_boot: bool,
+) -> Result<Packed, BootError> {
+    if !secure_boot {
+        return write_initrd(root, overlays, initrd, Codec::Gzip);
+    }
+    let packed = write_initrd(root, overlays, initrd, Codec::Zstd)?;
+    if file_size(initrd) <= GRUB_ROOMY_INITRD {
+        return Ok(packed);
+    }
+    write_initrd(root, overlays, initrd, Codec::ZstdSmall)
 }
 
 /// The image as a gzip newc archive, then the probe's archive, in one file (the kernel reads
