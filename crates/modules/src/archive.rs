@@ -505,7 +505,9 @@ pub fn tar_reader(name: &str, file: std::fs::File) -> Result<Box<dyn Read>, Arch
     if gzip || !xz && (lower.ends_with(".tar.gz") || lower.ends_with(".tgz")) {
         Ok(Box::new(flate2::read::MultiGzDecoder::new(buffered)))
     } else if xz || lower.ends_with(".tar.xz") || lower.ends_with(".txz") {
-        Ok(Box::new(xz2::read::XzDecoder::new_multi_decoder(buffered)))
+        Ok(Box::new(liblzma::read::XzDecoder::new_multi_decoder(
+            buffered,
+        )))
     } else if known.iter().any(|k| lower.ends_with(k)) {
         Ok(Box::new(buffered))
     } else {

@@ -68,7 +68,7 @@ pub fn read_module(path: &Path) -> Result<Modinfo, ModinfoError> {
 pub fn read_module_from(name: &str, reader: impl Read) -> Result<Modinfo, ModinfoError> {
     let mut bytes = Vec::new();
     if name.ends_with(".xz") {
-        xz2::read::XzDecoder::new_multi_decoder(reader).read_to_end(&mut bytes)?;
+        liblzma::read::XzDecoder::new_multi_decoder(reader).read_to_end(&mut bytes)?;
     } else if name.ends_with(".zst") {
         oci_layout::decompress::zstd(std::io::BufReader::new(reader))
             .map_err(|e| ModinfoError::Format(format!("zstd: {e}")))?
@@ -233,7 +233,8 @@ mod tests {
         let elf = fake_module(&[("vermagic", "5.14.0-503.40.1.el9_5.x86_64 SMP mod_unload")]);
         let dir = tempfile::tempdir().expect("tempdir");
         let xz = dir.path().join("m.ko.xz");
-        let mut enc = xz2::write::XzEncoder::new(std::fs::File::create(&xz).expect("create"), 6);
+        let mut enc =
+            liblzma::write::XzEncoder::new(std::fs::File::create(&xz).expect("create"), 6);
         enc.write_all(&elf).expect("write");
         enc.finish().expect("finish");
         assert_eq!(

@@ -13,7 +13,7 @@ pub(crate) fn decompressed<'a>(
     } else if oci_layout::decompress::is_zstd(head) {
         oci_layout::decompress::zstd(input)?
     } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z']) {
-        Box::new(xz2::bufread::XzDecoder::new_multi_decoder(input))
+        Box::new(liblzma::bufread::XzDecoder::new_multi_decoder(input))
     } else {
         Box::new(input)
     })
