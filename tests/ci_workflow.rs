@@ -1,5 +1,6 @@
-//! The GitHub Actions workflow for image pull requests: valid YAML of the right shape, shell
-//! steps that parse, and (where installed) clean under actionlint.
+//! The GitHub Actions workflows, for image pull requests and for imgbuild's releases: valid
+//! YAML of the right shape, shell steps that parse, and (where installed) clean under
+//! actionlint.
 
 mod common;
 
@@ -8,8 +9,15 @@ use std::process::Command;
 use common::repo_root;
 use serde_json::Value;
 
+/// Every workflow of the repository, by file name.
+const WORKFLOWS: [&str; 2] = ["images.yml", "release.yml"];
+
 fn workflow() -> (String, Value) {
-    let path = repo_root().join(".github/workflows/images.yml");
+    workflow_named("images.yml")
+}
+
+fn workflow_named(name: &str) -> (String, Value) {
+    let path = repo_root().join(".github/workflows").join(name);
     let text = std::fs::read_to_string(&path).expect("the workflow exists");
     let doc = yaml(&text).expect("the workflow is YAML");
     (text, doc)
@@ -46,6 +54,11 @@ fn workflow_has_the_affected_matrix_build_report_and_push() {
         "{affected_runs}"
     );
     assert!(affected_runs.contains("--json"), "{affected_runs}");
+    assert!(
+        affected_runs.contains("gh release download")
+            && affected_runs.contains("sha256sum --check --ignore-missing SHA256SUMS"),
+        "imgbuild comes from a release, checked against its sums: {affected_runs}"
+    );
     assert!(affected_runs.contains("matrix --diff"), "{affected_runs}");
     let checkout = steps(affected)
         .into_iter()
@@ -100,8 +113,70 @@ fn workflow_has_the_affected_matrix_build_report_and_push() {
 }
 
 #[test]
+fn a_tag_releases_the_static_binary_packages_sbom_and_sums() {
+    let (_, doc) = workflow_named("release.yml");
+    assert_eq!(doc["on"]["push"]["tags"][0], "v*");
+    assert_eq!(doc["permissions"]["contents"], "write");
+    let release = &doc["jobs"]["release"];
+    let script = runs(release);
+    for needed in [
+        "bash scripts/static-binary",
+        "bash scripts/package",
+        "--example cargo_sbom -- Cargo.lock imgbuild",
+        "--filter-platform x86_64-unknown-linux-musl",
+        ">SHA256SUMS",
+        "gh release create \"$GITHUB_REF_NAME\"",
+    ] {
+        assert!(script.contains(needed), "{needed}: {script}");
+    }
+    // The notes step's awk takes the tag's CHANGELOG section, and the section is there.
+    let notes = steps(release)
+        .into_iter()
+        .filter_map(|s| s["run"].as_str())
+        .find(|r| r.contains("CHANGELOG.md"))
+        .expect("a notes step");
+    let version = std::fs::read_to_string(repo_root().join("Cargo.toml"))
+        .expect("Cargo.toml")
+        .lines()
+        .find_map(|l| l.strip_prefix("version = \""))
+        .map(|v| v.trim_end_matches('"').to_owned())
+        .expect("a version");
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("target/dist")).expect("dist");
+    std::fs::copy(
+        repo_root().join("CHANGELOG.md"),
+        dir.path().join("CHANGELOG.md"),
+    )
+    .expect("changelog");
+    let out = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", notes])
+        .current_dir(dir.path())
+        .env("GITHUB_REF_NAME", format!("v{version}"))
+        .output()
+        .expect("bash");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written = std::fs::read_to_string(dir.path().join("target/dist/notes.md")).expect("notes");
+    assert!(written.contains("### Added"), "{written}");
+    assert!(
+        !written.contains(&format!("## {version}")),
+        "no heading: {written}"
+    );
+    assert!(!written.contains("## Unreleased"), "{written}");
+}
+
+#[test]
 fn every_run_step_is_valid_shell() {
-    let (_, doc) = workflow();
+    for file in WORKFLOWS {
+        let (_, doc) = workflow_named(file);
+        every_run_step_parses(&doc);
+    }
+}
+
+fn every_run_step_parses(doc: &Value) {
     let jobs = doc["jobs"].as_object().expect("jobs");
     for (name, job) in jobs {
         for step in steps(job) {
@@ -147,7 +222,7 @@ fn regex_free_expressions(script: &str) -> String {
 #[test]
 fn actionlint_where_installed() {
     let Ok(out) = Command::new("actionlint")
-        .arg(repo_root().join(".github/workflows/images.yml"))
+        .args(WORKFLOWS.map(|w| repo_root().join(".github/workflows").join(w)))
         .output()
     else {
         eprintln!("actionlint is not installed; the YAML and shell checks above still ran");

@@ -6,7 +6,10 @@
 //! image gives the same bytes. [`diff`] names what changed between an SBOM and an image.
 //!
 //! rpm's database is read too: SQLite (Rocky 9, rpm 4.16 and later) or Berkeley DB (Rocky 8).
+//!
+//! [`cargo`] writes the same format for imgbuild's own release: the crates its binary is made of.
 
+pub mod cargo;
 pub mod components;
 pub mod diff;
 pub mod document;
@@ -33,4 +36,7 @@ pub enum SbomError {
     /// Another format.
     #[error("bomFormat is {0:?}, not \"CycloneDX\"")]
     NotCycloneDx(String),
+    /// `cargo metadata` has no such binary's package among the workspace's.
+    #[error("no workspace package named {0:?} in cargo metadata's output")]
+    NoSuchPackage(String),
 }

@@ -88,6 +88,9 @@ pub struct Component {
     /// Its digests.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hashes: Vec<Hash>,
+    /// Its licences (an SPDX expression each).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub licenses: Vec<License>,
     /// What CycloneDX has no field for (`imgbuild:*`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub properties: Vec<Property>,
@@ -103,6 +106,7 @@ impl Component {
             version: None,
             purl: None,
             hashes: Vec::new(),
+            licenses: Vec::new(),
             properties: Vec::new(),
         }
     }
@@ -133,6 +137,13 @@ impl Component {
             .find(|h| h.alg == SHA_256)
             .map(|h| h.content.as_str())
     }
+}
+
+/// A licence as CycloneDX writes an SPDX expression.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct License {
+    /// `MIT OR Apache-2.0`.
+    pub expression: String,
 }
 
 /// CycloneDX's name of SHA-256.
