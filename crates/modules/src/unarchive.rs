@@ -1,8 +1,8 @@
 //! `unarchive`: extract tar, tar.gz, tgz, tar.xz or zip into the rootfs.
 //!
-//! Extract an archive (of the role, the rootfs, or the mirror) into the rootfs: a tar here, a
-//! zip with Ansible's own module in the image, and so a tar whose `exclude`, `include` or
-//! `extra_opts` beyond `--strip-components` need GNU tar's own reading of them.
+//! Extract an archive (of the role, the rootfs, or the mirror) into the rootfs: a tar here; a
+//! zip, or a tar whose `exclude`, `include` or `extra_opts` beyond `--strip-components` need
+//! GNU tar's own reading, with Ansible's own module in the image.
 
 use serde::{Deserialize, Serialize};
 
@@ -185,7 +185,7 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
     let (file, in_image) = open_source(src, remote, ctx)?;
     if extracted_by_ansible(args) {
         let staged = (!in_image).then_some(file);
-        return extract_zip(&p, staged, ctx);
+        return extract_with_ansible(&p, staged, ctx);
     }
     if ctx.check {
         return Ok(ModuleResult {
@@ -251,11 +251,11 @@ fn open_source(
 // with the image's tar or unzip, and with what Ansible's action gives it:
 // the task's arguments less `decrypt`, and an archive that is not the image's own file copied
 // into the image first, its `src` naming the copy. The module then needs the image's `unzip`
-// and `zipinfo`, and fails as under Ansible where they are missing.
+// and `zipinfo` (or GNU tar), and fails as under Ansible where they are missing.
 
-/// Extracts the archive `p` names with Ansible's module; `staged` is the archive to copy into the image first (`None`
-/// when `src` is the image's own file).
-fn extract_zip(
+/// Extracts the archive `p` names with Ansible's module; `staged` is the archive to copy into
+/// the image first (`None` when `src` is the image's own file).
+fn extract_with_ansible(
     p: &UnarchiveParams,
     staged: Option<std::fs::File>,
     ctx: &ModuleCtx,
