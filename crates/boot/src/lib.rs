@@ -198,7 +198,7 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
     let packing = Instant::now();
     let packed = pack_initrd(&root, &request.overlays, &initrd, secure_boot.is_some())?;
     let (vmlinuz, removal) = clear_while_booting(&root, &unpacked, &vmlinuz, work.path())?;
-    let compressed = file_size(&initrd);
+    let compressed = std::fs::metadata(&initrd).map_or(0, |m| m.len());
     let memory_mb = request
         .memory_mb
         .unwrap_or_else(|| sized_memory(packed.bytes, compressed));
@@ -535,7 +535,7 @@ fn pack_initrd(
         return write_initrd(root, overlays, initrd, Codec::Gzip);
     }
     let packed = write_initrd(root, overlays, initrd, Codec::Zstd)?;
-    if file_size(initrd) <= GRUB_ROOMY_INITRD {
+    if std::fs::metadata(initrd).map_or(0, |m| m.len()) <= GRUB_ROOMY_INITRD {
         return Ok(packed);
     }
     write_initrd(root, overlays, initrd, Codec::ZstdSmall)
@@ -580,11 +580,6 @@ fn write_initrd(
 /// The largest Secure Boot initrd packed at zstd's fast level and left so: Debian's signed GRUB
 /// loads a 450 MB initrd and runs out of memory on a 650 MB one.
 const GRUB_ROOMY_INITRD: u64 = 400 << 20;
-
-/// A file's size; 0 when it cannot be read.
-fn file_size(path: &Path) -> u64 {
-    std::fs::metadata(path).map_or(0, |m| m.len())
-}
 
 /// Memory for a VM whose root is the unpacked image in RAM: the files, the archive the kernel
 /// unpacks them from, and 1 GiB for the kernel and the services.

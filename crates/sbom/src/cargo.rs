@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
-use crate::model::{Bom, Component, Hash, Kind, License, Metadata, Tools, SPEC_VERSION};
+use crate::model::{Bom, Component, Hash, Kind, License};
 use crate::purl::encode;
 use crate::SbomError;
 
@@ -76,24 +76,9 @@ pub fn of_binary(metadata: &[u8], lock: &str, binary: &str) -> Result<Bom, SbomE
         .map(|p| crate_component(p, &checksums))
         .collect();
     components.sort_by(|a, b| a.bom_ref.cmp(&b.bom_ref));
-    let mut tool = Component::new(Kind::Application, "imgbuild");
-    tool.version = Some(env!("CARGO_PKG_VERSION").to_owned());
     let mut subject = crate_component(root, &checksums);
     subject.kind = Kind::Application;
-    Ok(Bom {
-        bom_format: "CycloneDX".to_owned(),
-        spec_version: SPEC_VERSION.to_owned(),
-        serial_number: None,
-        version: 1,
-        metadata: Metadata {
-            tools: Tools {
-                components: vec![tool],
-            },
-            component: subject,
-            properties: Vec::new(),
-        },
-        components,
-    })
+    Ok(Bom::by_imgbuild(subject, Vec::new(), components))
 }
 
 /// The ids of `root` and of every crate it reaches through normal dependencies.

@@ -7,7 +7,7 @@ use verify::image::Image;
 use verify::{Expect, Snapshot};
 
 use crate::components::{self, Distro};
-use crate::model::{props, Bom, Component, Hash, Kind, Metadata, Property, Tools, SPEC_VERSION};
+use crate::model::{props, Bom, Component, Hash, Kind, Property};
 use crate::SbomError;
 
 /// A file the build downloaded, as `mirror.lock` pins it.
@@ -43,8 +43,6 @@ pub fn build(snapshot: &Snapshot, inputs: &Inputs) -> Bom {
     parts.extend(inputs.downloads.iter().map(download));
     parts.sort_by(|a, b| (a.kind, &a.bom_ref, &a.name).cmp(&(b.kind, &b.bom_ref, &b.name)));
     parts.dedup_by(|a, b| a.bom_ref == b.bom_ref);
-    let mut tool = Component::new(Kind::Application, "imgbuild");
-    tool.version = Some(env!("CARGO_PKG_VERSION").to_owned());
     let mut subject = Component::new(Kind::Container, &inputs.name)
         .with(props::DISTRO, distro.as_ref().map(Distro::qualifier));
     subject.bom_ref = Some(format!("image:{}", inputs.name));
@@ -59,20 +57,7 @@ pub fn build(snapshot: &Snapshot, inputs: &Inputs) -> Bom {
             })
         })
         .collect();
-    Bom {
-        bom_format: "CycloneDX".to_owned(),
-        spec_version: SPEC_VERSION.to_owned(),
-        serial_number: None,
-        version: 1,
-        metadata: Metadata {
-            tools: Tools {
-                components: vec![tool],
-            },
-            component: subject,
-            properties,
-        },
-        components: parts,
-    }
+    Bom::by_imgbuild(subject, properties, parts)
 }
 
 fn download(d: &Download) -> Component {

@@ -25,6 +25,33 @@ pub struct Bom {
     pub components: Vec<Component>,
 }
 
+impl Bom {
+    /// A document imgbuild (this version) writes about `subject`, with its `properties` and
+    /// `components`.
+    pub fn by_imgbuild(
+        subject: Component,
+        properties: Vec<Property>,
+        components: Vec<Component>,
+    ) -> Self {
+        let mut tool = Component::new(Kind::Application, "imgbuild");
+        tool.version = Some(env!("CARGO_PKG_VERSION").to_owned());
+        Self {
+            bom_format: "CycloneDX".to_owned(),
+            spec_version: SPEC_VERSION.to_owned(),
+            serial_number: None,
+            version: 1,
+            metadata: Metadata {
+                tools: Tools {
+                    components: vec![tool],
+                },
+                component: subject,
+                properties,
+            },
+            components,
+        }
+    }
+}
+
 /// The document's subject and how it was made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Metadata {
