@@ -30,6 +30,21 @@ struct Package {
     source: Option<String>,
 }
 
+/// `Cargo.lock`, as far as the document needs it.
+#[derive(Deserialize)]
+struct Lock {
+    #[serde(default)]
+    package: Vec<LockedPackage>,
+}
+
+#[derive(Deserialize)]
+struct LockedPackage {
+    name: String,
+    version: String,
+    /// crates.io's sha256 of the crate; none for the workspace's own.
+    checksum: Option<String>,
+}
+
 #[derive(Deserialize)]
 struct Resolve {
     nodes: Vec<Node>,
@@ -68,7 +83,7 @@ pub fn of_binary(metadata: &[u8], lock: &str, binary: &str) -> Result<Bom, SbomE
         .filter_map(|id| packages.get(id.as_str()))
         .find(|p| p.name == binary)
         .ok_or_else(|| SbomError::NoSuchPackage(binary.to_owned()))?;
-    let checksums = lock_checksums(lock);
+    let checksums = lock_checksums(lock)?;
     let mut components: Vec<Component> = linked_crates(&metadata.resolve, &root.id)
         .into_iter()
         .filter(|id| *id != root.id)
@@ -99,26 +114,13 @@ fn linked_crates<'a>(resolve: &'a Resolve, root: &'a str) -> BTreeSet<&'a str> {
 }
 
 /// `(name, version)` to the checksum `Cargo.lock` holds for it (crates.io's sha256).
-fn lock_checksums(lock: &str) -> BTreeMap<(String, String), String> {
-    let mut checksums = BTreeMap::new();
-    let (mut name, mut version) = (None, None);
-    for line in lock.lines() {
-        let value = |key: &str| {
-            line.strip_prefix(key)
-                .and_then(|rest| rest.trim().strip_prefix('='))
-                .map(|v| v.trim().trim_matches('"').to_owned())
-        };
-        if line == "[[package]]" {
-            (name, version) = (None, None);
-        } else if let Some(v) = value("name ") {
-            name = Some(v);
-        } else if let Some(v) = value("version ") {
-            version = Some(v);
-        } else if let (Some(sum), Some(n), Some(v)) = (value("checksum "), &name, &version) {
-            checksums.insert((n.clone(), v.clone()), sum);
-        }
-    }
-    checksums
+fn lock_checksums(lock: &str) -> Result<BTreeMap<(String, String), String>, SbomError> {
+    let lock: Lock = toml::from_str(lock).map_err(|e| SbomError::Lock(e.to_string()))?;
+    Ok(lock
+        .package
+        .into_iter()
+        .filter_map(|p| Some(((p.name, p.version), p.checksum?)))
+        .collect())
 }
 
 /// A crate as a component: its purl as its reference, its checksum, its licence.
@@ -193,6 +195,12 @@ mod tests {
         assert_eq!(zlib.purl.as_deref(), Some("pkg:cargo/zlib@1.2.0"));
         assert_eq!(zlib.sha256(), Some("aa11"));
         assert_eq!(zlib.licenses[0].expression, "MIT OR Apache-2.0");
+    }
+
+    #[test]
+    fn a_lock_that_is_not_toml_is_refused() {
+        let err = of_binary(&metadata(), "[[package]\n", "app").expect_err("refused");
+        assert!(err.to_string().starts_with("Cargo.lock:"), "{err}");
     }
 
     #[test]

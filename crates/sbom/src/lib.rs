@@ -36,6 +36,9 @@ pub enum SbomError {
     /// Another format.
     #[error("bomFormat is {0:?}, not \"CycloneDX\"")]
     NotCycloneDx(String),
+    /// `Cargo.lock` is not TOML of the lock's shape.
+    #[error("Cargo.lock: {0}")]
+    Lock(String),
     /// `cargo metadata` has no such binary's package among the workspace's.
     #[error("no workspace package named {0:?} in cargo metadata's output")]
     NoSuchPackage(String),
