@@ -4,7 +4,8 @@
 //! registry and makes A's manifest without running a role. A layer missing from the registry,
 //! a record naming the wrong blob and a registry that is down each end in a correct image with
 //! a warning. A changed role runs with those after it while the ones before are hits, and what
-//! it builds over layers taken from the registry is what it builds over A's own. Needs root,
+//! it builds over layers taken from the registry is what it builds over A's own. `cache prune
+//! --registry` keeps what the last build used and deletes the rest. Needs root,
 //! debootstrap, docker-registry, python3 and openssl.
 
 mod common;
@@ -98,6 +99,47 @@ impl Site {
             .find(|e| e["event"] == "built")
             .expect("a built event");
         Build { built, log }
+    }
+
+    /// The cache repository, with rights to delete.
+    fn pruning_repository(&self) -> registry::Repository {
+        let reference = registry::Reference::parse(&self.repository).expect("reference");
+        let credentials = registry::Credentials::new(USER, PASSWORD);
+        registry::Repository::open_for_pruning(&reference, Some(credentials))
+    }
+
+    /// `imgbuild --json cache prune --registry <the cache> ARGS`.
+    fn prune(&self, args: &[&str]) -> std::process::Output {
+        let mut all = vec!["--json", "cache", "prune", "--registry", &self.repository];
+        all.extend_from_slice(args);
+        let envs: [(&str, &Path); 2] = [
+            ("IMGBUILD_CACHE", &self.work.path().join("pruner")),
+            ("REGISTRY_AUTH_FILE", &self.auth),
+        ];
+        imgbuild_env(&self.project, &all, &envs)
+    }
+
+    /// Writes under `tag` the record of a build of image `other` that started at `started_at`
+    /// and has not ended, as a running build leaves it.
+    fn put_build_record(&self, repository: &registry::Repository, tag: &str, started_at: u64) {
+        let record = serde_json::json!({
+            "image": "other", "started_at": started_at, "ended_at": null,
+            "succeeded": false, "tags": [],
+        });
+        let record = serde_json::to_vec(&record).expect("json");
+        let config = repository.push_bytes(&record).expect("push the record");
+        let empty = repository.push_bytes(b"{}").expect("push the empty blob");
+        let manifest = serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": {"mediaType": "application/vnd.imgbuild.layer-cache.build.v1+json",
+                       "digest": config, "size": record.len()},
+            "layers": [{"mediaType": "application/vnd.oci.empty.v1+json", "digest": empty, "size": 2}],
+        });
+        let manifest = serde_json::to_vec(&manifest).expect("json");
+        repository
+            .put_manifest(tag, &manifest, "application/vnd.oci.image.manifest.v1+json")
+            .expect("put the record");
     }
 
     /// `--cache-from` and `--cache-to`, both the site's cache repository.
@@ -199,6 +241,68 @@ fn runners_share_layers_through_a_registry() {
     changes(&site);
     faults(&site, &a);
     secrets(&site);
+    prune(&site);
+}
+
+/// `cache prune --registry`: a running build stops it; a dry run deletes nothing; pruning to
+/// the last build deletes every other build record (a killed one too) and every cache tag the
+/// last build did not use, and a runner with an empty disk still takes all the last build took.
+fn prune(site: &Site) {
+    let repository = site.pruning_repository();
+    let before = repository.tags().expect("tags");
+    let records: Vec<&String> = before.iter().filter(|t| t.starts_with("build-")).collect();
+    // A, C, D, E and F wrote the cache: each left its record.
+    assert_eq!(records.len(), 5, "{before:?}");
+
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    site.put_build_record(&repository, "build-other-running", now - 60);
+    let refused = site.prune(&["--keep", "1"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("a build of other is running"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(repository.tags().expect("tags").len(), before.len() + 1);
+
+    // Started 7 hours ago and never ended: a killed build, whose record goes.
+    site.put_build_record(&repository, "build-other-running", now - 7 * 3600);
+    let dry = site.prune(&["--keep", "1", "--dry-run"]);
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    let said: Value = serde_json::from_str(stdout(&dry).trim()).expect("json");
+    assert_eq!(said["deleted"], false);
+    assert_eq!(said["builds"].as_array().map(Vec::len), Some(5), "{said}");
+    assert_eq!(repository.tags().expect("tags").len(), before.len() + 1);
+
+    let pruned = site.prune(&["--keep", "1"]);
+    assert!(pruned.status.success(), "{}", stderr(&pruned));
+    let said: Value = serde_json::from_str(stdout(&pruned).trim()).expect("json");
+    assert_eq!(said, {
+        let mut dry = serde_json::from_str::<Value>(stdout(&dry).trim()).expect("json");
+        dry["deleted"] = true.into();
+        dry
+    });
+    let after = repository.tags().expect("tags");
+    // F's record, and the base and the two layers F took (role third, with no_log, is never
+    // shared).
+    assert_eq!(after.len(), 4, "{after:?}");
+    assert_eq!(after.iter().filter(|t| t.starts_with("build-")).count(), 1);
+    let g = site.build(
+        &site.runner("after-prune", false),
+        &["--cache-from", site.repository.as_str()],
+    );
+    assert_eq!(
+        g.sources(),
+        sources(&[
+            ("base", "registry"),
+            ("first", "registry"),
+            ("second", "registry"),
+            ("third", "built")
+        ])
+    );
 }
 
 /// A role with a `no_log` task is not shared, nor any role after it: what they register could

@@ -38,6 +38,8 @@ pub struct Client {
     credentials: Option<Credentials>,
     /// Ask tokens for push as well as pull.
     push: bool,
+    /// Ask tokens for delete too (pruning a cache).
+    delete: bool,
     authorization: Mutex<Option<String>>,
 }
 
@@ -94,8 +96,16 @@ impl Client {
             repository: reference.repository.clone(),
             credentials,
             push,
+            delete: false,
             authorization: Mutex::new(None),
         }
+    }
+
+    /// The same client, asking tokens for delete as well as pull and push.
+    pub(crate) fn allowing_delete(mut self) -> Self {
+        self.push = true;
+        self.delete = true;
+        self
     }
 
     /// `base/v2/<repository>/<path>`.
@@ -328,7 +338,11 @@ impl Client {
                 registry: self.registry.clone(),
                 detail: "its bearer challenge names no realm (token service)".into(),
             })?;
-        let actions = if self.push { "pull,push" } else { "pull" };
+        let actions = match (self.push, self.delete) {
+            (_, true) => "pull,push,delete",
+            (true, false) => "pull,push",
+            (false, false) => "pull",
+        };
         let scope = format!("repository:{}:{actions}", self.repository);
         let what = format!("the token service {realm}");
         let mut request = self.agent(realm, &what)?.get(realm).query("scope", &scope);

@@ -65,6 +65,14 @@ pub enum RegistryError {
         /// What to do.
         hint: String,
     },
+    /// The registry does not offer what was asked (a delete where deleting is off).
+    #[error("{what}: {hint}")]
+    Unsupported {
+        /// The request.
+        what: String,
+        /// What the registry said, and what to do.
+        hint: String,
+    },
     /// A local file could not be read or written.
     #[error("{what}: {source}")]
     Io {

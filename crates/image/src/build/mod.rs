@@ -35,6 +35,7 @@ use planner::Plan;
 
 use crate::base::{self, BaseRequest};
 use crate::cache::remote::RegistryCache;
+use crate::cache::remote_builds::BuildUse;
 use stack::{Stack, Stores};
 
 /// Step 1: the base (debootstrapped, pulled or read from an archive), as the first layers.
@@ -93,6 +94,15 @@ fn base(
     })
 }
 
+/// Says when the module-signing secret is given but no role of the recipe gets it.
+fn warn_of_unused_signing(settings: &Settings, signing_roles: &[String], reporter: &dyn Reporter) {
+    if settings.module_signing.is_some() && signing_roles.is_empty() {
+        reporter.event(&Event::Note {
+            message: format!("warning: --secret id=module-signing is given but no role of this recipe gets it: list the roles that build kernel modules in {} (default: {})", crate::signing::ROLES_VAR, crate::signing::DEFAULT_ROLES.join(", ")),
+        });
+    }
+}
+
 /// Builds `plan` and writes its outputs: the base, each role's layer, the image, verify and the
 /// report, then the outputs (only when verify passed).
 pub fn build(
@@ -104,6 +114,7 @@ pub fn build(
 ) -> Result<BuildReport, BuildError> {
     let started = Instant::now();
     let stores = Stores::open(settings)?;
+    let cache_use = BuildUse::begin(&settings.remote, &plan.image, reporter);
     let step = |what: String| reporter.event(&Event::Step { what });
     let request = BaseRequest::from_vars(&plan.vars)?;
     step(format!(
@@ -134,11 +145,7 @@ pub fn build(
         archive_to: outputs::streamed_archive(plan, settings),
         archive: None,
     };
-    if settings.module_signing.is_some() && roles.signing_roles.is_empty() {
-        reporter.event(&Event::Note {
-            message: format!("warning: --secret id=module-signing is given but no role of this recipe gets it: list the roles that build kernel modules in {} (default: {})", crate::signing::ROLES_VAR, crate::signing::DEFAULT_ROLES.join(", ")),
-        });
-    }
+    warn_of_unused_signing(settings, &roles.signing_roles, reporter);
     for role in &plan.roles {
         roles.add_layer(role, &mut stack)?;
     }
@@ -161,6 +168,9 @@ pub fn build(
     finish::report(plan, &made, started)?;
     step(format!("writing the outputs to {}", image.dir.display()));
     let outputs = outputs::write(plan, settings, &stores.blobs, &image, (files, archive))?;
+    if let Some(cache_use) = cache_use {
+        cache_use.end(true);
+    }
     Ok(BuildReport {
         image: plan.image.clone(),
         manifest: image.written.manifest.clone(),

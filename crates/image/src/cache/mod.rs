@@ -17,6 +17,8 @@ pub mod compile_share;
 mod gc;
 pub mod integrity;
 pub mod remote;
+pub mod remote_builds;
+pub mod remote_prune;
 mod verify;
 pub use gc::{default_limit, Collected};
 pub use verify::{Finding, Verified};

@@ -47,7 +47,7 @@ pub enum RemoteError {
 impl RemoteError {
     /// Whether the registry itself is out of reach (not one missing or wrong layer): then the
     /// build goes on without it rather than asking again for every layer.
-    fn registry_down(&self) -> bool {
+    pub(super) fn registry_down(&self) -> bool {
         matches!(
             self,
             RemoteError::Registry(
@@ -128,6 +128,8 @@ pub struct RemoteCache {
     to: Option<Side>,
     /// Tags whose layer was found wrong or incomplete: written again when built here.
     damaged: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    /// Tags this process's builds read or wrote (what their build records list).
+    used: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl RemoteCache {
@@ -149,7 +151,25 @@ impl RemoteCache {
             from: from.map(|r| side(r, false)).transpose()?,
             to: to.map(|r| side(r, true)).transpose()?,
             damaged: Default::default(),
+            used: Default::default(),
         })
+    }
+
+    /// The repository `--cache-to` names, unless it proved out of reach.
+    pub(super) fn written_repository(&self) -> Option<&registry::Repository> {
+        let side = self.to.as_ref()?;
+        (!side.down.load(Ordering::Relaxed)).then_some(&side.repository)
+    }
+
+    /// Every cache tag this process's builds read or wrote, in order.
+    pub(super) fn used_tags(&self) -> Vec<String> {
+        let used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        used.iter().cloned().collect()
+    }
+
+    fn mark_used(&self, tag: &str) {
+        let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        used.insert(tag.to_owned());
     }
 
     /// Whether layers are looked for in a registry.
@@ -208,6 +228,7 @@ impl RemoteCache {
             repository.blob_to_file(&record.blob.digest, &blob)?;
             crate::blobs::readable(&blob).map_err(io("storing a layer"))?;
         }
+        self.mark_used(tag);
         Ok(Some(record))
     }
 
@@ -236,6 +257,7 @@ impl RemoteCache {
             .unwrap_or_else(|e| e.into_inner())
             .contains(&record.tag);
         if !replace && !damaged && repository.has_manifest(&record.tag)? {
+            self.mark_used(&record.tag);
             return Ok(false);
         }
         let record_bytes = serde_json::to_vec(record).map_err(|e| io("a record")(e.into()))?;
@@ -251,13 +273,14 @@ impl RemoteCache {
             .to_string()
             .map_err(|e| RemoteError::Wrong(e.to_string()))?;
         repository.put_manifest(&record.tag, bytes.as_bytes(), crate::oci::MANIFEST)?;
+        self.mark_used(&record.tag);
         Ok(true)
     }
 
     /// What to tell of `error` met while reading (or writing) `what`'s layer, and whether to
     /// tell it: a registry out of reach is said once and then left alone for the rest of the
     /// build.
-    fn warning(&self, reading: bool, what: &str, error: &RemoteError) -> Option<String> {
+    pub(super) fn warning(&self, reading: bool, what: &str, error: &RemoteError) -> Option<String> {
         if error.registry_down() {
             let side = if reading { &self.from } else { &self.to };
             let side = side.as_ref()?;

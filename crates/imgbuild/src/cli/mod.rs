@@ -9,7 +9,7 @@ mod shared;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 pub use build::{BuildArgs, LayerCompression, OutputFormat};
-pub use shared::{parse_size, SecureBootArgs, VarArgs};
+pub use shared::{parse_age, parse_size, SecureBootArgs, VarArgs};
 
 use crate::progress::mode::Progress;
 
@@ -355,8 +355,14 @@ pub enum CacheAction {
     /// The cached layers: key, size, image role that made them.
     List,
     /// Remove layers no image's last build uses, blobs nothing names, and leftovers of
-    /// interrupted builds.
-    Prune,
+    /// interrupted builds; with --registry, the tags of a registry cache no recent build used.
+    ///
+    /// With --registry, every build that writes that cache (--cache-to) leaves a record of the
+    /// tags it used. Records of the builds kept (--keep, --older-than: either keeps) stay with
+    /// the tags they name; every other record and cache tag is deleted through the registry's
+    /// API (the registry frees their blobs in its own garbage collection). A build still
+    /// running stops it. Credentials as for --push; the registry must allow deletes.
+    Prune(PruneArgs),
     /// Check every entry in full (blobs and downloads hashed, layer and base folders against
     /// their stamps) and remove the damaged ones; exit 1 if any was.
     Verify,
@@ -369,6 +375,25 @@ pub enum CacheAction {
         #[arg(long, value_name = "SIZE", value_parser = parse_size, env = "IMGBUILD_CACHE_MAX")]
         max: Option<u64>,
     },
+}
+
+/// `cache prune`'s options.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("rule").args(["keep", "older_than"]).multiple(true)))]
+pub struct PruneArgs {
+    /// Prune this registry cache (docker://HOST/REPOSITORY, as --cache-to names it) instead of
+    /// the local cache.
+    #[arg(long, value_name = "REPOSITORY", requires = "rule")]
+    pub registry: Option<String>,
+    /// Keep what the last N builds of each image that ended well used.
+    #[arg(long, value_name = "N", requires = "registry")]
+    pub keep: Option<usize>,
+    /// Keep what builds that ended within AGE used (30d, 12h, 90m, 2w).
+    #[arg(long, value_name = "AGE", value_parser = parse_age, requires = "registry")]
+    pub older_than: Option<u64>,
+    /// Say what would be deleted, and delete nothing.
+    #[arg(long, requires = "registry")]
+    pub dry_run: bool,
 }
 
 /// Output formats of `matrix`.

@@ -104,9 +104,47 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("'{text}' is too large"))
 }
 
+/// Reads an age: a number with s, m, h, d or w (seconds, minutes, hours, days, weeks); its
+/// seconds.
+pub fn parse_age(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let digits = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(digits);
+    let seconds = match unit.trim() {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        "w" => 7 * 86_400,
+        _ => {
+            return Err(format!(
+                "'{text}' is not an age: write a number with s, m, h, d or w (for example 30d)"
+            ))
+        }
+    };
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not an age: it has no number (for example 30d)"))?;
+    number
+        .checked_mul(seconds)
+        .ok_or_else(|| format!("'{text}' is too long"))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{parse_age, parse_size};
+
+    #[test]
+    fn ages_have_a_unit() {
+        assert_eq!(parse_age("30d"), Ok(30 * 86_400));
+        assert_eq!(parse_age("90m"), Ok(5400));
+        assert_eq!(parse_age("2w"), Ok(14 * 86_400));
+        assert!(parse_age("30").is_err());
+        assert!(parse_age("d").is_err());
+        assert!(parse_age("3y").is_err());
+    }
 
     #[test]
     fn sizes_read_as_people_write_them() {

@@ -6,7 +6,7 @@ use anyhow::anyhow;
 use image::cache::LayerCache;
 
 use super::session::{cache_dir, cache_limit};
-use crate::cli::{CacheAction, CacheArgs};
+use crate::cli::{CacheAction, CacheArgs, PruneArgs};
 use crate::Failure;
 
 /// Lists or prunes the layer cache.
@@ -43,7 +43,10 @@ pub fn run(args: &CacheArgs, json: bool) -> Result<ExitCode, Failure> {
                 println!("{} layers in {}", entries.len(), cache_dir().display());
             }
         }
-        CacheAction::Prune => {
+        CacheAction::Prune(prune) if prune.registry.is_some() => {
+            return prune_registry(prune, json)
+        }
+        CacheAction::Prune(_) => {
             let pruned = cache.prune().map_err(|e| {
                 if e.kind() == std::io::ErrorKind::WouldBlock {
                     Failure::Run(anyhow!(
@@ -77,6 +80,57 @@ pub fn run(args: &CacheArgs, json: bool) -> Result<ExitCode, Failure> {
             );
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cache prune --registry`: the registry cache's build records and tags no kept build used,
+/// deleted (or listed, with `--dry-run`).
+fn prune_registry(args: &PruneArgs, json: bool) -> Result<ExitCode, Failure> {
+    use image::cache::remote_prune::{self, Keep, PruneError};
+    let text = args.registry.as_deref().unwrap_or_default();
+    let reference =
+        registry::Reference::parse(text).map_err(|e| Failure::Input(anyhow!("--registry: {e}")))?;
+    crate::settings::check_cache_repository(text)
+        .map_err(|e| Failure::Input(anyhow!("--registry: {e}")))?;
+    let keep = Keep {
+        last: args.keep,
+        within_seconds: args.older_than,
+    };
+    let pruned = remote_prune::prune(&reference, keep, args.dry_run).map_err(|e| match e {
+        PruneError::Running { .. } => Failure::Run(anyhow!("{text}: {e}")),
+        PruneError::Registry(e) => Failure::Run(anyhow!(e)),
+    })?;
+    let plan = &pruned.pruning;
+    if json {
+        let unreadable: Vec<serde_json::Value> = pruned
+            .unreadable
+            .iter()
+            .map(|(tag, why)| serde_json::json!({"tag": tag, "problem": why}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({"deleted": pruned.deleted, "builds": plan.builds, "tags": plan.tags, "kept_builds": plan.kept_builds, "kept_tags": plan.kept_tags, "unreadable": unreadable})
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let verb = if pruned.deleted {
+        "deleted"
+    } else {
+        "would delete"
+    };
+    for tag in plan.builds.iter().chain(&plan.tags) {
+        println!("{verb} {text}:{tag}");
+    }
+    for (tag, why) in &pruned.unreadable {
+        println!("left {text}:{tag}: {why}");
+    }
+    println!(
+        "{verb} {} build records and {} cache tags; kept {} build records and the {} cache tags they used",
+        plan.builds.len(),
+        plan.tags.len(),
+        plan.kept_builds,
+        plan.kept_tags
+    );
     Ok(ExitCode::SUCCESS)
 }
 
