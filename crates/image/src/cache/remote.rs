@@ -319,6 +319,15 @@ fn cache_manifest(
         record.blob.size,
         digest(&record.blob.digest)?,
     );
+    artifact_manifest(config, layer)
+}
+
+/// A cache artifact's manifest: `config` and its one `layer` (a cache record and its layer
+/// blob, or a build record and OCI's empty blob).
+pub(super) fn artifact_manifest(
+    config: Descriptor,
+    layer: Descriptor,
+) -> Result<ImageManifest, RemoteError> {
     ImageManifestBuilder::default()
         .schema_version(2u32)
         .media_type(MediaType::ImageManifest)

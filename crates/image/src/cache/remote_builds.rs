@@ -5,10 +5,10 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use oci_spec::image::{Descriptor, ImageManifestBuilder, MediaType};
+use oci_spec::image::{Descriptor, MediaType};
 use serde::{Deserialize, Serialize};
 
-use super::remote::{RemoteCache, RemoteError, ARTIFACT_TYPE};
+use super::remote::{RemoteCache, RemoteError};
 use engine::events::{Event, Reporter};
 
 /// The media type of a build record (the manifest's config).
@@ -172,14 +172,7 @@ fn build_manifest(
         EMPTY_BYTES.len() as u64,
         digest(empty)?,
     );
-    ImageManifestBuilder::default()
-        .schema_version(2u32)
-        .media_type(MediaType::ImageManifest)
-        .artifact_type(MediaType::Other(ARTIFACT_TYPE.into()))
-        .config(config)
-        .layers(vec![layer])
-        .build()
-        .map_err(|e| RemoteError::Wrong(e.to_string()))
+    super::remote::artifact_manifest(config, layer)
 }
 
 #[cfg(test)]
