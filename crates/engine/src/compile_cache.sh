@@ -9,6 +9,13 @@
 # An entry whose checksums do not match is removed and the compile runs again. Two builds that
 # miss the same key at once compile it once: the first holds the key's lock, the other waits.
 #
+# A configure probe named after its shell's PID (NVIDIA's conftest.sh compiles some three
+# hundred `conftest$$.c` against the kernel headers, each time a driver builds) is keyed with
+# that name taken out of its arguments and its source, and without the working folder: the
+# probe only asks whether the object is made. A probe that fails as a compile error does (exit
+# status 1, a fact of the source and the compiler, as its success is) is kept too, with its
+# messages, and served as the same failure.
+#
 # Set by the shim that sources this file: real (the compiler's path), cache (the entries'
 # folder), state (a folder of this sandbox's own, for the identity memo and the hit log).
 
@@ -52,13 +59,21 @@ for arg do
     esac
 done
 [ -n "$cacheable" ] && [ -n "$compile" ] && [ "$sources" = 1 ] && [ -f "$src" ] &&
-    [ -n "$out" ] && [ "$out" != - ] || passthrough "$@"
+    [ "$out" != - ] || passthrough "$@"
+probe=
+case ${src##*/} in
+    conftest[0-9]*.c)
+        probe=${src##*/}
+        probe=${probe%.c}
+        case $probe in conftest*[!0-9]*) passthrough "$@" ;; esac
+        command -v sed >/dev/null 2>&1 || passthrough "$@" ;;
+esac
 case $src in
-    # A probe named after its shell's PID (NVIDIA's conftest.sh): never the same key twice.
-    conftest[0-9]*.c | */conftest[0-9]*.c) passthrough "$@" ;;
     *.c | *.S | *.i | *.cc | *.cpp | *.cxx | *.C) ;;
     *) passthrough "$@" ;;
 esac
+# Without -o, the object is the source's name with .o, in the working folder (gcc's rule).
+[ -n "$out" ] || { out=${src##*/} && out=${out%.*}.o; }
 [ -n "$md" ] && [ -z "$dep" ] && dep=${out%.*}.d
 
 # The arguments without the output and the dependency options, with -E: the preprocessed
@@ -107,27 +122,52 @@ trap 'rm -rf "$work" ${lock:+"$lock"}' EXIT
 preprocess "$@" >"$work/i" 2>/dev/null || { rm -rf "$work"; passthrough "$@"; }
 grep -q '\.incbin' "$work/i" && { rm -rf "$work"; passthrough "$@"; }
 id=$(identity) || { rm -rf "$work"; passthrough "$@"; }
-key=$({
-    echo "imgbuild compile cache 1"
+# What the key hashes: for a probe, its PID-named file's name is `conftest#` throughout.
+key_input() {
+    if [ -n "$probe" ]; then
+        echo "imgbuild compile cache 1 probe"
+    else
+        echo "imgbuild compile cache 1"
+    fi
     echo "$id"
-    pwd -P
+    [ -n "$probe" ] || pwd -P
     printf '%s\n' "$@"
     echo "LANG=$LANG LC_ALL=$LC_ALL LC_MESSAGES=$LC_MESSAGES"
     cat "$work/i"
-} | sha256sum | cut -c1-64) || { rm -rf "$work"; passthrough "$@"; }
+}
+if [ -n "$probe" ]; then
+    key=$(key_input "$@" | sed "s/$probe/conftest#/g" | sha256sum | cut -c1-64)
+else
+    key=$(key_input "$@" | sha256sum | cut -c1-64)
+fi || { rm -rf "$work"; passthrough "$@"; }
 entry=$cache/$(echo "$key" | cut -c1-2)/$key
 
 # The sandbox's log: what each compile found, under which key (the registry cache shares the
 # entries a role used).
 note() { echo "$1 $key $src" >>"$state/log" 2>/dev/null; }
 
+# The entry's messages: a probe's name in them is the compile's own.
+messages() {
+    if [ -n "$probe" ]; then
+        sed "s/conftest#/$probe/g" "$entry/err"
+    else
+        cat "$entry/err"
+    fi
+}
+
 # A hit: when the entry's files are whole (their checksums match), they are copied to their
 # places, the compile's messages shown, and the shim ends. Otherwise it returns.
 serve() {
     [ -f "$entry/sums" ] && (cd "$entry" && sha256sum -c sums) >/dev/null 2>&1 || return 1
+    if [ -f "$entry/failed" ]; then
+        messages >&2
+        touch "$entry" 2>/dev/null
+        note hit
+        exit 1
+    fi
     if cp "$entry/obj" "$out.imgbuild-cc.$$" && mv -f "$out.imgbuild-cc.$$" "$out" &&
         { [ -z "$dep" ] || { cp "$entry/dep" "$dep.imgbuild-cc.$$" && mv -f "$dep.imgbuild-cc.$$" "$dep"; }; }; then
-        cat "$entry/err" >&2
+        messages >&2
         touch "$entry" 2>/dev/null
         note hit
         exit 0
@@ -152,20 +192,41 @@ if command -v flock >/dev/null 2>&1 && mkdir -p "${entry%/*}" 2>/dev/null &&
     serve "$@"
 fi
 
-# A miss: compile, then keep what the compile made (a folder renamed into place when whole).
+# keep WHAT: the entry of a compile, its messages (`err`) and what the function WHAT puts beside
+# them, renamed into place when whole.
+keep() {
+    note miss
+    mkdir -p "${entry%/*}" 2>/dev/null || return 0
+    stage=$(mktemp -d "${entry%/*}/.new.XXXXXX") || return 0
+    if keep_messages && "$1" && (cd "$stage" && set -- * && sha256sum -- "$@" >sums) &&
+        [ ! -e "$entry" ] && mv "$stage" "$entry"; then
+        return 0
+    fi
+    rm -rf "$stage"
+}
+# The compile's messages, a probe's name in them as in its key.
+keep_messages() {
+    if [ -n "$probe" ]; then
+        sed "s/$probe/conftest#/g" "$work/err" >"$stage/err"
+    else
+        cp "$work/err" "$stage/err"
+    fi
+}
+# What a compile made: the object and its dependency file.
+made() {
+    cp "$out" "$stage/obj" && { [ -z "$dep" ] || cp "$dep" "$stage/dep"; }
+}
+# A probe's compile error: served as the same failure.
+failed() { echo 1 >"$stage/failed"; }
+
+# A miss: compile, then keep what the compile made.
 "$real" "$@" 2>"$work/err" 9>&-
 status=$?
 cat "$work/err" >&2
-[ "$status" = 0 ] || exit "$status"
-[ -f "$out" ] && { [ -z "$dep" ] || [ -f "$dep" ]; } || exit 0
-note miss
-mkdir -p "${entry%/*}" 2>/dev/null || exit 0
-stage=$(mktemp -d "${entry%/*}/.new.XXXXXX") || exit 0
-if cp "$out" "$stage/obj" && cp "$work/err" "$stage/err" &&
-    { [ -z "$dep" ] || cp "$dep" "$stage/dep"; } &&
-    (cd "$stage" && sha256sum obj err $([ -z "$dep" ] || echo dep) >sums) &&
-    [ ! -e "$entry" ] && mv "$stage" "$entry"; then
-    exit 0
+if [ "$status" != 0 ]; then
+    [ -n "$probe" ] && [ "$status" = 1 ] && [ ! -e "$out" ] && keep failed
+    exit "$status"
 fi
-rm -rf "$stage"
+[ -f "$out" ] && { [ -z "$dep" ] || [ -f "$dep" ]; } || exit 0
+keep made
 exit 0

@@ -216,7 +216,7 @@ fn builds_missing_the_same_key_at_once_compile_it_once() {
 }
 
 #[test]
-fn links_probes_and_failures_run_the_compiler_as_it_is() {
+fn links_stdin_probes_and_failures_run_the_compiler_as_it_is() {
     let Some(bench) = Bench::new() else { return };
     bench.write("src/main.c", "int main(void) { return 0; }\n");
     let (rc, stderr) = bench.gcc(&["-o", "main", "main.c"]);
@@ -224,10 +224,6 @@ fn links_probes_and_failures_run_the_compiler_as_it_is() {
     assert!(bench.path("src/main").exists(), "a link runs");
     let (rc, _) = bench.gcc(&["-Werror", "-c", "-x", "c", "/dev/null", "-o", "probe.o"]);
     assert_eq!(rc, 0, "kbuild's cc-option probe compiles /dev/null");
-    bench.write("src/conftest4242.c", "int probe;\n");
-    let (rc, _) = bench.gcc(&["-c", "conftest4242.c", "-o", "conftest4242.o"]);
-    assert_eq!(rc, 0, "NVIDIA's conftest probe compiles, uncached");
-    assert!(bench.path("src/conftest4242.o").exists());
     bench.write("src/bad.c", "int f(void) { return nope; }\n");
     let (rc, stderr) = bench.gcc(&["-c", "-o", "bad.o", "bad.c"]);
     assert_eq!(rc, 1);
@@ -237,6 +233,66 @@ fn links_probes_and_failures_run_the_compiler_as_it_is() {
     assert_eq!(bench.stats(), CompileStats::default());
     assert!(walk(&bench.path("cache")).is_empty(), "nothing kept");
     assert!(walk(&bench.path("tmp")).is_empty(), "no work folder left");
+}
+
+/// Compiles NVIDIA's way a probe `conftest<pid>.c` of `code`, without `-o`: its exit code, its
+/// messages and whether the object was made.
+fn probe(bench: &Bench, pid: u32, code: &str) -> (i32, String, bool) {
+    let name = format!("conftest{pid}");
+    bench.write(&format!("src/{name}.c"), code);
+    let basename = format!("-DKBUILD_BASENAME=\"#{name}\"");
+    let (rc, stderr) = bench.gcc(&["-O2", &basename, "-c", &format!("{name}.c")]);
+    let object = bench.path(&format!("src/{name}.o"));
+    let made = object.exists();
+    let _ = std::fs::remove_file(object);
+    (rc, stderr, made)
+}
+
+#[test]
+fn a_probe_under_another_pid_hits_and_its_compile_error_is_served_again() {
+    let Some(bench) = Bench::new() else { return };
+    let present = "const char *p = KBUILD_BASENAME;\n";
+    assert_eq!(probe(&bench, 111, present), (0, String::new(), true));
+    assert_eq!(probe(&bench, 222, present), (0, String::new(), true));
+    let absent = "int f(void) { return nope; }\n";
+    let (rc, first, made) = probe(&bench, 333, absent);
+    assert_eq!((rc, made), (1, false));
+    assert!(first.contains("nope"), "{first}");
+    let (rc, again, made) = probe(&bench, 444, absent);
+    assert_eq!((rc, made), (1, false), "the probe fails again");
+    assert_eq!(
+        again,
+        first.replace("333", "444"),
+        "with the first failure's messages, naming this probe"
+    );
+    assert_eq!(
+        bench.stats(),
+        CompileStats {
+            hits: 2,
+            misses: 2,
+            damaged: 0
+        }
+    );
+    let (rc, _, made) = probe(&bench, 555, "int g(void) { return 1; }\n");
+    assert_eq!((rc, made), (0, true), "another probe compiles");
+    assert_eq!(bench.stats().misses, 3);
+}
+
+#[test]
+fn a_compile_without_o_writes_and_serves_the_source_s_object() {
+    let Some(bench) = Bench::new() else { return };
+    bench.write("src/two.c", "int two(void) { return 2; }\n");
+    let (rc, stderr) = bench.gcc(&["-c", "two.c"]);
+    assert_eq!(rc, 0, "{stderr}");
+    let first = std::fs::read(bench.path("src/two.o")).expect("two.o");
+    std::fs::remove_file(bench.path("src/two.o")).expect("rm");
+    let (rc, stderr) = bench.gcc(&["-c", "two.c"]);
+    assert_eq!(rc, 0, "{stderr}");
+    assert_eq!(
+        std::fs::read(bench.path("src/two.o")).expect("two.o"),
+        first
+    );
+    assert_eq!(bench.stats().hits, 1);
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
