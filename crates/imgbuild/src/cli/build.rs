@@ -85,7 +85,9 @@ pub struct BuildArgs {
     #[arg(long, value_enum, default_value_t = LayerCompression::Gzip, help_heading = "Outputs")]
     pub compression: LayerCompression,
     /// gzip level of the layers (1 fastest, 9 smallest).
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=9), help_heading = "Outputs")]
+    ///
+    /// A cached layer is kept as it was first written, whatever the level asked later.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=9), env = "IMGBUILD_GZIP_LEVEL", help_heading = "Outputs")]
     pub gzip_level: u32,
     /// Write one layer holding the whole rootfs instead of one per role.
     #[arg(long, help_heading = "Outputs")]
