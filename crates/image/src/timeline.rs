@@ -1,6 +1,8 @@
 //! A picture of where a build's time went, as `systemd-analyze plot` draws a boot: one row per
 //! image, its layers bar after bar on a time axis (the base, then each role: built, from the
-//! layer cache or from the registry cache), each built role split at its costliest tasks.
+//! layer cache or from the registry cache), each built role split at its costliest tasks and
+//! labelled with its compiles (how many the compile cache served), then what the build did after
+//! its roles (the last layers' writes, the build-only packages' removal, verify, the outputs).
 //! Written as `timeline.svg` beside each image's report (which links to it), and for all the
 //! images of a build with `build --timeline FILE.svg`, side by side.
 
@@ -37,7 +39,13 @@ fn escape(text: &str) -> String {
 pub fn svg(reports: &[&Report]) -> String {
     let longest = reports
         .iter()
-        .map(|r| r.layers.iter().map(|l| l.seconds).sum::<f64>())
+        .map(|r| {
+            r.layers
+                .iter()
+                .map(|l| l.seconds)
+                .sum::<f64>()
+                .max(r.seconds)
+        })
         .fold(0.0, f64::max);
     let px = scale(longest);
     let (row, top, left) = (46.0, 40.0, 180.0);
@@ -50,7 +58,7 @@ pub fn svg(reports: &[&Report]) -> String {
     );
     let _ = writeln!(
         out,
-        r#"<text x="10" y="20" font-size="13">where the build's time went: built (blue), layer cache (grey), registry cache (green); {longest:.1} s in all</text>"#
+        r#"<text x="10" y="20" font-size="13">where the build's time went: built (blue), layer cache (grey), registry cache (green), after the roles (orange); {longest:.1} s in all</text>"#
     );
     for tick in (0..=(longest as u64)).step_by(tick_step(longest)) {
         let x = left + tick as f64 * px;
@@ -93,12 +101,17 @@ fn image_row(out: &mut String, report: &Report, y: f64, (left, px): (f64, f64)) 
             (true, false) => "layer cache",
             (false, false) => "built",
         };
+        let compiles = compiles(layer);
         let _ = writeln!(
             out,
-            r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="30" fill="{}" stroke="white"><title>{}: {:.1} s ({state})</title></rect>"#,
+            r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="30" fill="{}" stroke="white"><title>{}: {:.1} s ({state}){}</title></rect>"#,
             colour(layer.cached, layer.from_registry),
             escape(&layer.role),
-            layer.seconds
+            layer.seconds,
+            compiles
+                .as_ref()
+                .map(|c| format!("; {c}"))
+                .unwrap_or_default()
         );
         if w > 40.0 {
             let _ = writeln!(
@@ -107,6 +120,14 @@ fn image_row(out: &mut String, report: &Report, y: f64, (left, px): (f64, f64)) 
                 x + 3.0,
                 y + 19.0,
                 escape(&layer.role)
+            );
+        }
+        if let Some(compiles) = compiles.filter(|_| w > 120.0) {
+            let _ = writeln!(
+                out,
+                r#"<text x="{:.1}" y="{:.1}" font-size="9">{compiles}</text>"#,
+                x + 3.0,
+                y + 29.0
             );
         }
         let mut costly: Vec<_> = layer.costs.iter().filter(|_| !layer.cached).collect();
@@ -123,6 +144,22 @@ fn image_row(out: &mut String, report: &Report, y: f64, (left, px): (f64, f64)) 
         }
         at += layer.seconds;
     }
+    let after = report.seconds - at;
+    if after > 0.05 {
+        let _ = writeln!(
+            out,
+            r##"<rect x="{:.1}" y="{y:.1}" width="{:.1}" height="30" fill="#fdae6b" stroke="white"><title>after the roles (the last layers written, build-only packages removed, verify, the outputs): {after:.1} s</title></rect>"##,
+            left + at * px,
+            (after * px).max(1.0)
+        );
+    }
+}
+
+/// What a built layer's compiles found in the compile cache, if it compiled anything.
+fn compiles(layer: &crate::report::LayerEntry) -> Option<String> {
+    let c = &layer.compiles;
+    let all = c.hits + c.misses;
+    (all > 0 && !layer.cached).then(|| format!("{all} compiles, {} from the compile cache", c.hits))
 }
 
 #[cfg(test)]
@@ -173,5 +210,31 @@ mod tests {
                 .expect("number")
         };
         assert!((width("nvidia") - 2.0 * width("base")).abs() < 0.5);
+    }
+
+    #[test]
+    fn a_built_layer_says_its_compiles_and_the_time_after_the_roles_is_drawn() {
+        let report: Report = serde_json::from_value(serde_json::json!({
+            "image": "debian", "manifest": "m", "config": "c", "kernel": null, "mofed": null,
+            "nvidia": null, "size": 1, "seconds": 100.0, "layers": [], "verify": null,
+        }))
+        .expect("report");
+        let mut nvidia = layer("nvidia", 80.0, false);
+        nvidia.compiles.hits = 190;
+        nvidia.compiles.misses = 2;
+        let report = Report {
+            layers: vec![layer("base", 10.0, true), nvidia],
+            ..report
+        };
+        let drawn = svg(&[&report]);
+        assert!(drawn.contains(
+            "<title>nvidia: 80.0 s (built); 192 compiles, 190 from the compile cache</title>"
+        ));
+        assert!(drawn.contains(">192 compiles, 190 from the compile cache</text>"));
+        assert!(drawn.contains("verify, the outputs): 10.0 s</title>"));
+        assert!(
+            !drawn.contains("base: 10.0 s (layer cache);"),
+            "nothing compiled"
+        );
     }
 }
