@@ -10,6 +10,8 @@
 
 #[path = "ansible_diff/case.rs"]
 mod case;
+#[path = "ansible_diff/oracle.rs"]
+mod oracle;
 #[path = "support/overlay.rs"]
 mod overlay;
 #[path = "ansible_diff/runs.rs"]
@@ -22,7 +24,7 @@ mod common;
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::{debootstrapped, repo_root, require_root, serve_dir, ANSIBLE_ROOTFS};
+use common::{debootstrapped, repo_root, require_root, serve_dir_on, ANSIBLE_ROOTFS};
 
 /// Paths that differ on every run whoever runs the role, so they say nothing about it.
 const IGNORED: &[&str] = &[
@@ -113,7 +115,8 @@ fn imgbuild_leaves_the_tree_ansible_playbook_leaves() {
         .prefix("imgbuild-ansible-diff-")
         .tempdir_in("/var/tmp")
         .expect("work dir");
-    let mirror = serve_dir(&fixtures.join("mirror"));
+    // One port run after run: the mirror's URL is part of a kept Ansible run's key.
+    let mirror = serve_dir_on(&fixtures.join("mirror"), 47_813);
     // One project for every case: the fixture roles, a recipe each.
     let project = work.path().join("project");
     std::fs::create_dir_all(project.join("images")).expect("images");
@@ -149,11 +152,14 @@ fn imgbuild_leaves_the_tree_ansible_playbook_leaves() {
         };
         std::fs::write(project.join(format!("images/{name}.yml")), recipe).expect("recipe");
     }
+    let oracle = oracle::Oracle::new("ansible-diff", &[&fixtures], &lower);
     let expect = case::Expect {
         label: "ansible-diff",
         ignored: IGNORED,
         deliberate: DELIBERATE,
         open: OPEN,
+        oracle: oracle.as_ref(),
+        mirror: &mirror,
     };
     let failing = expect.run_all(&names, &project, &fixtures, &lower, work.path());
     if !failing.is_empty() {

@@ -12,6 +12,8 @@
 
 #[path = "ansible_diff/case.rs"]
 mod case;
+#[path = "ansible_diff/oracle.rs"]
+mod oracle;
 #[path = "support/overlay.rs"]
 mod overlay;
 #[path = "ansible_diff/runs.rs"]
@@ -25,7 +27,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{repo_root, running_as_root, serve_dir};
+use common::{repo_root, running_as_root, serve_dir_on};
 
 /// Paths that differ on every run whoever runs the role, so they say nothing about it.
 const IGNORED: &[&str] = &[
@@ -98,7 +100,8 @@ fn imgbuild_runs_dnf_as_ansible_playbook_does() {
         .prefix("imgbuild-el-diff-")
         .tempdir_in("/var/tmp")
         .expect("work dir");
-    let mirror = serve_dir(&served);
+    // One port run after run: the mirror's URL is part of a kept Ansible run's key.
+    let mirror = serve_dir_on(&served, 47_814);
     let project = work.path().join("project");
     std::fs::create_dir_all(project.join("images")).expect("images");
     let copied = Command::new("cp")
@@ -126,11 +129,14 @@ fn imgbuild_runs_dnf_as_ansible_playbook_does() {
         )
         .expect("recipe");
     }
+    let oracle = oracle::Oracle::new("el-diff", &[&fixtures, &served], &lower);
     let expect = case::Expect {
         label: "el-diff",
         ignored: IGNORED,
         deliberate: DELIBERATE,
         open: OPEN,
+        oracle: oracle.as_ref(),
+        mirror: &mirror,
     };
     let failing = expect.run_all(&names, &project, &fixtures, &lower, work.path());
     if !failing.is_empty() {

@@ -3,11 +3,12 @@
 //! at a time: shared by the Debian harness (`tests/ansible_diff.rs`) and the EL one
 //! (`tests/el_diff.rs`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::Mutex;
 use std::time::Instant;
 
+use crate::oracle::Oracle;
 use crate::{runs, tree};
 
 /// What a harness expects besides equal trees.
@@ -20,6 +21,10 @@ pub struct Expect<'a> {
     pub deliberate: &'a [(&'a str, &'a str, &'a str)],
     /// Cases still differing, with what differs: the open work.
     pub open: &'a [(&'a str, &'a str)],
+    /// Ansible's runs kept from earlier test runs, if any.
+    pub oracle: Option<&'a Oracle>,
+    /// The mirror the recipes name (part of a kept run's key).
+    pub mirror: &'a str,
 }
 
 /// The cases: one folder each below `roles/` (but `_name`), sorted; the environment variable
@@ -76,15 +81,8 @@ impl Expect<'_> {
             lower,
             scratch: &scratch,
         };
-        let (a_side, b_side) = (
-            runs::Side::new(&scratch.join("ansible")),
-            runs::Side::new(&scratch.join("imgbuild")),
-        );
-        let (a_out, b_out) = std::thread::scope(|s| {
-            let a = s.spawn(|| runs::ansible(&case, &a_side));
-            let b = runs::imgbuild(&case, &b_side);
-            (a.join().expect("ansible run"), b)
-        });
+        let b_side = runs::Side::new(&scratch.join("imgbuild"));
+        let (a_out, b_out, a_upper) = self.run_both(&case, &b_side);
         let log = |file: &str, out: &Output| {
             let text = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
             std::fs::write(scratch.join(file), text).expect("log");
@@ -108,7 +106,7 @@ impl Expect<'_> {
             ));
         }
         let a_tree = tree::Layered {
-            upper: &a_side.upper,
+            upper: &a_upper,
             lower,
         };
         let b_tree = tree::Layered {
@@ -141,6 +139,24 @@ impl Expect<'_> {
             return problems;
         }
         self.judge(name, differences, &scratch)
+    }
+
+    /// Runs the case with `ansible-playbook` (or takes its kept run) and, beside it, with
+    /// imgbuild on `b_side`: their outputs, and the folder of what Ansible wrote.
+    fn run_both(&self, case: &runs::Case, b_side: &runs::Side) -> (Output, Output, PathBuf) {
+        if let Some(kept) = self.oracle.and_then(|o| o.kept(case.name, self.mirror)) {
+            return (kept.output, runs::imgbuild(case, b_side), kept.upper);
+        }
+        let a_side = runs::Side::new(&case.scratch.join("ansible"));
+        let (a_out, b_out) = std::thread::scope(|s| {
+            let a = s.spawn(|| runs::ansible(case, &a_side));
+            let b = runs::imgbuild(case, b_side);
+            (a.join().expect("ansible run"), b)
+        });
+        if let Some(oracle) = self.oracle {
+            oracle.keep(case.name, self.mirror, &a_side.upper, &a_out);
+        }
+        (a_out, b_out, a_side.upper)
     }
 
     /// The differences not expected on purpose, and the expectations that did not show.
