@@ -22,13 +22,22 @@ impl Planner<'_> {
         if texts.is_empty() {
             return IndexMap::new();
         }
-        let queue: Vec<String> = texts
+        let mut queue: Vec<String> = texts
             .iter()
             .flat_map(|(text, expr)| {
                 let expr = *expr && !crate::template::is_template(text);
                 self.templar.referenced_names(text, expr)
             })
             .collect();
+        // `vars` and `hostvars` read variables by names only known as they are read
+        // (`hostvars[host]['ansible_connection']`, `vars[item]`): the build gets them all.
+        if queue
+            .iter()
+            .any(|name| name == "vars" || name == "hostvars")
+        {
+            let full = self.full(scope);
+            queue.extend(full.names().into_iter().map(str::to_owned));
+        }
         self.values_of(queue, scope)
     }
 

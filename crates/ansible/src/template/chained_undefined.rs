@@ -25,6 +25,15 @@ static GUARD: LazyLock<Regex> = LazyLock::new(|| {
         .expect("a valid pattern")
 });
 
+/// The rest of an `extract(NAME, ...)` call after NAME, and of a parenthesis around it:
+/// Ansible's `extract` hands an undefined container on as undefined, so a guard after the call
+/// guards NAME.
+static EXTRACT_REST: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*(?:,[^()]*)?\)(?:\s*\))?").expect("a valid pattern"));
+
+static EXTRACT_BEFORE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\bextract\s*\(\s*$").expect("a valid pattern"));
+
 static ANY_GUARD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\|\s*(?:default|d)\b|\bis\s+(?:not\s+)?(?:defined|undefined)\b")
         .expect("a valid pattern")
@@ -48,7 +57,16 @@ pub(super) fn only_guarded(text: &str, name: &str) -> bool {
         })
         .map(|(at, _)| at + name.len())
         .collect();
-    !uses.is_empty() && uses.iter().all(|end| GUARD.is_match(&text[*end..]))
+    let guarded = |start: usize, end: usize| {
+        let rest = &text[end..];
+        let after_extract = EXTRACT_BEFORE
+            .is_match(&text[..start])
+            .then(|| EXTRACT_REST.find(rest))
+            .flatten()
+            .map(|call| &rest[call.end()..]);
+        GUARD.is_match(rest) || after_extract.is_some_and(|rest| GUARD.is_match(rest))
+    };
+    !uses.is_empty() && uses.iter().all(|end| guarded(end - name.len(), *end))
 }
 
 impl Templar {
@@ -104,5 +122,12 @@ mod tests {
         assert!(!only_guarded("{{ m.a }}", "m"));
         assert!(!only_guarded("{{ other.m | default(1) }}", "m"));
         assert!(!only_guarded("{{ mm.a | default(1) }}", "m"));
+        assert!(only_guarded("'k' | extract(m) | default('a')", "m"));
+        assert!(only_guarded(
+            "('k' | extract(m, 'x')).y | default('a')",
+            "m"
+        ));
+        assert!(!only_guarded("'k' | extract(m) | length", "m"));
+        assert!(!only_guarded("'k' | other(m) | default('a')", "m"));
     }
 }

@@ -2,10 +2,9 @@
 
 use std::sync::{Mutex, OnceLock};
 
-use base64::Engine as _;
 use minijinja::value::ValueKind;
 use minijinja::value::{Kwargs, Rest};
-use minijinja::{Error, ErrorKind, State, Value};
+use minijinja::{Error, ErrorKind, Value};
 use regex::{Regex, RegexBuilder};
 use sha2::Digest;
 
@@ -37,14 +36,15 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("to_yaml", to_yaml);
     env.add_filter("to_nice_yaml", to_nice_yaml);
     env.add_filter("from_yaml", from_yaml);
-    env.add_filter("b64encode", b64encode);
-    env.add_filter("b64decode", b64decode);
+    env.add_filter("b64encode", super::b64_filters::b64encode);
+    env.add_filter("b64decode", super::b64_filters::b64decode);
     env.add_filter("hash", hash);
     env.add_filter("sha1", |v: String| hash(v, Some("sha1".into())));
     env.add_filter("checksum", |v: String| hash(v, Some("sha1".into())));
     env.add_filter("ternary", ternary);
+    env.add_filter("extract", extract);
     env.add_filter("quote", quote);
-    env.add_filter("combine", combine);
+    env.add_filter("combine", super::combine_filter::combine);
     env.add_filter("dict2items", dict2items);
     env.add_filter("items2dict", items2dict);
     env.add_filter("version_sort", version_sort);
@@ -102,17 +102,17 @@ fn mandatory(value: Value, msg: Option<String>) -> Result<Value, Error> {
     Ok(value)
 }
 
-fn to_bool(value: Value) -> bool {
+/// `bool`: Ansible's truth of a word (`yes`, `on`, `1`, `true`) or the number 1; None stays None.
+fn to_bool(value: Value) -> Value {
     if let Some(s) = value.as_str() {
-        return ansible_bool_str(s);
+        return Value::from(ansible_bool_str(s));
     }
-    match value.kind() {
-        minijinja::value::ValueKind::Bool => value.is_true(),
-        minijinja::value::ValueKind::Number => {
-            i64::try_from(value).map(|n| n == 1).unwrap_or(false)
-        }
+    Value::from(match value.kind() {
+        ValueKind::None => return value,
+        ValueKind::Bool => value.is_true(),
+        ValueKind::Number => f64::try_from(value).is_ok_and(|n| n == 1.0),
         _ => false,
-    }
+    })
 }
 
 fn to_int(value: Value, default: Option<i64>, kwargs: Kwargs) -> Result<i64, Error> {
@@ -437,17 +437,6 @@ fn from_yaml(value: String) -> Result<Value, Error> {
     Ok(Value::from_serialize(node.to_json()))
 }
 
-fn b64encode(value: String) -> String {
-    base64::engine::general_purpose::STANDARD.encode(value.as_bytes())
-}
-
-fn b64decode(value: String) -> Result<String, Error> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(value.trim().as_bytes())
-        .map_err(|e| invalid(format!("b64decode: not base64: {e}")))?;
-    String::from_utf8(bytes).map_err(|_| invalid("b64decode: the decoded bytes are not UTF-8 text"))
-}
-
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -464,10 +453,35 @@ fn hash(value: String, algorithm: Option<String>) -> Result<String, Error> {
         "sha512" => hex(&sha2::Sha512::digest(data)),
         other => {
             return Err(invalid(format!(
-                "hash('{other}') is not supported; use md5, sha1, sha256, sha224, sha384 or sha512"
+                "unsupported hash type {other} (Python's hashlib's words; imgbuild has md5, sha1, sha224, sha256, sha384 and sha512)"
             )))
         }
     })
+}
+
+/// `extract(container, morekeys=None)`: `container[item]`, then each of `morekeys` (a list, or
+/// one key) in turn, read as Jinja's `getitem` reads them (an item, else an attribute, else
+/// undefined). Native, so that a lazy mapping (`hostvars`) is read where it is, not copied to
+/// Python.
+fn extract(item: Value, container: Value, morekeys: Option<Value>) -> Result<Value, Error> {
+    let mut keys = vec![item];
+    match morekeys {
+        None => {}
+        Some(more) if more.kind() == ValueKind::Seq => keys.extend(more.try_iter()?),
+        Some(more) => keys.push(more),
+    }
+    // Ansible's undefined gives itself for any item, and a key that is not there is undefined:
+    // `| default()` after it decides.
+    Ok(keys.into_iter().fold(container, |value, key| {
+        if value.is_undefined() {
+            return value;
+        }
+        let found = value.get_item(&key).unwrap_or(Value::UNDEFINED);
+        match (found.is_undefined(), key.as_str()) {
+            (true, Some(name)) => value.get_attr(name).unwrap_or(Value::UNDEFINED),
+            _ => found,
+        }
+    }))
 }
 
 fn ternary(value: Value, yes: Value, no: Value, none: Option<Value>) -> Value {
@@ -494,50 +508,6 @@ pub fn shlex_quote(value: &str) -> String {
     } else {
         format!("'{}'", value.replace('\'', "'\"'\"'"))
     }
-}
-
-fn combine(
-    state: &State,
-    value: Value,
-    others: Rest<Value>,
-    kwargs: Kwargs,
-) -> Result<Value, Error> {
-    let recursive: Option<bool> = kwargs.get("recursive")?;
-    let list_merge: Option<String> = kwargs.get("list_merge")?;
-    kwargs.assert_all_used()?;
-    let _ = state;
-    fn merge(into: &mut serde_json::Value, from: serde_json::Value, recursive: bool, append: bool) {
-        match (into, from) {
-            (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
-                for (k, v) in b {
-                    match a.get_mut(&k) {
-                        Some(existing)
-                            if recursive
-                                && (existing.is_object() || (append && existing.is_array())) =>
-                        {
-                            merge(existing, v, recursive, append)
-                        }
-                        _ => {
-                            a.insert(k, v);
-                        }
-                    }
-                }
-            }
-            (serde_json::Value::Array(a), serde_json::Value::Array(b)) if append => a.extend(b),
-            (slot, from) => *slot = from,
-        }
-    }
-    let mut result = json_of(&value)?;
-    let append = list_merge.as_deref() == Some("append");
-    for other in others.iter() {
-        merge(
-            &mut result,
-            json_of(other)?,
-            recursive.unwrap_or(false),
-            append,
-        );
-    }
-    Ok(Value::from_serialize(&result))
 }
 
 fn dict2items(value: Value, kwargs: Kwargs) -> Result<Value, Error> {

@@ -17,6 +17,26 @@ impl LazyContext {
         hostvars(self)
     }
 
+    /// `vars`, and `hostvars[inventory_hostname]`: the variables as a mapping (see [`VarsView`]).
+    pub(super) fn vars_view(self: &Arc<Self>) -> Value {
+        Value::from_object(VarsView {
+            context: self.clone(),
+        })
+    }
+
+    /// A name read as a key of the variables' mapping: its value as [`LazyContext::resolve`]
+    /// gives it, but a name that is no variable is a key the mapping lacks (undefined, as
+    /// Ansible's `hostvars[host]['x']` is), not an undefined variable the render reports, so
+    /// that `| default` after it decides, as under Ansible.
+    fn resolve_key(self: &Arc<Self>, name: &str) -> Option<Value> {
+        let before = self.lock().missing.len();
+        let found = self.resolve(name);
+        if found.is_none() {
+            self.lock().missing.truncate(before);
+        }
+        found
+    }
+
     /// A mapping of the scope the build may add keys to (see [`OpenMapping`]).
     pub(super) fn open_mapping(self: &Arc<Self>, known: &serde_json::Value) -> Value {
         Value::from_object(OpenMapping {
@@ -36,7 +56,7 @@ fn hostvars(context: &Arc<LazyContext>) -> Value {
             _ => None,
         })
         .unwrap_or_else(|| "localhost".into());
-    let vars = Value::from_dyn_object(context.clone());
+    let vars = context.vars_view();
     let localhost = match host.as_str() {
         "localhost" => vars.clone(),
         _ => Value::from_object(ImplicitLocalhost {
@@ -70,7 +90,7 @@ impl Object for ImplicitLocalhost {
         let name = key.as_str()?;
         match Self::OWN.iter().find(|(own, _)| *own == name) {
             Some((_, value)) => Some(Value::from(*value)),
-            None => self.context.resolve(name),
+            None => self.context.resolve_key(name),
         }
     }
 
@@ -80,6 +100,36 @@ impl Object for ImplicitLocalhost {
         let own = |n: &&str| Self::OWN.iter().any(|(o, _)| o == n);
         names.extend(theirs.into_iter().filter(|n| !own(n)).map(Value::from));
         Enumerator::Values(names)
+    }
+}
+
+/// The render whose variables `value` is a view of, if it is one (`vars`,
+/// `hostvars[inventory_hostname]`).
+pub(super) fn context_of(value: &Value) -> Option<Arc<LazyContext>> {
+    value
+        .downcast_object_ref::<VarsView>()
+        .map(|view| view.context.clone())
+}
+
+/// The variables seen as a mapping (`vars`, `hostvars[inventory_hostname]`): a key is a
+/// variable's value, resolved as the render reads it.
+#[derive(Debug)]
+struct VarsView {
+    context: Arc<LazyContext>,
+}
+
+impl Object for VarsView {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        self.context.resolve_key(key.as_str()?)
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        let names = self.context.scope.names();
+        Enumerator::Values(names.into_iter().map(Value::from).collect())
     }
 }
 

@@ -2,8 +2,10 @@
 //! detection, strict undefined naming the variable, native types for `"{{ expr }}"`, and
 //! deferred results for what only the build can know.
 
+mod b64_filters;
 mod backslashes;
 mod chained_undefined;
+mod combine_filter;
 mod environment;
 mod error;
 mod expression;

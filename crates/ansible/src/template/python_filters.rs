@@ -100,26 +100,37 @@ fn sum(items: Value, kwargs: Kwargs) -> Result<Value, Error> {
     Ok(Value::from(floats.iter().sum::<f64>()))
 }
 
-/// `flatten(levels)`: nested lists flattened (`levels` deep when given), None dropped.
+/// `flatten(levels, skip_nulls=True)`: nested lists flattened (`levels` deep when given), with
+/// None, 'None' and 'null' left out unless `skip_nulls` is false.
 fn flatten(value: Value, levels: Option<usize>, kwargs: Kwargs) -> Result<Value, Error> {
     let levels = match kwargs.get::<Option<usize>>("levels")? {
         Some(l) => Some(l),
         None => levels,
     };
-    let _: Option<bool> = kwargs.get("skip_nulls")?;
+    // Ansible's skip_nulls (default true) leaves out None and the texts 'None' and 'null'.
+    let skip_nulls = kwargs.get::<Option<bool>>("skip_nulls")?.unwrap_or(true);
     kwargs.assert_all_used()?;
-    fn walk(value: &Value, depth: Option<usize>, out: &mut Vec<Value>) -> Result<(), Error> {
+    fn walk(
+        value: &Value,
+        depth: Option<usize>,
+        skip_nulls: bool,
+        out: &mut Vec<Value>,
+    ) -> Result<(), Error> {
         for item in value.try_iter()? {
+            let null = item.is_none() || matches!(item.as_str(), Some("None" | "null"));
+            if skip_nulls && null {
+                continue;
+            }
             if item.kind() == ValueKind::Seq && depth.is_none_or(|d| d > 0) {
-                walk(&item, depth.map(|d| d - 1), out)?;
-            } else if !item.is_none() {
+                walk(&item, depth.map(|d| d - 1), skip_nulls, out)?;
+            } else {
                 out.push(item);
             }
         }
         Ok(())
     }
     let mut out = Vec::new();
-    walk(&value, levels, &mut out)?;
+    walk(&value, levels, skip_nulls, &mut out)?;
     Ok(Value::from(out))
 }
 
@@ -385,6 +396,24 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flatten_skips_nulls_as_ansible_does_unless_asked_not_to() {
+        let mut env = minijinja::Environment::new();
+        register(&mut env);
+        let render = |t: &str| env.render_str(t, ()).expect("render");
+        let list = "[1, none, 'None', [3, ['null', [5]]], 7]";
+        assert_eq!(
+            render(&format!("{{{{ {list} | flatten }}}}")),
+            "[1, 3, 5, 7]"
+        );
+        assert_eq!(
+            render(&format!(
+                "{{{{ {list} | flatten(levels=1, skip_nulls=False) }}}}"
+            )),
+            "[1, None, \"None\", 3, [\"null\", [5]], 7]"
+        );
+    }
 
     #[test]
     fn python_results() {

@@ -488,7 +488,7 @@ fn with_trailing_newlines(source: &str, mut text: String) -> String {
 }
 
 /// Whether a list or mapping holds an undefined value at any depth.
-fn holds_undefined(value: &Value) -> bool {
+pub(super) fn holds_undefined(value: &Value) -> bool {
     match value.kind() {
         minijinja::value::ValueKind::Seq | minijinja::value::ValueKind::Iterable => value
             .try_iter()
@@ -561,7 +561,7 @@ impl LazyContext {
         }
         let compiled = self.templar.env.compile_expression(expr).ok()?;
         let value = compiled.eval(Value::from_dyn_object(self.clone())).ok()?;
-        value.downcast_object_ref::<LazyContext>()?;
+        super::hostvars::context_of(&value)?;
         Some(value)
     }
 
@@ -644,7 +644,7 @@ impl LazyContext {
     /// the build may return, or a missing variable (`None`, recorded with its chain).
     fn not_in_scope(self: &Arc<Self>, name: &str) -> Option<Value> {
         if name == "vars" {
-            return Some(Value::from_dyn_object(self.clone()));
+            return Some(self.vars_view());
         }
         if name == "hostvars" {
             return Some(self.hostvars());

@@ -142,12 +142,30 @@ fn ansible_filters() {
         ("{{ nope | default('d') }}", json!("d")),
         ("{{ nope | d('d') }}", json!("d")),
         ("{{ 'yes' | bool }}", json!(true)),
+        ("{{ None | bool is none }}", json!(true)),
+        (
+            "{{ [7 | bool, 1 | bool, 'TrUe' | bool] }}",
+            json!([false, true, true]),
+        ),
         ("{{ '42' | int + 1 }}", json!(43)),
         ("{{ 5 | string }}", json!("5")),
         ("{{ {'a': 1} | to_json }}", json!("{\"a\": 1}")),
         ("{{ '[1,2]' | from_json }}", json!([1, 2])),
         ("{{ 'hi' | b64encode }}", json!("aGk=")),
         ("{{ 'aGk=' | b64decode }}", json!("hi")),
+        (
+            "{{ 'Aé\n' | b64encode(encoding='utf-16-le') }}",
+            json!("QQDpAAoA"),
+        ),
+        (
+            "{{ 'QQDpAAoA' | b64decode(encoding='UTF_16_LE') }}",
+            json!("Aé\n"),
+        ),
+        (
+            "{{ 'Aé' | b64encode(encoding='utf-16') | b64decode(encoding='utf-16') }}",
+            json!("Aé"),
+        ),
+        ("{{ 'Aé' | b64encode(encoding='latin-1') }}", json!("Qek=")),
         (
             "{{ 'abc' | hash('sha256') }}",
             json!("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
@@ -618,6 +636,18 @@ fn hostvars_localhost_is_the_implicit_controller_host() {
         &sc,
     );
     assert_eq!(got, Ok(Some(json!("local lab localhost node-image"))));
+    let got = render(
+        &t,
+        "{{ ['localhost'] | map('extract', hostvars, 'ansible_connection') | list }} {{ [1, 0] | map('extract', ['x', 'y']) | join }} {{ 'a' | extract({'a': {'b': [5, 6]}}, ['b', 1]) }}",
+        &sc,
+    );
+    assert_eq!(got, Ok(Some(json!("['local'] yx 6"))));
+    let got = render(
+        &t,
+        "{{ 'k' | extract(nothing) | default('a') }}{{ 'k' | extract({'k': 1}, 'no') | default('b') }}{{ ('no' | extract(hostvars)).x | default('c') }}{{ ('localhost' | extract(hostvars, 'no')).x | default('d') }}{{ vars['no'].x | default('e') }}",
+        &sc,
+    );
+    assert_eq!(got, Ok(Some(json!("abcde"))));
 }
 
 #[test]
