@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use planner::plan::{PlannedTask, Step};
-use planner::template::{Condition, PythonPlugins, Templar, OMIT};
+use planner::template::{Condition, PythonPlugins, Templar, TemplateError, OMIT};
 use planner::vars::{Layer, Scope, VarValue};
 use planner::Plan;
 use serde_json::{json, Map, Value as Json};
@@ -518,6 +518,13 @@ impl<'a> Executor<'a> {
                 }
                 Ok(None) => {
                     return Err(format!("argument '{key}' uses a result no task registered"))
+                }
+                // Ansible's words, which roles test (`result.msg.startswith(...)`).
+                Err(TemplateError::Undefined { name, .. }) => {
+                    return Err(format!(
+                        "The task includes an option with an undefined variable. The error was: \
+                         '{name}' is undefined (argument '{key}')"
+                    ))
                 }
                 Err(e) => {
                     return Err(e

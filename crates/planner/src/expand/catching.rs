@@ -36,6 +36,10 @@ fn message_at_run(kind: &ErrorKind) -> String {
         ErrorKind::InTask { inner, .. } => message_at_run(inner),
         // Ansible's argument validation names no module.
         ErrorKind::Module { message, .. } => message.clone(),
+        // Ansible's words for a task's undefined variable, which roles test for.
+        ErrorKind::Undefined { name, .. } => format!(
+            "The task includes an option with an undefined variable. The error was: '{name}' is undefined"
+        ),
         ErrorKind::Template { message, .. } => {
             let message = message
                 .strip_prefix("invalid operation: ")
