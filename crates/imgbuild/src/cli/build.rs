@@ -87,7 +87,7 @@ pub struct BuildArgs {
     /// gzip level of the layers (1 fastest, 9 smallest).
     ///
     /// A cached layer is kept as it was first written, whatever the level asked later.
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=9), env = "IMGBUILD_GZIP_LEVEL", help_heading = "Outputs")]
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=9), env = "IMGBUILD_GZIP_LEVEL", hide_env_values = true, help_heading = "Outputs")]
     pub gzip_level: u32,
     /// Write one layer holding the whole rootfs instead of one per role.
     #[arg(long, help_heading = "Outputs")]
