@@ -10,8 +10,9 @@
 # miss the same key at once compile it once: the first holds the key's lock, the other waits.
 #
 # A configure probe named after its shell's PID (NVIDIA's conftest.sh compiles some three
-# hundred `conftest$$.c` against the kernel headers, each time a driver builds) is keyed with
-# that name taken out of its arguments and its source, and without the working folder: the
+# hundred `conftest$$.c` against the kernel headers, each time a driver builds, with flags
+# holding another such PID) is keyed with those names taken out of its arguments and its
+# source, and without the working folder: the
 # probe only asks whether the object is made. A probe that fails as a compile error does (exit
 # status 1, a fact of the source and the compiler, as its success is) is kept too, with its
 # messages, and served as the same failure.
@@ -122,7 +123,8 @@ trap 'rm -rf "$work" ${lock:+"$lock"}' EXIT
 preprocess "$@" >"$work/i" 2>/dev/null || { rm -rf "$work"; passthrough "$@"; }
 grep -q '\.incbin' "$work/i" && { rm -rf "$work"; passthrough "$@"; }
 id=$(identity) || { rm -rf "$work"; passthrough "$@"; }
-# What the key hashes: for a probe, its PID-named file's name is `conftest#` throughout.
+# What the key hashes: for a probe, every PID-named `conftest<pid>` is `conftest#` (its file's,
+# and the one in NVIDIA's -DKBUILD_BASENAME, the PID of the conftest.sh that made the flags).
 key_input() {
     if [ -n "$probe" ]; then
         echo "imgbuild compile cache 1 probe"
@@ -136,7 +138,7 @@ key_input() {
     cat "$work/i"
 }
 if [ -n "$probe" ]; then
-    key=$(key_input "$@" | sed "s/$probe/conftest#/g" | sha256sum | cut -c1-64)
+    key=$(key_input "$@" | sed 's/conftest[0-9][0-9]*/conftest#/g' | sha256sum | cut -c1-64)
 else
     key=$(key_input "$@" | sha256sum | cut -c1-64)
 fi || { rm -rf "$work"; passthrough "$@"; }
@@ -207,7 +209,7 @@ keep() {
 # The compile's messages, a probe's name in them as in its key.
 keep_messages() {
     if [ -n "$probe" ]; then
-        sed "s/$probe/conftest#/g" "$work/err" >"$stage/err"
+        sed 's/conftest[0-9][0-9]*/conftest#/g' "$work/err" >"$stage/err"
     else
         cp "$work/err" "$stage/err"
     fi

@@ -240,7 +240,8 @@ fn links_stdin_probes_and_failures_run_the_compiler_as_it_is() {
 fn probe(bench: &Bench, pid: u32, code: &str) -> (i32, String, bool) {
     let name = format!("conftest{pid}");
     bench.write(&format!("src/{name}.c"), code);
-    let basename = format!("-DKBUILD_BASENAME=\"#{name}\"");
+    // NVIDIA's flags name the PID of the conftest.sh that made them, not this probe's.
+    let basename = format!("-DKBUILD_BASENAME=\"#conftest{}\"", pid + 7);
     let (rc, stderr) = bench.gcc(&["-O2", &basename, "-c", &format!("{name}.c")]);
     let object = bench.path(&format!("src/{name}.o"));
     let made = object.exists();
