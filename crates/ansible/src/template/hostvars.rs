@@ -24,6 +24,14 @@ impl LazyContext {
         })
     }
 
+    /// The render whose variables `value` is a view of, if it is one (`vars`,
+    /// `hostvars[inventory_hostname]`).
+    pub(super) fn of_view(value: &Value) -> Option<Arc<LazyContext>> {
+        value
+            .downcast_object_ref::<VarsView>()
+            .map(|view| view.context.clone())
+    }
+
     /// A name read as a key of the variables' mapping: its value as [`LazyContext::resolve`]
     /// gives it, but a name that is no variable is a key the mapping lacks (undefined, as
     /// Ansible's `hostvars[host]['x']` is), not an undefined variable the render reports, so
@@ -101,14 +109,6 @@ impl Object for ImplicitLocalhost {
         names.extend(theirs.into_iter().filter(|n| !own(n)).map(Value::from));
         Enumerator::Values(names)
     }
-}
-
-/// The render whose variables `value` is a view of, if it is one (`vars`,
-/// `hostvars[inventory_hostname]`).
-pub(super) fn context_of(value: &Value) -> Option<Arc<LazyContext>> {
-    value
-        .downcast_object_ref::<VarsView>()
-        .map(|view| view.context.clone())
 }
 
 /// The variables seen as a mapping (`vars`, `hostvars[inventory_hostname]`): a key is a

@@ -15,7 +15,7 @@ pub(super) fn settled(state: &State) -> Map<String, Json> {
     let mut settled = Map::new();
     let Some(context) = state
         .lookup("vars")
-        .and_then(|vars| super::hostvars::context_of(&vars))
+        .and_then(|vars| LazyContext::of_view(&vars))
     else {
         return settled;
     };

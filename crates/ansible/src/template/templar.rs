@@ -561,7 +561,7 @@ impl LazyContext {
         }
         let compiled = self.templar.env.compile_expression(expr).ok()?;
         let value = compiled.eval(Value::from_dyn_object(self.clone())).ok()?;
-        super::hostvars::context_of(&value)?;
+        LazyContext::of_view(&value)?;
         Some(value)
     }
 
