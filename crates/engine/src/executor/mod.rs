@@ -519,7 +519,6 @@ impl<'a> Executor<'a> {
                 Ok(None) => {
                     return Err(format!("argument '{key}' uses a result no task registered"))
                 }
-                // Ansible's words, which roles test (`result.msg.startswith(...)`).
                 Err(TemplateError::Undefined { name, .. }) => {
                     return Err(format!(
                         "The task includes an option with an undefined variable. The error was: \
