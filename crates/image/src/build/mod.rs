@@ -89,6 +89,7 @@ fn base(
                 built_seconds: 0.0,
                 costs: Vec::new(),
                 compiles: Default::default(),
+                inputs: None,
             })
             .collect(),
     })

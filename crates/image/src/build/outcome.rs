@@ -33,6 +33,8 @@ pub struct LayerReport {
     pub costs: Vec<engine::costs::TaskCost>,
     /// What the role's compiles found in the compile cache when the layer was built.
     pub compiles: engine::compile_cache::CompileStats,
+    /// The inputs the role's layer is keyed by (none for the base's layers).
+    pub inputs: Option<crate::cache::Inputs>,
 }
 
 /// What a build made.

@@ -204,6 +204,7 @@ impl Roles<'_> {
             built_seconds: entry.seconds,
             costs: entry.costs.clone(),
             compiles: entry.compiles,
+            inputs: Some(entry.inputs.clone()),
         });
         self.archive_layer(&entry.blob);
         stack

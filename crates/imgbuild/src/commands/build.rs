@@ -353,7 +353,7 @@ fn build_one(
         let layers: Vec<serde_json::Value> = report
             .layers
             .iter()
-            .map(|l| serde_json::json!({"role": l.role, "digest": l.digest, "size": l.size, "cached": l.cached, "from_registry": l.from_registry, "seconds": l.seconds, "why": l.why}))
+            .map(|l| serde_json::json!({"role": l.role, "digest": l.digest, "size": l.size, "cached": l.cached, "from_registry": l.from_registry, "seconds": l.seconds, "why": l.why, "key": l.inputs.as_ref().map(|i| i.key()), "inputs": l.inputs}))
             .collect();
         println!(
             "{}",
@@ -685,6 +685,7 @@ mod tests {
             built_seconds: 1.0,
             costs: Vec::new(),
             compiles: Default::default(),
+            inputs: None,
         };
         let report = image::build::BuildReport {
             image: "debian-12-compute".into(),
