@@ -10,7 +10,7 @@ use super::templar::Templar;
 use super::{
     file_tests, filters, human_filters, jinja_tests, lookup_lists, lookups, math_filters, now,
     printf, pymethods, pyrepr, python_filters, random_filters, result_tests, select_filters,
-    set_filters, url_filters,
+    set_filters, to_datetime, url_filters,
 };
 
 impl Default for Templar {
@@ -46,6 +46,8 @@ impl Templar {
         env.add_filter("subelements", lookup_lists::subelements_filter);
         env.add_function("lookup", lookups::lookup);
         env.add_function("now", now::now);
+        env.add_function("undef", undef);
+        env.add_filter("to_datetime", to_datetime::to_datetime);
         env.add_function("query", lookups::query);
         env.add_function("q", lookups::query);
         Templar::from_environment(Arc::new(env))
@@ -58,6 +60,24 @@ impl Templar {
         super::python_plugins::register(&mut env, plugins);
         Templar::from_environment(Arc::new(env))
     }
+}
+
+/// Ansible's `undef(hint=None)` global: an undefined value, for a variable a play must set (a
+/// default that fails only where it is used). Where it fails, the undefined name is the call
+/// with its hint, and the variables whose values needed it.
+fn undef(
+    state: &minijinja::State,
+    hint: Option<String>,
+    kwargs: minijinja::value::Kwargs,
+) -> Result<Value, minijinja::Error> {
+    let hint = kwargs.get::<Option<String>>("hint")?.or(hint);
+    kwargs.assert_all_used()?;
+    // A name no variable has, looked up so that the templar names it if the value is used.
+    let name = match hint {
+        Some(hint) => format!("undef({hint:?})"),
+        None => "undef()".to_owned(),
+    };
+    Ok(state.lookup(&name).unwrap_or(Value::UNDEFINED))
 }
 
 /// Prints a value as Jinja2 under Ansible does: nothing for None, Python's `repr` for lists and

@@ -26,6 +26,11 @@ pub enum TemplateError {
     },
 }
 
+/// Stands in a filter's message for the name of the undefined variable it was given (minijinja's
+/// undefined value has none); the templar writes it as Jinja2's `_undefined_name`, quoted and
+/// followed by a space, or nothing when no name was looked up.
+pub(super) const UNDEFINED_NAME: &str = "\u{1}missing name\u{1}";
+
 impl TemplateError {
     /// A lookup's own failure in the plugin's words, what Ansible reports for the task, when
     /// this is one.

@@ -8,6 +8,8 @@ use minijinja::{Error, ErrorKind, Value};
 use regex::{Regex, RegexBuilder};
 use sha2::Digest;
 
+use super::error::UNDEFINED_NAME;
+
 /// The placeholder that `omit` renders to; a parameter with this value is dropped.
 pub const OMIT: &str = "__omit_place_holder__imgbuild__";
 
@@ -92,11 +94,13 @@ pub fn ansible_bool_str(s: &str) -> bool {
     )
 }
 
+/// `mandatory(msg=None)`: the value, or Ansible's failure for an undefined one (its filter
+/// error, in its words, naming the variable; or `msg`).
 fn mandatory(value: Value, msg: Option<String>) -> Result<Value, Error> {
     if value.is_undefined() {
         return Err(Error::new(
-            ErrorKind::UndefinedError,
-            msg.unwrap_or_else(|| "mandatory variable not defined".into()),
+            ErrorKind::InvalidOperation,
+            msg.unwrap_or_else(|| format!("Mandatory variable {UNDEFINED_NAME} not defined.")),
         ));
     }
     Ok(value)
@@ -314,8 +318,38 @@ fn regex_findall(value: String, pattern: String, kwargs: Kwargs) -> Result<Value
     Ok(Value::from(found))
 }
 
-fn regex_escape(value: String) -> String {
-    regex::escape(&value)
+/// Ansible's `regex_escape(re_type='python')`: Python's `re.escape`, or the POSIX basic
+/// special characters escaped.
+fn regex_escape(value: String, re_type: Option<String>, kwargs: Kwargs) -> Result<String, Error> {
+    let re_type = kwargs.get::<Option<String>>("re_type")?.or(re_type);
+    kwargs.assert_all_used()?;
+    let special: &[char] = match re_type.as_deref().unwrap_or("python") {
+        "python" => &[
+            '(', ')', '[', ']', '{', '}', '?', '*', '+', '-', '|', '^', '$', '\\', '.', '&', '~',
+            '#', ' ', '\t', '\n', '\r', '\u{b}', '\u{c}',
+        ],
+        "posix_basic" => &[']', '.', '[', '^', '$', '*', '\\'],
+        "posix_extended" => {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                "Regex type (posix_extended) not yet implemented",
+            ))
+        }
+        other => {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!("Invalid regex type ({other})"),
+            ))
+        }
+    };
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        if special.contains(&c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    Ok(out)
 }
 
 /// Python's `os.path.basename`.
@@ -591,5 +625,31 @@ mod tests {
         assert!(ansible_bool_str("y"));
         assert!(!ansible_bool_str("no"));
         assert!(!ansible_bool_str("banana"));
+    }
+
+    #[test]
+    fn regex_escape_is_pythons_re_escape_or_posix_basic() {
+        let mut env = minijinja::Environment::new();
+        env.add_filter("regex_escape", regex_escape);
+        let render = |t: &str| env.render_str(t, ()).map_err(|e| e.to_string());
+        // python3 -c 'import re; print(re.escape("a.b c\t-~#&_é/"))'
+        assert_eq!(
+            render("{{ 'a.b c\t-~#&_é/'|regex_escape }}").as_deref(),
+            Ok("a\\.b\\ c\\\t\\-\\~\\#\\&_é/")
+        );
+        assert_eq!(
+            render("{{ ']]^.x'|regex_escape(re_type='posix_basic') }}").as_deref(),
+            Ok("\\]\\]\\^\\.x")
+        );
+        for (re_type, message) in [
+            (
+                "posix_extended",
+                "Regex type (posix_extended) not yet implemented",
+            ),
+            ("haha", "Invalid regex type (haha)"),
+        ] {
+            let out = render(&format!("{{{{ 'x'|regex_escape('{re_type}') }}}}"));
+            assert!(out.as_ref().is_err_and(|e| e.contains(message)), "{out:?}");
+        }
     }
 }

@@ -27,6 +27,7 @@ mod lookup_url;
 pub mod lookups;
 mod math_filters;
 pub mod now;
+mod to_datetime;
 pub use now::{days_from_civil, BUILD_TIME};
 mod plugin_names;
 mod plugin_variables;

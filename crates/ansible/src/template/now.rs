@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use minijinja::value::{from_args, Kwargs, Object, Value};
+use minijinja::value::{from_args, DynObject, Kwargs, Object, Value};
 use minijinja::{Error, ErrorKind, State};
 
 /// A name no variable can have, known only while building: `now()` reads it so the plan leaves
@@ -13,7 +13,7 @@ pub const BUILD_TIME: &str = "__imgbuild_build_time";
 
 /// A moment as a civil date and time.
 #[derive(Debug, Clone, Copy)]
-struct DateTime {
+pub(super) struct DateTime {
     year: i64,
     month: u32,
     day: u32,
@@ -53,7 +53,7 @@ pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 }
 
 impl DateTime {
-    fn from_unix(secs: i64, micro: u32) -> Self {
+    pub(super) fn from_unix(secs: i64, micro: u32) -> Self {
         let days = secs.div_euclid(86_400);
         let rest = secs.rem_euclid(86_400);
         let (year, month, day) = civil(days);
@@ -70,6 +70,12 @@ impl DateTime {
             yday: (days - jan1 + 1) as u32,
             epoch: secs,
         }
+    }
+
+    /// The civil fields, most significant first.
+    fn fields(&self) -> (i64, u32, u32, u32, u32, u32, u32) {
+        let d = self;
+        (d.year, d.month, d.day, d.hour, d.minute, d.second, d.micro)
     }
 
     /// Python's `strftime` for the common directives.
@@ -192,6 +198,12 @@ impl Object for DateTime {
 
     fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Display::fmt(self.as_ref(), f)
+    }
+
+    /// Two datetimes compare by their fields, as Python compares naive datetimes.
+    fn custom_cmp(self: &Arc<Self>, other: &DynObject) -> Option<std::cmp::Ordering> {
+        let other = other.downcast_ref::<DateTime>()?;
+        Some(self.fields().cmp(&other.fields()))
     }
 }
 

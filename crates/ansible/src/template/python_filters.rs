@@ -194,14 +194,17 @@ fn md5(value: String) -> String {
 
 /// `password_hash(hashtype='sha512', salt=None, rounds=None)`: SHA-crypt as Ansible (passlib)
 /// writes it, `$6$salt$hash` (`$5$` for sha256; `rounds=N$` when not the default 5000).
-/// Without a salt Ansible picks a random one; imgbuild derives one from the password, so the
-/// image stays reproducible (give a salt to match a hash made elsewhere).
+/// Without a salt Ansible picks a random one (`salt_size` long); imgbuild derives one from the
+/// password, so the image stays reproducible (give a salt to match a hash made elsewhere).
 fn password_hash(
     password: String,
     hashtype: Option<String>,
     salt: Option<String>,
     kwargs: Kwargs,
 ) -> Result<String, Error> {
+    let hashtype = kwargs.get::<Option<String>>("hashtype")?.or(hashtype);
+    let salt = kwargs.get::<Option<String>>("salt")?.or(salt);
+    let salt_size: Option<usize> = kwargs.get("salt_size")?;
     let rounds: Option<usize> = kwargs.get("rounds")?;
     let _: Option<String> = kwargs.get("ident")?;
     kwargs.assert_all_used()?;
@@ -211,7 +214,8 @@ fn password_hash(
         let alphabet = b"./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
         digest
             .iter()
-            .take(16)
+            .cycle()
+            .take(salt_size.unwrap_or(16))
             .map(|b| alphabet[usize::from(*b) % alphabet.len()] as char)
             .collect()
     });
@@ -236,7 +240,7 @@ fn password_hash(
         }
         other => {
             return Err(invalid(format!(
-                "password_hash('{other}') is not supported; use sha512 or sha256"
+                "crypt.crypt does not support '{other}' algorithm (Ansible's words; imgbuild has sha512 and sha256)"
             )))
         }
     };

@@ -11,7 +11,7 @@ use minijinja::value::{Enumerator, Object, ObjectRepr};
 use minijinja::{Environment, Value};
 use serde_json::Value as Json;
 
-use super::error::{Condition, TemplateError};
+use super::error::{Condition, TemplateError, UNDEFINED_NAME};
 use super::expression::{contains_template, is_template, single_expression};
 use super::file_options::FileOptions;
 use crate::vars::{Scope, VarValue};
@@ -424,10 +424,15 @@ impl Templar {
                 return Err(TemplateError::Undefined { name, chain });
             }
         }
+        let mut message = describe(e);
+        if message.contains(UNDEFINED_NAME) {
+            let name = state.missing.last().map(|(name, _)| format!("'{name}' "));
+            message = message.replace(UNDEFINED_NAME, &name.unwrap_or_default());
+        }
         Err(TemplateError::Other {
             line: e.line(),
             template: excerpt(text, e.line()),
-            message: describe(e),
+            message,
         })
     }
 }

@@ -674,3 +674,31 @@ fn file_and_unvault_lookups_open_a_vaulted_file() {
         Ok(Some(json!("plain\n")))
     );
 }
+
+#[test]
+fn mandatory_fails_in_ansibles_words_naming_the_variable() {
+    let t = Templar::new();
+    let sc = scope(&[("set", json!(1))]);
+    let message = |text: &str| match render(&t, text, &sc) {
+        Err(TemplateError::Other { message, .. }) => message,
+        other => panic!("expected the filter's failure, got {other:?}"),
+    };
+    // Ansible 2.14's words, with their two spaces.
+    assert!(message("{{ hey|mandatory }}").ends_with("Mandatory variable 'hey'  not defined."));
+    assert!(message("{{ hey|mandatory('a sad wolf') }}").ends_with(": a sad wolf"));
+    assert_eq!(render(&t, "{{ set|mandatory }}", &sc), Ok(Some(json!(1))));
+}
+
+#[test]
+fn undef_fails_where_used_naming_its_hint_and_the_variable() {
+    let t = Templar::new();
+    let sc = scope(&[("fail_foo", json!("{{ undef('Expected failure') }}"))]);
+    let out = render(&t, "{{ fail_foo }}", &sc);
+    assert_eq!(
+        out,
+        Err(TemplateError::Undefined {
+            name: "undef(\"Expected failure\")".into(),
+            chain: vec!["fail_foo".into()]
+        })
+    );
+}
