@@ -223,9 +223,12 @@ fn project(all: &Path, work: &Path, names: &[String]) -> std::path::PathBuf {
                 .expect("host_vars of the image");
         }
         if targets::PLAYBOOK_FILES.contains(&name.as_str()) {
+            // Into one folder, whichever target copies first (`cp -a A B` nests A when B is
+            // there already).
+            std::fs::create_dir_all(project.join("images/files")).expect("files");
             let copied = Command::new("cp")
                 .arg("-a")
-                .arg(project.join("roles").join(name).join("files"))
+                .arg(project.join("roles").join(name).join("files/."))
                 .arg(project.join("images/files"))
                 .status()
                 .expect("cp");

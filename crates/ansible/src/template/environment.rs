@@ -8,9 +8,9 @@ use minijinja::{Environment, UndefinedBehavior, Value};
 use super::filters::OMIT;
 use super::templar::Templar;
 use super::{
-    file_tests, filters, human_filters, jinja_tests, lookup_lists, lookups, math_filters, now,
-    printf, pymethods, pyrepr, python_filters, random_filters, result_tests, select_filters,
-    set_filters, to_datetime, url_filters,
+    dict_filters, file_tests, filters, human_filters, jinja_tests, lookup_lists, lookups,
+    math_filters, now, printf, pymethods, pyrepr, python_filters, random_filters, result_tests,
+    select_filters, set_filters, to_datetime, url_filters,
 };
 
 impl Default for Templar {
@@ -32,6 +32,7 @@ impl Templar {
         env.set_formatter(python_formatter);
         env.add_global("omit", OMIT);
         filters::register(&mut env);
+        dict_filters::register(&mut env);
         set_filters::register(&mut env);
         select_filters::register(&mut env);
         python_filters::register(&mut env);

@@ -47,8 +47,6 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("extract", extract);
     env.add_filter("quote", quote);
     env.add_filter("combine", super::combine_filter::combine);
-    env.add_filter("dict2items", dict2items);
-    env.add_filter("items2dict", items2dict);
     env.add_filter("version_sort", version_sort);
     env.add_filter("community.general.version_sort", version_sort);
 }
@@ -526,9 +524,16 @@ fn ternary(value: Value, yes: Value, no: Value, none: Option<Value>) -> Value {
     }
 }
 
-/// The `quote` filter.
-fn quote(value: String) -> String {
-    shlex_quote(&value)
+/// The `quote` filter: None is the empty word, as Ansible's.
+fn quote(value: Value) -> String {
+    let text = match value.kind() {
+        ValueKind::None => String::new(),
+        ValueKind::Bool => if value.is_true() { "True" } else { "False" }.to_owned(),
+        _ => value
+            .as_str()
+            .map_or_else(|| value.to_string(), str::to_owned),
+    };
+    shlex_quote(&text)
 }
 
 /// Python's `shlex.quote`: a word as the shell reads it back unchanged.
@@ -542,42 +547,6 @@ pub fn shlex_quote(value: &str) -> String {
     } else {
         format!("'{}'", value.replace('\'', "'\"'\"'"))
     }
-}
-
-fn dict2items(value: Value, kwargs: Kwargs) -> Result<Value, Error> {
-    let key_name: Option<String> = kwargs.get("key_name")?;
-    let value_name: Option<String> = kwargs.get("value_name")?;
-    kwargs.assert_all_used()?;
-    let (key_name, value_name) = (
-        key_name.unwrap_or("key".into()),
-        value_name.unwrap_or("value".into()),
-    );
-    let mut items = Vec::new();
-    for key in value.try_iter()? {
-        let item = value.get_item(&key)?;
-        let mut entry = serde_json::Map::new();
-        entry.insert(key_name.clone(), json_of(&key)?);
-        entry.insert(value_name.clone(), json_of(&item)?);
-        items.push(serde_json::Value::Object(entry));
-    }
-    Ok(Value::from_serialize(&items))
-}
-
-fn items2dict(value: Value, kwargs: Kwargs) -> Result<Value, Error> {
-    let key_name: Option<String> = kwargs.get("key_name")?;
-    let value_name: Option<String> = kwargs.get("value_name")?;
-    kwargs.assert_all_used()?;
-    let (key_name, value_name) = (
-        key_name.unwrap_or("key".into()),
-        value_name.unwrap_or("value".into()),
-    );
-    let mut map = serde_json::Map::new();
-    for item in value.try_iter()? {
-        let key = item.get_attr(&key_name)?;
-        let val = item.get_attr(&value_name)?;
-        map.insert(key.to_string(), json_of(&val)?);
-    }
-    Ok(Value::from_serialize(&map))
 }
 
 #[cfg(test)]
@@ -614,9 +583,12 @@ mod tests {
 
     #[test]
     fn quote_matches_shlex() {
-        assert_eq!(quote("abc".into()), "abc");
-        assert_eq!(quote("a b".into()), "'a b'");
-        assert_eq!(quote("it's".into()), "'it'\"'\"'s'");
+        assert_eq!(quote(Value::from("abc")), "abc");
+        assert_eq!(quote(Value::from("a b")), "'a b'");
+        assert_eq!(quote(Value::from("it's")), "'it'\"'\"'s'");
+        assert_eq!(quote(Value::from(())), "''");
+        assert_eq!(quote(Value::from(true)), "True");
+        assert_eq!(quote(Value::from(12)), "12");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 use super::lookup_state::lookup_failed;
 
 /// Python's `'%s' % value`: text as it is, anything else as its `repr`.
-fn py_str(value: &Value) -> String {
+pub(super) fn py_str(value: &Value) -> String {
     if let Some(s) = value.as_str() {
         return s.to_owned();
     }
@@ -190,12 +190,12 @@ fn subelements_usage(detail: &str) -> Error {
     ))
 }
 
-/// The `subelements` filter (`users | subelements('keys', skip_missing=True)`): `[item,
-/// subitem]` for each item (a list's, or a mapping's values) and each subitem of its dotted
-/// `path` list; unlike the lookup, the item keeps that list.
+/// The `subelements(subelements, skip_missing=False)` filter: `(item, subitem)` for each item
+/// of a list (or the values of a mapping) and each subitem of the list its keys lead to (a
+/// dotted string or a list of keys), failing in Ansible's words.
 pub fn subelements_filter(
     items: Value,
-    path: String,
+    path: Value,
     skip_missing: Option<bool>,
     kwargs: minijinja::value::Kwargs,
 ) -> Result<Value, Error> {
@@ -216,30 +216,59 @@ pub fn subelements_filter(
             ))
         }
     };
+    let keys: Vec<Value> = match (path.as_str(), path.kind()) {
+        (Some(text), _) => text.split('.').map(Value::from).collect(),
+        (None, ValueKind::Seq) => path.try_iter()?.collect(),
+        _ => return Err(lookup_failed("subelements must be a list or a string")),
+    };
     let mut pairs = Vec::new();
     for element in elements {
-        let mut values = element.clone();
-        for key in path.split('.') {
-            values = values.get_attr(key).unwrap_or(Value::UNDEFINED);
-        }
-        if values.is_undefined() {
-            if skip_missing {
-                continue;
-            }
-            return Err(lookup_failed(format!(
-                "could not find '{path}' key in iterated item {element}"
-            )));
-        }
-        if values.kind() != ValueKind::Seq {
-            return Err(lookup_failed(format!(
-                "the key {path} should point to a list"
-            )));
-        }
+        let Some(values) = walk_keys(&element, &keys, skip_missing)? else {
+            continue;
+        };
         for sub in values.try_iter()? {
-            pairs.push(Value::from(vec![element.clone(), sub]));
+            pairs.push(super::pyrepr::tuple(vec![element.clone(), sub]));
         }
     }
     Ok(Value::from(pairs))
+}
+
+/// The list `keys` lead to from `element` (None where one is missing and `skip_missing`).
+fn walk_keys(element: &Value, keys: &[Value], skip_missing: bool) -> Result<Option<Value>, Error> {
+    let repr = |v: &Value| -> Result<String, Error> {
+        let mut out = String::new();
+        super::pyrepr::write_repr(v, &mut out)?;
+        Ok(out)
+    };
+    let mut values = element.clone();
+    for key in keys {
+        if values.kind() != ValueKind::Map {
+            return Err(lookup_failed(format!(
+                "the key {key} should point to a dictionary, got '{}'",
+                py_str(&values)
+            )));
+        }
+        let found = values.get_item(key)?;
+        match found.is_undefined() {
+            false => values = found,
+            true if skip_missing => return Ok(None),
+            true => {
+                return Err(lookup_failed(format!(
+                    "could not find {} key in iterated item {}",
+                    repr(key)?,
+                    repr(&values)?
+                )))
+            }
+        }
+    }
+    if values.kind() != ValueKind::Seq {
+        return Err(lookup_failed(format!(
+            "the key {} should point to a list, got {}",
+            repr(keys.last().unwrap_or(&Value::UNDEFINED))?,
+            repr(&values)?
+        )));
+    }
+    Ok(Some(values))
 }
 
 /// `with_subelements: [list, 'key.subkey', {skip_missing: bool}]`: `[item, subitem]` for each

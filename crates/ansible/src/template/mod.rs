@@ -6,6 +6,7 @@ mod b64_filters;
 mod backslashes;
 mod chained_undefined;
 mod combine_filter;
+mod dict_filters;
 mod environment;
 mod error;
 mod expression;

@@ -268,7 +268,10 @@ fn counter(items: Value) -> Result<Value, Error> {
 /// `end`, with the style's defaults (`plain`: `#` lines around `# text`; `erlang` `%`, `c`
 /// `//`, `cblock` `/* */`, `xml` `<!-- -->`) under every keyword given.
 fn comment(text: String, style: Option<String>, kwargs: Kwargs) -> Result<String, Error> {
-    let style = style.unwrap_or_else(|| "plain".into());
+    let style = kwargs
+        .get::<Option<String>>("style")?
+        .or(style)
+        .unwrap_or_else(|| "plain".into());
     let (beginning, decoration, end) = match style.as_str() {
         "plain" => ("", "# ", ""),
         "erlang" => ("", "% ", ""),

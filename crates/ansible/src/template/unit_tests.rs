@@ -374,6 +374,7 @@ fn comment_builds_blocks_as_ansible_does() {
             "/*\n *\n * x\n *\n * y\n *\n */",
         ),
         ("'x' | comment('xml')", "<!--\n -\n - x\n -\n-->"),
+        ("'x' | comment(style='xml')", "<!--\n -\n - x\n -\n-->"),
         ("'x' | comment('c', prefix_count=2)", "//\n//\n// x\n//"),
         ("'x' | comment('erlang', decoration='%% ')", "%%\n%% x\n%%"),
         (
@@ -588,6 +589,32 @@ fn subelements_filter_pairs_items_with_their_subelements() {
         Ok(Some(json!(["k1"]))),
         "the item keeps its list, as Ansible's filter gives it"
     );
+    // A list of keys; and Ansible's words for each wrong argument.
+    let nested = scope(&[("u", json!([{"a": {"b": [1]}, "n": "x"}]))]);
+    assert_eq!(
+        t.eval(
+            "u | subelements(['a', 'b']) | map(attribute=1) | list",
+            &nested
+        ),
+        Ok(Some(json!([1])))
+    );
+    for (expr, words) in [
+        (
+            "{} | subelements(17)",
+            "subelements must be a list or a string",
+        ),
+        (
+            "u | subelements('n')",
+            "the key 'n' should point to a list, got 'x'",
+        ),
+        (
+            "u | subelements(['n', 'b'])",
+            "the key b should point to a dictionary, got 'x'",
+        ),
+    ] {
+        let failed = t.eval(expr, &nested).expect_err(expr).to_string();
+        assert!(failed.contains(words), "{expr}: {failed}");
+    }
 }
 
 #[test]
