@@ -138,7 +138,7 @@ pub const OPEN: &[(&str, &str)] = &[
     ),
     (
         "loops",
-        "fails at build (roles/loops/tasks/main.yml:389): assertion: foo[0] != 'foo1.0' (evaluated to false)",
+        "fails at build (roles/loops/tasks/main.yml:389): assertion: foo[0] != 'foo1.0' (the with_dict item is unsafe now, as Ansible's; hostvars still templates with every variable, not the host's own only)",
     ),
     (
         "service",

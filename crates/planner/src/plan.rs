@@ -184,6 +184,10 @@ pub struct LoopItem {
     /// Its `when` is false at plan time: kept only so that `register` sees every item.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub skipped: bool,
+    /// The item came from a lookup (`with_<lookup>`), which Ansible marks unsafe: a fact set
+    /// from it is never templated again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_lookup: bool,
 }
 
 /// The variables Ansible sets in one iteration of a loop: the loop variable, `ansible_loop_var`,

@@ -50,7 +50,7 @@ mod url_filters;
 mod version_types;
 
 pub use error::{Condition, TemplateError};
-pub use expression::{contains_template, is_template, single_expression};
+pub use expression::{contains_template, is_template, mark_unsafe, single_expression};
 pub use file_options::{Delimiter, FileOptions};
 pub use filters::{ansible_bool_str, OMIT};
 pub use python_plugins::PythonPlugins;

@@ -73,15 +73,25 @@ pub(super) fn waits(task: &PlannedTask) -> ModuleResult {
 }
 
 impl Executor<'_> {
-    /// `set_fact`: the variables join the set facts.
-    pub(super) fn set_fact(&mut self, args: &Json) -> Result<ModuleResult, ModuleError> {
+    /// `set_fact`: the variables join the set facts; in a lookup's loop, as text never
+    /// templated again (Ansible's unsafe values; the plan marked those it rendered).
+    pub(super) fn set_fact(
+        &mut self,
+        task: &PlannedTask,
+        args: &Json,
+    ) -> Result<ModuleResult, ModuleError> {
         let Json::Object(facts) = args else {
             return Err(ModuleError::new("set_fact needs variables"));
         };
+        let from_lookup = task.item.as_ref().is_some_and(|i| i.from_lookup);
         let layer = Arc::make_mut(&mut self.facts_set);
         for (k, v) in facts {
             if k != "cacheable" {
-                layer.insert(k.clone(), VarValue::Raw(v.clone()));
+                let mut value = v.clone();
+                if from_lookup {
+                    planner::template::mark_unsafe(&mut value);
+                }
+                layer.insert(k.clone(), VarValue::Raw(value));
             }
         }
         Ok(ModuleResult::changed(false).with("ansible_facts", Json::Object(facts.clone())))

@@ -1,11 +1,24 @@
 //! Loops: one the build resolves (`loop_over`), and what a loop the plan unrolled registers.
 
 use planner::plan::PlannedTask;
+use planner::vars::{Layer, VarValue};
 use serde_json::{json, Map, Value as Json};
 
 use super::state::{Executor, Run};
 use crate::events::Status;
 use crate::target::Target;
+
+/// The variables of one iteration as a layer; a lookup's item is unsafe, as Ansible's: used as
+/// it is, never templated again.
+pub(super) fn item_layer(task: &PlannedTask, vars: &[(String, Json)]) -> Layer {
+    let unsafe_var = task.item.as_ref().filter(|i| i.from_lookup).map(|i| &i.var);
+    vars.iter()
+        .map(|(k, v)| match unsafe_var == Some(k) {
+            true => (k.clone(), VarValue::Known(v.clone())),
+            false => (k.clone(), VarValue::Raw(v.clone())),
+        })
+        .collect()
+}
 
 impl Executor<'_> {
     /// What a loop the plan unrolled registers after this item: one result per item so far

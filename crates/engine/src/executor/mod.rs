@@ -286,11 +286,7 @@ impl<'a> Executor<'a> {
             (None, None) => None,
         };
         if let Some(vars) = loop_vars {
-            let layer: Layer = vars
-                .iter()
-                .map(|(k, v)| (k.clone(), VarValue::Raw(v.clone())))
-                .collect();
-            scope = scope.with_layer(Arc::new(layer));
+            scope = scope.with_layer(Arc::new(loops::item_layer(task, vars)));
         }
         scope.with_facts_set(self.facts_with_resolved_context(task))
     }
@@ -715,7 +711,7 @@ mod controller_modules {
 
     pub mod set_fact {
         use super::*;
-        pub const SPEC: RunController = |ex, call| ex.set_fact(call.args);
+        pub const SPEC: RunController = |ex, call| ex.set_fact(call.task, call.args);
     }
     pub mod debug {
         use super::*;

@@ -135,6 +135,9 @@ impl Planner<'_> {
         let label = def.name.as_deref();
         let length = items.len();
         let mut passes = Vec::with_capacity(length);
+        // Ansible marks a lookup's items unsafe: the loop variable is used as it is, never
+        // templated again.
+        let from_lookup = def.looping.as_ref().is_some_and(|l| l.keyword != "loop");
         for (index, value) in items.iter().cloned().enumerate() {
             let vars = crate::plan::loop_vars(
                 &def.loop_var,
@@ -145,7 +148,10 @@ impl Planner<'_> {
             );
             let layer: Layer = vars
                 .into_iter()
-                .map(|(k, v)| (k, VarValue::Raw(v)))
+                .map(|(k, v)| match from_lookup && k == def.loop_var {
+                    true => (k, VarValue::Known(v)),
+                    false => (k, VarValue::Raw(v)),
+                })
                 .collect();
             let item_scope = scope.with_layer(Arc::new(layer));
             let label = match &def.loop_label {
@@ -167,6 +173,7 @@ impl Planner<'_> {
                     .loop_extended
                     .then(|| crate::plan::extended_loop(&items, index)),
                 skipped: false,
+                from_lookup,
             };
             let skipped_item = def.register.is_some().then(|| LoopItem {
                 skipped: true,

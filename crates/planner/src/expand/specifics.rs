@@ -204,6 +204,18 @@ impl Planner<'_> {
     /// decides them); a name only the build knows makes any name possible.
     fn plan_set_fact(&mut self, task: &mut PlannedTask, pass: &Pass) {
         let deferred_task = task.when.is_some() || task.loop_over.is_some();
+        if task.item.as_ref().is_some_and(|i| i.from_lookup) {
+            // Ansible's lookup items are unsafe, and so is what is templated from them: the
+            // facts keep their text (`foo{{ v }}` from hostvars stays so). The build marks the
+            // values only it renders.
+            if let Json::Object(facts) = &mut task.args {
+                facts
+                    .iter_mut()
+                    .filter(|(name, _)| name.as_str() != "cacheable")
+                    .filter(|(name, _)| !task.deferred.contains(name))
+                    .for_each(|(_, value)| crate::template::mark_unsafe(value));
+            }
+        }
         let Json::Object(facts) = &task.args else {
             return;
         };
