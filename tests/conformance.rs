@@ -66,6 +66,24 @@ fn target_playbook(target: &str, file: &Path) -> String {
     out
 }
 
+/// A recipe for each playbook the target's `file` imports (`<target>-<playbook>`), and the
+/// target's data files beside them, where the plays look for them (`lookup('ini', file=...)`).
+fn imported_recipes(target: &str, dir: &Path, file: &str, images: &Path) {
+    for imported in targets::imports(&dir.join(file)) {
+        let stem = imported.trim_end_matches(".yml");
+        let recipe = target_playbook(&format!("{target}-{stem}"), &dir.join(&imported));
+        std::fs::write(images.join(format!("{target}-{stem}.yml")), recipe).expect("recipe");
+    }
+    for entry in std::fs::read_dir(dir).expect("the target").flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let script = ["runme.sh", "aliases", "inventory"].contains(&name.as_str());
+        let playbook = name.ends_with(".yml") || name.ends_with(".yaml");
+        if entry.path().is_file() && !script && !playbook {
+            std::fs::copy(entry.path(), images.join(&name)).expect("a data file of the target");
+        }
+    }
+}
+
 /// How one target ran.
 struct Outcome {
     passed: bool,
@@ -106,7 +124,7 @@ fn tasks_run(text: &str) -> usize {
         .sum()
 }
 
-/// Runs `imgbuild apply` of one target on its own overlay of `lower`.
+/// Runs `imgbuild apply` of one target's recipes, in order, on its own overlay of `lower`.
 fn run_target(target: &str, project: &Path, lower: &Path, work: &Path) -> Outcome {
     let started = Instant::now();
     let scratch = work.join(target);
@@ -114,25 +132,32 @@ fn run_target(target: &str, project: &Path, lower: &Path, work: &Path) -> Outcom
     // ansible-test makes the output folder before the play runs.
     let output_dir = side.upper.join(OUTPUT_DIR.trim_start_matches('/'));
     std::fs::create_dir_all(output_dir).expect("output_dir");
-    let mut command = Command::new("timeout");
-    command
-        .args(["-s", "KILL", &TIMEOUT_SECS.to_string()])
-        .arg(env!("CARGO_BIN_EXE_imgbuild"))
-        .arg("-C")
-        .arg(project)
-        .args(["apply", target, "--root"])
-        .arg(&side.merged)
-        .args(targets::extra_args(
-            target,
-            &project.join("roles").join(target),
-        ))
-        .env("IMGBUILD_CACHE", scratch.join("imgbuild-cache"))
-        // ansible-test gives the controller the output folder's path too.
-        .env("OUTPUT_DIR", OUTPUT_DIR)
-        .env("CI", "1");
-    let out = side.run(lower, false, command);
-    let passed = out.status.success();
-    let text = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
+    let mut text = Vec::new();
+    let mut passed = true;
+    for recipe in targets::recipes(target, &project.join("roles").join(target)) {
+        let mut command = Command::new("timeout");
+        command
+            .args(["-s", "KILL", &TIMEOUT_SECS.to_string()])
+            .arg(env!("CARGO_BIN_EXE_imgbuild"))
+            .arg("-C")
+            .arg(project)
+            .args(["apply", &recipe, "--root"])
+            .arg(&side.merged)
+            .args(targets::extra_args(
+                target,
+                &project.join("roles").join(target),
+            ))
+            .env("IMGBUILD_CACHE", scratch.join("imgbuild-cache"))
+            // ansible-test gives the controller the output folder's path too.
+            .env("OUTPUT_DIR", OUTPUT_DIR)
+            .env("CI", "1");
+        let out = side.run(lower, false, command);
+        text.extend([out.stdout.as_slice(), out.stderr.as_slice()].concat());
+        if !out.status.success() {
+            passed = false;
+            break;
+        }
+    }
     std::fs::write(scratch.join("imgbuild.log"), &text).expect("log");
     let text = String::from_utf8_lossy(&text);
     if passed {
@@ -206,8 +231,13 @@ fn project(all: &Path, work: &Path, names: &[String]) -> std::path::PathBuf {
         .expect("cp");
     assert!(copied.success(), "copying the targets failed");
     for name in names {
+        let dir = project.join("roles").join(name);
+        if let Some((_, file)) = targets::PLAYBOOK_IMPORTS.iter().find(|(t, _)| t == name) {
+            imported_recipes(name, &dir, file, &project.join("images"));
+            continue;
+        }
         let recipe = match targets::PLAYBOOKS.iter().find(|(t, _)| t == name) {
-            Some((_, file)) => target_playbook(name, &project.join("roles").join(name).join(file)),
+            Some((_, file)) => target_playbook(name, &dir.join(file)),
             None => playbook(name),
         };
         std::fs::write(project.join(format!("images/{name}.yml")), recipe).expect("recipe");

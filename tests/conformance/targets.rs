@@ -25,6 +25,33 @@ pub fn extra_args(target: &str, dir: &Path) -> Vec<String> {
 /// (the target's play, with the variables an imgbuild recipe has), its files beside it.
 pub const PLAYBOOKS: &[(&str, &str)] = &[("lookup_unvault", "unvault.yml")];
 
+/// Script targets whose `runme.sh` runs one playbook of `import_playbook`s against the target's
+/// inventory, whose one host is `testhost` with the local connection: the suite runs each
+/// imported playbook as a recipe of its own (an image's recipe is one play), in order on the
+/// same root, with the target's data files beside them.
+pub const PLAYBOOK_IMPORTS: &[(&str, &str)] = &[("lookup_ini", "test_ini.yml")];
+
+/// The playbooks a playbook of `- import_playbook: X` lines imports, in order.
+pub fn imports(playbook: &Path) -> Vec<String> {
+    std::fs::read_to_string(playbook)
+        .expect("the target's playbook")
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- import_playbook:"))
+        .map(|f| f.trim().to_owned())
+        .collect()
+}
+
+/// The recipes `imgbuild apply` runs for a target, in order (`dir` is the target's folder).
+pub fn recipes(target: &str, dir: &Path) -> Vec<String> {
+    match PLAYBOOK_IMPORTS.iter().find(|(t, _)| *t == target) {
+        Some((_, file)) => imports(&dir.join(file))
+            .iter()
+            .map(|f| format!("{target}-{}", f.trim_end_matches(".yml")))
+            .collect(),
+        None => vec![target.to_owned()],
+    }
+}
+
 /// Targets whose `runme.sh` plays the role against `localhost` with the target's own
 /// `host_vars/localhost`: the image is that host, so the suite gives the image those variables
 /// (`images/host_vars/<target>.yml`, which imgbuild reads as ansible-playbook does).
@@ -67,6 +94,7 @@ pub const PASSING: &[&str] = &[
     "lookup_env",
     "lookup_first_found",
     "lookup_indexed_items",
+    "lookup_ini",
     "lookup_items",
     "lookup_lines",
     "lookup_list",
@@ -186,10 +214,6 @@ pub const NOT_RUN: &[(&str, &str)] = &[
     ),
     (
         "lookup_fileglob",
-        "script target: runme.sh runs ansible-playbook with its own inventory and options",
-    ),
-    (
-        "lookup_ini",
         "script target: runme.sh runs ansible-playbook with its own inventory and options",
     ),
     (
