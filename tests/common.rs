@@ -320,6 +320,23 @@ pub fn copied_base_cache(cache: &Path) {
     }
 }
 
+/// Where each layer of a build's `built` event came from, by role: `registry` (taken from
+/// the registry cache), `cache` (the local layer cache) or `built`.
+pub fn layer_sources(built: &serde_json::Value) -> Vec<(String, &'static str)> {
+    let layers = built["layers"].as_array().cloned().unwrap_or_default();
+    layers
+        .iter()
+        .map(|l| {
+            let source = match (l["from_registry"] == true, l["cached"] == true) {
+                (true, _) => "registry",
+                (false, true) => "cache",
+                (false, false) => "built",
+            };
+            (l["role"].as_str().unwrap_or_default().to_owned(), source)
+        })
+        .collect()
+}
+
 /// The `built` event of a `--json` build that succeeded (the test fails with its output
 /// otherwise).
 pub fn built_event(output: &Output) -> serde_json::Value {

@@ -173,18 +173,7 @@ impl Build {
 
     /// Each layer's role and where it came from: `registry`, `cache` or `built`.
     fn sources(&self) -> Vec<(String, &'static str)> {
-        let layers = self.built["layers"].as_array().cloned().unwrap_or_default();
-        layers
-            .iter()
-            .map(|l| {
-                let source = match (l["from_registry"] == true, l["cached"] == true) {
-                    (true, _) => "registry",
-                    (false, true) => "cache",
-                    (false, false) => "built",
-                };
-                (l["role"].as_str().unwrap_or_default().to_owned(), source)
-            })
-            .collect()
+        common::layer_sources(&self.built)
     }
 
     fn layer(&self, role: &str) -> String {

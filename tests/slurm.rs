@@ -181,22 +181,6 @@ fn report(work: &Path, image: &str) -> Value {
     serde_json::from_str(&text).expect("report.json")
 }
 
-/// Each layer's role and where it came from: `registry`, `cache` or `built`.
-fn sources(report: &Value) -> Vec<(String, &'static str)> {
-    let layers = report["layers"].as_array().cloned().unwrap_or_default();
-    layers
-        .iter()
-        .map(|l| {
-            let source = match (l["from_registry"] == true, l["cached"] == true) {
-                (true, _) => "registry",
-                (false, true) => "cache",
-                (false, false) => "built",
-            };
-            (l["role"].as_str().unwrap_or_default().to_owned(), source)
-        })
-        .collect()
-}
-
 #[test]
 fn a_slurm_array_builds_the_images_and_each_shared_layer_once() {
     require_root();
@@ -241,14 +225,18 @@ fn a_slurm_array_builds_the_images_and_each_shared_layer_once() {
         list.iter().map(|(r, s)| (r.to_string(), *s)).collect()
     };
     assert_eq!(
-        sources(&first)[1],
+        common::layer_sources(&first)[1],
         ("shared".to_owned(), "built"),
         "{first:#}"
     );
     for (image, own) in [("twin-third", "third"), ("twin-fourth", "fourth")] {
         let report = report(work, image);
         let wanted = [("base", "registry"), ("shared", "registry"), (own, "built")];
-        assert_eq!(sources(&report), expected(&wanted), "{image}: {report:#}");
+        assert_eq!(
+            common::layer_sources(&report),
+            expected(&wanted),
+            "{image}: {report:#}"
+        );
         // The shared layers are the first job's, byte for byte.
         let (theirs, ours) = (&first["layers"], &report["layers"]);
         for at in 0..2 {
