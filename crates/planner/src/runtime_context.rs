@@ -80,8 +80,17 @@ impl Planner<'_> {
             if context.contains_key(&name) {
                 continue;
             }
-            let Some(VarValue::Raw(raw)) = full.get(&name) else {
-                continue;
+            let raw = match full.get(&name) {
+                Some(VarValue::Raw(raw)) => raw,
+                // A value used as it is (a lookup loop's item): the build templates the context
+                // again, so its text is kept as text.
+                Some(VarValue::Known(value)) => {
+                    let mut value = value.clone();
+                    crate::template::mark_unsafe(&mut value);
+                    context.insert(name, value);
+                    continue;
+                }
+                _ => continue,
             };
             match self.templar.render(raw, &full) {
                 // A value whose text looks like a template (an `!unsafe` one, a `{% raw %}`
