@@ -64,7 +64,17 @@ if command -v ib_write_bw >/dev/null && command -v rdma >/dev/null; then
     fi
 fi
 say failed-units $(systemctl --failed --no-legend --plain | awk '{print $1}')
-say modules-load "$(journalctl -b -u systemd-modules-load.service -o cat --no-pager 2>/dev/null | grep -i 'failed to insert' | tr '\n' '|')"
+LOADS=$(journalctl -b -u systemd-modules-load.service -o cat --no-pager 2>/dev/null | grep -i 'failed to insert' | tr '\n' '|')
+# The journal does not always hold the unit's early lines: run it again, as it ran at boot, its
+# messages on its standard error.
+if [ -z "$LOADS" ] && systemctl is-failed --quiet systemd-modules-load.service; then
+    for LOADER in /usr/lib/systemd/systemd-modules-load /lib/systemd/systemd-modules-load; do
+        [ -x "$LOADER" ] || continue
+        LOADS=$(SYSTEMD_LOG_TARGET=console "$LOADER" 2>&1 | grep -i 'failed to insert' | tr '\n' '|')
+        break
+    done
+fi
+say modules-load "$LOADS"
 # Each word stays in its place when systemctl prints nothing (an image without openibd).
 ENABLED=$(systemctl is-enabled openibd 2>/dev/null)
 ACTIVE=$(systemctl is-active openibd 2>/dev/null)
