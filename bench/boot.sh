@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # imgbuild boot on one image rootfs, in one run, warm page cache:
-#   1. packing: imgbuild's newc writer + gzip -1 (as part of `imgbuild boot`) against what
+#   1. packing: imgbuild's newc writer + zstd, or gzip -1 for a kernel without zstd
+#      initramfs support (as part of `imgbuild boot`), against what
 #      `wwctl image build` runs, `find . | cpio -o -H newc | gzip -1`;
 #   2. the boot itself under TCG: QEMU's start to the probe's last line.
 # Usage (as root): bash bench/boot.sh ROOTFS, a rootfs folder with /boot/vmlinuz-* (for

@@ -8,6 +8,7 @@
 
 mod error;
 mod excludes;
+mod initrd;
 mod input;
 mod pack;
 mod probe;
@@ -15,7 +16,6 @@ pub mod qemu;
 mod secure_boot;
 mod varstore;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -196,7 +196,11 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
     let chosen = qemu::choose(request.accel, &vmlinuz, work.path())?;
     let initrd = work.path().join("initrd");
     let packing = Instant::now();
-    let packed = pack_initrd(&root, &request.overlays, &initrd, secure_boot.is_some())?;
+    let codec = match secure_boot {
+        Some(_) => None,
+        None => Some(Codec::for_kernel(&root, &kernel)),
+    };
+    let packed = initrd::pack_initrd(&root, &request.overlays, &initrd, codec)?;
     let (vmlinuz, removal) = clear_while_booting(&root, &unpacked, &vmlinuz, work.path())?;
     let compressed = std::fs::metadata(&initrd).map_or(0, |m| m.len());
     let memory_mb = request
@@ -522,64 +526,6 @@ fn units_check(findings: &Findings, expected: &[String]) -> Check {
         detail,
     }
 }
-
-/// The initrd of the image: gzip; for Secure Boot, zstd, whose smaller archive GRUB loads below
-/// 1 GiB (about 500 MB fit), packed again at a slower level when the fast one is near that.
-fn pack_initrd(
-    root: &Path,
-    overlays: &[PathBuf],
-    initrd: &Path,
-    secure_boot: bool,
-) -> Result<Packed, BootError> {
-    if !secure_boot {
-        return write_initrd(root, overlays, initrd, Codec::Gzip);
-    }
-    let packed = write_initrd(root, overlays, initrd, Codec::Zstd)?;
-    if std::fs::metadata(initrd).map_or(0, |m| m.len()) <= GRUB_ROOMY_INITRD {
-        return Ok(packed);
-    }
-    write_initrd(root, overlays, initrd, Codec::ZstdSmall)
-}
-
-/// The image as a gzip newc archive, then the probe's archive, in one file (the kernel reads
-/// concatenated archives in order, as Warewulf sends the image and its overlays).
-fn write_initrd(
-    root: &Path,
-    overlays: &[PathBuf],
-    path: &Path,
-    codec: Codec,
-) -> Result<Packed, BootError> {
-    for overlay in overlays {
-        input::check_overlay(root, overlay)?;
-    }
-    let file = std::fs::File::create(path).map_err(|e| BootError::io(path, e))?;
-    // One compressed member per archive: the kernel unpacks each compressed archive whole, and
-    // a member that ends inside a cpio entry is "junk at the end of compressed archive" (so
-    // not pargz).
-    let encoder = Encoder::new(codec, std::io::BufWriter::with_capacity(1 << 20, file))
-        .map_err(|e| BootError::io(path, e))?;
-    let (encoder, packed) = pack::pack_tree(root, encoder, &Excludes::of_tree(root))
-        .map_err(|e| BootError::io(root, e))?;
-    let mut out = encoder.finish().map_err(|e| BootError::io(path, e))?;
-    for overlay in overlays {
-        let encoder = Encoder::new(codec, out).map_err(|e| BootError::io(path, e))?;
-        let (encoder, _) = pack::pack_tree(overlay, encoder, &Excludes::default())
-            .map_err(|e| BootError::io(overlay, e))?;
-        out = encoder.finish().map_err(|e| BootError::io(path, e))?;
-    }
-    let probe = probe::archive().map_err(|e| BootError::io(path, e))?;
-    let mut encoder = Encoder::new(codec, out).map_err(|e| BootError::io(path, e))?;
-    encoder
-        .write_all(&probe)
-        .map_err(|e| BootError::io(path, e))?;
-    let mut out = encoder.finish().map_err(|e| BootError::io(path, e))?;
-    out.flush().map_err(|e| BootError::io(path, e))?;
-    Ok(packed)
-}
-
-/// The largest Secure Boot initrd packed at zstd's fast level and left so: Debian's signed GRUB
-/// loads a 450 MB initrd and runs out of memory on a 650 MB one.
-const GRUB_ROOMY_INITRD: u64 = 400 << 20;
 
 /// Memory for a VM whose root is the unpacked image in RAM: the files, the archive the kernel
 /// unpacks them from, and 1 GiB for the kernel and the services.

@@ -1,5 +1,5 @@
-//! A folder packed as `wwctl image build` packs it: a newc cpio archive, gzip-compressed,
-//! streamed (memory does not grow with the image), leaving out what `/etc/warewulf/excludes`
+//! A folder packed as `wwctl image build` packs it: a newc cpio archive, compressed (gzip, or
+//! zstd where the kernel unpacks it), streamed (memory does not grow with the image), leaving out what `/etc/warewulf/excludes`
 //! names. Hard-linked files are written whole each time (larger, never wrong).
 
 use std::io::Write;
@@ -77,6 +77,23 @@ pub enum Codec {
     Zstd,
     /// zstd level 9, on every core: for an initrd level 3 leaves too large.
     ZstdSmall,
+}
+
+impl Codec {
+    /// The codec of a boot without Secure Boot: zstd where the image's kernel unpacks it
+    /// (`CONFIG_RD_ZSTD=y` in its `/boot/config-<kernel>`): packed in about a third of gzip's
+    /// time, smaller, and unpacked faster by the emulated CPU; gzip otherwise (Rocky 8's 4.18
+    /// kernel has no zstd initramfs), and when the image has no kernel config to say.
+    pub fn for_kernel(root: &Path, kernel: &str) -> Self {
+        let config = root.join("boot").join(format!("config-{kernel}"));
+        let unpacks_zstd = std::fs::read_to_string(config)
+            .is_ok_and(|text| text.lines().any(|line| line.trim() == "CONFIG_RD_ZSTD=y"));
+        if unpacks_zstd {
+            Codec::Zstd
+        } else {
+            Codec::Gzip
+        }
+    }
 }
 
 /// One compressed member of the initrd.
@@ -223,6 +240,35 @@ mod tests {
         let mut gzip = Encoder::new(Codec::Gzip, Vec::new()).expect("gzip");
         gzip.write_all(b"070701 archive").expect("write");
         assert_eq!(gzip.finish().expect("finish")[..2], [0x1f, 0x8b]);
+    }
+
+    #[test]
+    fn zstd_only_for_a_kernel_whose_config_unpacks_it() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let boot = root.path().join("boot");
+        std::fs::create_dir_all(&boot).expect("boot");
+        assert_eq!(
+            Codec::for_kernel(root.path(), "6.1.0-50-amd64"),
+            Codec::Gzip
+        );
+        std::fs::write(
+            boot.join("config-4.18.0-553.el8.x86_64"),
+            "CONFIG_RD_GZIP=y\n# CONFIG_RD_ZSTD is not set\n",
+        )
+        .expect("config");
+        assert_eq!(
+            Codec::for_kernel(root.path(), "4.18.0-553.el8.x86_64"),
+            Codec::Gzip
+        );
+        std::fs::write(
+            boot.join("config-6.1.0-50-amd64"),
+            "CONFIG_RD_GZIP=y\nCONFIG_RD_ZSTD=y\n",
+        )
+        .expect("config");
+        assert_eq!(
+            Codec::for_kernel(root.path(), "6.1.0-50-amd64"),
+            Codec::Zstd
+        );
     }
 
     #[test]
