@@ -4,9 +4,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::error::BootError;
 use crate::excludes::Excludes;
 use crate::pack::{self, Codec, Encoder, Packed};
-use crate::{input, probe, BootError};
+use crate::{input, probe};
 
 /// The initrd of the image in `codec`; for Secure Boot (`None`), zstd, whose smaller archive GRUB
 /// loads below 1 GiB (about 500 MB fit), packed again at a slower level when the fast one is
