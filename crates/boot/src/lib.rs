@@ -196,10 +196,9 @@ pub fn boot(request: &BootRequest) -> Result<BootReport, BootError> {
     let chosen = qemu::choose(request.accel, &vmlinuz, work.path())?;
     let initrd = work.path().join("initrd");
     let packing = Instant::now();
-    let codec = match secure_boot {
-        Some(_) => None,
-        None => Some(Codec::for_kernel(&root, &kernel)),
-    };
+    let codec = secure_boot
+        .is_none()
+        .then(|| Codec::for_kernel(&root, &kernel));
     let packed = initrd::pack_initrd(&root, &request.overlays, &initrd, codec)?;
     let (vmlinuz, removal) = clear_while_booting(&root, &unpacked, &vmlinuz, work.path())?;
     let compressed = std::fs::metadata(&initrd).map_or(0, |m| m.len());

@@ -1,6 +1,6 @@
 //! A folder packed as `wwctl image build` packs it: a newc cpio archive, compressed (gzip, or
-//! zstd where the kernel unpacks it), streamed (memory does not grow with the image), leaving out what `/etc/warewulf/excludes`
-//! names. Hard-linked files are written whole each time (larger, never wrong).
+//! zstd where the kernel unpacks it), streamed (memory does not grow with the image), leaving
+//! out what `/etc/warewulf/excludes` names. Hard-linked files are written whole each time (larger, never wrong).
 
 use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -244,31 +244,28 @@ mod tests {
 
     #[test]
     fn zstd_only_for_a_kernel_whose_config_unpacks_it() {
+        let cases = [
+            ("6.1.0-50-amd64", None, Codec::Gzip),
+            (
+                "4.18.0-553.el8.x86_64",
+                Some("CONFIG_RD_GZIP=y\n# CONFIG_RD_ZSTD is not set\n"),
+                Codec::Gzip,
+            ),
+            (
+                "6.1.0-51-amd64",
+                Some("CONFIG_RD_GZIP=y\nCONFIG_RD_ZSTD=y\n"),
+                Codec::Zstd,
+            ),
+        ];
         let root = tempfile::tempdir().expect("tempdir");
         let boot = root.path().join("boot");
         std::fs::create_dir_all(&boot).expect("boot");
-        assert_eq!(
-            Codec::for_kernel(root.path(), "6.1.0-50-amd64"),
-            Codec::Gzip
-        );
-        std::fs::write(
-            boot.join("config-4.18.0-553.el8.x86_64"),
-            "CONFIG_RD_GZIP=y\n# CONFIG_RD_ZSTD is not set\n",
-        )
-        .expect("config");
-        assert_eq!(
-            Codec::for_kernel(root.path(), "4.18.0-553.el8.x86_64"),
-            Codec::Gzip
-        );
-        std::fs::write(
-            boot.join("config-6.1.0-50-amd64"),
-            "CONFIG_RD_GZIP=y\nCONFIG_RD_ZSTD=y\n",
-        )
-        .expect("config");
-        assert_eq!(
-            Codec::for_kernel(root.path(), "6.1.0-50-amd64"),
-            Codec::Zstd
-        );
+        for (kernel, config, codec) in cases {
+            if let Some(config) = config {
+                std::fs::write(boot.join(format!("config-{kernel}")), config).expect("config");
+            }
+            assert_eq!(Codec::for_kernel(root.path(), kernel), codec, "{kernel}");
+        }
     }
 
     #[test]
