@@ -24,8 +24,11 @@ pub use modules::shims::COMPILE_SHIM_DIR as SHIM_DIR;
 const ENTRIES_INSIDE: &str = "/run/imgbuild/compile-cache";
 /// This sandbox's own folder: the compilers' identities and the log of hits and misses.
 const STATE_INSIDE: &str = "/run/imgbuild/cc-state";
-/// The script every shim sources.
-const SCRIPT: &str = include_str!("compile_cache.sh");
+/// The script every shim sources: the direct mode's functions, then the shim's own steps.
+const SCRIPT: &str = concat!(
+    include_str!("compile_cache_direct.sh"),
+    include_str!("compile_cache.sh")
+);
 const SCRIPT_NAME: &str = ".compile-cache.sh";
 
 /// The compile cache's folder on the building machine.

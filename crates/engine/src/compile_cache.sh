@@ -29,13 +29,24 @@ done
 [ -z "${GCC_COMPARE_DEBUG}${DEPENDENCIES_OUTPUT}${SUNPRO_DEPENDENCIES}${COMPILER_PATH}${GCC_EXEC_PREFIX}" ] ||
     passthrough "$@"
 
-# What the arguments ask for: one source, -c, -o FILE, and the dependency file's name.
-compile= out= dep= md= src= sources=0 cacheable=1 takes=
+# What the arguments ask for: one source, -c, -o FILE, and the dependency file's name; the
+# folders they add to the include search (for the direct mode below), one a line.
+compile= out= dep= md= src= sources=0 cacheable=1 takes= direct=1 search= machine= dkey= served=
+newline='
+'
+search_dir() {
+    case $1 in
+        *"$newline"* | "") direct= ;;
+        *) search=$search$1$newline ;;
+    esac
+}
 for arg do
     if [ -n "$takes" ]; then
         case $takes in
             -o) out=$arg ;;
             -MF) dep=$arg ;;
+            -I | -isystem | -idirafter | -iquote) search_dir "$arg" ;;
+            -imacros | -isysroot | -iprefix | -iwithprefix | -iwithprefixbefore | -imultilib) direct= ;;
         esac
         takes=
         continue
@@ -46,11 +57,19 @@ for arg do
             -D | -U | -Xpreprocessor | -Xassembler | -Xlinker | -L | -l | -T | -u | -z | -e | \
             --param | -aux-info | -isysroot | -iprefix | -iwithprefix | -iwithprefixbefore | \
             -imultilib) takes=$arg ;;
+        -I-* | --sysroot* | -iwithprefix* | -iprefix* | -imultilib* | -isysroot* | -I=* | \
+            -isystem=* | -idirafter=* | -iquote=* | --include-directory*) direct= ;;
+        -I*) search_dir "${arg#-I}" ;;
+        -isystem*) search_dir "${arg#-isystem}" ;;
+        -idirafter*) search_dir "${arg#-idirafter}" ;;
+        -iquote*) search_dir "${arg#-iquote}" ;;
         -o*) out=${arg#-o} ;;
         -MF*) dep=${arg#-MF} ;;
         -Wp,-MD,*) dep=${arg#-Wp,-MD,} ;;
         -Wp,-MMD,*) dep=${arg#-Wp,-MMD,} ;;
         -MD | -MMD) md=1 ;;
+        -m*' '*) direct= ;;
+        -m*) machine="$machine $arg" ;;
         -E | -S | -M | -MM | -save-temps* | -fdump-* | -gsplit-dwarf | -fstack-usage | \
             -ftest-coverage | --coverage | -fprofile-* | -fauto-profile* | -fcallgraph-info* | \
             -fsyntax-only | -fplugin* | -specs* | -wrapper | -v | '-###' | --help* | --version | \
@@ -120,8 +139,6 @@ identity() {
 work=$(mktemp -d "${TMPDIR:-/tmp}/imgbuild-cc.XXXXXX") || passthrough "$@"
 lock=
 trap 'rm -rf "$work" ${lock:+"$lock"}' EXIT
-preprocess "$@" >"$work/i" 2>/dev/null || { rm -rf "$work"; passthrough "$@"; }
-grep -q '\.incbin' "$work/i" && { rm -rf "$work"; passthrough "$@"; }
 id=$(identity) || { rm -rf "$work"; passthrough "$@"; }
 # What the key hashes: for a probe, every PID-named `conftest<pid>` is `conftest#` (its file's,
 # and the one in NVIDIA's -DKBUILD_BASENAME, the PID of the conftest.sh that made the flags).
@@ -137,12 +154,16 @@ key_input() {
     echo "LANG=$LANG LC_ALL=$LC_ALL LC_MESSAGES=$LC_MESSAGES"
     cat "$work/i"
 }
-if [ -n "$probe" ]; then
-    key=$(key_input "$@" | sed 's/conftest[0-9][0-9]*/conftest#/g' | sha256sum | cut -c1-64)
-else
-    key=$(key_input "$@" | sha256sum | cut -c1-64)
-fi || { rm -rf "$work"; passthrough "$@"; }
-entry=$cache/$(echo "$key" | cut -c1-2)/$key
+# hashed: the key of what a function prints, a probe's PID-named files as `conftest#`.
+hashed() {
+    if [ -n "$probe" ]; then
+        "$@" | sed 's/conftest[0-9][0-9]*/conftest#/g' | sha256sum | cut -c1-64
+    else
+        "$@" | sha256sum | cut -c1-64
+    fi
+}
+# shard KEY: the folder of KEY's entry (`<cache>/<first two>/`).
+shard() { echo "$cache/${1%"${1#??}"}"; }
 
 # The sandbox's log: what each compile found, under which key (the registry cache shares the
 # entries a role used).
@@ -165,6 +186,7 @@ serve() {
         messages >&2
         touch "$entry" 2>/dev/null
         note hit
+        [ -n "$served" ] || remember
         exit 1
     fi
     if cp "$entry/obj" "$out.imgbuild-cc.$$" && mv -f "$out.imgbuild-cc.$$" "$out" &&
@@ -172,12 +194,23 @@ serve() {
         messages >&2
         touch "$entry" 2>/dev/null
         note hit
+        [ -n "$served" ] || remember
         exit 0
     fi
     rm -rf "$out.imgbuild-cc.$$" "$dep.imgbuild-cc.$$" "$work"
     exec "$real" "$@"
 }
 
+# A compile known without preprocessing it (see compile_cache_direct.sh).
+if direct_hit "$@"; then
+    served=direct
+    serve "$@"
+fi
+preprocess "$@" >"$work/i" 2>/dev/null || { rm -rf "$work"; passthrough "$@"; }
+grep -q '\.incbin' "$work/i" && { rm -rf "$work"; passthrough "$@"; }
+key=$(hashed key_input "$@") || { rm -rf "$work"; passthrough "$@"; }
+entry=$(shard "$key")/$key
+served=
 serve "$@"
 if [ -f "$entry/sums" ]; then
     note damaged
@@ -226,9 +259,9 @@ failed() { echo 1 >"$stage/failed"; }
 status=$?
 cat "$work/err" >&2
 if [ "$status" != 0 ]; then
-    [ -n "$probe" ] && [ "$status" = 1 ] && [ ! -e "$out" ] && keep failed
+    [ -n "$probe" ] && [ "$status" = 1 ] && [ ! -e "$out" ] && keep failed && remember
     exit "$status"
 fi
 [ -f "$out" ] && { [ -z "$dep" ] || [ -f "$dep" ]; } || exit 0
-keep made
+keep made && remember
 exit 0

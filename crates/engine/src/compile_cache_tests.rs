@@ -15,11 +15,20 @@ impl Bench {
     /// A shim over a `gcc` that counts its compiles (`compiles`, a line each) and takes a
     /// second over each, as a driver's long compiles do.
     fn slow() -> Option<Self> {
+        Self::counting("sleep 1")
+    }
+
+    /// A shim over a `gcc` that counts its compiles (`compiles`) and its runs of the
+    /// preprocessor (`preprocessed`), a line each, and runs `delay` before each compile.
+    fn counting(delay: &str) -> Option<Self> {
         let bench = Self::over("/usr/bin/gcc")?;
         let counted = bench.path("counted-gcc");
         let d = bench.dir.path().display();
         let wrapper = format!(
-            "#!/bin/sh\ncase \" $* \" in *' -c '*) echo compile >>{d}/compiles; sleep 1 ;; esac\n\
+            "#!/bin/sh\ncase \" $* \" in\n\
+             *' -v '*) ;;\n\
+             *' -c '*) echo compile >>{d}/compiles; {delay} ;;\n\
+             *' -E '*) echo preprocess >>{d}/preprocessed ;;\nesac\n\
              exec /usr/bin/gcc \"$@\"\n"
         );
         make_executable(&counted, &wrapper);
@@ -294,6 +303,148 @@ fn a_compile_without_o_writes_and_serves_the_source_s_object() {
         first
     );
     assert_eq!(bench.stats().hits, 1);
+}
+
+/// Direct mode: the counts of compiles and preprocessor runs since the last call.
+fn runs(bench: &Bench) -> (usize, usize) {
+    let mut counts = [0, 0];
+    for (count, name) in counts.iter_mut().zip(["compiles", "preprocessed"]) {
+        let path = bench.path(name);
+        *count = std::fs::read_to_string(&path).map_or(0, |t| t.lines().count());
+        let _ = std::fs::remove_file(path);
+    }
+    (counts[0], counts[1])
+}
+
+/// Compiles `one.c` with `-Ia -Ib` (its `#include <x.h>`); returns the object.
+fn compile_searching(bench: &Bench) -> Vec<u8> {
+    let args = [
+        "-O2",
+        "-Ia",
+        "-I./b",
+        "-Wp,-MMD,.one.o.d",
+        "-c",
+        "-o",
+        "one.o",
+        "one.c",
+    ];
+    let (rc, stderr) = bench.gcc(&args);
+    assert_eq!(rc, 0, "{stderr}");
+    std::fs::read(bench.path("src/one.o")).expect("object")
+}
+
+#[test]
+fn a_compile_seen_before_is_served_without_preprocessing_it() {
+    let Some(bench) = Bench::counting(":") else {
+        return;
+    };
+    bench.write("src/one.c", SOURCE);
+    bench.write("src/one.h", "#define VALUE 1\n");
+    let first = bench.compile(&[]);
+    assert_eq!(runs(&bench), (1, 1), "a miss preprocesses and compiles");
+    std::fs::remove_file(bench.path("src/one.o")).expect("rm");
+    assert_eq!(bench.compile(&[]), first, "the same bytes");
+    assert_eq!(runs(&bench), (0, 0), "a direct hit runs neither");
+    bench.write("src/one.h", "#define VALUE 2\n");
+    assert_ne!(bench.compile(&[]), first, "a changed header is compiled in");
+    assert_eq!(runs(&bench), (1, 1));
+    bench.compile(&["-DEXTRA"]);
+    assert_eq!(runs(&bench), (1, 1), "a changed flag misses");
+    bench.write("src/one.h", "#define VALUE 1\n");
+    assert_eq!(bench.compile(&[]), first);
+    assert_eq!(
+        runs(&bench),
+        (0, 1),
+        "the first entry, found by preprocessing"
+    );
+    assert_eq!(bench.compile(&[]), first);
+    assert_eq!(runs(&bench), (0, 0), "and directly again");
+}
+
+#[test]
+fn a_header_that_appears_earlier_in_the_search_is_never_missed() {
+    let Some(bench) = Bench::counting(":") else {
+        return;
+    };
+    for sub in ["src/a", "src/b", "src/sub"] {
+        std::fs::create_dir_all(bench.path(sub)).expect("mkdir");
+    }
+    bench.write(
+        "src/one.c",
+        "#include \"sub/s.h\"\nint f(void) { return VALUE + Y; }\n",
+    );
+    // A quoted include in sub/ found through -I: sub/ itself is looked in first.
+    bench.write("src/sub/s.h", "#include <x.h>\n#include \"y.h\"\n");
+    bench.write("src/b/x.h", "#define VALUE 1\n");
+    bench.write("src/b/y.h", "#define Y 10\n");
+    let kernel = compile_searching(&bench);
+    compile_searching(&bench);
+    assert_eq!(runs(&bench), (1, 1), "compiled once, then served directly");
+    // As MOFED's compat headers shadow the kernel's: the same name, earlier in the search.
+    bench.write("src/a/x.h", "#define VALUE 2\n");
+    let shadowed = compile_searching(&bench);
+    assert_ne!(shadowed, kernel, "the shadowing header is compiled in");
+    assert_eq!(runs(&bench), (1, 1));
+    bench.write("src/sub/y.h", "#define Y 20\n");
+    let beside = compile_searching(&bench);
+    assert_ne!(
+        beside, shadowed,
+        "the header beside its includer is compiled in"
+    );
+    assert_eq!(runs(&bench), (1, 1));
+    std::fs::remove_file(bench.path("src/a/x.h")).expect("rm");
+    std::fs::remove_file(bench.path("src/sub/y.h")).expect("rm");
+    assert_eq!(
+        compile_searching(&bench),
+        kernel,
+        "gone again: the first entry"
+    );
+    assert_eq!(runs(&bench), (0, 1));
+    assert_eq!(compile_searching(&bench), kernel);
+    assert_eq!(runs(&bench), (0, 0));
+}
+
+#[test]
+fn a_source_using_the_time_or_has_include_is_always_preprocessed() {
+    let Some(bench) = Bench::counting(":") else {
+        return;
+    };
+    for (name, text) in [
+        ("src/stamp.c", "const char *when = __TIME__;\n"),
+        (
+            "src/maybe.c",
+            "#if __has_include(<maybe.h>)\nint m;\n#endif\nint n;\n",
+        ),
+    ] {
+        bench.write(name, text);
+        let source = name.trim_start_matches("src/");
+        for _ in 0..2 {
+            let (rc, stderr) = bench.gcc(&["-c", "-o", "t.o", source]);
+            assert_eq!(rc, 0, "{stderr}");
+        }
+        assert_eq!(runs(&bench).1, 2, "{source}: preprocessed each time");
+    }
+}
+
+#[test]
+fn a_damaged_manifest_is_passed_over_and_written_again() {
+    let Some(bench) = Bench::counting(":") else {
+        return;
+    };
+    bench.write("src/one.c", SOURCE);
+    bench.write("src/one.h", "#define VALUE 1\n");
+    let first = bench.compile(&[]);
+    let manifests: Vec<PathBuf> = walk(&bench.path("cache"))
+        .into_iter()
+        .filter(|p| p.ends_with("key"))
+        .collect();
+    assert_eq!(manifests.len(), 1, "one manifest: {manifests:?}");
+    std::fs::write(&manifests[0], "0".repeat(64)).expect("damage");
+    runs(&bench);
+    assert_eq!(bench.compile(&[]), first);
+    assert_eq!(runs(&bench), (0, 1), "found by preprocessing");
+    assert_eq!(bench.compile(&[]), first);
+    assert_eq!(runs(&bench), (0, 0), "the manifest written again");
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
