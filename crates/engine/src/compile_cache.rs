@@ -6,7 +6,10 @@
 //! a shim on the sandbox's `/run`, first in `PATH`. The shim (`compile_cache.sh`, run by the
 //! image's own shell) keys a compile as ccache does: the compiler's identity by content, the
 //! working folder, the arguments and the preprocessed source. So a changed compiler, header,
-//! source or flag misses, and a hit gives the bytes that compile gave. Builds running at once
+//! source or flag misses, and a hit gives the bytes that compile gave. A compile seen before
+//! is found without preprocessing it (`compile_cache_direct.sh`, ccache's direct mode), by a
+//! manifest that also records which included names each search folder holds, so a header
+//! that appears earlier in the search path is never missed. Builds running at once
 //! (a matrix's images, the signed and the unsigned build of one driver) compile a key once: the
 //! first to miss it holds the key's lock (`flock`, when the image has it) while it compiles, the
 //! others wait and hit. The entries live in imgbuild's cache folder, bound into the sandbox,

@@ -8,6 +8,8 @@
 # or /dev/null, an option whose output the cache does not keep) runs the compiler as it is.
 # An entry whose checksums do not match is removed and the compile runs again. Two builds that
 # miss the same key at once compile it once: the first holds the key's lock, the other waits.
+# A compile seen before is found first without the preprocessor, by its source, its arguments
+# and the manifest of the files it read (compile_cache_direct.sh, sourced before this file).
 #
 # A configure probe named after its shell's PID (NVIDIA's conftest.sh compiles some three
 # hundred `conftest$$.c` against the kernel headers, each time a driver builds, with flags
