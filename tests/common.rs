@@ -23,6 +23,24 @@ pub fn imgbuild(dir: &Path, args: &[&str]) -> Output {
         .expect("run imgbuild")
 }
 
+/// `dist/`, where `scripts/static-binary` and `scripts/package` write: in the target folder,
+/// above the profile's folder of this build's imgbuild and above its target triple's folder
+/// when the build names one (`target/x86_64-unknown-linux-musl/release/imgbuild`).
+pub fn dist_folder() -> PathBuf {
+    let binary = Path::new(env!("CARGO_BIN_EXE_imgbuild"));
+    let mut target = binary
+        .parent()
+        .and_then(Path::parent)
+        .expect("the target folder");
+    if target
+        .file_name()
+        .is_some_and(|name| name.to_string_lossy().contains("-linux-"))
+    {
+        target = target.parent().expect("the target folder");
+    }
+    target.join("dist")
+}
+
 /// Standard output as text.
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()

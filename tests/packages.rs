@@ -27,12 +27,7 @@ const MAN_ROOTFS: &str = "bookworm-man-db";
 /// `dist/<name>`, which `scripts/static-binary` and `scripts/package` write beside this
 /// build's target folder.
 fn dist(name: &str) -> PathBuf {
-    let debug = Path::new(env!("CARGO_BIN_EXE_imgbuild"));
-    let target = debug
-        .parent()
-        .and_then(Path::parent)
-        .expect("the target folder");
-    let file = target.join("dist").join(name);
+    let file = dist_folder().join(name);
     assert!(
         file.is_file(),
         "{} is missing: build it with scripts/static-binary, then scripts/package \

@@ -18,12 +18,7 @@ use framed_base::*;
 
 /// The static binary `scripts/static-binary` wrote beside this build's target folder.
 fn static_binary() -> PathBuf {
-    let debug = Path::new(env!("CARGO_BIN_EXE_imgbuild"));
-    let target = debug
-        .parent()
-        .and_then(Path::parent)
-        .expect("the target folder");
-    let binary = target.join("dist/imgbuild");
+    let binary = dist_folder().join("imgbuild");
     assert!(
         binary.is_file(),
         "{} is missing: build it with scripts/static-binary (.ci/run does)",
