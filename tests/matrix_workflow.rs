@@ -81,10 +81,12 @@ fn affected_follows_each_images_inputs() {
     assert_eq!(affected(dir), ["rocky-9.5-compute"]);
     let json = imgbuild(dir, &["--json", "affected", "--since", "HEAD"]);
     let parsed: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
-    assert_eq!(
-        parsed,
-        serde_json::json!({"include": [{"image": "rocky-9.5-compute"}]})
-    );
+    let one = serde_json::json!({"include": [{"image": "rocky-9.5-compute"}]});
+    assert_eq!(parsed["include"], one["include"]);
+    // One image shares with no other: it builds at once.
+    assert_eq!(parsed["shared"], serde_json::json!([]));
+    assert_eq!(parsed["first"], serde_json::json!({"include": []}));
+    assert_eq!(parsed["then"], one);
     git(dir, &["checkout", "-q", "--", "."]);
 
     // Every image uses the mofed role; main.yml is read by all of them.
@@ -133,6 +135,111 @@ fn affected_follows_each_images_inputs() {
         "{}",
         stderr(&bad)
     );
+}
+
+/// `recipe`'s roles, in order (one `- name` line each under `roles:`).
+fn roles_of(recipe: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(recipe).expect("recipe");
+    let roles = text.split("  roles:\n").nth(1).expect("roles");
+    roles
+        .lines()
+        .map_while(|l| l.strip_prefix("    - "))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A copy of `image`'s recipe as `name`, with `roles` added at its end.
+fn variant(dir: &Path, image: &str, name: &str, roles: &[&str]) {
+    let text = std::fs::read_to_string(dir.join(format!("images/{image}.yml"))).expect("recipe");
+    let mut text = text
+        .replace(&format!("name: {image}.yml"), &format!("name: {name}.yml"))
+        .replace(
+            &format!("image_name: \"{image}\""),
+            &format!("image_name: \"{name}\""),
+        );
+    for role in roles {
+        text.push_str(&format!("    - {role}\n"));
+    }
+    std::fs::write(dir.join(format!("images/{name}.yml")), text).expect("write");
+}
+
+fn fan_out(dir: &Path) -> serde_json::Value {
+    let empty = git(dir, &["hash-object", "-t", "tree", "/dev/null"]);
+    let out = imgbuild(dir, &["--json", "affected", "--since", empty.trim()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+fn images_of(matrix: &serde_json::Value) -> Vec<String> {
+    matrix["include"]
+        .as_array()
+        .expect("include")
+        .iter()
+        .map(|i| i["image"].as_str().expect("image").to_owned())
+        .collect()
+}
+
+#[test]
+fn affected_fans_out_images_that_share_layers() {
+    let repo = project_repo();
+    let dir = repo.path();
+    let image = "rocky-8.10-compute";
+    let roles = roles_of(&dir.join(format!("images/{image}.yml")));
+    variant(dir, image, "rocky-8.10-rdma", &["rdma_tuning"]);
+    variant(dir, image, "rocky-8.10-roce", &["softroce"]);
+    let fan = fan_out(dir);
+    // The three share the base and every role of the compute image's recipe.
+    let three = ["rocky-8.10-compute", "rocky-8.10-rdma", "rocky-8.10-roce"];
+    let shared = fan["shared"]
+        .as_array()
+        .expect("shared")
+        .iter()
+        .find(|s| s["images"] == serde_json::json!(three))
+        .unwrap_or_else(|| panic!("no stage shared by {three:?}: {fan:#}"));
+    let mut layers = vec!["base".to_owned()];
+    layers.extend(roles.iter().cloned());
+    assert_eq!(shared["layers"], serde_json::json!(layers), "{fan:#}");
+    // One of them goes first, the other two after it; every image is in one of the two.
+    let (first, then) = (images_of(&fan["first"]), images_of(&fan["then"]));
+    assert_eq!(
+        three
+            .iter()
+            .filter(|i| first.contains(&i.to_string()))
+            .count(),
+        1,
+        "{fan:#}"
+    );
+    let mut all = [first, then].concat();
+    all.sort();
+    assert_eq!(all, images_of(&fan), "{fan:#}");
+
+    // A variant whose MOFED differs shares only the layers below the mofed role.
+    variant(dir, image, "rocky-8.10-mofed", &[]);
+    let out = imgbuild(
+        dir,
+        &[
+            "matrix",
+            "set",
+            "rocky-8.10-mofed",
+            "mofed_version=24.10-2.1.8.0",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let fan = fan_out(dir);
+    let below_mofed: Vec<&String> = layers.iter().take_while(|l| *l != "mofed").collect();
+    let four = serde_json::json!([
+        "rocky-8.10-compute",
+        "rocky-8.10-mofed",
+        "rocky-8.10-rdma",
+        "rocky-8.10-roce"
+    ]);
+    let shared = fan["shared"]
+        .as_array()
+        .expect("shared")
+        .iter()
+        .find(|s| s["images"] == four)
+        .unwrap_or_else(|| panic!("no stage shared by the four: {fan:#}"));
+    assert_eq!(shared["layers"], serde_json::json!(below_mofed), "{fan:#}");
 }
 
 #[test]

@@ -20,11 +20,13 @@ mod rootfs;
 mod sbom;
 mod settings;
 mod stack;
+mod stages;
 pub use error::BuildError;
 pub use outcome::{BuildOnlyRemoval, BuildReport, LayerReport};
 pub use room::{free_bytes, gigabytes};
 pub use rootfs::write_rootfs;
 pub use settings::{Formats, Settings};
+pub use stages::{stages, Stage};
 
 use std::time::Instant;
 

@@ -88,6 +88,11 @@ pub enum Command {
     /// List tasks that would have no effect, or a surprising one, in an image build.
     Lint(LintArgs),
     /// List the images whose inputs changed since a git revision (for CI).
+    ///
+    /// With --json, a CI matrix of them (`include`), the layer stages several of them share
+    /// (`shared`: the images and the layers, as their plans predict them), and the order to
+    /// build them in: `first`, one image through each shared stage, to build with --cache-to;
+    /// `then`, the rest, to build after them with --cache-from.
     Affected(AffectedArgs),
     /// Build images: base, one layer per role (cached), OCI layout and docker-archive.
     #[command(after_help = help::BUILD, after_long_help = help::BUILD_LONG)]

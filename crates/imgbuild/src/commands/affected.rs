@@ -3,16 +3,19 @@
 //! An image's inputs are the files its plan read (recipe, `mirror.toml`, every role file reached
 //! through includes, templates and `copy` sources) and the `mirror.lock` pins of the artifacts
 //! it downloads. Where a changed file no longer exists, the image is also planned as it was at
-//! the revision, so that a deleted input still counts.
+//! the revision, so that a deleted input still counts. With `--json`, the layer stages the
+//! affected images share and the order to build them in (`fan_out`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::anyhow;
+use image::build::Stage;
 use planner::{PlanOptions, Project};
 use serde_json::json;
 
+use super::fan_out::fan_out;
 use crate::{git, Failure};
 
 const LOCK_FILE: &str = "mirror.lock";
@@ -27,11 +30,20 @@ struct ImageInputs {
     unknown_artifacts: bool,
     /// The planning error, if the image does not plan.
     error: Option<String>,
+    /// Its layer stages, as its plan predicts them (none when it does not plan).
+    stages: Vec<Stage>,
 }
 
-fn image_inputs(project: &Project, image: &str) -> ImageInputs {
+/// What `image` reads and downloads; with `lock`, its layer stages too.
+fn image_inputs(project: &Project, image: &str, lock: Option<&mirror::Lock>) -> ImageInputs {
     match planner::plan(project, image, &PlanOptions::default()) {
         Ok(plan) => ImageInputs {
+            stages: lock
+                .and_then(|lock| {
+                    let pin = |url: &str| lock.get(url).map(|p| p.sha256.clone());
+                    image::build::stages(&plan, &project.root, &pin).ok()
+                })
+                .unwrap_or_default(),
             files: plan.inputs.clone(),
             artifacts: plan
                 .downloads()
@@ -94,8 +106,14 @@ fn changed_pins(project: &Project, rev: &str) -> Result<BTreeSet<String>, Failur
     Ok(then.changed_paths(&now).into_iter().collect())
 }
 
-/// The affected images and why, sorted by image.
-fn affected(project: &Project, rev: &str) -> Result<BTreeMap<String, Vec<String>>, Failure> {
+/// An affected image: why, and its layer stages.
+struct Affected {
+    why: Vec<String>,
+    stages: Vec<Stage>,
+}
+
+/// The affected images, sorted by image.
+fn affected(project: &Project, rev: &str) -> Result<BTreeMap<String, Affected>, Failure> {
     let changed = git::changed_files(&project.root, rev)?;
     let pins = if changed.contains(LOCK_FILE) {
         changed_pins(project, rev)?
@@ -108,12 +126,14 @@ fn affected(project: &Project, rev: &str) -> Result<BTreeMap<String, Vec<String>
     } else {
         None
     };
+    let lock = super::session::load_lock(&project.root)?;
     let mut out = BTreeMap::new();
     for image in project.images()? {
-        let mut why = reasons(&image_inputs(project, &image), &changed, &pins);
+        let now = image_inputs(project, &image, Some(&lock));
+        let mut why = reasons(&now, &changed, &pins);
         if let Some((_dir, old)) = &then {
             if old.recipe_path(&image).is_ok() {
-                let before = image_inputs(old, &image);
+                let before = image_inputs(old, &image, None);
                 for reason in reasons(&before, &changed, &pins) {
                     if before.error.is_none() && !why.contains(&reason) {
                         why.push(reason);
@@ -122,7 +142,8 @@ fn affected(project: &Project, rev: &str) -> Result<BTreeMap<String, Vec<String>
             }
         }
         if !why.is_empty() {
-            out.insert(image, why);
+            let stages = now.stages;
+            out.insert(image, Affected { why, stages });
         }
     }
     Ok(out)
@@ -136,17 +157,27 @@ fn project_at(project: &Project, rev: &str) -> Result<(tempfile::TempDir, Projec
     Ok((dir, old))
 }
 
-/// Prints the affected images: names on stdout (or a CI matrix as JSON), reasons on stderr.
+/// Prints the affected images: names on stdout (or, as JSON, a CI matrix of them with the
+/// stages they share and the order to build them in), reasons on stderr.
 pub fn run(project: &Project, rev: &str, json: bool) -> Result<ExitCode, Failure> {
     let images = affected(project, rev)?;
-    for (image, why) in &images {
-        for reason in why {
+    for (image, affected) in &images {
+        for reason in &affected.why {
             eprintln!("{image}: {reason}");
         }
     }
     if json {
         let include: Vec<_> = images.keys().map(|i| json!({ "image": i })).collect();
-        println!("{}", json!({ "include": include }));
+        let stages = images
+            .iter()
+            .map(|(image, affected)| (image.clone(), affected.stages.clone()))
+            .collect();
+        let mut out = serde_json::Map::new();
+        out.insert("include".into(), json!(include));
+        if let serde_json::Value::Object(fan) = fan_out(&stages).to_json() {
+            out.extend(fan);
+        }
+        println!("{}", serde_json::Value::Object(out));
     } else {
         for image in images.keys() {
             println!("{image}");
@@ -173,6 +204,7 @@ mod tests {
             artifacts: vec!["/mofed/x.tgz".into()],
             unknown_artifacts: false,
             error: None,
+            stages: Vec::new(),
         }
     }
 

@@ -7,6 +7,7 @@ mod build;
 mod cache;
 mod config_cmd;
 mod dispatch;
+mod fan_out;
 mod image_input;
 mod lint;
 mod list;
