@@ -10,7 +10,7 @@ use common::repo_root;
 use serde_json::Value;
 
 /// Every workflow of the repository, by file name.
-const WORKFLOWS: [&str; 2] = ["images.yml", "release.yml"];
+const WORKFLOWS: [&str; 3] = ["images.yml", "build-image.yml", "release.yml"];
 
 fn workflow() -> (String, Value) {
     workflow_named("images.yml")
@@ -29,8 +29,12 @@ fn yaml(text: &str) -> Result<Value, String> {
     registry::yaml::parse(text)
 }
 
+/// A job's steps (none for a job that calls another workflow).
 fn steps(job: &Value) -> Vec<&Value> {
-    job["steps"].as_array().expect("steps").iter().collect()
+    job["steps"]
+        .as_array()
+        .map(|steps| steps.iter().collect())
+        .unwrap_or_default()
 }
 
 fn runs(job: &Value) -> String {
@@ -73,12 +77,31 @@ fn workflow_has_the_affected_matrix_build_report_and_push() {
         "affected needs the base revision"
     );
 
-    let build = &doc["jobs"]["build"];
-    assert_eq!(build["needs"], "affected");
+    // The images through the layer stages several share go first, then the rest: both call
+    // build-image.yml, one job per image.
+    let first = &doc["jobs"]["first"];
+    assert_eq!(first["needs"], "affected");
     assert_eq!(
-        build["strategy"]["matrix"],
+        first["strategy"]["matrix"],
+        "${{ fromJSON(needs.affected.outputs.first) }}"
+    );
+    let rest = &doc["jobs"]["build"];
+    assert_eq!(rest["needs"], serde_json::json!(["affected", "first"]));
+    assert_eq!(
+        rest["strategy"]["matrix"],
         "${{ fromJSON(needs.affected.outputs.matrix) }}"
     );
+    for job in [first, rest] {
+        assert_eq!(job["uses"], "./.github/workflows/build-image.yml");
+        assert_eq!(job["with"]["image"], "${{ matrix.image }}");
+    }
+    assert!(
+        affected_runs.contains("jq -c .first") && affected_runs.contains("jq -c .then"),
+        "the fan-out of affected --json: {affected_runs}"
+    );
+    let (_, called) = workflow_named("build-image.yml");
+    assert!(called["on"]["workflow_call"]["inputs"]["image"]["required"] == true);
+    let build = &called["jobs"]["build"];
     let build_runs = runs(build);
     assert!(
         build_runs.contains("imgbuild build \"$IMAGE\" --locked"),
