@@ -19,6 +19,15 @@ pub(super) fn role_of(step: &Step) -> &str {
     }
 }
 
+/// The steps of `role`'s layer, in the plan's order.
+pub(super) fn steps_of(plan: &Plan, role: &str) -> Vec<Step> {
+    plan.tasks
+        .iter()
+        .filter(|s| role_of(s) == role)
+        .cloned()
+        .collect()
+}
+
 /// The digest of a project file or folder (names and bytes, in order).
 fn file_digest(path: &Path) -> String {
     fn walk(path: &Path, out: &mut Vec<u8>) {

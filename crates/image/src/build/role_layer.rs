@@ -20,7 +20,7 @@ use planner::Plan;
 use super::archive_stream::{self, ArchiveStream};
 use super::cpu_share::CpuShares;
 use super::error::{io, BuildError};
-use super::keys::{role_inputs, role_of};
+use super::keys::{role_inputs, role_of, steps_of};
 use super::outcome::LayerReport;
 use super::pending::{Finished, PendingLayer, RoleLayer};
 use super::queue::{LayerQueue, Ready, Taken, Wait};
@@ -251,13 +251,7 @@ impl Roles<'_> {
 
     /// The steps of `role` and the inputs its layer is keyed by, over the layers of `stack`.
     fn inputs_of(&self, role: &str, stack: &Stack) -> (Vec<Step>, Inputs) {
-        let steps: Vec<Step> = self
-            .plan
-            .tasks
-            .iter()
-            .filter(|s| role_of(s) == role)
-            .cloned()
-            .collect();
+        let steps = steps_of(self.plan, role);
         // The whole stack below, not only the layer under this one: two different stacks can
         // end in layers with the same digest. The diff_ids, not the blobs' digests: a layer's
         // diff_id is known while its blob is still being written, and the roles above do not

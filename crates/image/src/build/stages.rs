@@ -7,11 +7,10 @@
 
 use std::path::Path;
 
-use planner::plan::Step;
 use planner::Plan;
 use serde_json::{json, Value as Json};
 
-use super::keys::{role_inputs, role_of};
+use super::keys::{role_inputs, steps_of};
 use crate::base::{BaseError, BaseRequest};
 use crate::hashing::digest_of;
 
@@ -48,12 +47,7 @@ pub fn stages(
         key: base_key,
     }];
     for role in &plan.roles {
-        let steps: Vec<Step> = plan
-            .tasks
-            .iter()
-            .filter(|s| role_of(s) == role)
-            .cloned()
-            .collect();
+        let steps = steps_of(plan, role);
         let below = out.last().map(|s| s.key.clone()).unwrap_or_default();
         // What earlier roles registered is the same for the same layers below (a layer taken
         // from the cache brings back what its role registered), so the stage below stands in.
@@ -69,7 +63,7 @@ pub fn stages(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use planner::plan::PlannedTask;
+    use planner::plan::{PlannedTask, Step};
 
     fn plan(roles: &[(&str, &str)], build_from: &str) -> Plan {
         let tasks = roles
