@@ -57,6 +57,14 @@ impl Target for BecomeTarget<'_> {
     fn fs(&self) -> &RootFs {
         &self.fs
     }
+
+    fn sandbox_init(&self) -> Option<u32> {
+        self.inner.sandbox_init()
+    }
+
+    fn user(&self) -> Option<&User> {
+        Some(&self.user)
+    }
 }
 
 #[cfg(test)]

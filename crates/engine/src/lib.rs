@@ -15,6 +15,7 @@ pub mod live_output;
 pub mod package_cache;
 pub mod pinned_uname;
 pub mod sandbox;
+pub mod sandbox_enter;
 
 // The modules, and what they act through, live in their own crate; their paths here stay.
 pub use ::modules;

@@ -29,6 +29,10 @@ pub const HELPER_ARG: &str = "__sandbox";
 /// The hidden first argument of the sandbox's PID 1.
 pub const INIT_ARG: &str = "__sandbox-init";
 const CONFIG_ENV: &str = "IMGBUILD_SANDBOX";
+/// The file in the sandbox's `/run` that holds the environment its commands run with
+/// (`NAME=value` lines: `PATH`, `KERNEL_VERSION`), for a command that enters the sandbox from
+/// outside (`sandbox_enter`).
+pub(crate) const ENV_FILE: &str = "imgbuild-env";
 
 pub use crate::target::{not_found, BASE_PATH};
 
@@ -108,6 +112,7 @@ pub struct ChrootTarget {
     channel: Mutex<Option<Channel>>,
     output: Sink,
     package_cache: Option<PackageCache>,
+    init: u32,
 }
 
 /// Where the lines of a running command go (nowhere by default).
@@ -193,22 +198,17 @@ impl ChrootTarget {
                 )));
             }
         }
+        let helper = channel.child.id();
+        let children = std::fs::read_to_string(format!("/proc/{helper}/task/{helper}/children"))
+            .unwrap_or_default();
+        let init: u32 = children
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok())
+            .ok_or_else(|| TargetError::Sandbox("cannot find the sandbox's init process".into()))?;
         let view = match &spec.overlay {
             None => root.to_owned(),
-            Some(_) => {
-                let helper = channel.child.id();
-                let children =
-                    std::fs::read_to_string(format!("/proc/{helper}/task/{helper}/children"))
-                        .unwrap_or_default();
-                let init: u32 = children
-                    .split_whitespace()
-                    .next()
-                    .and_then(|p| p.parse().ok())
-                    .ok_or_else(|| {
-                        TargetError::Sandbox("cannot find the sandbox's init process".into())
-                    })?;
-                PathBuf::from(format!("/proc/{init}/root"))
-            }
+            Some(_) => PathBuf::from(format!("/proc/{init}/root")),
         };
         let fs = RootFs::new(&view, &spec.scratch)
             .map_err(|e| TargetError::Sandbox(format!("{}: {e}", view.display())))?;
@@ -218,6 +218,7 @@ impl ChrootTarget {
             channel: Mutex::new(Some(channel)),
             output: Sink::default(),
             package_cache: spec.package_cache.clone(),
+            init,
         })
     }
 
@@ -295,6 +296,10 @@ impl Target for ChrootTarget {
 
     fn fs(&self) -> &RootFs {
         &self.fs
+    }
+
+    fn sandbox_init(&self) -> Option<u32> {
+        Some(self.init)
     }
 }
 
@@ -477,6 +482,10 @@ fn mount_run(config: &Config) -> Result<String, String> {
         }
     }
     crate::initramfs::install_shims(&run_dir)?;
+    // For the commands that enter the sandbox from outside (`sandbox_enter`).
+    let env = format!("PATH={path}\nKERNEL_VERSION={}\n", config.kernel_version);
+    std::fs::write(run_dir.join(ENV_FILE), env)
+        .map_err(|e| format!("writing /run/{ENV_FILE}: {e}"))?;
     Ok(path)
 }
 
@@ -598,7 +607,7 @@ fn minimal_dev(dev: &Path) -> Result<(), String> {
 /// Capabilities no task of an image build needs and that reach past the image: loading a module
 /// into the build host's kernel, rebooting it, setting its clock, raw I/O ports. Dropped from the
 /// bounding set, so no program the sandbox starts can have them.
-fn drop_host_capabilities() -> Result<(), String> {
+pub(crate) fn drop_host_capabilities() -> Result<(), String> {
     use rustix::thread::{remove_capability_from_bounding_set, CapabilitySet};
     for capability in [
         CapabilitySet::SYS_MODULE,

@@ -36,6 +36,9 @@ fn main() -> ExitCode {
     match std::env::args().nth(1).as_deref() {
         Some(engine::sandbox::HELPER_ARG) => return exit_code(engine::sandbox::helper_main()),
         Some(engine::sandbox::INIT_ARG) => return exit_code(engine::sandbox::init_main()),
+        Some(engine::sandbox_enter::ENTER_ARG) => {
+            return exit_code(engine::sandbox_enter::enter_main())
+        }
         Some(boot::qemu::LAUNCHER_ARG) => return exit_code(boot::qemu::launcher_main()),
         _ => {}
     }

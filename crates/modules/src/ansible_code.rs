@@ -204,7 +204,7 @@ pub fn split_fqcn(fqcn: &str) -> Option<(&str, &str, &str)> {
 }
 
 /// `namespace.collection version`, the version from the collection's `MANIFEST.json`.
-fn collection_origin(root: &Path, namespace: &str, collection: &str) -> String {
+pub fn collection_origin(root: &Path, namespace: &str, collection: &str) -> String {
     let version = std::fs::read(root.join("MANIFEST.json"))
         .ok()
         .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())

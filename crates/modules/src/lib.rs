@@ -16,6 +16,7 @@
 pub mod spec;
 pub mod types;
 
+pub mod ansible_action;
 pub mod ansible_code;
 pub mod ansible_options;
 

@@ -100,6 +100,9 @@ pub fn run(args: &Json, ctx: &ModuleCtx) -> Result<ModuleResult, ModuleError> {
         _ => Map::new(),
     };
     let local = ctx.local_path()?;
+    if args.get("ansible_action").and_then(Json::as_bool) == Some(true) {
+        return crate::ansible_action::run(name, &local, &module_args, ctx);
+    }
     let source = std::fs::read_to_string(&local)
         .map_err(|e| ModuleError::new(format!("{}: {e}", local.display())))?;
     let style = style(&source);

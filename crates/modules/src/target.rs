@@ -84,6 +84,16 @@ pub trait Target {
     fn run(&self, cmd: &Cmd) -> Result<CmdOutput, TargetError>;
     /// File access inside the target.
     fn fs(&self) -> &RootFs;
+    /// The init process of the build sandbox the target's commands run in, if it is one: a
+    /// command run from outside enters it through `/proc/<pid>/root` (see
+    /// `engine::sandbox_enter`).
+    fn sandbox_init(&self) -> Option<u32> {
+        None
+    }
+    /// The user the target's commands run as (`become_user`), when not root.
+    fn user(&self) -> Option<&crate::become_user::User> {
+        None
+    }
 }
 
 /// A folder used only for its files (tests of file modules); commands are refused.

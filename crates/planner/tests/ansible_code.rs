@@ -1,8 +1,8 @@
 //! Modules imgbuild does not implement plan as tasks run with Ansible's own code (issue 53):
 //! found where Ansible finds them (ansible-core's modules, the machine's collections, the
 //! playbook's `library/`), with where they come from and their file's digest in the task, so a
-//! changed module or collection changes the layer key. A module ansible-core runs through an
-//! action plugin of its own is refused with why. Needs Debian's `ansible` (ansible-core and its
+//! changed module or collection changes the layer key. An action plugin of a role or a
+//! collection runs with ansible-playbook; one of ansible-core's own is refused with why. Needs Debian's `ansible` (ansible-core and its
 //! collections), as CI installs it.
 
 use planner::{plan, Plan, PlanOptions, Project};
@@ -97,6 +97,35 @@ fn a_module_ansible_runs_through_its_own_action_plugin_is_refused_with_why() {
         err.contains("action plugin of ansible-core") && err.contains("fetch"),
         "{err}"
     );
+}
+
+#[test]
+fn an_action_plugin_of_the_role_or_a_collection_runs_with_ansible_playbook() {
+    let plugin = "from ansible.plugins.action import ActionBase\n";
+    let plan = planned(
+        "- site_action: {path: /etc/x}
+- community.general.iptables_state: {state: saved, path: /etc/iptables.rules}
+",
+        &[("roles/r/action_plugins/site_action.py", plugin)],
+    )
+    .expect("plans");
+    let tasks = plan.all_tasks();
+    assert_eq!(tasks[0].module, "role_module");
+    assert_eq!(tasks[0].args["module"], "site_action");
+    assert_eq!(tasks[0].args["ansible_action"], true);
+    assert_eq!(tasks[0].args["args"]["path"], "/etc/x");
+    assert_eq!(
+        tasks[0].local_file.as_deref(),
+        Some("roles/r/action_plugins/site_action.py")
+    );
+    let collection = &tasks[1];
+    assert_eq!(collection.args["ansible_action"], true);
+    assert!(collection.args["ansible_code"]["file"]
+        .as_str()
+        .is_some_and(|f| f.ends_with("community/general/plugins/action/iptables_state.py")));
+    assert!(collection.args["ansible_code"]["from"]
+        .as_str()
+        .is_some_and(|f| f.starts_with("community.general ")));
 }
 
 #[test]

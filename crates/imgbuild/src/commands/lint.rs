@@ -41,7 +41,8 @@ fn finding(task: &PlannedTask) -> Option<String> {
 }
 
 /// Where the code of a task's module comes from when imgbuild does not implement it: the
-/// machine's ansible-core or collection (`community.general 6.6.2`), or the project's file.
+/// machine's ansible-core or collection (`community.general 6.6.2`), or the project's file;
+/// and whether ansible-playbook itself runs it (an action plugin).
 fn ansible_code(task: &PlannedTask) -> Option<String> {
     if task.module != modules::role_module::MODULE {
         return None;
@@ -49,6 +50,11 @@ fn ansible_code(task: &PlannedTask) -> Option<String> {
     let module = task.args["module"].as_str().unwrap_or_default();
     let from = task.args["ansible_code"]["from"].as_str();
     let from = from.or(task.local_file.as_deref()).unwrap_or_default();
+    if task.args["ansible_action"] == serde_json::Value::Bool(true) {
+        return Some(format!(
+            "{module} is an action plugin: ansible-playbook runs it over the chroot connection ({from})"
+        ));
+    }
     Some(format!("{module} runs with Ansible's own code ({from})"))
 }
 

@@ -15,11 +15,15 @@ use super::Ctx;
 /// Ansible's code for a module imgbuild does not implement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct AnsibleModule {
-    /// The module's file: relative to the project, or on the machine running the build.
+    /// The module's file (or its action plugin's): relative to the project, or on the machine
+    /// running the build.
     pub path: PathBuf,
     /// For a module of the machine's ansible-core or collections, where it comes from
     /// (`ansible-core 2.14.18`, `community.general 6.6.2`); none for the project's own.
     pub host: Option<String>,
+    /// `path` is an action plugin, Python that Ansible runs in its controller process: the
+    /// build runs the task with ansible-playbook itself (see `modules::ansible_action`).
+    pub action: bool,
 }
 
 impl Planner<'_> {
@@ -31,8 +35,15 @@ impl Planner<'_> {
     /// project's collections, then the machine's. A module Ansible runs through an action
     /// plugin of its own is none of these (see [`Self::role_action_plugin`]).
     pub(crate) fn ansible_module(&self, name: &str, ctx: &Ctx) -> Option<AnsibleModule> {
-        let project = |path: PathBuf| AnsibleModule { path, host: None };
+        let project = |path: PathBuf| AnsibleModule {
+            path,
+            host: None,
+            action: false,
+        };
         let host = || modules::ansible_code::host().ok();
+        if let Some(action) = self.action_plugin(name, ctx) {
+            return Some(action);
+        }
         let short = name.strip_prefix("ansible.legacy.").unwrap_or(name);
         if !short.contains('.') {
             let mut libraries: Vec<PathBuf> =
@@ -68,20 +79,74 @@ impl Planner<'_> {
                 self.sources.is_file(&path).then_some(path)
             });
         in_project.map(project).or_else(|| {
-            let host = host()?;
-            host.collection_action(name).is_none().then_some(())?;
-            let found = host.collection_module(name)?;
+            let found = host()?.collection_module(name)?;
             Some(AnsibleModule {
                 path: found.path,
                 host: Some(found.origin),
+                action: false,
             })
         })
     }
 
-    /// An unknown module that is an action plugin of the role (`action_plugins/<name>.py`):
-    /// refused with why. Ansible runs such a plugin inside its own Python process on the
-    /// controller, with the controller's internals (connection, loaders, templar); an image
-    /// build has no Ansible controller to run it in.
+    /// The action plugin Ansible runs for `name`, when imgbuild has no module of that name and
+    /// the machine has ansible-core to run it with: a short name in the role's
+    /// `action_plugins/` or the playbook's (`images/action_plugins/`), a collection's
+    /// `plugins/action/` (the project's collections, then the machine's). ansible-core's own
+    /// action plugins (`reboot`, `wait_for_connection`, `pause`, ...) act on a running host or
+    /// on the controller, not on an image, and are not run this way.
+    fn action_plugin(&self, name: &str, ctx: &Ctx) -> Option<AnsibleModule> {
+        let host = modules::ansible_code::host().ok()?;
+        let short = name.strip_prefix("ansible.legacy.").unwrap_or(name);
+        if !short.contains('.') {
+            let mut folders: Vec<PathBuf> = ctx
+                .role_dir
+                .iter()
+                .map(|dir| dir.join("action_plugins"))
+                .collect();
+            folders.push(PathBuf::from("images/action_plugins"));
+            let path = folders
+                .iter()
+                .map(|folder| folder.join(format!("{short}.py")))
+                .find(|path| self.sources.is_file(path))?;
+            return Some(AnsibleModule {
+                path,
+                host: None,
+                action: true,
+            });
+        }
+        let (namespace, collection, plugin) = modules::ansible_code::split_fqcn(name)?;
+        let in_project = crate::collections::COLLECTION_PATHS
+            .iter()
+            .map(|base| {
+                Path::new(base)
+                    .join(namespace)
+                    .join(collection)
+                    .join("plugins/action")
+                    .join(format!("{plugin}.py"))
+            })
+            .find(|path| self.sources.is_file(path));
+        if let Some(path) = in_project {
+            return Some(AnsibleModule {
+                path,
+                host: None,
+                action: true,
+            });
+        }
+        let path = host.collection_action(name)?;
+        // plugins/action/<plugin>.py, in the collection's folder.
+        let root = path.ancestors().nth(3).unwrap_or(&path);
+        let origin = modules::ansible_code::collection_origin(root, namespace, collection);
+        Some(AnsibleModule {
+            path,
+            host: Some(origin),
+            action: true,
+        })
+    }
+
+    /// An unknown module that is an action plugin no build can run: refused with why. A role's
+    /// (`action_plugins/<name>.py`) or a collection's runs through ansible-playbook (see
+    /// [`Self::ansible_module`]), so it is refused only where the machine has no ansible-core;
+    /// ansible-core's own act on a running host or on the controller.
     pub(crate) fn role_action_plugin(&self, error: PlanError, ctx: &Ctx) -> PlanError {
         let ErrorKind::UnknownKey { key, .. } = &error.kind else {
             return error;
@@ -105,19 +170,28 @@ impl Planner<'_> {
                 );
             }
         }
-        match plugin {
-            Some((whose, path)) => PlanError::new(
-                error.location.clone(),
-                ErrorKind::Unsupported {
-                    key: key.clone(),
-                    why: format!(
-                        "it is an action plugin of {whose} ({}), Python code Ansible runs inside its own controller process; an image build has no Ansible controller to run it in: use a module (library/) or the tasks it stands for",
-                        path.display()
-                    ),
-                },
+        let Some((whose, path)) = plugin else {
+            return error;
+        };
+        let why = match modules::ansible_code::host() {
+            // Found, but no Ansible here to run it with.
+            Err(missing) if whose != "ansible-core" => format!(
+                "it is an action plugin of {whose} ({}), which imgbuild runs with ansible-playbook over its chroot connection, and {}",
+                path.display(),
+                missing.msg
             ),
-            None => error,
-        }
+            _ => format!(
+                "it is an action plugin of {whose} ({}), which acts on a running host or on Ansible's controller, and an image build has neither: use the tasks it stands for",
+                path.display()
+            ),
+        };
+        PlanError::new(
+            error.location.clone(),
+            ErrorKind::Unsupported {
+                key: key.clone(),
+                why,
+            },
+        )
     }
 
     /// The folders a role's file named in a task is looked for in, in order.
@@ -211,6 +285,7 @@ fn builtin(host: &modules::ansible_code::HostAnsible, name: &str) -> Option<Ansi
     Some(AnsibleModule {
         path: found.path,
         host: Some(found.origin),
+        action: false,
     })
 }
 

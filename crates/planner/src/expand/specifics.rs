@@ -319,6 +319,10 @@ impl Planner<'_> {
             // variable too.
             self.facts_known_at_build(pass, &[crate::vars::ANY_OTHER_NAME]);
         }
+        if found.action {
+            // Run by ansible-playbook, not staged in the image (see `modules::ansible_action`).
+            task.args["ansible_action"] = Json::Bool(true);
+        }
         if task.name == crate::modules::role_module::MODULE {
             task.name = name;
         }
