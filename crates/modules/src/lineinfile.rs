@@ -81,22 +81,11 @@ impl Params for LineinfileParams {
             ("insertbefore", &self.insertbefore),
         ] {
             if let Some(pattern) = pattern.as_ref().map(|p| p.as_str()) {
-                check_python_regex(name, pattern)?;
+                super::spec::check_python_regex(name, pattern)?;
             }
         }
         Ok(())
     }
-}
-
-/// [`super::check_regex`] for Python patterns with backreferences and look-around, which
-/// lineinfile's `re.search` takes.
-fn check_python_regex(name: &str, pattern: &str) -> Result<(), String> {
-    if ansible::template::is_template(pattern) {
-        return Ok(());
-    }
-    fancy_regex::Regex::new(pattern).map(|_| ()).map_err(|e| {
-        format!("{name} {pattern:?} is not a regular expression imgbuild can use: {e}")
-    })
 }
 
 /// `lineinfile`.

@@ -10,7 +10,7 @@ use super::lineinfile_edit::python_backrefs;
 use super::spec::{Downloads, FreeForm, ModuleSpec, Params, PlanTime};
 use super::types::{Flag, Mode, Text};
 use crate::rootfs::Kind;
-use regex::Regex;
+use fancy_regex::Regex;
 use serde_json::Value as Json;
 use std::path::Path;
 
@@ -49,10 +49,10 @@ pub struct ReplaceParams {
 
 impl Params for ReplaceParams {
     fn check(&self) -> Result<(), String> {
-        super::spec::check_regex("regexp", self.regexp.as_str())?;
+        super::spec::check_python_regex("regexp", self.regexp.as_str())?;
         for (name, pattern) in [("after", &self.after), ("before", &self.before)] {
             if let Some(pattern) = pattern.as_ref().map(|p| p.as_str()) {
-                super::spec::check_regex(name, pattern)?;
+                super::spec::check_python_regex(name, pattern)?;
             }
         }
         Ok(())
@@ -164,7 +164,8 @@ enum Replaced {
 
 /// Ansible's replace on `contents`: the section between `after` and `before` (Python's
 /// `after(?P<subsection>.*?)before` with DOTALL, the section running to the end or from the
-/// start when one is missing), and in it every match of `regexp` (MULTILINE) replaced.
+/// start when one is missing), and in it every match of `regexp` (MULTILINE) replaced. The
+/// patterns are Python's, look-around and backreferences included (`fancy_regex`).
 fn replace_text(
     contents: &str,
     regexp: &str,
@@ -175,6 +176,7 @@ fn replace_text(
     let compile = |pattern: &str| {
         Regex::new(pattern).map_err(|e| ModuleError::new(format!("regexp '{pattern}': {e}")))
     };
+    let failed = |e: fancy_regex::Error| ModuleError::new(format!("regexp '{regexp}': {e}"));
     let pattern = match (
         after.filter(|a| !a.is_empty()),
         before.filter(|b| !b.is_empty()),
@@ -189,6 +191,7 @@ fn replace_text(
         Some(pattern) => {
             let section = compile(&format!("(?s){pattern}"))?
                 .captures(contents)
+                .map_err(failed)?
                 .and_then(|c| c.name("subsection"))
                 .map(|m| (m.start(), m.end()));
             match section {
@@ -199,8 +202,10 @@ fn replace_text(
     };
     let re = compile(&format!("(?m){regexp}"))?;
     let section = &contents[start..end];
-    let count = re.find_iter(section).count();
-    let replaced = re.replace_all(section, python_backrefs(replace).as_str());
+    let count = re.find_iter(section).filter(Result::is_ok).count();
+    let replaced = re
+        .try_replacen(section, 0, python_backrefs(replace).as_str())
+        .map_err(failed)?;
     let text = format!("{}{}{}", &contents[..start], replaced, &contents[end..]);
     Ok(Replaced::Done(text, count))
 }
@@ -218,6 +223,20 @@ mod replace_tests {
         assert_eq!(
             out,
             Replaced::NoSection("quilt(?P<subsection>.*?)promptly".into())
+        );
+    }
+
+    #[test]
+    fn look_ahead_and_backreferences_are_pythons() {
+        let sudoers = "ops ALL=(ALL) NOPASSWD: ALL\n# x NOPASSWD\nvagrant ALL=(ALL) NOPASSWD: ALL\n";
+        let out = replace_text(sudoers, "^((?!#|vagrant).*)NOPASSWD(.*)", r"\1PASSWD\2", None, None)
+            .expect("ok");
+        assert_eq!(
+            out,
+            Replaced::Done(
+                "ops ALL=(ALL) PASSWD: ALL\n# x NOPASSWD\nvagrant ALL=(ALL) NOPASSWD: ALL\n".into(),
+                1
+            )
         );
     }
 

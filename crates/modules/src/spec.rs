@@ -186,6 +186,17 @@ pub fn check_regex(name: &str, pattern: &str) -> Result<(), String> {
     })
 }
 
+/// [`check_regex`] for Python patterns with backreferences and look-around, which the modules
+/// that run Python's `re` take (`lineinfile`, `replace`).
+pub fn check_python_regex(name: &str, pattern: &str) -> Result<(), String> {
+    if ansible::template::is_template(pattern) {
+        return Ok(());
+    }
+    fancy_regex::Regex::new(pattern).map(|_| ()).map_err(|e| {
+        format!("{name} {pattern:?} is not a regular expression imgbuild can use: {e}")
+    })
+}
+
 /// Requires exactly one of the named options to be set.
 pub fn exactly_one(module: &str, set: &[(&str, bool)]) -> Result<(), String> {
     let names: Vec<&str> = set.iter().map(|(n, _)| *n).collect();
