@@ -119,6 +119,7 @@ fn plan_with(roles: &[&str], listed: Option<serde_json::Value>) -> Plan {
         tasks: Vec::new(),
         handlers: Vec::new(),
         warnings: Vec::new(),
+        missing_handlers: Vec::new(),
         inputs: Vec::new(),
     }
 }

@@ -153,11 +153,6 @@ pub enum ErrorKind {
         /// Paths tried.
         searched: String,
     },
-    /// A `notify` naming no handler.
-    #[error(
-        "notify '{0}' names no handler; add it to the role's handlers/main.yml (name: or listen:)"
-    )]
-    UnknownHandler(String),
     /// A recipe-level problem.
     #[error("{0}")]
     Recipe(String),

@@ -15,6 +15,7 @@ pub mod intent;
 pub mod inventory;
 mod inventory_vars;
 mod lookups;
+mod magic_vars;
 pub mod matrix;
 pub mod plan;
 mod plan_redact;

@@ -29,6 +29,10 @@ pub struct Plan {
     pub warnings: Vec<Warning>,
     /// Every project file the plan read, relative to the root.
     pub inputs: Vec<String>,
+    /// Names a `notify` gives that no handler has: a task that changes and notifies one fails
+    /// the build, as under ansible-playbook (a task that does not change never looks).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing_handlers: Vec<String>,
 }
 
 /// A task, or a block with `rescue`/`always` (blocks without them are flattened).

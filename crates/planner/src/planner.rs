@@ -72,6 +72,8 @@ pub(crate) struct Planner<'a> {
     pub notified: Vec<(String, Location)>,
     pub handlers: Vec<Step>,
     pub handler_names: Vec<String>,
+    /// Notified names no handler has (see [`Plan::missing_handlers`]).
+    pub missing_handlers: Vec<String>,
     /// A role's handlers by `<role> : <handler>` (the role's short and full names), which a
     /// notify may use as Ansible allows.
     pub handler_aliases: Vec<HandlerAlias>,
@@ -118,6 +120,7 @@ pub fn plan(project: &Project, image: &str, opts: &PlanOptions) -> Result<Plan> 
         notified: Vec::new(),
         handlers: Vec::new(),
         handler_names: Vec::new(),
+        missing_handlers: Vec::new(),
         handler_aliases: Vec::new(),
         refused_handlers: Vec::new(),
         handler_roles: Vec::new(),
@@ -202,7 +205,10 @@ pub fn recipe_facts(
             distro.name
         ))));
     }
-    let (facts, fact_layer) = fact_layer(&recipe, &distro);
+    let (facts, mut fact_layer) = fact_layer(&recipe, &distro);
+    for (k, v) in crate::magic_vars::run_vars(&recipe, &opts.tags) {
+        fact_layer.insert(k, VarValue::Raw(v));
+    }
     let scope = Scope::new(layer_from(&extra))
         .with_layer(Arc::new(mirror_layer))
         .with_layer(inventory_layer)
@@ -300,7 +306,7 @@ fn fact_layer(recipe: &Recipe, distro: &Distro) -> (IndexMap<String, Json>, Laye
         .iter()
         .map(|(k, v)| (k.clone(), VarValue::Raw(v.clone())))
         .collect();
-    for (k, v) in magic_vars(recipe) {
+    for (k, v) in crate::magic_vars::magic_vars(recipe) {
         fact_layer.insert(k, VarValue::Raw(v));
     }
     for name in facts::IMAGE_FACTS {
@@ -361,45 +367,6 @@ fn distro_of(
     })
 }
 
-/// Ansible's magic variables, with image-build meanings.
-fn magic_vars(recipe: &Recipe) -> Vec<(String, Json)> {
-    vec![
-        ("inventory_hostname".into(), json!(recipe.image)),
-        ("inventory_hostname_short".into(), json!(recipe.image)),
-        // What Ansible connects to when the inventory names no address: the host's name.
-        ("ansible_host".into(), json!(recipe.image)),
-        (
-            "playbook_dir".into(),
-            json!(recipe
-                .path
-                .parent()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default()),
-        ),
-        ("ansible_play_name".into(), json!(recipe.image)),
-        ("ansible_check_mode".into(), json!(false)),
-        // The plan's; the build's follows `--diff`.
-        ("ansible_diff_mode".into(), json!(false)),
-        ("ansible_connection".into(), json!("chroot")),
-        ("ansible_managed".into(), json!("Ansible managed")),
-        ("group_names".into(), json!([])),
-        (
-            "groups".into(),
-            json!({"all": [recipe.image], "ungrouped": [recipe.image]}),
-        ),
-        ("play_hosts".into(), json!([recipe.image])),
-        ("ansible_play_hosts".into(), json!([recipe.image])),
-        ("ansible_play_hosts_all".into(), json!([recipe.image])),
-        ("ansible_play_batch".into(), json!([recipe.image])),
-        // A run without -v; the Ansible whose behaviour imgbuild matches (Debian 12's).
-        ("ansible_verbosity".into(), json!(0)),
-        (
-            "ansible_version".into(),
-            json!({"full": "2.14.18", "major": 2, "minor": 14, "revision": 18, "string": "2.14.18"}),
-        ),
-    ]
-}
-
 impl Planner<'_> {
     fn run(mut self, base: RecipeFacts) -> Result<Plan> {
         let RecipeFacts {
@@ -456,6 +423,7 @@ impl Planner<'_> {
             roles,
             tasks,
             handlers: self.handlers,
+            missing_handlers: self.missing_handlers,
             warnings: self.warnings,
             inputs: self
                 .sources
@@ -508,7 +476,7 @@ impl Planner<'_> {
         Ok((tasks, roles))
     }
 
-    /// Every notified handler exists, and none that is notified is refused.
+    /// None of the notified handlers is refused; one that does not exist is warned of.
     fn check_notified(&mut self) -> Result<()> {
         for (name, _) in self.notified.clone() {
             self.answer_by_alias(&name);
@@ -531,10 +499,15 @@ impl Planner<'_> {
                 return Err(error);
             }
             if !self.handler_names.iter().any(|h| h == name) {
-                return Err(PlanError::new(
-                    at.clone(),
-                    ErrorKind::UnknownHandler(name.clone()),
-                ));
+                if !self.missing_handlers.contains(name) {
+                    self.missing_handlers.push(name.clone());
+                }
+                // As under ansible-playbook, only a task that changes looks its handlers up:
+                // the build fails then, and the plan says so now.
+                self.warnings.push(crate::plan::Warning {
+                    source: at.to_string(),
+                    message: format!("notify '{name}' names no handler (name: or listen:), so the build fails if this task changes, as ansible-playbook does"),
+                });
             }
         }
         Ok(())

@@ -98,7 +98,9 @@ impl Executor<'_> {
     }
 
     /// A changed task notifies its handlers. A name the plan could not render (it uses a
-    /// build-time result) is rendered now, and must name a handler, as Ansible requires.
+    /// build-time result) is rendered now, and must name a handler, as Ansible requires. A
+    /// name the plan found no handler for fails now, as under Ansible: the plan only warned,
+    /// since a task that does not change never looks.
     pub(super) fn notify(&mut self, task: &PlannedTask) -> Result<(), Box<TaskFailure>> {
         for name in &task.notify {
             let name = if planner::template::is_template(name) {
@@ -111,8 +113,7 @@ impl Executor<'_> {
                             .flat_map(|s| s.tasks())
                             .any(|h| h.name == rendered || h.listen.contains(&rendered));
                         if !known {
-                            let msg = format!("The requested handler '{rendered}' was not found (notify '{name}')");
-                            return Err(Box::new(self.failure(task, msg, &Default::default())));
+                            return Err(self.no_handler(task, &rendered));
                         }
                         rendered
                     }
@@ -121,6 +122,8 @@ impl Executor<'_> {
                         return Err(Box::new(self.failure(task, msg, &Default::default())));
                     }
                 }
+            } else if self.plan.missing_handlers.contains(name) {
+                return Err(self.no_handler(task, name));
             } else {
                 name.clone()
             };
@@ -129,6 +132,12 @@ impl Executor<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Ansible's failure for a notified name no handler has.
+    fn no_handler(&self, task: &PlannedTask, name: &str) -> Box<TaskFailure> {
+        let msg = format!("The requested handler '{name}' was not found in either the main handlers list nor in the listening handlers list");
+        Box::new(self.failure(task, msg, &Default::default()))
     }
 
     /// `debug`: a message, or a variable's value.

@@ -192,6 +192,7 @@ mod tests {
             tasks: steps.clone(),
             handlers: Vec::new(),
             warnings: Vec::new(),
+            missing_handlers: Vec::new(),
             inputs: Vec::new(),
         };
         (plan, steps)

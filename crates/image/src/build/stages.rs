@@ -91,6 +91,7 @@ mod tests {
             tasks,
             handlers: Vec::new(),
             warnings: Vec::new(),
+            missing_handlers: Vec::new(),
             inputs: Vec::new(),
         }
     }
