@@ -4,7 +4,9 @@
 #   2. by ansible-playbook with the chroot connection (Debian's ansible package),
 #   3. and the floor: a bash loop of `chroot <root> /bin/sh -c true`,
 # then a play of N tasks of a module imgbuild does not implement (community.general.crypttab,
-# run with Ansible's own code) by imgbuild and by ansible-playbook,
+# run with Ansible's own code) by imgbuild and by ansible-playbook, then a play of
+# ACTIONS (default 20) tasks of a role's action plugin (which imgbuild runs through
+# ansible-playbook, one play a task) by imgbuild and by ansible-playbook,
 # all on the same Debian bookworm rootfs, in one run. Prints ms per task and the ratios.
 # Needs root, debootstrap, ansible; the rootfs (with python3 for Ansible) is cached in
 # $IMGBUILD_TEST_CACHE (default /var/tmp/imgbuild-test-cache).
@@ -81,6 +83,33 @@ t1=$(now)
 foreign_ansible_ms=$(ms_per_task "$t0" "$t1")
 rm -f "$root/tmp/bench-crypttab"
 
+# A role's action plugin: imgbuild starts ansible-playbook for each such task.
+actions=${ACTIONS:-20}
+mkdir -p "$work/roles/action/tasks" "$work/roles/action/action_plugins"
+cat > "$work/roles/action/action_plugins/bench_true.py" <<'PY'
+from ansible.plugins.action import ActionBase
+
+
+class ActionModule(ActionBase):
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        result.update(self._low_level_execute_command('true'))
+        return result
+PY
+for i in $(seq "$actions"); do printf -- '- name: action %s\n  bench_true: {}\n' "$i"; done \
+    > "$work/roles/action/tasks/main.yml"
+sed 's/roles: \[noop\]/roles: [action]/' "$work/images/bench.yml" > "$work/images/action.yml"
+sed 's/roles: \[noop\]/roles: [action]/' "$work/play.yml" > "$work/action.yml"
+t0=$(now)
+"$imgbuild" -C "$work" apply action --root "$root" >/dev/null 2>&1 || { echo "imgbuild apply failed on the action plugin round" >&2; exit 1; }
+t1=$(now)
+action_imgbuild_ms=$(tasks=$actions ms_per_task "$t0" "$t1")
+t0=$(now)
+(cd "$work" && ANSIBLE_ROLES_PATH="$work/roles" ansible-playbook -i "$root," -c community.general.chroot \
+    -e ansible_python_interpreter=/usr/bin/python3 action.yml >/dev/null 2>&1)
+t1=$(now)
+action_ansible_ms=$(tasks=$actions ms_per_task "$t0" "$t1")
+
 echo "per task, $tasks tasks of shell: true (ms):"
 echo "  imgbuild apply          $imgbuild_ms"
 echo "  ansible-playbook chroot $ansible_ms"
@@ -91,3 +120,7 @@ echo "per task, $tasks tasks of community.general.crypttab, Ansible's own code (
 echo "  imgbuild apply          $foreign_imgbuild_ms"
 echo "  ansible-playbook chroot $foreign_ansible_ms"
 echo "  imgbuild / ansible      $(echo "scale=2; $foreign_imgbuild_ms / $foreign_ansible_ms" | bc)x"
+echo "per task, $actions tasks of a role's action plugin, run by ansible-playbook (ms):"
+echo "  imgbuild apply          $action_imgbuild_ms"
+echo "  ansible-playbook chroot $action_ansible_ms"
+echo "  imgbuild / ansible      $(echo "scale=2; $action_imgbuild_ms / $action_ansible_ms" | bc)x"
