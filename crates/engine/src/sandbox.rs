@@ -112,7 +112,8 @@ pub struct ChrootTarget {
     channel: Mutex<Option<Channel>>,
     output: Sink,
     package_cache: Option<PackageCache>,
-    init: u32,
+    /// The sandbox's PID 1, as the building machine numbers it.
+    init: Option<u32>,
 }
 
 /// Where the lines of a running command go (nowhere by default).
@@ -199,16 +200,18 @@ impl ChrootTarget {
             }
         }
         let helper = channel.child.id();
-        let children = std::fs::read_to_string(format!("/proc/{helper}/task/{helper}/children"))
-            .unwrap_or_default();
-        let init: u32 = children
-            .split_whitespace()
-            .next()
-            .and_then(|p| p.parse().ok())
-            .ok_or_else(|| TargetError::Sandbox("cannot find the sandbox's init process".into()))?;
-        let view = match &spec.overlay {
-            None => root.to_owned(),
-            Some(_) => PathBuf::from(format!("/proc/{init}/root")),
+        let init: Option<u32> =
+            std::fs::read_to_string(format!("/proc/{helper}/task/{helper}/children"))
+                .ok()
+                .and_then(|children| children.split_whitespace().next()?.parse().ok());
+        let view = match (&spec.overlay, init) {
+            (None, _) => root.to_owned(),
+            (Some(_), Some(init)) => PathBuf::from(format!("/proc/{init}/root")),
+            (Some(_), None) => {
+                return Err(TargetError::Sandbox(
+                    "cannot find the sandbox's init process".into(),
+                ))
+            }
         };
         let fs = RootFs::new(&view, &spec.scratch)
             .map_err(|e| TargetError::Sandbox(format!("{}: {e}", view.display())))?;
@@ -299,7 +302,7 @@ impl Target for ChrootTarget {
     }
 
     fn sandbox_init(&self) -> Option<u32> {
-        Some(self.init)
+        self.init
     }
 }
 

@@ -32,8 +32,9 @@ impl Planner<'_> {
     /// `library/`, the playbook's `library/` (`images/library/`), then ansible-core's own
     /// modules, then where ansible-core's routing table sends it (`pacman` to
     /// `community.general.pacman`); `ansible.builtin.name` in ansible-core; `namespace.collection.name` in the
-    /// project's collections, then the machine's. A module Ansible runs through an action
-    /// plugin of its own is none of these (see [`Self::role_action_plugin`]).
+    /// project's collections, then the machine's. An action plugin of that name comes first,
+    /// as Ansible's action loader takes it (see [`Self::action_plugin`]); ansible-core's own
+    /// are none of these (see [`Self::role_action_plugin`]).
     pub(crate) fn ansible_module(&self, name: &str, ctx: &Ctx) -> Option<AnsibleModule> {
         let project = |path: PathBuf| AnsibleModule {
             path,
