@@ -237,12 +237,15 @@ fn result(
         let status = kept.get("status")?.as_str()?.to_owned();
         Some((status, kept.get_mut("result")?.take()))
     }) else {
-        let said = String::from_utf8_lossy(&out.stderr);
-        let stdout = String::from_utf8_lossy(&out.stdout);
+        let said = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         return Err(ModuleError::new(format!(
             "{action}: ansible-playbook ran no task (exit {}): {}",
             out.status.code().unwrap_or(-1),
-            last_lines(&format!("{stdout}\n{said}"), 6)
+            ansible_errors(&said)
         )));
     };
     data.retain(|key, _| !key.starts_with("_ansible"));
@@ -271,9 +274,20 @@ fn result(
     })
 }
 
-fn last_lines(text: &str, count: usize) -> String {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(count)..].join(" | ")
+/// Ansible's own error lines (`ERROR! ...`), never the excerpt of the play it quotes after
+/// them: the play holds the task's resolved arguments, which may be secrets.
+fn ansible_errors(said: &str) -> String {
+    let errors: Vec<&str> = said
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("ERROR!"))
+        .collect();
+    match errors.is_empty() {
+        true => {
+            "it printed no error line; run the role with ansible-playbook -vvv to see why".into()
+        }
+        false => errors.join(" | "),
+    }
 }
 
 /// `value` as YAML in flow style, each string tagged `!unsafe` (Ansible never templates it).
@@ -337,18 +351,15 @@ mod tests {
     }
 
     #[test]
-    fn no_result_gives_ansible_playbooks_own_words() {
-        let error = result(
-            "a",
-            None,
-            &output(4, "ERROR! the connection plugin was not found\n"),
-        )
-        .expect_err("no result");
+    fn no_result_gives_ansible_playbooks_error_but_not_the_play_it_quotes() {
+        let said = "ERROR! couldn't resolve module/action 'site_action'\n\nThe offending line appears to be:\n\n    - site_action: {\"password\": !unsafe \"hunter2\"}\n";
+        let error = result("a", None, &output(4, said)).expect_err("no result");
         assert!(error.msg.contains("exit 4"), "{}", error.msg);
         assert!(
-            error.msg.contains("connection plugin was not found"),
+            error.msg.contains("couldn't resolve module/action"),
             "{}",
             error.msg
         );
+        assert!(!error.msg.contains("hunter2"), "{}", error.msg);
     }
 }
