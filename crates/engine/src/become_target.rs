@@ -62,6 +62,10 @@ impl Target for BecomeTarget<'_> {
         self.inner.sandbox_init()
     }
 
+    fn host_work(&self) -> Option<&std::path::Path> {
+        self.inner.host_work()
+    }
+
     fn user(&self) -> Option<&User> {
         Some(&self.user)
     }

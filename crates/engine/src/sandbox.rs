@@ -74,6 +74,10 @@ pub struct SandboxSpec {
     pub package_cache: Option<PackageCache>,
     /// The compile cache the image's compilers go through (none: they run as they are).
     pub compile_cache: Option<CompileCache>,
+    /// A folder of the building machine, outside the image and its `/tmp`, for the files of
+    /// tools that reach the sandbox from outside (ansible-playbook's play, for an action
+    /// plugin); none: the machine's temporary folder.
+    pub host_work: Option<PathBuf>,
 }
 
 /// The sandbox helper's first line: ready, or why not.
@@ -114,6 +118,8 @@ pub struct ChrootTarget {
     package_cache: Option<PackageCache>,
     /// The sandbox's PID 1, as the building machine numbers it.
     init: Option<u32>,
+    /// See [`SandboxSpec::host_work`].
+    host_work: Option<PathBuf>,
 }
 
 /// Where the lines of a running command go (nowhere by default).
@@ -145,6 +151,7 @@ impl ChrootTarget {
             overlay: None,
             package_cache: None,
             compile_cache: None,
+            host_work: None,
         };
         Self::start_spec(exe, &spec)
     }
@@ -222,6 +229,7 @@ impl ChrootTarget {
             output: Sink::default(),
             package_cache: spec.package_cache.clone(),
             init,
+            host_work: spec.host_work.clone(),
         })
     }
 
@@ -303,6 +311,10 @@ impl Target for ChrootTarget {
 
     fn sandbox_init(&self) -> Option<u32> {
         self.init
+    }
+
+    fn host_work(&self) -> Option<&Path> {
+        self.host_work.as_deref()
     }
 }
 

@@ -90,6 +90,12 @@ pub trait Target {
     fn sandbox_init(&self) -> Option<u32> {
         None
     }
+    /// A folder of the building machine, outside the image, removed with the build's work
+    /// folders (and by `imgbuild cache prune` after a killed build): where a tool run from
+    /// outside the target keeps its files. None: the machine's temporary folder.
+    fn host_work(&self) -> Option<&std::path::Path> {
+        None
+    }
     /// The user the target's commands run as (`become_user`), when not root.
     fn user(&self) -> Option<&crate::become_user::User> {
         None

@@ -74,6 +74,8 @@ struct WorkDirs {
     overlay_work: PathBuf,
     merged: PathBuf,
     scratch: PathBuf,
+    /// The building machine's own files for the role's sandbox (see `SandboxSpec::host_work`).
+    host: PathBuf,
     plain: PathBuf,
     /// The shared package download cache's folders for this role's sandbox.
     package_cache: Option<PackageCache>,
@@ -89,9 +91,16 @@ impl WorkDirs {
             overlay_work: root.join("work"),
             merged: root.join("merged"),
             scratch: root.join("tmp"),
+            host: root.join("host"),
             plain: root.join("plain"),
         };
-        for dir in [&dirs.upper, &dirs.overlay_work, &dirs.merged, &dirs.scratch] {
+        for dir in [
+            &dirs.upper,
+            &dirs.overlay_work,
+            &dirs.merged,
+            &dirs.scratch,
+            &dirs.host,
+        ] {
             std::fs::create_dir_all(dir).map_err(io("creating the role's work folder"))?;
         }
         std::fs::set_permissions(
@@ -569,6 +578,7 @@ impl Roles<'_> {
             }),
             package_cache: dirs.package_cache.clone(),
             compile_cache: self.settings.compile_cache(),
+            host_work: Some(dirs.host.clone()),
         };
         if overlay_wanted() {
             match ChrootTarget::start_spec(&self.settings.exe, &spec) {
