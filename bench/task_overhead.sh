@@ -5,8 +5,9 @@
 #   3. and the floor: a bash loop of `chroot <root> /bin/sh -c true`,
 # then a play of N tasks of a module imgbuild does not implement (community.general.crypttab,
 # run with Ansible's own code) by imgbuild and by ansible-playbook, then a play of
-# ACTIONS (default 20) tasks of a role's action plugin (which imgbuild runs through
-# ansible-playbook, one play a task) by imgbuild and by ansible-playbook,
+# ACTIONS (default 20) tasks of a role's action plugin (which imgbuild runs with ansible-core's
+# executor, one play a task, in one runner process per build) by imgbuild and by
+# ansible-playbook,
 # all on the same Debian bookworm rootfs, in one run. Prints ms per task and the ratios.
 # Needs root, debootstrap, ansible; the rootfs (with python3 for Ansible) is cached in
 # $IMGBUILD_TEST_CACHE (default /var/tmp/imgbuild-test-cache).
@@ -83,7 +84,7 @@ t1=$(now)
 foreign_ansible_ms=$(ms_per_task "$t0" "$t1")
 rm -f "$root/tmp/bench-crypttab"
 
-# A role's action plugin: imgbuild starts ansible-playbook for each such task.
+# A role's action plugin: imgbuild's runner runs a one-task play for each such task.
 actions=${ACTIONS:-20}
 mkdir -p "$work/roles/action/tasks" "$work/roles/action/action_plugins"
 cat > "$work/roles/action/action_plugins/bench_true.py" <<'PY'
@@ -120,7 +121,7 @@ echo "per task, $tasks tasks of community.general.crypttab, Ansible's own code (
 echo "  imgbuild apply          $foreign_imgbuild_ms"
 echo "  ansible-playbook chroot $foreign_ansible_ms"
 echo "  imgbuild / ansible      $(echo "scale=2; $foreign_imgbuild_ms / $foreign_ansible_ms" | bc)x"
-echo "per task, $actions tasks of a role's action plugin, run by ansible-playbook (ms):"
+echo "per task, $actions tasks of a role's action plugin, run by ansible-core's executor (ms):"
 echo "  imgbuild apply          $action_imgbuild_ms"
 echo "  ansible-playbook chroot $action_ansible_ms"
 echo "  imgbuild / ansible      $(echo "scale=2; $action_imgbuild_ms / $action_ansible_ms" | bc)x"

@@ -1,7 +1,9 @@
 //! A task whose action is a Python action plugin imgbuild does not implement (a role's
-//! `action_plugins/`, a collection's `plugins/action/`): run by ansible-playbook itself, with
-//! the `community.general.chroot` connection into the build's sandbox, as a site runs its roles
-//! against a chroot today. The plugin runs in Ansible's controller process with Ansible's
+//! `action_plugins/`, a collection's `plugins/action/`): run by ansible-core's own executor, as
+//! ansible-playbook runs a play, with the `community.general.chroot` connection into the build's
+//! sandbox, as a site runs its roles against a chroot today. One runner process per build runs
+//! these plays (`ansible_runner`); where it cannot drive the ansible-core installed,
+//! ansible-playbook runs each. The plugin runs in Ansible's controller process with Ansible's
 //! connection, loaders and templar, and every command it sends runs in the sandbox (its
 //! `chroot_exe` is imgbuild entering the sandbox: see `engine::sandbox_enter`).
 //!
@@ -16,6 +18,7 @@ use std::process::{Command, Stdio};
 use serde_json::{Map, Value as Json};
 
 use super::api::{ModuleCtx, ModuleError, ModuleResult};
+use crate::ansible_runner;
 use crate::types::parse_bool;
 
 /// The argument under which imgbuild's binary enters a running build sandbox (the chroot
@@ -65,9 +68,7 @@ pub fn run(
             "{action}: an action plugin runs through ansible-playbook, into a build sandbox; this target is none"
         ))
     })?;
-    let work = tempfile::Builder::new()
-        .prefix("imgbuild-ansible-")
-        .tempdir()
+    let work = play_folder(ctx.target.host_work())
         .map_err(|e| ModuleError::new(format!("a folder for ansible-playbook: {e}")))?;
     let dir = work.path();
     let write = |name: &str, text: &str| {
@@ -78,12 +79,78 @@ pub fn run(
     write("inventory.yml", &inventory(init, &dir.join("chroot"))?)?;
     write("chroot", &chroot_exe()?)?;
     set_executable(&dir.join("chroot"))?;
-    std::fs::create_dir_all(dir.join("callbacks"))
-        .map_err(|e| ModuleError::new(format!("ansible-playbook's callbacks folder: {e}")))?;
-    write("callbacks/imgbuild_result.py", CALLBACK)?;
-    let out = ansible_playbook(action, plugin, dir, ctx)?;
+    let folders = PluginFolders::of(plugin);
+    let request = serde_json::json!({
+        "dir": dir.display().to_string(),
+        "action_plugins": folders.action_plugins,
+        "library": folders.library,
+        "module_utils": folders.module_utils,
+        "check": ctx.check,
+        "diff": ctx.diff,
+    });
+    let said = match ansible_runner::run(&request, &runner_env(ctx.project_root)) {
+        ansible_runner::Answer::Ran => String::new(),
+        ansible_runner::Answer::Refused(message) => message,
+        ansible_runner::Answer::Unsupported(_) => {
+            std::fs::create_dir_all(dir.join("callbacks")).map_err(|e| {
+                ModuleError::new(format!("ansible-playbook's callbacks folder: {e}"))
+            })?;
+            write("callbacks/imgbuild_result.py", CALLBACK)?;
+            let out = ansible_playbook(action, &folders, dir, ctx)?;
+            format!(
+                "{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        }
+    };
     let answer = std::fs::read_to_string(dir.join("result.json")).ok();
-    result(action, answer.as_deref(), &out)
+    result(action, answer.as_deref(), &said)
+}
+
+/// The folders Ansible finds the plugin and its role's modules and module_utils in.
+struct PluginFolders {
+    action_plugins: Vec<String>,
+    library: Vec<String>,
+    module_utils: Vec<String>,
+}
+
+impl PluginFolders {
+    /// The plugin's folder; a role's plugin may also call the role's own modules and
+    /// module_utils.
+    fn of(plugin: &Path) -> Self {
+        let folder = plugin.parent().unwrap_or(Path::new("."));
+        let text = |p: &Path| vec![p.display().to_string()];
+        let role = folder
+            .ends_with("action_plugins")
+            .then(|| folder.parent().unwrap_or(Path::new(".")));
+        let of_role = |sub: &str| {
+            role.map(|role| role.join(sub))
+                .filter(|dir| dir.is_dir())
+                .map_or_else(Vec::new, |dir| text(&dir))
+        };
+        PluginFolders {
+            action_plugins: text(folder),
+            library: of_role("library"),
+            module_utils: of_role("module_utils"),
+        }
+    }
+}
+
+/// The folder of the play, its inventory and its result (0700, removed when the task ends): in
+/// the build's work folder when the target names one, so a killed build leaves nothing in the
+/// machine's temporary folder.
+fn play_folder(host_work: Option<&Path>) -> std::io::Result<tempfile::TempDir> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut folder = tempfile::Builder::new();
+    // Readable by root alone: the play holds the task's resolved arguments.
+    folder
+        .prefix("imgbuild-ansible-")
+        .permissions(std::fs::Permissions::from_mode(0o700));
+    match host_work {
+        Some(parent) => folder.tempdir_in(parent),
+        None => folder.tempdir(),
+    }
 }
 
 /// The one-task play.
@@ -143,21 +210,35 @@ fn set_executable(path: &Path) -> Result<(), ModuleError> {
         .map_err(|e| ModuleError::new(format!("{}: {e}", path.display())))
 }
 
-/// Runs ansible-playbook in `dir` for the play written there.
+/// Runs ansible-playbook in `dir` for the play written there (where the action runner cannot).
 fn ansible_playbook(
     action: &str,
-    plugin: &Path,
+    folders: &PluginFolders,
     dir: &Path,
     ctx: &ModuleCtx,
 ) -> Result<std::process::Output, ModuleError> {
+    let text = |p: &Path| p.display().to_string();
     let mut command = Command::new("ansible-playbook");
     command
         .args(["-i", "inventory.yml", "play.yml"])
         .args(ctx.check.then_some("--check"))
         .args(ctx.diff.then_some("--diff"))
         .current_dir(dir)
-        .envs(ansible_env(plugin, dir, ctx.project_root))
+        .envs(runner_env(ctx.project_root))
+        .env("ANSIBLE_ACTION_PLUGINS", folders.action_plugins.join(":"))
+        .env("ANSIBLE_STDOUT_CALLBACK", "imgbuild_result")
+        .env("ANSIBLE_CALLBACK_PLUGINS", text(&dir.join("callbacks")))
+        .env("IMGBUILD_RESULT", text(&dir.join("result.json")))
+        .env("ANSIBLE_LOCAL_TEMP", text(&dir.join("local")))
         .stdin(Stdio::null());
+    for (key, folders) in [
+        ("ANSIBLE_LIBRARY", &folders.library),
+        ("ANSIBLE_MODULE_UTILS", &folders.module_utils),
+    ] {
+        if !folders.is_empty() {
+            command.env(key, folders.join(":"));
+        }
+    }
     die_with_build(&mut command);
     command.output().map_err(|e| {
         ModuleError::new(format!(
@@ -166,37 +247,16 @@ fn ansible_playbook(
     })
 }
 
-/// The environment ansible-playbook runs with: the plugin's folder and its role's modules,
-/// the project's collections, imgbuild's callback, temporary files outside the image's layer.
-fn ansible_env(plugin: &Path, dir: &Path, project: &Path) -> Vec<(String, String)> {
+/// The environment Ansible runs the plays with: the project's collections, temporary files
+/// outside the image's layer. The same for every task of a build, so one runner serves them.
+fn runner_env(project: &Path) -> Vec<(String, String)> {
     let text = |p: &Path| p.display().to_string();
-    let folder = plugin.parent().unwrap_or(Path::new("."));
     let mut env = vec![
-        ("ANSIBLE_ACTION_PLUGINS".into(), text(folder)),
-        ("ANSIBLE_STDOUT_CALLBACK".into(), "imgbuild_result".into()),
-        (
-            "ANSIBLE_CALLBACK_PLUGINS".into(),
-            text(&dir.join("callbacks")),
-        ),
-        ("IMGBUILD_RESULT".into(), text(&dir.join("result.json"))),
-        ("ANSIBLE_LOCAL_TEMP".into(), text(&dir.join("local"))),
         // The image's /tmp is the sandbox's scratch folder, never part of a layer.
         ("ANSIBLE_REMOTE_TMP".into(), "/tmp/.imgbuild-ansible".into()),
         ("ANSIBLE_RETRY_FILES_ENABLED".into(), "false".into()),
         ("ANSIBLE_NOCOLOR".into(), "1".into()),
     ];
-    // A role's plugin may call the role's own modules and module_utils.
-    if folder.ends_with("action_plugins") {
-        let role = folder.parent().unwrap_or(Path::new("."));
-        for (key, sub) in [
-            ("ANSIBLE_LIBRARY", "library"),
-            ("ANSIBLE_MODULE_UTILS", "module_utils"),
-        ] {
-            if role.join(sub).is_dir() {
-                env.push((key.into(), text(&role.join(sub))));
-            }
-        }
-    }
     let collections: Vec<PathBuf> = ["collections", "images/collections"]
         .iter()
         .map(|sub| project.join(sub))
@@ -225,27 +285,17 @@ fn die_with_build(command: &mut Command) {
     }
 }
 
-/// The task's result as imgbuild registers it, from the callback's file (`answer`), or
-/// ansible-playbook's own words when it wrote none.
-fn result(
-    action: &str,
-    answer: Option<&str>,
-    out: &std::process::Output,
-) -> Result<ModuleResult, ModuleError> {
+/// The task's result as imgbuild registers it, from the callback's file (`answer`), or Ansible's
+/// own words (`said`) when it wrote none.
+fn result(action: &str, answer: Option<&str>, said: &str) -> Result<ModuleResult, ModuleError> {
     let kept: Option<Json> = answer.and_then(|text| serde_json::from_str(text).ok());
     let Some((status, Json::Object(mut data))) = kept.and_then(|mut kept| {
         let status = kept.get("status")?.as_str()?.to_owned();
         Some((status, kept.get_mut("result")?.take()))
     }) else {
-        let said = format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
         return Err(ModuleError::new(format!(
-            "{action}: ansible-playbook ran no task (exit {}): {}",
-            out.status.code().unwrap_or(-1),
-            ansible_errors(&said)
+            "{action}: Ansible ran no task: {}",
+            ansible_errors(said)
         )));
     };
     data.retain(|key, _| !key.starts_with("_ansible"));
@@ -322,39 +372,41 @@ mod tests {
         );
     }
 
-    fn output(code: i32, stderr: &str) -> std::process::Output {
-        use std::os::unix::process::ExitStatusExt;
-        std::process::Output {
-            status: std::process::ExitStatus::from_raw(code << 8),
-            stdout: Vec::new(),
-            stderr: stderr.as_bytes().to_vec(),
-        }
+    #[test]
+    fn the_play_is_kept_in_the_build_work_folder_and_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let work = tempfile::tempdir().expect("tempdir");
+        let folder = play_folder(Some(work.path())).expect("play folder");
+        assert_eq!(folder.path().parent(), Some(work.path()));
+        let mode = std::fs::metadata(folder.path())
+            .expect("stat")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+        let gone = folder.path().to_owned();
+        drop(folder);
+        assert!(!gone.exists());
     }
 
     #[test]
     fn the_result_is_registered_as_ansible_registers_it() {
         let ok = r#"{"status": "ok", "result": {"changed": true, "rc": 0, "stdout": "hi", "_ansible_no_log": false, "msg": ""}}"#;
-        let done = result("a", Some(ok), &output(0, "")).expect("ok");
+        let done = result("a", Some(ok), "").expect("ok");
         assert!(done.changed && !done.skipped);
         assert_eq!(done.fields["rc"], 0);
         assert!(!done.fields.contains_key("_ansible_no_log"));
         let failed = r#"{"status": "failed", "result": {"failed": true, "rc": 3, "msg": "non-zero return code"}}"#;
-        let error = result("a", Some(failed), &output(2, "")).expect_err("failed");
+        let error = result("a", Some(failed), "").expect_err("failed");
         assert_eq!(error.msg, "non-zero return code");
         assert_eq!(error.fields["rc"], 3);
         let skipped = r#"{"status": "skipped", "result": {"skip_reason": "x"}}"#;
-        assert!(
-            result("a", Some(skipped), &output(0, ""))
-                .expect("skipped")
-                .skipped
-        );
+        assert!(result("a", Some(skipped), "").expect("skipped").skipped);
     }
 
     #[test]
     fn no_result_gives_ansible_playbooks_error_but_not_the_play_it_quotes() {
         let said = "ERROR! couldn't resolve module/action 'site_action'\n\nThe offending line appears to be:\n\n    - site_action: {\"password\": !unsafe \"hunter2\"}\n";
-        let error = result("a", None, &output(4, said)).expect_err("no result");
-        assert!(error.msg.contains("exit 4"), "{}", error.msg);
+        let error = result("a", None, said).expect_err("no result");
         assert!(
             error.msg.contains("couldn't resolve module/action"),
             "{}",

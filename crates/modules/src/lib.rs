@@ -19,6 +19,7 @@ pub mod types;
 pub mod ansible_action;
 pub mod ansible_code;
 pub mod ansible_options;
+pub mod ansible_runner;
 
 // What the modules act through.
 pub mod archive;
