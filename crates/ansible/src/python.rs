@@ -20,3 +20,13 @@ pub fn interpreters() -> Vec<String> {
         .chain(["/usr/bin/python3".to_owned(), "python3".to_owned()])
         .collect()
 }
+
+/// Where Ansible keeps its controller's temporary files, when the site sets no
+/// `ANSIBLE_LOCAL_TEMP`: the machine's temporary folder. Ansible's default is under `$HOME`,
+/// which a service account, a CI job or `runuser` may not have; importing ansible-core makes
+/// that folder, and fails without it.
+pub fn local_temp() -> Option<(&'static str, std::path::PathBuf)> {
+    std::env::var_os("ANSIBLE_LOCAL_TEMP")
+        .is_none()
+        .then(|| ("ANSIBLE_LOCAL_TEMP", std::env::temp_dir()))
+}

@@ -257,6 +257,9 @@ fn runner_env(project: &Path) -> Vec<(String, String)> {
         ("ANSIBLE_RETRY_FILES_ENABLED".into(), "false".into()),
         ("ANSIBLE_NOCOLOR".into(), "1".into()),
     ];
+    if let Some((key, folder)) = ansible::python::local_temp() {
+        env.push((key.into(), text(&folder)));
+    }
     let collections: Vec<PathBuf> = ["collections", "images/collections"]
         .iter()
         .map(|sub| project.join(sub))

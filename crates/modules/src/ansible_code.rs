@@ -50,6 +50,7 @@ fn probe() -> Result<HostAnsible, ModuleError> {
     for python in ansible::python::interpreters() {
         let asked = std::process::Command::new(&python)
             .args(["-c", PROBE])
+            .envs(ansible::python::local_temp())
             .output();
         let Some(out) = asked.ok().filter(|o| o.status.success()) else {
             continue;

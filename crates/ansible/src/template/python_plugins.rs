@@ -366,6 +366,7 @@ fn start(python: &str, argv: &str, root: &Path) -> Result<(Helper, Json), String
             root
         })
         .env("ANSIBLE_COLLECTIONS_PATH", collections_path(root))
+        .envs(crate::python::local_temp())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
