@@ -32,27 +32,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-bash "$repo/tests/fixtures/installers/make-mirror.sh" "$work/mirror" >/dev/null
-mirror_port=$(free_port)
-"$imgbuild" mirror serve "$work/mirror" --addr "127.0.0.1:$mirror_port" >/dev/null &
-pids+=($!)
-registry_port=$(free_port)
-cat > "$work/registry.yml" <<EOF
-version: 0.1
-log:
-  level: error
-storage:
-  filesystem:
-    rootdirectory: $work/registry
-http:
-  addr: 127.0.0.1:$registry_port
-EOF
-docker-registry serve "$work/registry.yml" >/dev/null 2>&1 &
-pids+=($!)
-sleep 1
-cache_repo=docker://127.0.0.1:$registry_port/site/layer-cache
+. "$repo/bench/servers.sh"
+start_mirror
+start_registry
 
 # The project: the demo's image and its variants, each a copy of its recipe with site roles
 # added after its last one, in a git repository (affected compares with a revision).

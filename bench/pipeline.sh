@@ -47,12 +47,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-bash "$repo/tests/fixtures/installers/make-mirror.sh" "$work/mirror" >/dev/null
-mirror_port=$(free_port)
-"$imgbuild" mirror serve "$work/mirror" --addr "127.0.0.1:$mirror_port" >/dev/null &
-pids+=($!)
+. "$repo/bench/servers.sh"
+start_mirror
 mirror=http://127.0.0.1:$mirror_port/
 
 # The project, and the recipes both sides run (bench/pipeline_recipes.py says what differs
