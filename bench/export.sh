@@ -22,7 +22,7 @@ done
 if [ ! -d "$tree/usr/src/linux-headers-$kernel" ]; then
     base=$cache/bookworm-minbase
     if [ ! -x "$base/bin/sh" ]; then
-        echo "run the image tests once first (cargo test --test image_build): they cache $base" >&2
+        echo "run the image tests once first (cargo test --test suite image_build::): they cache $base" >&2
         exit 1
     fi
     rm -rf "$tree.tmp" && cp -a "$base" "$tree.tmp"

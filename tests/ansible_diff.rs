@@ -8,18 +8,10 @@
 //! `ANSIBLE_DIFF_ONLY=case,case` runs some cases only. Needs root, debootstrap, ansible and
 //! overlayfs, as CI has.
 
-#[path = "ansible_diff/case.rs"]
-mod case;
-#[path = "ansible_diff/oracle.rs"]
-mod oracle;
-#[path = "support/overlay.rs"]
-mod overlay;
-#[path = "ansible_diff/runs.rs"]
-mod runs;
-#[path = "ansible_diff/tree.rs"]
-mod tree;
+use crate::case;
+use crate::oracle;
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -7,10 +7,9 @@
 //! on 127.0.0.1 (by skopeo, blobs as they are) and pulled as a `bootstrap: docker` base are held
 //! to the same. Needs root, Debian's `zstd`, `gzip`, `skopeo` and `docker-registry`.
 
-mod common;
-#[path = "support/framed_base.rs"]
-mod framed_base;
-mod registry_server;
+use crate::common;
+use crate::framed_base;
+use crate::registry_server;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -9,7 +9,7 @@
 //! is a Debian bookworm rootfs shared by the cases that run tasks (`apply`; needs root), and
 //! `{project}` the case's project folder.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! YAML of the right shape, shell steps that parse, and (where installed) clean under
 //! actionlint.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -12,14 +12,13 @@
 //! without judging; `CONFORMANCE_KEEP=1` keeps every target's log and prints where, without
 //! judging. Needs root, pip, debootstrap and overlayfs, as CI has.
 
-#[path = "support/overlay.rs"]
-mod overlay;
+use crate::overlay;
 #[path = "conformance/source.rs"]
 mod source;
 #[path = "conformance/targets.rs"]
 mod targets;
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! The README and `docs/` hold together: every relative link names a file of the repository,
 //! and every `#anchor` a heading of the page it points at (as GitHub makes a heading's anchor).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

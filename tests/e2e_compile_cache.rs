@@ -11,10 +11,9 @@
 //!
 //! Needs root, debootstrap, docker-registry and the machine's Debian archive, as CI has.
 
-mod common;
-#[path = "support/e2e_project.rs"]
-mod e2e_project;
-mod registry_server;
+use crate::common;
+use crate::e2e_project;
+use crate::registry_server;
 
 use std::path::Path;
 

@@ -6,10 +6,8 @@
 //! makes the same image without running dnf; EL 8 and a repository without a key are refused
 //! before any work. Needs root, dnf, rpm, rpmbuild, createrepo-c, gnupg and busybox-static.
 
-mod common;
-#[path = "el_diff/world.rs"]
-#[allow(dead_code)]
-mod world;
+use crate::common;
+use crate::world;
 
 use std::path::Path;
 use std::process::Command;

@@ -10,20 +10,11 @@
 //! `EL_DIFF_ONLY=case,case` runs some cases only. Needs root, debootstrap, ansible, overlayfs,
 //! dnf, rpm (rpmbuild), createrepo-c and gnupg, as CI has; skipped when not root.
 
-#[path = "ansible_diff/case.rs"]
-mod case;
-#[path = "ansible_diff/oracle.rs"]
-mod oracle;
-#[path = "support/overlay.rs"]
-mod overlay;
-#[path = "ansible_diff/runs.rs"]
-mod runs;
-#[path = "ansible_diff/tree.rs"]
-mod tree;
-#[path = "el_diff/world.rs"]
-mod world;
+use crate::case;
+use crate::oracle;
+use crate::world;
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

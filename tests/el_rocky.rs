@@ -12,14 +12,11 @@
 //! Needs root, debootstrap, dnf, rpm, rpmbuild, createrepo-c, gnupg, qemu and the machine's
 //! Debian archive, as CI has.
 
-#[path = "support/boot_record.rs"]
-mod boot_record;
-mod common;
+use crate::boot_record;
+use crate::common;
 #[path = "el_rocky/standin_oci.rs"]
 mod standin_oci;
-#[path = "el_diff/world.rs"]
-#[allow(dead_code)]
-mod world;
+use crate::world;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

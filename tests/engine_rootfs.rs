@@ -2,7 +2,7 @@
 //! in a debootstrapped Debian bookworm rootfs, twice, and a build killed with SIGKILL.
 //! Needs root and debootstrap, as CI has; the rootfs is cached outside the repository.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;

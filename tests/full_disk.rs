@@ -3,7 +3,7 @@
 //! whole, and the same build succeeds once there is room.
 //! Needs root and debootstrap, as CI has.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

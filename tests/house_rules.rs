@@ -6,7 +6,7 @@
 //! re-exports; code from a `#[cfg(test)]` line to the end of its file is test code and is not
 //! measured; a function runs from its `fn` line to the brace that closes it.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

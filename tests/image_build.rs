@@ -2,7 +2,7 @@
 //! Warewulf's import uses (skopeo, umoci), reproducibility, the layer cache, hostile bases.
 //! Needs root, debootstrap, skopeo and umoci, as CI has.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;

@@ -3,7 +3,7 @@
 //! intact, every cached blob and download whole (named by its content), and a rerun succeeds.
 //! Needs root and debootstrap.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! The version-matrix workflow on a temporary git repository holding a copy of the project:
 //! `matrix set`, `affected`, `matrix --diff`, `mirror check` and `mirror lock`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

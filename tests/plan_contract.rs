@@ -1,7 +1,7 @@
 //! The planner's contract on the project's own recipes and roles (issue: planner), and on the
 //! site's playbook as the site runs it today.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! the mofed role's DOCA path, for each DOCA generation (the kernel-support repository up to
 //! 3.1, DKMS from 3.2), on Rocky, Ubuntu and Debian; the intent and the matrix carry it.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

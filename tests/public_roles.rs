@@ -3,7 +3,7 @@
 //! equivalents, NHC with `with_fileglob`, `find` and `replace`, chrony with handlers and
 //! `meta: flush_handlers`): each plans for Rocky 9 and Ubuntu 22.04, and runs in a Debian rootfs.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

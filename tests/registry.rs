@@ -3,8 +3,8 @@
 //! linux/amd64; with token auth, a wrong password is refused with a clear error that never shows
 //! the password. Needs root, debootstrap, skopeo, docker-registry, python3 and openssl.
 
-mod common;
-mod registry_server;
+use crate::common;
+use crate::registry_server;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -8,8 +8,8 @@
 //! --registry` keeps what the last build used and deletes the rest. Needs root,
 //! debootstrap, docker-registry, python3 and openssl.
 
-mod common;
-mod registry_server;
+use crate::common;
+use crate::registry_server;
 
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! what fixes them, before any work. Needs root (to make the users and their ranges, as an
 //! administrator does), `newuidmap`/`newgidmap` (Debian's uidmap) and debootstrap, as CI has.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! The workspace's `rust-version` is honest: no locked dependency asks for a newer Rust.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

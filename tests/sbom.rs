@@ -3,7 +3,7 @@
 //! `verify --sbom` fails an image whose package changed, naming it, and refuses a file that is
 //! no SBOM as bad input. Needs root and debootstrap, as CI has.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

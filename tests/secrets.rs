@@ -3,7 +3,7 @@
 //! of vaulted values and files, which reach the image only. The builds need root and
 //! debootstrap; the vault fixtures are made with `ansible-vault`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -5,10 +5,9 @@
 //! policy that requires the key, accepts it; each build's provenance (and its timeline, written
 //! beside it). Needs root, Debian's `skopeo`, `gnupg`, `openssl`, `gzip` and `docker-registry`.
 
-mod common;
-#[path = "support/framed_base.rs"]
-mod framed_base;
-mod registry_server;
+use crate::common;
+use crate::framed_base;
+use crate::registry_server;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -10,12 +10,10 @@
 //! line naming the host and what to configure. Needs root, debootstrap, docker-registry,
 //! python3, openssl, skopeo and umoci.
 
-mod common;
-#[path = "support/counting_proxy.rs"]
-mod counting_proxy;
-mod registry_server;
-#[path = "support/site_pki.rs"]
-mod site_pki;
+use crate::common;
+use crate::counting_proxy;
+use crate::registry_server;
+use crate::site_pki;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

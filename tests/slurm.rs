@@ -6,8 +6,8 @@
 //! from the registry: each shared layer is built once, by the first job. Needs root, slurm-wlm,
 //! munge, debootstrap, docker-registry, python3 and openssl, as CI has.
 
-mod common;
-mod registry_server;
+use crate::common;
+use crate::registry_server;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

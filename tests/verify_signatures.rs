@@ -3,7 +3,7 @@
 //! with its certificate, fails with another naming each module, and a file that is no
 //! certificate is refused before the image is read (exit 2).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -8,8 +8,8 @@ use std::process::Output;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use crate::oracle::Oracle;
-use crate::{runs, tree};
+use super::oracle::Oracle;
+use super::{runs, tree};
 
 /// What a harness expects besides equal trees.
 pub struct Expect<'a> {
