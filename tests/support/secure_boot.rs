@@ -70,6 +70,54 @@ pub fn strip_signature(module: &[u8]) -> Vec<u8> {
     stripped
 }
 
+/// `unsigned` signed with the key and certificate in `key_dir` (`key.pem`, `cert.pem`) as the
+/// kernel's sign-file signs (a detached PKCS#7 of the module, without attributes or
+/// certificates, then its 12-byte trailer and the magic), checked with the host's kmod: its
+/// signer is the certificate's subject `cn`.
+#[allow(dead_code)] // e2e_secure_boot alone signs with a key no boot enrolls
+pub fn signed_with(unsigned: &[u8], key_dir: &Path, cn: &str, work: &Path) -> Vec<u8> {
+    let module = work.join("to-sign.ko");
+    let signature = work.join("to-sign.p7s");
+    std::fs::write(&module, unsigned).expect("module to sign");
+    let out = std::process::Command::new("openssl")
+        .args([
+            "cms",
+            "-sign",
+            "-binary",
+            "-noattr",
+            "-nocerts",
+            "-nosmimecap",
+        ])
+        .args(["-md", "sha256", "-outform", "DER", "-signer"])
+        .arg(key_dir.join("cert.pem"))
+        .arg("-inkey")
+        .arg(key_dir.join("key.pem"))
+        .arg("-in")
+        .arg(&module)
+        .arg("-out")
+        .arg(&signature)
+        .output()
+        .expect("openssl cms");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let pkcs7 = std::fs::read(&signature).expect("signature");
+    let mut signed = unsigned.to_vec();
+    signed.extend_from_slice(&pkcs7);
+    // struct module_signature: algo, hash, id_type (2: PKCS#7), signer_len, key_id_len, 3 pad
+    // bytes, then the signature's length, big-endian.
+    signed.extend_from_slice(&[0, 0, 2, 0, 0, 0, 0, 0]);
+    signed.extend_from_slice(&u32::try_from(pkcs7.len()).expect("length").to_be_bytes());
+    signed.extend_from_slice(MAGIC);
+    std::fs::write(&module, &signed).expect("signed module");
+    let out = std::process::Command::new("modinfo")
+        .args(["-F", "signer"])
+        .arg(&module)
+        .output()
+        .expect("modinfo (kmod)");
+    assert_eq!(stdout(&out).trim(), cn, "{}", stderr(&out));
+    assert_eq!(strip_signature(&signed), unsigned);
+    signed
+}
+
 /// An overlay holding the unsigned copy of the module `name` of `kernel`, under another name,
 /// where the probe loads it from (under usr/lib: the image's /lib is a link to it, which a
 /// folder would replace): the overlay and the copy's module name.
