@@ -6,8 +6,7 @@
 //! signed module loads; in the same boot two copies of one, sent as an overlay, are refused for
 //! their signature: one with its signature stripped, one signed with another key (as the
 //! kernel's sign-file signs, read back by the host's kmod), whose certificate is not enrolled.
-//! One boot shows both refusals (a second boot with the other certificate enrolled showed the
-//! second, for minutes of TCG). A TCG boot costs minutes: its report is kept in the test cache
+//! One boot shows both refusals. A TCG boot costs minutes: its report is kept in the test cache
 //! keyed by the image's manifest, the code that packs and boots it, the firmware, shim and GRUB
 //! files, the certificate and the overlay, and a warm run reads it back.
 //! Needs root, debootstrap, the machine's Debian archive, qemu, ovmf, shim-signed,
