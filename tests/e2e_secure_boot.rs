@@ -27,8 +27,8 @@ use std::time::Instant;
 use common::*;
 use e2e_project::{doca_project, SIGNED_PORT};
 use secure_boot::{
-    a_signed_module, boot_check, locked_down_with, modules_with, secure_boot, secure_boot_record,
-    signed_with, strip_signature, unsigned_overlay,
+    a_signed_module, boot_check, locked_down_with, modules_with, refused_for_signature,
+    secure_boot, secure_boot_record, signed_with, strip_signature, unsigned_overlay,
 };
 use site_key::site_key;
 
@@ -96,31 +96,6 @@ fn signed_modules_load_under_secure_boot_and_unsigned_or_foreign_ones_are_refuse
     );
     // Both copies are refused for their signature: the one without, and the one whose signer
     // no enrolled certificate vouches for.
-    let mut rejected = modules_with(&report, "rejected");
-    rejected.sort_unstable();
-    let mut copies = [foreign_name.as_str(), unsigned.as_str()];
-    copies.sort_unstable();
-    assert_eq!(rejected, copies, "{report:#}");
-    for copy in copies {
-        let refused = report["findings"]["modules"]
-            .as_array()
-            .and_then(|m| m.iter().find(|m| m["name"] == copy))
-            .expect("the refused copy");
-        assert!(
-            refused["message"]
-                .to_string()
-                .contains("Key was rejected by service"),
-            "{refused:#}"
-        );
-    }
-    let load = boot_check(&report, "modules_load");
-    assert_eq!(load["ok"], false);
-    assert!(
-        load["detail"]
-            .to_string()
-            .contains("refused for its signature"),
-        "{load:#}"
-    );
-    assert_eq!(code, 1, "a refused module fails the boot");
+    refused_for_signature(&report, code, &[&unsigned, &foreign_name]);
     drop(shared.work);
 }

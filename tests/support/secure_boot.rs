@@ -231,19 +231,26 @@ pub fn locked_down_with(report: &Value, cn: &str) {
     );
 }
 
-/// The unsigned copy `unsigned` was refused for its signature, so the boot failed (exit 1).
-pub fn unsigned_refused(report: &Value, code: i64, unsigned: &str) {
-    assert_eq!(modules_with(report, "rejected"), [unsigned], "{report:#}");
-    let refused = report["findings"]["modules"]
-        .as_array()
-        .and_then(|m| m.iter().find(|m| m["name"] == unsigned))
-        .expect("the unsigned module");
-    assert!(
-        refused["message"]
-            .to_string()
-            .contains("Key was rejected by service"),
-        "{refused:#}"
-    );
+/// The copies named `copies` (and no other module) were refused for their signature, so the
+/// boot failed (exit 1).
+pub fn refused_for_signature(report: &Value, code: i64, copies: &[&str]) {
+    let mut rejected = modules_with(report, "rejected");
+    rejected.sort_unstable();
+    let mut expected = copies.to_vec();
+    expected.sort_unstable();
+    assert_eq!(rejected, expected, "{report:#}");
+    for copy in copies {
+        let refused = report["findings"]["modules"]
+            .as_array()
+            .and_then(|m| m.iter().find(|m| m["name"] == *copy))
+            .expect("the refused copy");
+        assert!(
+            refused["message"]
+                .to_string()
+                .contains("Key was rejected by service"),
+            "{refused:#}"
+        );
+    }
     let load = boot_check(report, "modules_load");
     assert_eq!(load["ok"], false);
     assert!(
@@ -306,7 +313,7 @@ pub fn compute_boots_signed(boot: &ComputeBoot) {
         true,
         "{report:#}"
     );
-    unsigned_refused(&report, code, &unsigned);
+    refused_for_signature(&report, code, &[&unsigned]);
     eprintln!(
         "{}: under Secure Boot, {} signed modules loaded, {} NVIDIA modules taken and then found no GPU, {unsigned} refused",
         boot.image,
