@@ -21,12 +21,35 @@ pub fn interpreters() -> Vec<String> {
         .collect()
 }
 
+/// This run's folder for Ansible's controller temporary files, when the run made one.
+static RUN_LOCAL_TEMP: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Makes this run's folder for Ansible's controller temporary files (when the site sets no
+/// `ANSIBLE_LOCAL_TEMP`), in the machine's temporary folder: each Python that imports
+/// ansible-core makes an `ansible-local-*` folder in it, which a helper stopped with the build
+/// never removes. The caller holds the folder for the whole run; dropping it removes them all.
+pub fn hold_local_temp() -> Option<tempfile::TempDir> {
+    if std::env::var_os("ANSIBLE_LOCAL_TEMP").is_some() {
+        return None;
+    }
+    let folder = tempfile::Builder::new()
+        .prefix("imgbuild-ansible-")
+        .tempdir()
+        .ok()?;
+    RUN_LOCAL_TEMP.set(folder.path().to_owned()).ok()?;
+    Some(folder)
+}
+
 /// Where Ansible keeps its controller's temporary files, when the site sets no
-/// `ANSIBLE_LOCAL_TEMP`: the machine's temporary folder. Ansible's default is under `$HOME`,
-/// which a service account, a CI job or `runuser` may not have; importing ansible-core makes
-/// that folder, and fails without it.
+/// `ANSIBLE_LOCAL_TEMP`: this run's folder ([`hold_local_temp`]), or else the machine's
+/// temporary folder. Ansible's default is under `$HOME`, which a service account, a CI job or
+/// `runuser` may not have; importing ansible-core makes that folder, and fails without it.
 pub fn local_temp() -> Option<(&'static str, std::path::PathBuf)> {
-    std::env::var_os("ANSIBLE_LOCAL_TEMP")
-        .is_none()
-        .then(|| ("ANSIBLE_LOCAL_TEMP", std::env::temp_dir()))
+    std::env::var_os("ANSIBLE_LOCAL_TEMP").is_none().then(|| {
+        let folder = RUN_LOCAL_TEMP.get().cloned();
+        (
+            "ANSIBLE_LOCAL_TEMP",
+            folder.unwrap_or_else(std::env::temp_dir),
+        )
+    })
 }

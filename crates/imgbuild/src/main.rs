@@ -52,6 +52,8 @@ fn main() -> ExitCode {
     boot::qemu::use_launcher();
     let args = cli::Cli::parse();
     interrupt::install();
+    // Ansible's temporary files of this run, removed when it ends.
+    let _ansible_temp = planner::python::hold_local_temp();
     match commands::run(args) {
         Ok(code) => code,
         Err(Failure::Input(e)) => {

@@ -31,7 +31,7 @@ pub mod var_dir;
 
 // The Ansible language lives in its own crate; its modules keep their paths here.
 pub(crate) use ansible::free_form;
-pub use ansible::{glob, pyjson, pyyaml, shlex, template, vars, vault, yaml};
+pub use ansible::{glob, pyjson, python, pyyaml, shlex, template, vars, vault, yaml};
 // The modules live in their own crate, with what the engine runs of them; their paths here
 // stay.
 pub use ::modules;
